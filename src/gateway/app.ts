@@ -1,0 +1,118 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
+import Koa, { type Context, type Next } from 'koa';
+import { type Logger, pino } from 'pino';
+import { type AdvanceableClock, OffsetClock } from '../shared/clock.js';
+import { cryptoRandom, type RandomSource } from '../shared/ids.js';
+import { runDueWork, type TickReport } from './due-work.js';
+import { threeDsPageRoutes } from './hosted/three-ds-page.js';
+import { authenticate, principalOf } from './http/auth.js';
+import { envelopeMiddleware } from './http/envelope.js';
+import { byApiKey, byIp, rateLimit } from './http/rate-limit.js';
+import { sandboxControlRoutes } from './routes/sandbox-controls.js';
+import { threeDsRoutes } from './routes/three-ds.js';
+import { transactionRoutes } from './routes/transactions.js';
+import type { Seed } from './seed.js';
+import { type GatewayDeps, GatewayState, type Operation } from './state.js';
+
+export interface GatewayOptions {
+  /** The accounts (sandbox.md section 2), already validated by `parseSeed` or `loadSeedFile`. */
+  seed: Seed;
+  /** Default: real time that `/sandbox/clock/advance` can move forward. */
+  clock?: AdvanceableClock;
+  /** Default: `crypto.randomBytes`. */
+  random?: RandomSource;
+  /** How the rate-limit slowdown and injected latency wait. Default: a real timer. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Default: silent. */
+  logger?: Logger;
+  /** The origin browsers reach the hosted pages on. Default: the origin of each request. */
+  publicBaseUrl?: string;
+}
+
+export interface Gateway {
+  app: Koa;
+  deps: GatewayDeps;
+  controls: {
+    advance(seconds: number): void;
+    tick(): TickReport;
+    /** Fault injection: hold every `operation` this long after it takes its idempotency key. */
+    setLatency(operation: Operation, ms: number): void;
+  };
+  listen(port?: number, host?: string): Promise<{ url: string; close(): Promise<void> }>;
+}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The sandbox gateway: the reference implementation of gateway-api.md, with sandbox.md's decisions. */
+export function createGateway(options: GatewayOptions): Gateway {
+  const clock = options.clock ?? new OffsetClock();
+  const random = options.random ?? cryptoRandom;
+  const sleep = options.sleep ?? realSleep;
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const state = new GatewayState(options.seed, random);
+  const deps: GatewayDeps = { seed: options.seed, clock, random, sleep, logger, state };
+  const baseUrlOf = (ctx: Context) => options.publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`;
+
+  const app = new Koa();
+  app.use(requestLog(logger));
+  app.use(envelopeMiddleware(logger, () => state.apiRate.policy.limit));
+
+  const api = new Router();
+  api.use(authenticate(state), rateLimit(state.apiRate, clock, sleep, byApiKey));
+  transactionRoutes(api, deps);
+  threeDsRoutes(api, deps, baseUrlOf);
+
+  const hosted = new Router();
+  hosted.use(rateLimit(state.pageRate, clock, sleep, byIp));
+  threeDsPageRoutes(hosted, deps);
+
+  // Controls need a key but are not API calls: they show the key's remaining budget without using it.
+  const controls = new Router();
+  controls.use(authenticate(state), async (ctx: Context, next: Next) => {
+    ctx.state.rateRemaining = state.apiRate.remaining(principalOf(ctx).key, clock.now());
+    await next();
+  });
+  sandboxControlRoutes(controls, deps);
+
+  for (const router of [api, hosted, controls]) app.use(router.routes());
+
+  return {
+    app,
+    deps,
+    controls: {
+      advance: (seconds) => clock.advance(seconds * 1000),
+      tick: () => runDueWork(deps),
+      setLatency: (operation, ms) => state.latencyMs.set(operation, ms),
+    },
+    listen: (port = 0, host = '127.0.0.1') =>
+      new Promise((resolve, reject) => {
+        const server = createServer(app.callback());
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          const { port: bound } = server.address() as AddressInfo;
+          resolve({
+            url: `http://${host}:${bound}`,
+            close: () =>
+              new Promise<void>((done) => {
+                server.close(() => done());
+                server.closeAllConnections();
+              }),
+          });
+        });
+      }),
+  };
+}
+
+/** One line per request: method, path, status, time. Never a body, a query string or a header. */
+function requestLog(logger: Logger) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      logger.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, 'request');
+    }
+  };
+}

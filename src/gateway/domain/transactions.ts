@@ -1,0 +1,153 @@
+import { type CurrencyCode, formatMinor } from '../../shared/money.js';
+import { isoMicros } from '../../shared/clock.js';
+
+/** Transaction statuses the sandbox uses (gateway-api.md, States; sandbox.md sections 6, 7, 10). */
+export type TransactionStatus = 'pending' | 'auth' | 'captured' | 'refunded' | 'voided' | 'failed' | 'cancelled' | 'chargeback';
+export type TransactionType = 'sale' | 'auth' | 'capture' | 'refund' | 'void';
+
+export interface Transaction {
+  id: number;
+  relatedId: number | null;
+  merchantId: number;
+  cardholderId: number;
+  type: TransactionType;
+  status: TransactionStatus;
+  /** Minor units. For an auth: the authorised amount, which capture does not change. */
+  amount: number;
+  currency: CurrencyCode;
+  /** On a sale or auth (and mirrored on its capture record): what was captured and refunded so far. */
+  capturedAmount: number;
+  refundedAmount: number;
+  reference: string;
+  description: string | null;
+  statusReason: string | null;
+  acquirerTransId: string;
+  acquirerAuthCode: string;
+  acquirerRefNum: string;
+  ipAddress: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The wire record (gateway-api.md, Transaction record), plus additive fields. */
+export function transactionView(t: Transaction) {
+  return {
+    id: t.id,
+    related_trans_id: t.relatedId,
+    merchant_id: t.merchantId,
+    cardholder_id: t.cardholderId,
+    amount: t.amount,
+    amount_formatted: formatMinor(t.amount, t.currency),
+    currency: t.currency,
+    status: t.status,
+    status_reason: t.statusReason,
+    transaction_type: t.type,
+    merchant_trans_id: t.reference,
+    description: t.description,
+    refunded_amount: t.refundedAmount,
+    acquirer_trans_id: t.acquirerTransId,
+    acquirer_auth_code: t.acquirerAuthCode,
+    acquirer_ref_num: t.acquirerRefNum,
+    ip_address: t.ipAddress,
+    created_at: isoMicros(t.createdAt),
+    updated_at: isoMicros(t.updatedAt),
+  };
+}
+
+export type TransactionView = ReturnType<typeof transactionView>;
+
+/** Statuses that hold a merchant reference; failed and cancelled ones release it (sandbox.md section 6). */
+export function holdsReference(status: TransactionStatus): boolean {
+  return status !== 'failed' && status !== 'cancelled';
+}
+
+export type OperationCode = 'ERR_INVALID_TRANSACTION' | 'ERR_ADAPTER_INVALID_AMOUNT';
+
+/** What an operation changes: the child record it creates and the records it moves. */
+export type Plan =
+  | { ok: true; created: Transaction; updated: Transaction[] }
+  | { ok: false; code: OperationCode; message: string };
+
+/** The parts of a child record that the acquirer and the id sequence supply. */
+export interface ChildSeed {
+  id: number;
+  now: number;
+  acquirerTransId: string;
+  acquirerRefNum: string;
+}
+
+function child(parent: Transaction, type: TransactionType, status: TransactionStatus, amount: number, seed: ChildSeed, reason: string | null): Transaction {
+  return {
+    ...parent,
+    id: seed.id,
+    relatedId: parent.id,
+    type,
+    status,
+    amount,
+    capturedAmount: type === 'capture' ? amount : 0,
+    refundedAmount: 0,
+    description: reason ?? parent.description,
+    statusReason: null,
+    acquirerTransId: seed.acquirerTransId,
+    acquirerRefNum: seed.acquirerRefNum,
+    createdAt: seed.now,
+    updatedAt: seed.now,
+  };
+}
+
+const notAllowed = (op: string, t: Transaction): Plan => ({
+  ok: false,
+  code: 'ERR_INVALID_TRANSACTION',
+  message: `Cannot ${op} a ${t.type} transaction in status ${t.status}.`,
+});
+
+const tooMuch = (message: string): Plan => ({ ok: false, code: 'ERR_ADAPTER_INVALID_AMOUNT', message });
+
+/** sandbox.md section 6, Capture: an `auth` once, up to the authorised amount; the remainder is released. */
+export function planCapture(auth: Transaction, amount: number, seed: ChildSeed): Plan {
+  if (auth.type !== 'auth' || auth.status !== 'auth') return notAllowed('capture', auth);
+  if (amount > auth.amount) {
+    return tooMuch(`The capture amount exceeds the authorised ${formatMinor(auth.amount, auth.currency)} ${auth.currency}.`);
+  }
+  const capture = child(auth, 'capture', 'captured', amount, seed, null);
+  capture.acquirerAuthCode = auth.acquirerAuthCode;
+  const moved = { ...auth, status: 'captured' as const, capturedAmount: amount, updatedAt: seed.now };
+  return { ok: true, created: capture, updated: [moved] };
+}
+
+/**
+ * sandbox.md section 6, Refund: on a captured sale, or on the auth or the capture record of a captured
+ * auth; partial refunds up to the captured amount. `payment` is the sale or auth, `capture` its capture
+ * record if any; both carry the running `refundedAmount` and move to `refunded` when it is all refunded.
+ */
+export function planRefund(
+  target: Transaction,
+  payment: Transaction,
+  capture: Transaction | undefined,
+  amount: number,
+  reason: string | null,
+  seed: ChildSeed,
+): Plan {
+  const refundable = target.type === 'sale' || target.type === 'auth' || target.type === 'capture';
+  if (!refundable || payment.status !== 'captured') return notAllowed('refund', target);
+  const left = payment.capturedAmount - payment.refundedAmount;
+  if (amount > left) {
+    return tooMuch(`The refund amount exceeds the ${formatMinor(left, payment.currency)} ${payment.currency} left to refund.`);
+  }
+  const refundedAmount = payment.refundedAmount + amount;
+  const status = refundedAmount === payment.capturedAmount ? 'refunded' : 'captured';
+  const updated = [payment, ...(capture ? [capture] : [])].map((t) => ({ ...t, status, refundedAmount, updatedAt: seed.now }) as Transaction);
+  const refund = child(target, 'refund', 'refunded', amount, seed, reason);
+  refund.refundedAmount = refundedAmount;
+  return { ok: true, created: refund, updated };
+}
+
+/** sandbox.md section 6, Void: an `auth` only, for exactly the authorised amount. */
+export function planVoid(auth: Transaction, amount: number, reason: string | null, seed: ChildSeed): Plan {
+  if (auth.type !== 'auth' || auth.status !== 'auth') return notAllowed('void', auth);
+  if (amount !== auth.amount) {
+    return tooMuch(`A void must be for the authorised ${formatMinor(auth.amount, auth.currency)} ${auth.currency}.`);
+  }
+  const voidRecord = child(auth, 'void', 'voided', amount, seed, reason);
+  return { ok: true, created: voidRecord, updated: [{ ...auth, status: 'voided', updatedAt: seed.now }] };
+}

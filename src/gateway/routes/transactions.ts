@@ -1,0 +1,212 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { randomHex } from '../../shared/ids.js';
+import { formatMinor, parseMajor } from '../../shared/money.js';
+import { cardExpired, DECLINE_MESSAGES, luhnValid, testCard } from '../domain/cards.js';
+import { checkVerification } from '../domain/three-ds.js';
+import {
+  type ChildSeed,
+  type Plan,
+  planCapture,
+  planRefund,
+  planVoid,
+  type Transaction,
+  transactionView,
+} from '../domain/transactions.js';
+import { canSee, principalOf, requireMerchantKey, resolveMerchantId } from '../http/auth.js';
+import { readJsonObject } from '../http/body.js';
+import { respond } from '../http/envelope.js';
+import { ApiError, declined, notFound, validationFailed } from '../http/errors.js';
+import { idempotencyKeyOf, idempotent } from '../http/idempotency.js';
+import {
+  amountField,
+  cardSchema,
+  currencyField,
+  customerSchema,
+  httpUrl,
+  ipAddress,
+  merchantIdField,
+  overPlatformMaximum,
+  withMinorAmount,
+} from '../http/schemas.js';
+import { parseOr422 } from '../http/validate.js';
+import type { GatewayDeps, Operation } from '../state.js';
+import { findVerification } from './three-ds.js';
+
+const DO_NOT_RETRY_MS = 24 * 60 * 60 * 1000;
+
+/** Which request fields are required is "not shown" in gateway-api.md: the sandbox requires these. */
+const initiateSchema = z
+  .object({
+    amount: amountField,
+    currency: currencyField,
+    transaction_type: z.enum(['sale', 'auth'], { message: 'must be sale or auth' }),
+    card: cardSchema.optional(),
+    vault_token: z.string().min(1).max(255).optional(),
+    reference: z.string({ message: 'is required' }).min(1, 'is required').max(255),
+    description: z.string().max(1024).optional(),
+    merchant_id: merchantIdField,
+    success_url: httpUrl.optional(),
+    error_url: httpUrl.optional(),
+    customer: customerSchema.optional(),
+    card_verification_data: z.object({ id: z.union([z.string().min(1), z.number().int().positive()]) }).optional(),
+    browser_data: z.object({ ip_address: ipAddress.optional() }).optional(),
+  })
+  .superRefine((body, ctx) => {
+    if ((body.card === undefined) === (body.vault_token === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['card'], message: 'exactly one of card and vault_token is required' });
+    }
+  })
+  .transform(withMinorAmount);
+
+const operationSchemas = {
+  capture: z.object({ amount: amountField }),
+  refund: z.object({ amount: amountField, reason: z.string().max(255).optional() }),
+  void: z.object({ amount: amountField, reason: z.string().max(255).optional() }),
+} as const;
+
+export function transactionRoutes(router: Router, deps: GatewayDeps): void {
+  const { state, clock } = deps;
+
+  router.post('/api/v1/transactions', async (ctx) => {
+    const body = parseOr422(initiateSchema, await readJsonObject(ctx));
+    const merchantId = resolveMerchantId(state, principalOf(ctx), body.merchant_id);
+    const merchant = state.merchants.get(merchantId)!;
+    const currency = body.currency as Transaction['currency'];
+    const now = clock.now();
+
+    if (!merchant.currencies.includes(currency)) {
+      throw declined('ERR_PAYMENT_METHOD_NOT_ENABLED', `${currency} is not enabled for this merchant.`);
+    }
+    if (overPlatformMaximum(body.minor, currency)) {
+      throw declined('ERR_ADAPTER_INVALID_AMOUNT', 'The amount is above the maximum of 1,000,000.00.');
+    }
+    const holder = state.referencesOf(merchantId).get(body.reference);
+    if (holder) {
+      throw new ApiError(409, 'ERR_DUPLICATE', 'An active transaction already uses this reference.', {
+        data: { transaction_id: holder.id },
+      });
+    }
+    // No endpoint of gateway-api.md creates payment instruments, so no vault token can be recognised.
+    if (body.vault_token !== undefined) throw declined('ERR_INVALID_CARD_TOKEN', 'The vault token is not recognised.');
+    const card = body.card!;
+    if (!luhnValid(card.number)) throw declined('ERR_INVALID_ACCOUNT_NUMBER', 'The card number is not valid.');
+    if (cardExpired(card.exp_month, card.exp_year, now)) throw declined('ERR_EXPIRED_CARD', 'The card has expired.');
+
+    const fingerprint = state.fingerprint(card.number);
+    const record = (status: Transaction['status'], statusReason: string | null, authCode: string): Transaction => ({
+      id: state.nextTransactionId(),
+      relatedId: null,
+      merchantId,
+      cardholderId: state.cardholderId(merchantId, fingerprint),
+      type: body.transaction_type,
+      status,
+      amount: body.minor,
+      currency,
+      capturedAmount: status === 'captured' ? body.minor : 0,
+      refundedAmount: 0,
+      reference: body.reference,
+      description: body.description ?? null,
+      statusReason,
+      acquirerTransId: randomHex(deps.random, 8),
+      acquirerAuthCode: authCode,
+      acquirerRefNum: randomHex(deps.random, 6),
+      ipAddress: body.browser_data?.ip_address ?? body.customer?.ip_address ?? ctx.ip,
+      createdAt: now,
+      updatedAt: now,
+    });
+    const refuse = (status: 'failed' | 'cancelled', code: string, message: string): never => {
+      const t = record(status, code, '');
+      state.saveTransaction(t);
+      throw declined(code, message, transactionView(t));
+    };
+
+    // sandbox.md section 4: the risk rule blocks, records the transaction cancelled and releases the reference.
+    if (body.customer?.email?.toLowerCase().endsWith('@risk.test')) {
+      refuse('cancelled', 'ERR_RISK_REJECTED', 'The payment was blocked by risk rules.');
+    }
+    const scenario = testCard(card.number);
+    if (body.card_verification_data !== undefined) {
+      const verification = findVerification(state, body.card_verification_data.id);
+      const check = verification
+        ? checkVerification(verification, { merchantId, cardFingerprint: fingerprint, amount: body.minor, currency }, now)
+        : ({ ok: false, code: 'ERR_3DS_FAILED', message: 'The card verification does not exist.' } as const);
+      if (!check.ok) throw declined(check.code, check.message);
+    } else if (scenario.issuer.kind === 'requires_3ds') {
+      throw declined('ERR_3DS_REQUIRED', 'This card requires 3D Secure: verify it first and send card_verification_data.id.');
+    }
+    const doNotRetryKey = `${merchantId}:${fingerprint}`;
+    if ((state.doNotRetry.get(doNotRetryKey) ?? 0) > now) {
+      refuse('failed', 'ERR_DO_NOT_RETRY', DECLINE_MESSAGES.ERR_DO_NOT_RETRY!);
+    }
+    if (scenario.issuer.kind === 'decline') {
+      if (scenario.issuer.doNotRetryAfter) state.doNotRetry.set(doNotRetryKey, now + DO_NOT_RETRY_MS);
+      refuse('failed', scenario.issuer.code, DECLINE_MESSAGES[scenario.issuer.code] ?? 'The card was declined.');
+    }
+
+    const approved = record(body.transaction_type === 'sale' ? 'captured' : 'auth', null, randomHex(deps.random, 3).toUpperCase());
+    state.saveTransaction(approved);
+    respond(ctx, transactionView(approved), body.transaction_type === 'sale' ? 'Payment captured.' : 'Payment authorised.');
+  });
+
+  router.get('/api/v1/transactions/:id/status', (ctx) => {
+    respond(ctx, transactionView(visibleTransaction(ctx, deps)), 'Transaction status.');
+  });
+
+  for (const operation of ['capture', 'refund', 'void'] as const) {
+    router.post(`/api/v1/transactions/:id/${operation}`, async (ctx) => {
+      requireMerchantKey(ctx);
+      const key = idempotencyKeyOf(ctx);
+      const target = visibleTransaction(ctx, deps);
+      const raw = await readJsonObject(ctx);
+      const body = parseOr422(operationSchemas[operation], raw);
+      const amount = parseMajor(body.amount, target.currency);
+      if (!amount.ok) throw validationFailed({ amount: [amount.message] });
+      const reason = 'reason' in body ? (body.reason ?? null) : null;
+
+      await idempotent(ctx, deps, operation, key, raw, () => {
+        const plan = planOperation(deps, operation, target.id, amount.minor, reason);
+        if (!plan.ok) throw declined(plan.code, plan.message);
+        for (const t of [...plan.updated, plan.created]) state.saveTransaction(t);
+        const done = `${formatMinor(amount.minor, target.currency)} ${target.currency}`;
+        respond(ctx, { transaction: transactionView(plan.created) }, `${PAST[operation]} ${done}.`);
+      });
+    });
+  }
+}
+
+const PAST: Record<Operation, string> = { capture: 'Captured', refund: 'Refunded', void: 'Voided' };
+
+/** Plans against the records as they are now: a request that waited (latency, idempotency) sees the latest. */
+function planOperation(deps: GatewayDeps, operation: Operation, id: number, amount: number, reason: string | null): Plan {
+  const { state, clock } = deps;
+  const target = state.transactions.get(id)!;
+  const seed: ChildSeed = {
+    id: state.nextTransactionId(),
+    now: clock.now(),
+    acquirerTransId: randomHex(deps.random, 8),
+    acquirerRefNum: randomHex(deps.random, 6),
+  };
+  switch (operation) {
+    case 'capture':
+      return planCapture(target, amount, seed);
+    case 'void':
+      return planVoid(target, amount, reason, seed);
+    case 'refund': {
+      const payment = target.type === 'capture' ? state.transactions.get(target.relatedId!)! : target;
+      const capture = [...state.transactions.values()].find((t) => t.type === 'capture' && t.relatedId === payment.id);
+      return planRefund(target, payment, capture, amount, reason, seed);
+    }
+    default:
+      return operation satisfies never;
+  }
+}
+
+/** gateway-api.md: a transaction the key may not see is a 404, the same as one that does not exist. */
+function visibleTransaction(ctx: Context, deps: GatewayDeps): Transaction {
+  const id = ctx.params.id ?? '';
+  const t = /^\d{1,15}$/.test(id) ? deps.state.transactions.get(Number(id)) : undefined;
+  if (!t || !canSee(deps.state, principalOf(ctx), t.merchantId)) throw notFound('Transaction');
+  return t;
+}

@@ -1,0 +1,130 @@
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { CURRENCY_EXPONENTS, isCurrencyCode } from '../shared/money.js';
+
+const currency = z.string().refine(isCurrencyCode, { message: 'must be a platform currency' });
+const country = z.string().regex(/^[A-Z]{2}$/, 'must be a 2-letter uppercase country code');
+
+const paymentMethodSchema = z.strictObject({
+  payment_method: z.string().min(1),
+  label: z.string().min(1),
+  provider: z.string().min(1),
+  countries: z.array(country),
+  currencies: z.array(currency),
+  enabled: z.boolean(),
+});
+
+const merchantSchema = z.strictObject({
+  id: z.number().int().positive(),
+  name: z.string().min(1),
+  active: z.boolean(),
+  currencies: z.array(currency).min(1),
+  webhook_readiness_gate: z.boolean(),
+  payment_methods: z.array(paymentMethodSchema),
+});
+
+const apiKeySchema = z
+  .strictObject({
+    key: z.string().min(8),
+    merchant_id: z.number().int().positive().optional(),
+    partner_id: z.number().int().positive().optional(),
+    scopes: z.array(z.string()),
+    active: z.boolean(),
+  })
+  .refine((k) => (k.merchant_id === undefined) !== (k.partner_id === undefined), {
+    message: 'must have exactly one of merchant_id and partner_id',
+  });
+
+const settingsSchema = z
+  .strictObject({
+    allow_private_webhook_urls: z.boolean().default(false),
+    rate_limit: z
+      .strictObject({
+        limit: z.number().int().positive(),
+        window_s: z.number().int().positive(),
+        slowdown: z.array(z.tuple([z.number().int().nonnegative(), z.number().nonnegative()])),
+      })
+      .default({ limit: 1000, window_s: 60, slowdown: [[500, 0.5], [750, 1.0]] }),
+    public_pages_per_minute: z.number().int().positive().default(60),
+  })
+  .default({
+    allow_private_webhook_urls: false,
+    rate_limit: { limit: 1000, window_s: 60, slowdown: [[500, 0.5], [750, 1.0]] },
+    public_pages_per_minute: 60,
+  });
+
+/** sandbox.md section 2. Every field is required except `settings` and each of its fields. */
+export const seedSchema = z
+  .strictObject({
+    merchants: z.array(merchantSchema).min(1),
+    partners: z.array(z.strictObject({ id: z.number().int().positive(), merchant_ids: z.array(z.number().int()) })),
+    api_keys: z.array(apiKeySchema).min(1),
+    settings: settingsSchema,
+  })
+  .superRefine((seed, ctx) => {
+    const merchantIds = new Set<number>();
+    seed.merchants.forEach((m, i) => {
+      if (merchantIds.has(m.id)) ctx.addIssue({ code: 'custom', path: ['merchants', i, 'id'], message: 'is a duplicate' });
+      merchantIds.add(m.id);
+    });
+    const partnerIds = new Set(seed.partners.map((p) => p.id));
+    seed.partners.forEach((p, i) =>
+      p.merchant_ids.forEach((id, j) => {
+        if (!merchantIds.has(id))
+          ctx.addIssue({ code: 'custom', path: ['partners', i, 'merchant_ids', j], message: `names no merchant (${id})` });
+      }),
+    );
+    const keys = new Set<string>();
+    seed.api_keys.forEach((k, i) => {
+      if (keys.has(k.key)) ctx.addIssue({ code: 'custom', path: ['api_keys', i, 'key'], message: 'is a duplicate' });
+      keys.add(k.key);
+      if (k.merchant_id !== undefined && !merchantIds.has(k.merchant_id))
+        ctx.addIssue({ code: 'custom', path: ['api_keys', i, 'merchant_id'], message: `names no merchant (${k.merchant_id})` });
+      if (k.partner_id !== undefined && !partnerIds.has(k.partner_id))
+        ctx.addIssue({ code: 'custom', path: ['api_keys', i, 'partner_id'], message: `names no partner (${k.partner_id})` });
+    });
+    const { limit, slowdown } = seed.settings.rate_limit;
+    slowdown.forEach(([n], i) => {
+      const previous = slowdown[i - 1];
+      if (n >= limit)
+        ctx.addIssue({ code: 'custom', path: ['settings', 'rate_limit', 'slowdown', i], message: 'must start below limit' });
+      if (previous && n <= previous[0])
+        ctx.addIssue({ code: 'custom', path: ['settings', 'rate_limit', 'slowdown', i], message: 'must be in ascending order' });
+    });
+  });
+
+export type Seed = z.output<typeof seedSchema>;
+export type SeedInput = z.input<typeof seedSchema>;
+export type SeedMerchant = Seed['merchants'][number];
+export type SeedApiKey = Seed['api_keys'][number];
+
+export class SeedError extends Error {
+  override name = 'SeedError';
+}
+
+/** Validates a parsed seed; the error names the first bad field, e.g. `api_keys.1.merchant_id: names no merchant (7)`. */
+export function parseSeed(input: unknown, source = 'seed'): Seed {
+  const result = seedSchema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const field = issue.path.map(String).join('.') || '(root)';
+  throw new SeedError(`${source}: ${field}: ${issue.message}`);
+}
+
+export async function loadSeedFile(path: string): Promise<Seed> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new SeedError(`${path}: cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new SeedError(`${path}: is not valid JSON (${(e as Error).message})`);
+  }
+  return parseSeed(json, path);
+}
+
+export const PLATFORM_CURRENCIES = Object.keys(CURRENCY_EXPONENTS);

@@ -1,0 +1,105 @@
+import { createHmac } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { AdvanceableClock } from '../shared/clock.js';
+import type { RandomSource } from '../shared/ids.js';
+import { IdempotencyStore } from './domain/idempotency.js';
+import { RateWindows } from './domain/rate-window.js';
+import type { Verification } from './domain/three-ds.js';
+import { holdsReference, type Transaction } from './domain/transactions.js';
+import type { Seed, SeedApiKey, SeedMerchant } from './seed.js';
+
+/** Who holds a merchant reference: transactions now, payment sessions too. */
+export type ReferenceHolder = { kind: 'transaction'; id: number };
+
+export type Operation = 'capture' | 'refund' | 'void';
+
+/** The seams and the in-memory state every route shares (sandbox.md section 1: state lives in memory). */
+export interface GatewayDeps {
+  seed: Seed;
+  clock: AdvanceableClock;
+  random: RandomSource;
+  sleep: (ms: number) => Promise<void>;
+  logger: Logger;
+  state: GatewayState;
+}
+
+export class GatewayState {
+  readonly merchants = new Map<number, SeedMerchant>();
+  readonly keys = new Map<string, SeedApiKey>();
+  readonly partnerMerchants = new Map<number, Set<number>>();
+
+  readonly transactions = new Map<number, Transaction>();
+  #nextTransactionId = 100000;
+  readonly verifications = new Map<string, Verification>();
+  readonly verificationIds = new Map<number, string>();
+  #nextVerificationId = 1;
+  /** merchant id -> reference -> holder. */
+  readonly references = new Map<number, Map<string, ReferenceHolder>>();
+  /** `${merchantId}:${fingerprint}` -> until when the card must not be retried. */
+  readonly doNotRetry = new Map<string, number>();
+  readonly cardholders = new Map<string, number>();
+  #nextCardholderId = 1;
+
+  readonly idempotency = new IdempotencyStore();
+  readonly apiRate: RateWindows;
+  readonly pageRate: RateWindows;
+  /** Fault injection: extra latency per operation, between taking the idempotency key and executing. */
+  readonly latencyMs = new Map<Operation, number>();
+
+  readonly #fingerprintKey: Uint8Array;
+
+  constructor(seed: Seed, random: RandomSource) {
+    for (const m of seed.merchants) this.merchants.set(m.id, m);
+    for (const k of seed.api_keys) this.keys.set(k.key, k);
+    for (const p of seed.partners) this.partnerMerchants.set(p.id, new Set(p.merchant_ids));
+    const { limit, window_s, slowdown } = seed.settings.rate_limit;
+    this.apiRate = new RateWindows({ limit, windowMs: window_s * 1000, slowdown });
+    this.pageRate = new RateWindows({ limit: seed.settings.public_pages_per_minute, windowMs: 60_000, slowdown: [] });
+    // A per-process key (sandbox.md section 1): fingerprints match cards within a run and reveal nothing.
+    this.#fingerprintKey = random(32);
+  }
+
+  fingerprint(cardNumber: string): string {
+    return createHmac('sha256', this.#fingerprintKey).update(cardNumber).digest('hex');
+  }
+
+  cardholderId(merchantId: number, fingerprint: string): number {
+    const key = `${merchantId}:${fingerprint}`;
+    let id = this.cardholders.get(key);
+    if (id === undefined) {
+      id = this.#nextCardholderId++;
+      this.cardholders.set(key, id);
+    }
+    return id;
+  }
+
+  nextTransactionId(): number {
+    return this.#nextTransactionId++;
+  }
+
+  nextVerificationId(): number {
+    return this.#nextVerificationId++;
+  }
+
+  /** Stores a record and keeps the reference index true: sales and auths hold it unless failed or cancelled. */
+  saveTransaction(t: Transaction): void {
+    this.transactions.set(t.id, t);
+    if (t.type !== 'sale' && t.type !== 'auth') return; // child records share their parent's reference
+    const refs = this.referencesOf(t.merchantId);
+    const holder = refs.get(t.reference);
+    if (holdsReference(t.status)) {
+      if (!holder) refs.set(t.reference, { kind: 'transaction', id: t.id });
+    } else if (holder?.kind === 'transaction' && holder.id === t.id) {
+      refs.delete(t.reference);
+    }
+  }
+
+  referencesOf(merchantId: number): Map<string, ReferenceHolder> {
+    let refs = this.references.get(merchantId);
+    if (!refs) {
+      refs = new Map();
+      this.references.set(merchantId, refs);
+    }
+    return refs;
+  }
+}

@@ -1,0 +1,43 @@
+import { randomBytes as nodeRandomBytes } from 'node:crypto';
+
+/** Randomness as an injected seam: returns `size` random bytes. */
+export type RandomSource = (size: number) => Uint8Array;
+
+export const cryptoRandom: RandomSource = (size) => nodeRandomBytes(size);
+
+/** A deterministic source for tests (mulberry32); never for secrets outside tests. */
+export function seededRandom(seed: number): RandomSource {
+  let state = seed >>> 0;
+  return (size) => {
+    const out = new Uint8Array(size);
+    for (let i = 0; i < size; i++) {
+      state = (state + 0x6d2b79f5) >>> 0;
+      let t = state;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      out[i] = ((t ^ (t >>> 14)) >>> 0) & 0xff;
+    }
+    return out;
+  };
+}
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+// 62 * 4 = 248: bytes at or above it are rejected so every character is equally likely.
+const UNBIASED_LIMIT = 248;
+
+/** `prefix` + `length` characters of [A-Za-z0-9] (sandbox.md section 3: `tds_`, `ps_`, `evt_`, `whd_`). */
+export function randomId(prefix: string, random: RandomSource, length = 24): string {
+  let id = prefix;
+  while (id.length < prefix.length + length) {
+    for (const byte of random(length)) {
+      if (byte < UNBIASED_LIMIT) id += ALPHABET[byte % 62];
+      if (id.length === prefix.length + length) break;
+    }
+  }
+  return id;
+}
+
+/** Random hex, e.g. for acquirer references. */
+export function randomHex(random: RandomSource, bytes: number): string {
+  return Buffer.from(random(bytes)).toString('hex');
+}

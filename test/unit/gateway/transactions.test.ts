@@ -1,0 +1,122 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import {
+  type ChildSeed,
+  type Plan,
+  planCapture,
+  planRefund,
+  planVoid,
+  type Transaction,
+  transactionView,
+} from '../../../src/gateway/domain/transactions.js';
+
+const T0 = Date.UTC(2026, 10, 1);
+
+function payment(overrides: Partial<Transaction> = {}): Transaction {
+  return {
+    id: 100000, relatedId: null, merchantId: 1001, cardholderId: 1, type: 'auth', status: 'auth', amount: 10_000,
+    currency: 'EUR', capturedAmount: 0, refundedAmount: 0, reference: 'r1', description: null, statusReason: null,
+    acquirerTransId: 'a', acquirerAuthCode: 'X', acquirerRefNum: 'n', ipAddress: '127.0.0.1', createdAt: T0, updatedAt: T0,
+    ...overrides,
+  };
+}
+
+let nextId = 200000;
+const seed = (): ChildSeed => ({ id: nextId++, now: T0 + 1000, acquirerTransId: 'c', acquirerRefNum: 'm' });
+
+function applied(plan: Plan) {
+  if (!plan.ok) throw new Error(`expected a plan, got ${plan.code}`);
+  return plan;
+}
+
+describe('transaction operations (pure)', () => {
+  it('a capture records a child and moves the auth, keeping the authorised amount', () => {
+    const plan = applied(planCapture(payment(), 6000, seed()));
+    expect(plan.created).to.include({ type: 'capture', status: 'captured', amount: 6000, relatedId: 100000 });
+    expect(plan.updated[0]).to.include({ status: 'captured', amount: 10_000, capturedAmount: 6000 });
+  });
+
+  it('a capture over the authorised amount, or on anything but an open auth, is refused', () => {
+    expect(planCapture(payment(), 10_001, seed())).to.include({ ok: false, code: 'ERR_ADAPTER_INVALID_AMOUNT' });
+    expect(planCapture(payment({ status: 'captured' }), 1, seed())).to.include({ ok: false, code: 'ERR_INVALID_TRANSACTION' });
+    expect(planCapture(payment({ type: 'sale', status: 'captured' }), 1, seed())).to.include({ code: 'ERR_INVALID_TRANSACTION' });
+  });
+
+  it('the state check comes before the amount check', () => {
+    expect(planCapture(payment({ status: 'voided' }), 99_999, seed())).to.include({ code: 'ERR_INVALID_TRANSACTION' });
+  });
+
+  it('a void must be for exactly the authorised amount', () => {
+    expect(planVoid(payment(), 9999, null, seed())).to.include({ code: 'ERR_ADAPTER_INVALID_AMOUNT' });
+    const plan = applied(planVoid(payment(), 10_000, 'customer asked', seed()));
+    expect(plan.created).to.include({ type: 'void', status: 'voided', description: 'customer asked' });
+    expect(plan.updated[0]).to.include({ status: 'voided' });
+  });
+
+  it('refunds of a captured auth keep one running total on the auth and its capture record', () => {
+    const auth = payment();
+    const capture = applied(planCapture(auth, 6000, seed()));
+    const capturedAuth = capture.updated[0]!;
+    const first = applied(planRefund(capture.created, capturedAuth, capture.created, 2500, null, seed()));
+    expect(first.updated.map((t) => [t.type, t.status, t.refundedAmount])).to.deep.equal([
+      ['auth', 'captured', 2500],
+      ['capture', 'captured', 2500],
+    ]);
+    expect(first.created).to.include({ relatedId: capture.created.id, refundedAmount: 2500 });
+    const [authAfter, captureAfter] = first.updated as [Transaction, Transaction];
+    expect(planRefund(authAfter, authAfter, captureAfter, 3501, null, seed())).to.include({ code: 'ERR_ADAPTER_INVALID_AMOUNT' });
+    const second = applied(planRefund(authAfter, authAfter, captureAfter, 3500, null, seed()));
+    expect(second.updated.map((t) => t.status)).to.deep.equal(['refunded', 'refunded']);
+    expect(planRefund(second.updated[0]!, second.updated[0]!, second.updated[1], 1, null, seed())).to.include({
+      code: 'ERR_INVALID_TRANSACTION',
+    });
+  });
+
+  it('a refund of an uncaptured auth, a refund record or a void record is refused', () => {
+    expect(planRefund(payment(), payment(), undefined, 1, null, seed())).to.include({ code: 'ERR_INVALID_TRANSACTION' });
+    const sale = payment({ type: 'sale', status: 'captured', capturedAmount: 10_000 });
+    const refund = applied(planRefund(sale, sale, undefined, 100, null, seed())).created;
+    expect(planRefund(refund, sale, undefined, 1, null, seed())).to.include({ code: 'ERR_INVALID_TRANSACTION' });
+  });
+
+  it('property: whatever operations are tried, refunds never exceed the capture and statuses agree', () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('capture' as const), amount: fc.integer({ min: 1, max: 12_000 }) }),
+      fc.record({ kind: fc.constant('refund' as const), amount: fc.integer({ min: 1, max: 12_000 }), onCapture: fc.boolean() }),
+      fc.record({ kind: fc.constant('void' as const), amount: fc.constantFrom(10_000, 5000) }),
+    );
+    fc.assert(
+      fc.property(fc.boolean(), fc.array(op, { maxLength: 12 }), (isSale, ops) => {
+        let root = isSale ? payment({ type: 'sale', status: 'captured', capturedAmount: 10_000 }) : payment();
+        let capture: Transaction | undefined;
+        let refunded = 0;
+        for (const o of ops) {
+          const target = o.kind === 'refund' && o.onCapture && capture ? capture : root;
+          const plan =
+            o.kind === 'capture'
+              ? planCapture(target, o.amount, seed())
+              : o.kind === 'void'
+                ? planVoid(target, o.amount, null, seed())
+                : planRefund(target, root, capture, o.amount, null, seed());
+          if (!plan.ok) continue;
+          if (plan.created.type === 'capture') capture = plan.created;
+          if (plan.created.type === 'refund') refunded += plan.created.amount;
+          for (const t of plan.updated) {
+            if (t.id === root.id) root = t;
+            else if (t.id === capture?.id) capture = t;
+          }
+          expect(root.refundedAmount).to.equal(refunded);
+          expect(root.refundedAmount).to.be.at.most(root.capturedAmount);
+          if (capture) expect(capture.refundedAmount).to.equal(root.refundedAmount);
+          if (root.status === 'refunded') expect(root.refundedAmount).to.equal(root.capturedAmount);
+        }
+      }),
+    );
+  });
+
+  it('the wire view carries integer minor units and the formatted amount', () => {
+    const view = transactionView(payment({ amount: 1234 }));
+    expect(view).to.include({ amount: 1234, amount_formatted: '12.34', merchant_trans_id: 'r1', related_trans_id: null });
+    expect(view.created_at).to.equal('2026-11-01T00:00:00.000000Z');
+  });
+});
