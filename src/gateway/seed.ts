@@ -40,16 +40,33 @@ const settingsSchema = z
     allow_private_webhook_urls: z.boolean().default(false),
     rate_limit: z
       .strictObject({
-        limit: z.number().int().positive(),
-        window_s: z.number().int().positive(),
-        slowdown: z.array(z.tuple([z.number().int().nonnegative(), z.number().nonnegative()])),
+        limit: z.number().int().positive().default(1000),
+        window_s: z.number().int().positive().default(60),
+        slowdown: z.array(z.tuple([z.number().int().nonnegative(), z.number().nonnegative()])).default([
+          [500, 0.5],
+          [750, 1.0],
+        ]),
       })
-      .default({ limit: 1000, window_s: 60, slowdown: [[500, 0.5], [750, 1.0]] }),
+      .default({
+        limit: 1000,
+        window_s: 60,
+        slowdown: [
+          [500, 0.5],
+          [750, 1.0],
+        ],
+      }),
     public_pages_per_minute: z.number().int().positive().default(60),
   })
   .default({
     allow_private_webhook_urls: false,
-    rate_limit: { limit: 1000, window_s: 60, slowdown: [[500, 0.5], [750, 1.0]] },
+    rate_limit: {
+      limit: 1000,
+      window_s: 60,
+      slowdown: [
+        [500, 0.5],
+        [750, 1.0],
+      ],
+    },
     public_pages_per_minute: 60,
   });
 
@@ -57,39 +74,63 @@ const settingsSchema = z
 export const seedSchema = z
   .strictObject({
     merchants: z.array(merchantSchema).min(1),
-    partners: z.array(z.strictObject({ id: z.number().int().positive(), merchant_ids: z.array(z.number().int()) })),
+    partners: z.array(
+      z.strictObject({ id: z.number().int().positive(), merchant_ids: z.array(z.number().int()) }),
+    ),
     api_keys: z.array(apiKeySchema).min(1),
     settings: settingsSchema,
   })
   .superRefine((seed, ctx) => {
     const merchantIds = new Set<number>();
     seed.merchants.forEach((m, i) => {
-      if (merchantIds.has(m.id)) ctx.addIssue({ code: 'custom', path: ['merchants', i, 'id'], message: 'is a duplicate' });
+      if (merchantIds.has(m.id))
+        ctx.addIssue({ code: 'custom', path: ['merchants', i, 'id'], message: 'is a duplicate' });
       merchantIds.add(m.id);
     });
     const partnerIds = new Set(seed.partners.map((p) => p.id));
-    seed.partners.forEach((p, i) =>
+    seed.partners.forEach((p, i) => {
       p.merchant_ids.forEach((id, j) => {
         if (!merchantIds.has(id))
-          ctx.addIssue({ code: 'custom', path: ['partners', i, 'merchant_ids', j], message: `names no merchant (${id})` });
-      }),
-    );
+          ctx.addIssue({
+            code: 'custom',
+            path: ['partners', i, 'merchant_ids', j],
+            message: `names no merchant (${id})`,
+          });
+      });
+    });
     const keys = new Set<string>();
     seed.api_keys.forEach((k, i) => {
-      if (keys.has(k.key)) ctx.addIssue({ code: 'custom', path: ['api_keys', i, 'key'], message: 'is a duplicate' });
+      if (keys.has(k.key))
+        ctx.addIssue({ code: 'custom', path: ['api_keys', i, 'key'], message: 'is a duplicate' });
       keys.add(k.key);
       if (k.merchant_id !== undefined && !merchantIds.has(k.merchant_id))
-        ctx.addIssue({ code: 'custom', path: ['api_keys', i, 'merchant_id'], message: `names no merchant (${k.merchant_id})` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['api_keys', i, 'merchant_id'],
+          message: `names no merchant (${k.merchant_id})`,
+        });
       if (k.partner_id !== undefined && !partnerIds.has(k.partner_id))
-        ctx.addIssue({ code: 'custom', path: ['api_keys', i, 'partner_id'], message: `names no partner (${k.partner_id})` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['api_keys', i, 'partner_id'],
+          message: `names no partner (${k.partner_id})`,
+        });
     });
     const { limit, slowdown } = seed.settings.rate_limit;
     slowdown.forEach(([n], i) => {
       const previous = slowdown[i - 1];
       if (n >= limit)
-        ctx.addIssue({ code: 'custom', path: ['settings', 'rate_limit', 'slowdown', i], message: 'must start below limit' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['settings', 'rate_limit', 'slowdown', i],
+          message: 'must start below limit',
+        });
       if (previous && n <= previous[0])
-        ctx.addIssue({ code: 'custom', path: ['settings', 'rate_limit', 'slowdown', i], message: 'must be in ascending order' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['settings', 'rate_limit', 'slowdown', i],
+          message: 'must be in ascending order',
+        });
     });
   });
 
@@ -122,7 +163,8 @@ export async function loadSeedFile(path: string): Promise<Seed> {
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new SeedError(`${path}: is not valid JSON (${(e as Error).message})`);
+    // Node quotes part of the file in the message, line breaks included: start-up errors stay one line.
+    throw new SeedError(`${path}: is not valid JSON (${(e as Error).message.replace(/\s+/g, ' ')})`);
   }
   return parseSeed(json, path);
 }

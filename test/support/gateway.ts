@@ -1,9 +1,9 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { ManualClock } from '../../src/shared/clock.js';
-import { seededRandom } from '../../src/shared/ids.js';
 import { createGateway, type Gateway } from '../../src/gateway/app.js';
 import { parseSeed, type SeedInput } from '../../src/gateway/seed.js';
+import { ManualClock } from '../../src/shared/clock.js';
+import { seededRandom } from '../../src/shared/ids.js';
 
 export const MERCHANT_KEY = 'sk_test_merchant_1001';
 export const OTHER_MERCHANT_KEY = 'sk_test_merchant_1002';
@@ -20,14 +20,46 @@ export function testSeed(): SeedInput {
   return {
     merchants: [
       {
-        id: 1001, name: 'Acme Shop', active: true, currencies: ['EUR', 'USD', 'GBP', 'JPY'], webhook_readiness_gate: false,
+        id: 1001,
+        name: 'Acme Shop',
+        active: true,
+        currencies: ['EUR', 'USD', 'GBP', 'JPY'],
+        webhook_readiness_gate: false,
         payment_methods: [
-          { payment_method: 'ideal', label: 'iDEAL', provider: 'sandbox-ideal', countries: ['NL'], currencies: ['EUR'], enabled: true },
-          { payment_method: 'psc', label: 'paysafecard', provider: 'sandbox-psc', countries: [], currencies: ['EUR', 'USD', 'GBP'], enabled: true },
+          {
+            payment_method: 'ideal',
+            label: 'iDEAL',
+            provider: 'sandbox-ideal',
+            countries: ['NL'],
+            currencies: ['EUR'],
+            enabled: true,
+          },
+          {
+            payment_method: 'psc',
+            label: 'paysafecard',
+            provider: 'sandbox-psc',
+            countries: [],
+            currencies: ['EUR', 'USD', 'GBP'],
+            enabled: true,
+          },
         ],
       },
-      { id: 1002, name: 'Other Shop', active: true, currencies: ['EUR', 'KWD'], webhook_readiness_gate: false, payment_methods: [] },
-      { id: 1003, name: 'Closed Shop', active: false, currencies: ['EUR'], webhook_readiness_gate: false, payment_methods: [] },
+      {
+        id: 1002,
+        name: 'Other Shop',
+        active: true,
+        currencies: ['EUR', 'KWD'],
+        webhook_readiness_gate: false,
+        payment_methods: [],
+      },
+      {
+        id: 1003,
+        name: 'Closed Shop',
+        active: false,
+        currencies: ['EUR'],
+        webhook_readiness_gate: false,
+        payment_methods: [],
+      },
     ],
     partners: [{ id: 9001, merchant_ids: [1001, 1003] }],
     api_keys: [
@@ -41,6 +73,7 @@ export function testSeed(): SeedInput {
   };
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: tests read envelopes of every shape
 export interface Answer<T = any> {
   status: number;
   headers: Headers;
@@ -65,6 +98,7 @@ export interface TestGateway {
   logs: string[];
   /** What the injected `sleep` was asked to wait, in order. */
   sleeps: number[];
+  // biome-ignore lint/suspicious/noExplicitAny: tests read envelopes of every shape
   call<T = any>(method: string, path: string, options?: CallOptions): Promise<Answer<T>>;
   close(): Promise<void>;
 }

@@ -20,7 +20,7 @@ export function threeDsPageRoutes(router: Router, deps: GatewayDeps): void {
   const { state, clock } = deps;
   const challengeOf = (publicId: string | undefined): Verification => {
     const v = state.verifications.get(publicId ?? '');
-    if (!v || v.authType !== 'challenge') throw notFound('Challenge');
+    if (v?.authType !== 'challenge') throw notFound('Challenge');
     return v;
   };
 

@@ -6,7 +6,7 @@ export function issuesToErrors(issues: readonly z.core.$ZodIssue[]): Record<stri
   const errors: Record<string, string[]> = {};
   for (const issue of issues) {
     const field = issue.path.length > 0 ? issue.path.map(String).join('.') : 'body';
-    (errors[field] ??= []).push(issue.message);
+    errors[field] = [...(errors[field] ?? []), issue.message];
   }
   return errors;
 }

@@ -35,7 +35,10 @@ describe('cards (pure)', () => {
   });
 
   it('an unlisted card is frictionless and approved; listed ones follow the table', () => {
-    expect(testCard('5555555555554444')).to.deep.equal({ threeDs: { kind: 'frictionless', eci: '05' }, issuer: { kind: 'approve' } });
+    expect(testCard('5555555555554444')).to.deep.equal({
+      threeDs: { kind: 'frictionless', eci: '05' },
+      issuer: { kind: 'approve' },
+    });
     expect(testCard('4000000000003220').issuer).to.deep.equal({ kind: 'requires_3ds' });
     expect(testCard('4100000000000019').issuer).to.deep.equal({
       kind: 'decline',
@@ -48,8 +51,20 @@ describe('cards (pure)', () => {
 describe('3DS verification rules (pure)', () => {
   const T0 = Date.UTC(2026, 10, 1);
   const v: Verification = {
-    id: 1, publicId: 'tds_x', merchantId: 1001, cardFingerprint: 'fp', amount: 500, currency: 'EUR', status: 'full_auth',
-    authType: 'frictionless', eci: '05', cavv: 'c', dsTransId: 'd', authUrl: 'https://shop.test/r', createdAt: T0, updatedAt: T0,
+    id: 1,
+    publicId: 'tds_x',
+    merchantId: 1001,
+    cardFingerprint: 'fp',
+    amount: 500,
+    currency: 'EUR',
+    status: 'full_auth',
+    authType: 'frictionless',
+    eci: '05',
+    cavv: 'c',
+    dsTransId: 'd',
+    authUrl: 'https://shop.test/r',
+    createdAt: T0,
+    updatedAt: T0,
   };
   const facts = { merchantId: 1001, cardFingerprint: 'fp', amount: 500, currency: 'EUR' as const };
 
@@ -61,9 +76,19 @@ describe('3DS verification rules (pure)', () => {
 
   it('is valid for the same merchant, card, amount and currency for 30 minutes', () => {
     expect(checkVerification(v, facts, T0 + VERIFICATION_VALIDITY_MS)).to.deep.equal({ ok: true });
-    expect(checkVerification(v, facts, T0 + VERIFICATION_VALIDITY_MS + 1)).to.include({ code: 'ERR_3DS_TIMEOUT' });
-    for (const other of [{ merchantId: 1002 }, { cardFingerprint: 'other' }, { amount: 501 }, { currency: 'USD' as const }]) {
-      expect(checkVerification(v, { ...facts, ...other }, T0)).to.include({ ok: false, code: 'ERR_3DS_FAILED' });
+    expect(checkVerification(v, facts, T0 + VERIFICATION_VALIDITY_MS + 1)).to.include({
+      code: 'ERR_3DS_TIMEOUT',
+    });
+    for (const other of [
+      { merchantId: 1002 },
+      { cardFingerprint: 'other' },
+      { amount: 501 },
+      { currency: 'USD' as const },
+    ]) {
+      expect(checkVerification(v, { ...facts, ...other }, T0)).to.include({
+        ok: false,
+        code: 'ERR_3DS_FAILED',
+      });
     }
     expect(checkVerification({ ...v, status: 'failed' }, facts, T0)).to.include({ code: 'ERR_3DS_FAILED' });
   });

@@ -1,6 +1,10 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { canonicalJson, IDEMPOTENCY_TTL_MS, IdempotencyStore } from '../../../src/gateway/domain/idempotency.js';
+import {
+  canonicalJson,
+  IDEMPOTENCY_TTL_MS,
+  IdempotencyStore,
+} from '../../../src/gateway/domain/idempotency.js';
 
 describe('idempotency store (pure)', () => {
   it('executes once, reports in-progress, then replays; another body conflicts', () => {
@@ -8,7 +12,10 @@ describe('idempotency store (pure)', () => {
     expect(store.begin('key', 'k1', 'A', 0)).to.deep.equal({ kind: 'execute' });
     expect(store.begin('key', 'k1', 'A', 1)).to.deep.equal({ kind: 'in_progress' });
     store.complete('key', 'k1', { status: 200, body: { ok: 1 } });
-    expect(store.begin('key', 'k1', 'A', 2)).to.deep.equal({ kind: 'replay', response: { status: 200, body: { ok: 1 } } });
+    expect(store.begin('key', 'k1', 'A', 2)).to.deep.equal({
+      kind: 'replay',
+      response: { status: 200, body: { ok: 1 } },
+    });
     expect(store.begin('key', 'k1', 'B', 3)).to.deep.equal({ kind: 'conflict' });
   });
 

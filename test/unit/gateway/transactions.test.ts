@@ -14,9 +14,25 @@ const T0 = Date.UTC(2026, 10, 1);
 
 function payment(overrides: Partial<Transaction> = {}): Transaction {
   return {
-    id: 100000, relatedId: null, merchantId: 1001, cardholderId: 1, type: 'auth', status: 'auth', amount: 10_000,
-    currency: 'EUR', capturedAmount: 0, refundedAmount: 0, reference: 'r1', description: null, statusReason: null,
-    acquirerTransId: 'a', acquirerAuthCode: 'X', acquirerRefNum: 'n', ipAddress: '127.0.0.1', createdAt: T0, updatedAt: T0,
+    id: 100000,
+    relatedId: null,
+    merchantId: 1001,
+    cardholderId: 1,
+    type: 'auth',
+    status: 'auth',
+    amount: 10_000,
+    currency: 'EUR',
+    capturedAmount: 0,
+    refundedAmount: 0,
+    reference: 'r1',
+    description: null,
+    statusReason: null,
+    acquirerTransId: 'a',
+    acquirerAuthCode: 'X',
+    acquirerRefNum: 'n',
+    ipAddress: '127.0.0.1',
+    createdAt: T0,
+    updatedAt: T0,
     ...overrides,
   };
 }
@@ -37,13 +53,23 @@ describe('transaction operations (pure)', () => {
   });
 
   it('a capture over the authorised amount, or on anything but an open auth, is refused', () => {
-    expect(planCapture(payment(), 10_001, seed())).to.include({ ok: false, code: 'ERR_ADAPTER_INVALID_AMOUNT' });
-    expect(planCapture(payment({ status: 'captured' }), 1, seed())).to.include({ ok: false, code: 'ERR_INVALID_TRANSACTION' });
-    expect(planCapture(payment({ type: 'sale', status: 'captured' }), 1, seed())).to.include({ code: 'ERR_INVALID_TRANSACTION' });
+    expect(planCapture(payment(), 10_001, seed())).to.include({
+      ok: false,
+      code: 'ERR_ADAPTER_INVALID_AMOUNT',
+    });
+    expect(planCapture(payment({ status: 'captured' }), 1, seed())).to.include({
+      ok: false,
+      code: 'ERR_INVALID_TRANSACTION',
+    });
+    expect(planCapture(payment({ type: 'sale', status: 'captured' }), 1, seed())).to.include({
+      code: 'ERR_INVALID_TRANSACTION',
+    });
   });
 
   it('the state check comes before the amount check', () => {
-    expect(planCapture(payment({ status: 'voided' }), 99_999, seed())).to.include({ code: 'ERR_INVALID_TRANSACTION' });
+    expect(planCapture(payment({ status: 'voided' }), 99_999, seed())).to.include({
+      code: 'ERR_INVALID_TRANSACTION',
+    });
   });
 
   it('a void must be for exactly the authorised amount', () => {
@@ -64,25 +90,37 @@ describe('transaction operations (pure)', () => {
     ]);
     expect(first.created).to.include({ relatedId: capture.created.id, refundedAmount: 2500 });
     const [authAfter, captureAfter] = first.updated as [Transaction, Transaction];
-    expect(planRefund(authAfter, authAfter, captureAfter, 3501, null, seed())).to.include({ code: 'ERR_ADAPTER_INVALID_AMOUNT' });
+    expect(planRefund(authAfter, authAfter, captureAfter, 3501, null, seed())).to.include({
+      code: 'ERR_ADAPTER_INVALID_AMOUNT',
+    });
     const second = applied(planRefund(authAfter, authAfter, captureAfter, 3500, null, seed()));
     expect(second.updated.map((t) => t.status)).to.deep.equal(['refunded', 'refunded']);
-    expect(planRefund(second.updated[0]!, second.updated[0]!, second.updated[1], 1, null, seed())).to.include({
-      code: 'ERR_INVALID_TRANSACTION',
-    });
+    expect(planRefund(second.updated[0]!, second.updated[0]!, second.updated[1], 1, null, seed())).to.include(
+      {
+        code: 'ERR_INVALID_TRANSACTION',
+      },
+    );
   });
 
   it('a refund of an uncaptured auth, a refund record or a void record is refused', () => {
-    expect(planRefund(payment(), payment(), undefined, 1, null, seed())).to.include({ code: 'ERR_INVALID_TRANSACTION' });
+    expect(planRefund(payment(), payment(), undefined, 1, null, seed())).to.include({
+      code: 'ERR_INVALID_TRANSACTION',
+    });
     const sale = payment({ type: 'sale', status: 'captured', capturedAmount: 10_000 });
     const refund = applied(planRefund(sale, sale, undefined, 100, null, seed())).created;
-    expect(planRefund(refund, sale, undefined, 1, null, seed())).to.include({ code: 'ERR_INVALID_TRANSACTION' });
+    expect(planRefund(refund, sale, undefined, 1, null, seed())).to.include({
+      code: 'ERR_INVALID_TRANSACTION',
+    });
   });
 
   it('property: whatever operations are tried, refunds never exceed the capture and statuses agree', () => {
     const op = fc.oneof(
       fc.record({ kind: fc.constant('capture' as const), amount: fc.integer({ min: 1, max: 12_000 }) }),
-      fc.record({ kind: fc.constant('refund' as const), amount: fc.integer({ min: 1, max: 12_000 }), onCapture: fc.boolean() }),
+      fc.record({
+        kind: fc.constant('refund' as const),
+        amount: fc.integer({ min: 1, max: 12_000 }),
+        onCapture: fc.boolean(),
+      }),
       fc.record({ kind: fc.constant('void' as const), amount: fc.constantFrom(10_000, 5000) }),
     );
     fc.assert(
@@ -116,7 +154,12 @@ describe('transaction operations (pure)', () => {
 
   it('the wire view carries integer minor units and the formatted amount', () => {
     const view = transactionView(payment({ amount: 1234 }));
-    expect(view).to.include({ amount: 1234, amount_formatted: '12.34', merchant_trans_id: 'r1', related_trans_id: null });
+    expect(view).to.include({
+      amount: 1234,
+      amount_formatted: '12.34',
+      merchant_trans_id: 'r1',
+      related_trans_id: null,
+    });
     expect(view.created_at).to.equal('2026-11-01T00:00:00.000000Z');
   });
 });
