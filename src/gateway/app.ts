@@ -5,16 +5,23 @@ import Koa, { type Context, type Next } from 'koa';
 import { type Logger, pino } from 'pino';
 import { type AdvanceableClock, OffsetClock } from '../shared/clock.js';
 import { cryptoRandom, type RandomSource } from '../shared/ids.js';
+import { Dispatcher } from './delivery/dispatcher.js';
+import { type Resolver, systemResolver } from './delivery/send.js';
+import { DELIVERY_TIMEOUT_MS } from './domain/webhooks.js';
 import { runDueWork, type TickReport } from './due-work.js';
+import { checkoutPageRoutes } from './hosted/checkout-page.js';
 import { threeDsPageRoutes } from './hosted/three-ds-page.js';
 import { authenticate, principalOf } from './http/auth.js';
 import { envelopeMiddleware } from './http/envelope.js';
 import { byApiKey, byIp, rateLimit } from './http/rate-limit.js';
+import { paymentMethodRoutes } from './routes/payment-methods.js';
+import { paymentSessionRoutes } from './routes/payment-sessions.js';
 import { sandboxControlRoutes } from './routes/sandbox-controls.js';
 import { threeDsRoutes } from './routes/three-ds.js';
 import { transactionRoutes } from './routes/transactions.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import type { Seed } from './seed.js';
-import { type GatewayDeps, GatewayState, type Operation } from './state.js';
+import { CARD_PROVIDER, type GatewayDeps, GatewayState, type Operation } from './state.js';
 
 export interface GatewayOptions {
   /** The accounts (sandbox.md section 2), already validated by `parseSeed` or `loadSeedFile`. */
@@ -29,6 +36,15 @@ export interface GatewayOptions {
   logger?: Logger;
   /** The origin browsers reach the hosted pages on. Default: the origin of each request. */
   publicBaseUrl?: string;
+  /** Webhook host resolution. Default: the system resolver. */
+  resolve?: Resolver;
+  /** How long a receiver has to answer. Default: 10 s (sandbox.md section 8). */
+  deliveryTimeoutMs?: number;
+  /**
+   * Deliver as soon as an event is recorded, instead of only on tick. Default false: tests tick the
+   * sandbox clock; the standalone and embedded sandboxes turn it on.
+   */
+  autoDeliver?: boolean;
 }
 
 export interface Gateway {
@@ -36,7 +52,7 @@ export interface Gateway {
   deps: GatewayDeps;
   controls: {
     advance(seconds: number): void;
-    tick(): TickReport;
+    tick(): Promise<TickReport>;
     /** Fault injection: hold every `operation` this long after it takes its idempotency key. */
     setLatency(operation: Operation, ms: number): void;
   };
@@ -52,7 +68,43 @@ export function createGateway(options: GatewayOptions): Gateway {
   const sleep = options.sleep ?? realSleep;
   const logger = options.logger ?? pino({ level: 'silent' });
   const state = new GatewayState(options.seed, random);
-  const deps: GatewayDeps = { seed: options.seed, clock, random, sleep, logger, state };
+  const resolve = options.resolve ?? systemResolver;
+  const dispatcher = new Dispatcher({
+    registry: state.webhooks,
+    clock,
+    random,
+    logger,
+    allowPrivate: options.seed.settings.allow_private_webhook_urls,
+    resolve,
+    timeoutMs: options.deliveryTimeoutMs ?? DELIVERY_TIMEOUT_MS,
+    outages: state.outages,
+  });
+  let kicked = false;
+  const kick = () => {
+    if (!options.autoDeliver || kicked) return;
+    kicked = true;
+    setImmediate(() => {
+      kicked = false;
+      dispatcher.deliverDue().catch((error) => logger.error({ err: error }, 'delivery failed'));
+    });
+  };
+  const deps: GatewayDeps = {
+    seed: options.seed,
+    clock,
+    random,
+    sleep,
+    logger,
+    state,
+    dispatcher,
+    resolve,
+    kick,
+    emit: (type, t) => {
+      const root = t.relatedId === null ? t.id : t.relatedId;
+      const sessionId = state.sessionByTransaction.get(root);
+      const provider = sessionId === undefined ? CARD_PROVIDER : state.sessions.get(sessionId)!.provider;
+      if (state.webhooks.record(type, t, provider, clock.now())) kick();
+    },
+  };
   const baseUrlOf = (ctx: Context) => options.publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`;
 
   const app = new Koa();
@@ -63,10 +115,14 @@ export function createGateway(options: GatewayOptions): Gateway {
   api.use(authenticate(state), rateLimit(state.apiRate, clock, sleep, byApiKey));
   transactionRoutes(api, deps);
   threeDsRoutes(api, deps, baseUrlOf);
+  paymentSessionRoutes(api, deps, baseUrlOf);
+  paymentMethodRoutes(api, deps);
+  webhookRoutes(api, deps);
 
   const hosted = new Router();
   hosted.use(rateLimit(state.pageRate, clock, sleep, byIp));
   threeDsPageRoutes(hosted, deps);
+  checkoutPageRoutes(hosted, deps);
 
   // Controls need a key but are not API calls: they show the key's remaining budget without using it.
   const controls = new Router();
@@ -112,7 +168,15 @@ function requestLog(logger: Logger) {
     try {
       await next();
     } finally {
-      logger.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, 'request');
+      logger.debug(
+        {
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round(performance.now() - started),
+        },
+        'request',
+      );
     }
   };
 }

@@ -1,16 +1,20 @@
+import type { DeliveryReport } from './delivery/dispatcher.js';
 import { effectiveStatus } from './domain/three-ds.js';
+import { expireIfDue } from './sessions.js';
 import type { GatewayDeps } from './state.js';
 
-export interface TickReport {
+export interface TickReport extends DeliveryReport {
   now: string;
   challenges_expired: number;
+  sessions_expired: number;
+  events_pruned: number;
 }
 
 /**
- * Everything due at the current sandbox clock, run synchronously (sandbox.md section 10, tick):
- * challenges that timed out become `failed`; idempotency keys and rate windows past their time go.
+ * Everything due at the current sandbox clock (sandbox.md section 10, tick): challenges and sessions
+ * that timed out, webhook attempts and replays, and the pruning of what outlived its window.
  */
-export function runDueWork(deps: GatewayDeps): TickReport {
+export async function runDueWork(deps: GatewayDeps): Promise<TickReport> {
   const { state } = deps;
   const now = deps.clock.now();
   let challengesExpired = 0;
@@ -21,8 +25,19 @@ export function runDueWork(deps: GatewayDeps): TickReport {
       challengesExpired++;
     }
   }
+  let sessionsExpired = 0;
+  for (const session of state.sessions.values()) if (expireIfDue(deps, session)) sessionsExpired++;
+  const eventsPruned = state.webhooks.prune(now);
   state.idempotency.prune(now);
   state.apiRate.prune(now);
   state.pageRate.prune(now);
-  return { now: new Date(now).toISOString(), challenges_expired: challengesExpired };
+  for (const [merchantId, until] of state.outages) if (until <= now) state.outages.delete(merchantId);
+  const delivery = await deps.dispatcher.deliverDue();
+  return {
+    now: new Date(now).toISOString(),
+    challenges_expired: challengesExpired,
+    sessions_expired: sessionsExpired,
+    events_pruned: eventsPruned,
+    ...delivery,
+  };
 }

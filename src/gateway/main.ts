@@ -14,10 +14,12 @@ const seedPath = process.env.GATEWAY_SEED ?? 'config/gateway-seed.json';
 
 try {
   const seed = await loadSeedFile(seedPath);
-  const gateway = createGateway({ seed, logger });
+  const gateway = createGateway({ seed, logger, autoDeliver: true });
   const { url, close } = await gateway.listen(port, '127.0.0.1');
   // Real time drives what is due when the sandbox runs on its own.
-  const ticker = setInterval(() => gateway.controls.tick(), 1000);
+  const ticker = setInterval(() => {
+    gateway.controls.tick().catch((error) => logger.error({ err: error }, 'tick failed'));
+  }, 1000);
   logger.info({ url, seed: seedPath }, 'sandbox gateway listening');
   const stop = async () => {
     clearInterval(ticker);

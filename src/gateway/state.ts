@@ -2,14 +2,21 @@ import { createHmac } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AdvanceableClock } from '../shared/clock.js';
 import type { RandomSource } from '../shared/ids.js';
+import type { Dispatcher } from './delivery/dispatcher.js';
+import type { Resolver } from './delivery/send.js';
 import { IdempotencyStore } from './domain/idempotency.js';
 import { RateWindows } from './domain/rate-window.js';
+import type { PaymentSession } from './domain/sessions.js';
 import type { Verification } from './domain/three-ds.js';
 import { holdsReference, type Transaction } from './domain/transactions.js';
+import type { EventType } from './domain/webhooks.js';
 import type { Seed, SeedApiKey, SeedMerchant } from './seed.js';
+import { WebhookRegistry } from './webhooks/registry.js';
 
-/** Who holds a merchant reference: transactions now, payment sessions too. */
+/** Who holds a merchant reference: a sale or auth, or a session's linked transaction. */
 export type ReferenceHolder = { kind: 'transaction'; id: number };
+
+export const CARD_PROVIDER = 'sandbox-acquirer';
 
 export type Operation = 'capture' | 'refund' | 'void';
 
@@ -21,6 +28,13 @@ export interface GatewayDeps {
   sleep: (ms: number) => Promise<void>;
   logger: Logger;
   state: GatewayState;
+  dispatcher: Dispatcher;
+  /** Resolves webhook hosts (sandbox.md section 8: resolved again at delivery time). */
+  resolve: Resolver;
+  /** Records a webhook event for a transaction change, if the merchant's endpoint subscribes. */
+  emit(type: EventType, t: Transaction): void;
+  /** Asks for due deliveries to run soon (a no-op unless the gateway delivers by itself). */
+  kick(): void;
 }
 
 export class GatewayState {
@@ -40,6 +54,15 @@ export class GatewayState {
   readonly cardholders = new Map<string, number>();
   #nextCardholderId = 1;
 
+  readonly sessions = new Map<string, PaymentSession>();
+  readonly sessionByTransaction = new Map<number, string>();
+  readonly webhooks: WebhookRegistry;
+  /** merchant id -> until when its deliveries fail (sandbox.md section 10, webhook outage). */
+  readonly outages = new Map<number, number>();
+  /** gateway-api.md, Limits: test pings 10 and replays 30 a minute per API key. */
+  readonly pingRate = new RateWindows({ limit: 10, windowMs: 60_000, slowdown: [] });
+  readonly replayRate = new RateWindows({ limit: 30, windowMs: 60_000, slowdown: [] });
+
   readonly idempotency = new IdempotencyStore();
   readonly apiRate: RateWindows;
   readonly pageRate: RateWindows;
@@ -54,9 +77,14 @@ export class GatewayState {
     for (const p of seed.partners) this.partnerMerchants.set(p.id, new Set(p.merchant_ids));
     const { limit, window_s, slowdown } = seed.settings.rate_limit;
     this.apiRate = new RateWindows({ limit, windowMs: window_s * 1000, slowdown });
-    this.pageRate = new RateWindows({ limit: seed.settings.public_pages_per_minute, windowMs: 60_000, slowdown: [] });
+    this.pageRate = new RateWindows({
+      limit: seed.settings.public_pages_per_minute,
+      windowMs: 60_000,
+      slowdown: [],
+    });
     // A per-process key (sandbox.md section 1): fingerprints match cards within a run and reveal nothing.
     this.#fingerprintKey = random(32);
+    this.webhooks = new WebhookRegistry(random);
   }
 
   fingerprint(cardNumber: string): string {

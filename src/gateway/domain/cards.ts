@@ -39,7 +39,11 @@ interface TestCard {
 
 const frictionless: ThreeDsScenario = { kind: 'frictionless', eci: '05' };
 const approve: IssuerOutcome = { kind: 'approve' };
-const decline = (code: string, doNotRetryAfter = false): IssuerOutcome => ({ kind: 'decline', code, doNotRetryAfter });
+const decline = (code: string, doNotRetryAfter = false): IssuerOutcome => ({
+  kind: 'decline',
+  code,
+  doNotRetryAfter,
+});
 
 const TEST_CARDS: Readonly<Record<string, TestCard>> = {
   '4242424242424242': { threeDs: frictionless, issuer: approve },

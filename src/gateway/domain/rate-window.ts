@@ -29,7 +29,12 @@ export function admit(policy: RatePolicy, previous: WindowState | undefined, now
   let delaySeconds = 0;
   for (const [n, seconds] of policy.slowdown) if (state.count >= n) delaySeconds = seconds;
   state.count += 1;
-  return { allowed: true, delayMs: Math.round(delaySeconds * 1000), remaining: policy.limit - state.count, state };
+  return {
+    allowed: true,
+    delayMs: Math.round(delaySeconds * 1000),
+    remaining: policy.limit - state.count,
+    state,
+  };
 }
 
 /** What `X-RateLimit-Remaining` says for a caller without counting a request. */

@@ -1,5 +1,5 @@
-import type { CurrencyCode } from '../../shared/money.js';
 import { sqlDateTime } from '../../shared/clock.js';
+import type { CurrencyCode } from '../../shared/money.js';
 
 export type VerificationStatus = 'pending' | 'full_auth' | 'failed';
 
@@ -68,15 +68,32 @@ export function checkVerification(
   payment: PaymentFacts,
   now: number,
 ): { ok: true } | { ok: false; code: 'ERR_3DS_FAILED' | 'ERR_3DS_TIMEOUT'; message: string } {
-  if (v.merchantId !== payment.merchantId) return { ok: false, code: 'ERR_3DS_FAILED', message: 'The card verification does not exist.' };
+  if (v.merchantId !== payment.merchantId)
+    return { ok: false, code: 'ERR_3DS_FAILED', message: 'The card verification does not exist.' };
   if (now - v.createdAt > VERIFICATION_VALIDITY_MS) {
-    return { ok: false, code: 'ERR_3DS_TIMEOUT', message: 'The card verification is older than 30 minutes; verify the card again.' };
+    return {
+      ok: false,
+      code: 'ERR_3DS_TIMEOUT',
+      message: 'The card verification is older than 30 minutes; verify the card again.',
+    };
   }
   if (effectiveStatus(v, now) !== 'full_auth') {
-    return { ok: false, code: 'ERR_3DS_FAILED', message: 'The card verification did not authenticate the cardholder.' };
+    return {
+      ok: false,
+      code: 'ERR_3DS_FAILED',
+      message: 'The card verification did not authenticate the cardholder.',
+    };
   }
-  if (v.cardFingerprint !== payment.cardFingerprint || v.amount !== payment.amount || v.currency !== payment.currency) {
-    return { ok: false, code: 'ERR_3DS_FAILED', message: 'The card verification was made for another card, amount or currency.' };
+  if (
+    v.cardFingerprint !== payment.cardFingerprint ||
+    v.amount !== payment.amount ||
+    v.currency !== payment.currency
+  ) {
+    return {
+      ok: false,
+      code: 'ERR_3DS_FAILED',
+      message: 'The card verification was made for another card, amount or currency.',
+    };
   }
   return { ok: true };
 }

@@ -1,8 +1,16 @@
-import { type CurrencyCode, formatMinor } from '../../shared/money.js';
 import { isoMicros } from '../../shared/clock.js';
+import { type CurrencyCode, formatMinor } from '../../shared/money.js';
 
 /** Transaction statuses the sandbox uses (gateway-api.md, States; sandbox.md sections 6, 7, 10). */
-export type TransactionStatus = 'pending' | 'auth' | 'captured' | 'refunded' | 'voided' | 'failed' | 'cancelled' | 'chargeback';
+export type TransactionStatus =
+  | 'pending'
+  | 'auth'
+  | 'captured'
+  | 'refunded'
+  | 'voided'
+  | 'failed'
+  | 'cancelled'
+  | 'chargeback';
 export type TransactionType = 'sale' | 'auth' | 'capture' | 'refund' | 'void';
 
 export interface Transaction {
@@ -76,7 +84,14 @@ export interface ChildSeed {
   acquirerRefNum: string;
 }
 
-function child(parent: Transaction, type: TransactionType, status: TransactionStatus, amount: number, seed: ChildSeed, reason: string | null): Transaction {
+function child(
+  parent: Transaction,
+  type: TransactionType,
+  status: TransactionStatus,
+  amount: number,
+  seed: ChildSeed,
+  reason: string | null,
+): Transaction {
   return {
     ...parent,
     id: seed.id,
@@ -107,7 +122,9 @@ const tooMuch = (message: string): Plan => ({ ok: false, code: 'ERR_ADAPTER_INVA
 export function planCapture(auth: Transaction, amount: number, seed: ChildSeed): Plan {
   if (auth.type !== 'auth' || auth.status !== 'auth') return notAllowed('capture', auth);
   if (amount > auth.amount) {
-    return tooMuch(`The capture amount exceeds the authorised ${formatMinor(auth.amount, auth.currency)} ${auth.currency}.`);
+    return tooMuch(
+      `The capture amount exceeds the authorised ${formatMinor(auth.amount, auth.currency)} ${auth.currency}.`,
+    );
   }
   const capture = child(auth, 'capture', 'captured', amount, seed, null);
   capture.acquirerAuthCode = auth.acquirerAuthCode;
@@ -132,11 +149,15 @@ export function planRefund(
   if (!refundable || payment.status !== 'captured') return notAllowed('refund', target);
   const left = payment.capturedAmount - payment.refundedAmount;
   if (amount > left) {
-    return tooMuch(`The refund amount exceeds the ${formatMinor(left, payment.currency)} ${payment.currency} left to refund.`);
+    return tooMuch(
+      `The refund amount exceeds the ${formatMinor(left, payment.currency)} ${payment.currency} left to refund.`,
+    );
   }
   const refundedAmount = payment.refundedAmount + amount;
   const status = refundedAmount === payment.capturedAmount ? 'refunded' : 'captured';
-  const updated = [payment, ...(capture ? [capture] : [])].map((t) => ({ ...t, status, refundedAmount, updatedAt: seed.now }) as Transaction);
+  const updated = [payment, ...(capture ? [capture] : [])].map(
+    (t) => ({ ...t, status, refundedAmount, updatedAt: seed.now }) as Transaction,
+  );
   const refund = child(target, 'refund', 'refunded', amount, seed, reason);
   refund.refundedAmount = refundedAmount;
   return { ok: true, created: refund, updated };
@@ -146,7 +167,9 @@ export function planRefund(
 export function planVoid(auth: Transaction, amount: number, reason: string | null, seed: ChildSeed): Plan {
   if (auth.type !== 'auth' || auth.status !== 'auth') return notAllowed('void', auth);
   if (amount !== auth.amount) {
-    return tooMuch(`A void must be for the authorised ${formatMinor(auth.amount, auth.currency)} ${auth.currency}.`);
+    return tooMuch(
+      `A void must be for the authorised ${formatMinor(auth.amount, auth.currency)} ${auth.currency}.`,
+    );
   }
   const voidRecord = child(auth, 'void', 'voided', amount, seed, reason);
   return { ok: true, created: voidRecord, updated: [{ ...auth, status: 'voided', updatedAt: seed.now }] };

@@ -17,7 +17,12 @@ export function respond(ctx: Context, data: unknown, message: string, status = 2
 }
 
 export function errorEnvelope(error: ApiError): Envelope {
-  const body: Envelope = { success: false, message: error.message, code: error.code, data: error.options.data ?? null };
+  const body: Envelope = {
+    success: false,
+    message: error.message,
+    code: error.code,
+    data: error.options.data ?? null,
+  };
   if (error.options.errors) body.errors = error.options.errors;
   return body;
 }
@@ -30,7 +35,8 @@ export function envelopeMiddleware(logger: Logger, defaultRemaining: () => numbe
   return async (ctx: Context, next: Next): Promise<void> => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw new ApiError(404, 'ERR_NOT_FOUND', 'Not found.');
+      if (ctx.status === 404 && ctx.body === undefined)
+        throw new ApiError(404, 'ERR_NOT_FOUND', 'Not found.');
     } catch (caught) {
       const error = toApiError(caught, logger, ctx);
       ctx.status = error.status;
@@ -58,5 +64,9 @@ function toApiError(caught: unknown, logger: Logger, ctx: Context): ApiError {
     });
   }
   logger.error({ err: caught, method: ctx.method, path: ctx.path }, 'unexpected error');
-  return new ApiError(500, 'ERR_UNEXPECTED', 'An unexpected error occurred. It is safe to retry with backoff.');
+  return new ApiError(
+    500,
+    'ERR_UNEXPECTED',
+    'An unexpected error occurred. It is safe to retry with backoff.',
+  );
 }

@@ -40,9 +40,17 @@ export async function idempotent(
   const admission = store.begin(scope, key, fingerprint, deps.clock.now());
   switch (admission.kind) {
     case 'conflict':
-      throw new ApiError(409, 'ERR_IDEMPOTENCY_CONFLICT', 'This Idempotency-Key was used with a different request.');
+      throw new ApiError(
+        409,
+        'ERR_IDEMPOTENCY_CONFLICT',
+        'This Idempotency-Key was used with a different request.',
+      );
     case 'in_progress':
-      throw new ApiError(409, 'ERR_IDEMPOTENT_REQUEST_IN_PROGRESS', 'The original request with this Idempotency-Key is still running.');
+      throw new ApiError(
+        409,
+        'ERR_IDEMPOTENT_REQUEST_IN_PROGRESS',
+        'The original request with this Idempotency-Key is still running.',
+      );
     case 'replay':
       ctx.status = admission.response.status;
       ctx.body = admission.response.body;

@@ -44,7 +44,10 @@ export const customerSchema = z.object({
   address: z.string().max(255).optional(),
   city: z.string().max(255).optional(),
   postal_code: z.string().max(32).optional(),
-  country_code: z.string().regex(/^[A-Z]{2}$/, 'must be a 2-letter uppercase country code').optional(),
+  country_code: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'must be a 2-letter uppercase country code')
+    .optional(),
   ip_address: ipAddress.optional(),
 });
 

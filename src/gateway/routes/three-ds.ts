@@ -9,7 +9,14 @@ import { requireMerchantKey } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { respond } from '../http/envelope.js';
 import { declined } from '../http/errors.js';
-import { amountField, cardSchema, currencyField, httpUrl, overPlatformMaximum, withMinorAmount } from '../http/schemas.js';
+import {
+  amountField,
+  cardSchema,
+  currencyField,
+  httpUrl,
+  overPlatformMaximum,
+  withMinorAmount,
+} from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
 import type { GatewayDeps, GatewayState } from '../state.js';
 
@@ -47,8 +54,10 @@ export function threeDsRoutes(router: Router, deps: GatewayDeps, baseUrlOf: (ctx
     if (overPlatformMaximum(body.minor, currency)) {
       throw declined('ERR_ADAPTER_INVALID_AMOUNT', 'The amount is above the maximum of 1,000,000.00.');
     }
-    if (!luhnValid(body.card.number)) throw declined('ERR_INVALID_ACCOUNT_NUMBER', 'The card number is not valid.');
-    if (cardExpired(body.card.exp_month, body.card.exp_year, now)) throw declined('ERR_EXPIRED_CARD', 'The card has expired.');
+    if (!luhnValid(body.card.number))
+      throw declined('ERR_INVALID_ACCOUNT_NUMBER', 'The card number is not valid.');
+    if (cardExpired(body.card.exp_month, body.card.exp_year, now))
+      throw declined('ERR_EXPIRED_CARD', 'The card has expired.');
 
     const scenario = testCard(body.card.number).threeDs;
     const authenticated = scenario.kind === 'frictionless';

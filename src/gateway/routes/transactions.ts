@@ -50,12 +50,18 @@ const initiateSchema = z
     success_url: httpUrl.optional(),
     error_url: httpUrl.optional(),
     customer: customerSchema.optional(),
-    card_verification_data: z.object({ id: z.union([z.string().min(1), z.number().int().positive()]) }).optional(),
+    card_verification_data: z
+      .object({ id: z.union([z.string().min(1), z.number().int().positive()]) })
+      .optional(),
     browser_data: z.object({ ip_address: ipAddress.optional() }).optional(),
   })
   .superRefine((body, ctx) => {
     if ((body.card === undefined) === (body.vault_token === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['card'], message: 'exactly one of card and vault_token is required' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['card'],
+        message: 'exactly one of card and vault_token is required',
+      });
     }
   })
   .transform(withMinorAmount);
@@ -89,13 +95,20 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
       });
     }
     // No endpoint of gateway-api.md creates payment instruments, so no vault token can be recognised.
-    if (body.vault_token !== undefined) throw declined('ERR_INVALID_CARD_TOKEN', 'The vault token is not recognised.');
+    if (body.vault_token !== undefined)
+      throw declined('ERR_INVALID_CARD_TOKEN', 'The vault token is not recognised.');
     const card = body.card!;
-    if (!luhnValid(card.number)) throw declined('ERR_INVALID_ACCOUNT_NUMBER', 'The card number is not valid.');
-    if (cardExpired(card.exp_month, card.exp_year, now)) throw declined('ERR_EXPIRED_CARD', 'The card has expired.');
+    if (!luhnValid(card.number))
+      throw declined('ERR_INVALID_ACCOUNT_NUMBER', 'The card number is not valid.');
+    if (cardExpired(card.exp_month, card.exp_year, now))
+      throw declined('ERR_EXPIRED_CARD', 'The card has expired.');
 
     const fingerprint = state.fingerprint(card.number);
-    const record = (status: Transaction['status'], statusReason: string | null, authCode: string): Transaction => ({
+    const record = (
+      status: Transaction['status'],
+      statusReason: string | null,
+      authCode: string,
+    ): Transaction => ({
       id: state.nextTransactionId(),
       relatedId: null,
       merchantId,
@@ -119,6 +132,7 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
     const refuse = (status: 'failed' | 'cancelled', code: string, message: string): never => {
       const t = record(status, code, '');
       state.saveTransaction(t);
+      deps.emit(status === 'failed' ? 'transaction.failed' : 'transaction.cancelled', t);
       throw declined(code, message, transactionView(t));
     };
 
@@ -130,11 +144,18 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
     if (body.card_verification_data !== undefined) {
       const verification = findVerification(state, body.card_verification_data.id);
       const check = verification
-        ? checkVerification(verification, { merchantId, cardFingerprint: fingerprint, amount: body.minor, currency }, now)
+        ? checkVerification(
+            verification,
+            { merchantId, cardFingerprint: fingerprint, amount: body.minor, currency },
+            now,
+          )
         : ({ ok: false, code: 'ERR_3DS_FAILED', message: 'The card verification does not exist.' } as const);
       if (!check.ok) throw declined(check.code, check.message);
     } else if (scenario.issuer.kind === 'requires_3ds') {
-      throw declined('ERR_3DS_REQUIRED', 'This card requires 3D Secure: verify it first and send card_verification_data.id.');
+      throw declined(
+        'ERR_3DS_REQUIRED',
+        'This card requires 3D Secure: verify it first and send card_verification_data.id.',
+      );
     }
     const doNotRetryKey = `${merchantId}:${fingerprint}`;
     if ((state.doNotRetry.get(doNotRetryKey) ?? 0) > now) {
@@ -142,12 +163,25 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
     }
     if (scenario.issuer.kind === 'decline') {
       if (scenario.issuer.doNotRetryAfter) state.doNotRetry.set(doNotRetryKey, now + DO_NOT_RETRY_MS);
-      refuse('failed', scenario.issuer.code, DECLINE_MESSAGES[scenario.issuer.code] ?? 'The card was declined.');
+      refuse(
+        'failed',
+        scenario.issuer.code,
+        DECLINE_MESSAGES[scenario.issuer.code] ?? 'The card was declined.',
+      );
     }
 
-    const approved = record(body.transaction_type === 'sale' ? 'captured' : 'auth', null, randomHex(deps.random, 3).toUpperCase());
+    const approved = record(
+      body.transaction_type === 'sale' ? 'captured' : 'auth',
+      null,
+      randomHex(deps.random, 3).toUpperCase(),
+    );
     state.saveTransaction(approved);
-    respond(ctx, transactionView(approved), body.transaction_type === 'sale' ? 'Payment captured.' : 'Payment authorised.');
+    deps.emit(approved.status === 'captured' ? 'transaction.captured' : 'transaction.pending', approved);
+    respond(
+      ctx,
+      transactionView(approved),
+      body.transaction_type === 'sale' ? 'Payment captured.' : 'Payment authorised.',
+    );
   });
 
   router.get('/api/v1/transactions/:id/status', (ctx) => {
@@ -169,6 +203,7 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
         const plan = planOperation(deps, operation, target.id, amount.minor, reason);
         if (!plan.ok) throw declined(plan.code, plan.message);
         for (const t of [...plan.updated, plan.created]) state.saveTransaction(t);
+        deps.emit(EVENTS[operation], plan.created);
         const done = `${formatMinor(amount.minor, target.currency)} ${target.currency}`;
         respond(ctx, { transaction: transactionView(plan.created) }, `${PAST[operation]} ${done}.`);
       });
@@ -177,9 +212,20 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
 }
 
 const PAST: Record<Operation, string> = { capture: 'Captured', refund: 'Refunded', void: 'Voided' };
+const EVENTS = {
+  capture: 'transaction.captured',
+  refund: 'transaction.refunded',
+  void: 'transaction.voided',
+} as const;
 
 /** Plans against the records as they are now: a request that waited (latency, idempotency) sees the latest. */
-function planOperation(deps: GatewayDeps, operation: Operation, id: number, amount: number, reason: string | null): Plan {
+function planOperation(
+  deps: GatewayDeps,
+  operation: Operation,
+  id: number,
+  amount: number,
+  reason: string | null,
+): Plan {
   const { state, clock } = deps;
   const target = state.transactions.get(id)!;
   const seed: ChildSeed = {
@@ -195,7 +241,9 @@ function planOperation(deps: GatewayDeps, operation: Operation, id: number, amou
       return planVoid(target, amount, reason, seed);
     case 'refund': {
       const payment = target.type === 'capture' ? state.transactions.get(target.relatedId!)! : target;
-      const capture = [...state.transactions.values()].find((t) => t.type === 'capture' && t.relatedId === payment.id);
+      const capture = [...state.transactions.values()].find(
+        (t) => t.type === 'capture' && t.relatedId === payment.id,
+      );
       return planRefund(target, payment, capture, amount, reason, seed);
     }
     default:

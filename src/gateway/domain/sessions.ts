@@ -1,0 +1,91 @@
+import type { CurrencyCode } from '../../shared/money.js';
+import type { TransactionStatus } from './transactions.js';
+import type { EventType } from './webhooks.js';
+
+/** gateway-api.md, Payment session statuses. `created` is never entered: creation answers with pending_redirect. */
+export type SessionStatus =
+  | 'created'
+  | 'pending_redirect'
+  | 'pending_provider'
+  | 'paid'
+  | 'failed'
+  | 'cancelled'
+  | 'chargeback'
+  | 'expired';
+
+export const SESSION_LIFETIME_MS = 15 * 60 * 1000;
+
+/** What moves a session: the hosted page's buttons, the provider's settle, the clock, a chargeback. */
+export type SessionTrigger = 'pending' | 'paid' | 'failed' | 'cancelled' | 'expired' | 'chargeback';
+
+export interface SessionMove {
+  to: SessionStatus;
+  transaction: TransactionStatus;
+  event: EventType;
+}
+
+const OPEN: readonly SessionStatus[] = ['pending_redirect', 'pending_provider'];
+
+/**
+ * The transition table (gateway-api.md, States; sandbox.md sections 7 and 10). Only
+ * pending_redirect expires: a session handed to the provider waits for its report.
+ */
+export function moveSession(from: SessionStatus, trigger: SessionTrigger): SessionMove | null {
+  switch (trigger) {
+    case 'pending':
+      return from === 'pending_redirect'
+        ? { to: 'pending_provider', transaction: 'pending', event: 'transaction.pending' }
+        : null;
+    case 'paid':
+      return OPEN.includes(from)
+        ? { to: 'paid', transaction: 'captured', event: 'transaction.captured' }
+        : null;
+    case 'failed':
+      return OPEN.includes(from)
+        ? { to: 'failed', transaction: 'failed', event: 'transaction.failed' }
+        : null;
+    case 'cancelled':
+      return OPEN.includes(from)
+        ? { to: 'cancelled', transaction: 'cancelled', event: 'transaction.cancelled' }
+        : null;
+    case 'expired':
+      return from === 'pending_redirect'
+        ? { to: 'expired', transaction: 'cancelled', event: 'transaction.cancelled' }
+        : null;
+    case 'chargeback':
+      return from === 'paid'
+        ? { to: 'chargeback', transaction: 'chargeback', event: 'transaction.chargeback' }
+        : null;
+    default:
+      return trigger satisfies never;
+  }
+}
+
+export function isFinal(status: SessionStatus): boolean {
+  return !OPEN.includes(status) && status !== 'created';
+}
+
+export interface PaymentSession {
+  id: string;
+  transactionId: number;
+  merchantId: number;
+  reference: string;
+  provider: string;
+  paymentMethod: string;
+  status: SessionStatus;
+  amount: number;
+  currency: CurrencyCode;
+  returnUrl: string;
+  cancelUrl: string;
+  providerSessionId: string;
+  providerTransactionId: string | null;
+  customerReference: string;
+  statusReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+  finalisedAt: number | null;
+}
+
+export function expiresAt(session: PaymentSession): number {
+  return session.createdAt + SESSION_LIFETIME_MS;
+}

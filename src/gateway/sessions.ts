@@ -1,0 +1,71 @@
+import { isoMicros } from '../shared/clock.js';
+import { randomHex } from '../shared/ids.js';
+import { formatMinor } from '../shared/money.js';
+import {
+  expiresAt,
+  isFinal,
+  moveSession,
+  type PaymentSession,
+  type SessionTrigger,
+} from './domain/sessions.js';
+import type { GatewayDeps } from './state.js';
+
+/**
+ * Moves a session and its linked transaction together through the state table, and records the
+ * event. Returns false, changing nothing, when the trigger does not apply in the session's state.
+ */
+export function applySessionTrigger(
+  deps: GatewayDeps,
+  session: PaymentSession,
+  trigger: SessionTrigger,
+): boolean {
+  const move = moveSession(session.status, trigger);
+  if (!move) return false;
+  const now = deps.clock.now();
+  session.status = move.to;
+  session.updatedAt = now;
+  if (isFinal(move.to)) session.finalisedAt ??= now;
+  if (move.to === 'paid') session.providerTransactionId = randomHex(deps.random, 10);
+  const t = deps.state.transactions.get(session.transactionId)!;
+  const moved = {
+    ...t,
+    status: move.transaction,
+    capturedAmount: move.transaction === 'captured' ? t.amount : t.capturedAmount,
+    updatedAt: now,
+  };
+  deps.state.saveTransaction(moved);
+  deps.emit(move.event, moved);
+  return true;
+}
+
+/** A session left on the hosted page for 15 minutes expires, whether a tick or a read notices first. */
+export function expireIfDue(deps: GatewayDeps, session: PaymentSession): boolean {
+  return deps.clock.now() >= expiresAt(session) && applySessionTrigger(deps, session, 'expired');
+}
+
+export function sessionView(s: PaymentSession, checkoutUrl: string) {
+  const iso = (ms: number | null) => (ms === null ? null : isoMicros(ms));
+  return {
+    payment_session_id: s.id,
+    transaction_id: s.transactionId,
+    merchant_id: s.merchantId,
+    merchant_reference: s.reference,
+    provider: s.provider,
+    payment_method: s.paymentMethod,
+    status: s.status,
+    status_reason: s.statusReason,
+    amount: s.amount,
+    amount_formatted: formatMinor(s.amount, s.currency),
+    currency: s.currency,
+    checkout_url: checkoutUrl,
+    return_url: s.returnUrl,
+    cancel_url: s.cancelUrl,
+    provider_session_id: s.providerSessionId,
+    provider_transaction_id: s.providerTransactionId,
+    customer_reference: s.customerReference,
+    expires_at: isoMicros(expiresAt(s)),
+    finalised_at: iso(s.finalisedAt),
+    created_at: isoMicros(s.createdAt),
+    updated_at: isoMicros(s.updatedAt),
+  };
+}
