@@ -72,6 +72,8 @@ export interface PaymentSession {
   reference: string;
   provider: string;
   paymentMethod: string;
+  /** What the hosted page shows the customer, e.g. iDEAL. */
+  methodLabel: string;
   status: SessionStatus;
   amount: number;
   currency: CurrencyCode;

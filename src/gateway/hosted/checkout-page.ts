@@ -39,7 +39,7 @@ export function checkoutPageRoutes(router: Router, deps: GatewayDeps): void {
     ctx.type = 'html';
     ctx.body = page(
       'Checkout',
-      `<h1>Pay with ${escapeHtml(s.paymentMethod)}</h1>
+      `<h1>Pay with ${escapeHtml(s.methodLabel)}</h1>
 <p>Amount: <strong>${escapeHtml(formatMinor(s.amount, s.currency))} ${s.currency}</strong></p>
 <p class="muted">Reference ${escapeHtml(s.reference)} · sandbox provider ${escapeHtml(s.provider)}</p>
 ${

@@ -138,6 +138,7 @@ export function paymentSessionRoutes(
       reference: body.reference,
       provider: method.provider,
       paymentMethod: method.payment_method,
+      methodLabel: method.label,
       status: 'pending_redirect',
       amount: body.minor,
       currency,
