@@ -48,7 +48,12 @@ describe('browser: the hosted pages in Chromium', function () {
   ] as const) {
     it(`the 3DS challenge: ${button} returns the browser to auth_url with status ${status}`, async () => {
       const verify = await sandbox.call('POST', '/api/v1/3ds/verify', {
-        body: { amount: 25, currency: 'EUR', card: card('4000000000003220'), auth_url: `${shop.url}/checkout/3ds-return` },
+        body: {
+          amount: 25,
+          currency: 'EUR',
+          card: card('4000000000003220'),
+          auth_url: `${shop.url}/checkout/3ds-return`,
+        },
       });
       expect(verify.status).to.equal(200);
       await page.goto(verify.body.data.challenge_url);
