@@ -21,6 +21,7 @@ import { threeDsRoutes } from './routes/three-ds.js';
 import { transactionRoutes } from './routes/transactions.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import type { Seed } from './seed.js';
+import { expireDueSessions } from './sessions.js';
 import { CARD_PROVIDER, type GatewayDeps, GatewayState, type Operation } from './state.js';
 
 export interface GatewayOptions {
@@ -110,6 +111,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   const app = new Koa();
   app.use(requestLog(logger));
   app.use(envelopeMiddleware(logger, () => state.apiRate.policy.limit));
+  // Whatever a request reads, no session past its 15 minutes is still open (gateway-api.md, session states).
+  app.use(async (_ctx, next) => {
+    expireDueSessions(deps);
+    await next();
+  });
 
   const api = new Router();
   api.use(authenticate(state), rateLimit(state.apiRate, clock, sleep, byApiKey));
@@ -130,7 +136,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     ctx.state.rateRemaining = state.apiRate.remaining(principalOf(ctx).key, clock.now());
     await next();
   });
-  sandboxControlRoutes(controls, deps);
+  sandboxControlRoutes(controls, deps, baseUrlOf);
 
   for (const router of [api, hosted, controls]) app.use(router.routes());
 

@@ -1,6 +1,6 @@
 import type { DeliveryReport } from './delivery/dispatcher.js';
 import { effectiveStatus } from './domain/three-ds.js';
-import { expireIfDue } from './sessions.js';
+import { expireDueSessions } from './sessions.js';
 import type { GatewayDeps } from './state.js';
 
 export interface TickReport extends DeliveryReport {
@@ -25,8 +25,7 @@ export async function runDueWork(deps: GatewayDeps): Promise<TickReport> {
       challengesExpired++;
     }
   }
-  let sessionsExpired = 0;
-  for (const session of state.sessions.values()) if (expireIfDue(deps, session)) sessionsExpired++;
+  const sessionsExpired = expireDueSessions(deps);
   const eventsPruned = state.webhooks.prune(now);
   state.idempotency.prune(now);
   state.apiRate.prune(now);

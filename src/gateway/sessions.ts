@@ -18,12 +18,15 @@ export function applySessionTrigger(
   deps: GatewayDeps,
   session: PaymentSession,
   trigger: SessionTrigger,
+  reason: string | null = null,
 ): boolean {
   const move = moveSession(session.status, trigger);
   if (!move) return false;
   const now = deps.clock.now();
   session.status = move.to;
   session.updatedAt = now;
+  if (reason !== null) session.statusReason = reason;
+  deps.state.openSessions.delete(session.id); // only pending_redirect expires, and it is left now
   if (isFinal(move.to)) session.finalisedAt ??= now;
   if (move.to === 'paid') session.providerTransactionId = randomHex(deps.random, 10);
   const t = deps.state.transactions.get(session.transactionId)!;
@@ -31,6 +34,7 @@ export function applySessionTrigger(
     ...t,
     status: move.transaction,
     capturedAmount: move.transaction === 'captured' ? t.amount : t.capturedAmount,
+    statusReason: reason ?? t.statusReason,
     updatedAt: now,
   };
   deps.state.saveTransaction(moved);
@@ -38,9 +42,20 @@ export function applySessionTrigger(
   return true;
 }
 
-/** A session left on the hosted page for 15 minutes expires, whether a tick or a read notices first. */
-export function expireIfDue(deps: GatewayDeps, session: PaymentSession): boolean {
-  return deps.clock.now() >= expiresAt(session) && applySessionTrigger(deps, session, 'expired');
+/**
+ * Sessions left on the hosted page for 15 minutes expire. Every session has the same lifetime, so
+ * the open ones, kept in creation order, expire in that order: this touches only those due. It runs
+ * before every request and on tick, so nothing ever reads a session that should have expired.
+ */
+export function expireDueSessions(deps: GatewayDeps): number {
+  const now = deps.clock.now();
+  let expired = 0;
+  for (const id of deps.state.openSessions) {
+    const session = deps.state.sessions.get(id)!;
+    if (now < expiresAt(session)) break;
+    if (applySessionTrigger(deps, session, 'expired')) expired++;
+  }
+  return expired;
 }
 
 export function sessionView(s: PaymentSession, checkoutUrl: string) {

@@ -56,6 +56,8 @@ export class GatewayState {
 
   readonly sessions = new Map<string, PaymentSession>();
   readonly sessionByTransaction = new Map<number, string>();
+  /** Sessions still on the hosted page (pending_redirect), in creation order: the order they expire in. */
+  readonly openSessions = new Set<string>();
   readonly webhooks: WebhookRegistry;
   /** merchant id -> until when its deliveries fail (sandbox.md section 10, webhook outage). */
   readonly outages = new Map<number, number>();

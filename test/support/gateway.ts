@@ -105,6 +105,10 @@ export interface TestGateway {
 
 export interface StartOptions {
   seed?: (seed: SeedInput) => void;
+  /** Webhook host resolution; default: every name resolves to a public documentation-free address. */
+  resolve?: (host: string) => Promise<string[]>;
+  /** Default 500 ms, so a hanging receiver costs tests little. */
+  deliveryTimeoutMs?: number;
   /** Replaces the default sleep, which records and returns at once. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -127,6 +131,8 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
     clock,
     random: seededRandom(42),
     logger: pino({ level: 'trace' }, stream),
+    resolve: options.resolve ?? (async () => ['93.184.216.34']),
+    deliveryTimeoutMs: options.deliveryTimeoutMs ?? 500,
     sleep:
       options.sleep ??
       (async (ms) => {

@@ -13,7 +13,7 @@ export function isNonPublicAddress(address: string): boolean {
 }
 
 function nonPublicV4(address: string): boolean {
-  const [a = 0, b = 0] = address.split('.').map(Number);
+  const [a = 0, b = 0, c = 0] = address.split('.').map(Number);
   return (
     a === 0 || // "this network"
     a === 10 ||
@@ -22,7 +22,9 @@ function nonPublicV4(address: string): boolean {
     (a === 169 && b === 254) ||
     (a === 172 && b >= 16 && b <= 31) ||
     (a === 192 && b === 168) ||
-    (a === 192 && b === 0) || // 192.0.0.0/24 protocol assignments and 192.0.2.0/24 documentation
+    (a === 192 && b === 0 && (c === 0 || c === 2)) || // protocol assignments, documentation (TEST-NET-1)
+    (a === 198 && b === 51 && c === 100) || // TEST-NET-2
+    (a === 203 && b === 0 && c === 113) || // TEST-NET-3
     (a === 198 && (b === 18 || b === 19)) || // benchmarking
     a >= 224 // multicast and reserved
   );

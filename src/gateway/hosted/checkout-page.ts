@@ -3,7 +3,7 @@ import getRawBody from 'raw-body';
 import { formatMinor } from '../../shared/money.js';
 import type { PaymentSession, SessionTrigger } from '../domain/sessions.js';
 import { ApiError, notFound } from '../http/errors.js';
-import { applySessionTrigger, expireIfDue } from '../sessions.js';
+import { applySessionTrigger } from '../sessions.js';
 import type { GatewayDeps } from '../state.js';
 import { escapeHtml, page } from './html.js';
 
@@ -28,7 +28,6 @@ export function checkoutPageRoutes(router: Router, deps: GatewayDeps): void {
   const sessionOf = (id: string | undefined): PaymentSession => {
     const s = deps.state.sessions.get(id ?? '');
     if (!s) throw notFound('Payment session');
-    expireIfDue(deps, s);
     return s;
   };
 

@@ -18,7 +18,7 @@ import {
   withMinorAmount,
 } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
-import { applySessionTrigger, expireIfDue, sessionView } from '../sessions.js';
+import { applySessionTrigger, sessionView } from '../sessions.js';
 import type { GatewayDeps } from '../state.js';
 
 const createSchema = z
@@ -154,34 +154,28 @@ export function paymentSessionRoutes(
     };
     state.saveTransaction(transaction);
     state.sessions.set(session.id, session);
+    state.openSessions.add(session.id);
     state.sessionByTransaction.set(transaction.id, session.id);
     deps.emit('transaction.pending', transaction);
 
     // sandbox.md section 7: the provider's answers, chosen by the customer's last name.
     const lastName = body.customer?.last_name;
     if (lastName === 'PROVIDER_REJECT' || lastName === 'PROVIDER_DOWN') {
-      session.statusReason =
-        lastName === 'PROVIDER_REJECT'
-          ? 'The provider declined to open a checkout for this customer.'
-          : 'The provider could not prepare the hosted session.';
-      applySessionTrigger(deps, session, 'failed');
+      const rejected = lastName === 'PROVIDER_REJECT';
+      const reason = rejected
+        ? 'The provider declined to open a checkout for this customer.'
+        : 'The provider could not prepare the hosted session.';
+      applySessionTrigger(deps, session, 'failed', reason);
       const data = { payment_session: sessionView(session, checkoutUrl(ctx, session)) };
-      if (lastName === 'PROVIDER_REJECT')
-        throw new ApiError(400, 'ERR_PROVIDER_REJECTED', session.statusReason, { data });
-      throw new ApiError(502, 'ERR_GATEWAY_ERROR', session.statusReason, { data });
+      if (rejected) throw new ApiError(400, 'ERR_PROVIDER_REJECTED', reason, { data });
+      throw new ApiError(502, 'ERR_GATEWAY_ERROR', reason, { data });
     }
-    respond(
-      ctx,
-      { payment_session: sessionView(session, checkoutUrl(ctx, session)) },
-      'Payment session created.',
-      201,
-    );
+    respond(ctx, { payment_session: sessionView(session, checkoutUrl(ctx, session)) }, 'Payment session created.', 201);
   });
 
   router.get('/api/v1/payment-sessions/:sessionId', (ctx) => {
     const session = state.sessions.get(ctx.params.sessionId ?? '');
     if (!session || !canSee(state, principalOf(ctx), session.merchantId)) throw notFound('Payment session');
-    expireIfDue(deps, session);
     respond(ctx, { payment_session: sessionView(session, checkoutUrl(ctx, session)) }, 'Payment session.');
   });
 }

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { Context } from 'koa';
 import { z } from 'zod';
 import type { TransactionStatus } from '../domain/transactions.js';
 import { transactionView } from '../domain/transactions.js';
@@ -23,7 +24,11 @@ const settleSchema = z.object({
 });
 
 /** sandbox.md section 10: controls outside /api/v1, behind a bearer key. */
-export function sandboxControlRoutes(router: Router, deps: GatewayDeps): void {
+export function sandboxControlRoutes(
+  router: Router,
+  deps: GatewayDeps,
+  baseUrlOf: (ctx: Context) => string,
+): void {
   const { state, clock } = deps;
 
   router.post('/sandbox/clock/advance', async (ctx) => {
@@ -47,7 +52,12 @@ export function sandboxControlRoutes(router: Router, deps: GatewayDeps): void {
         `The session is ${session.status}; only an open session settles.`,
       );
     }
-    respond(ctx, { payment_session: sessionView(session, '') }, `Session settled: ${session.status}.`);
+    const checkoutUrl = `${baseUrlOf(ctx)}/hosted/checkout/${session.id}`;
+    respond(
+      ctx,
+      { payment_session: sessionView(session, checkoutUrl) },
+      `Session settled: ${session.status}.`,
+    );
   });
 
   router.post('/sandbox/transactions/:id/chargeback', (ctx) => {

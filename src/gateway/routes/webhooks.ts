@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { randomId } from '../../shared/ids.js';
 import { isNonPublicAddress } from '../domain/addresses.js';
 import { EVENT_TYPES, nextSubscription, webhookUrlProblem } from '../domain/webhooks.js';
 import { canSee, principalOf, rateLimited, requireScope, resolveMerchantId } from '../http/auth.js';
@@ -36,7 +37,19 @@ const merchantOnlyBody = z.object({ merchant_id: merchantIdField });
 
 const isoDate = z
   .string()
-  .refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date or timestamp');
+  .refine((s) => boundOf(s, 'from') !== null, 'must be an ISO 8601 date or timestamp');
+
+/**
+ * A `from`/`to` bound in ms. A date alone covers its whole day ("on or before" 2026-11-01 includes its
+ * evening); a timestamp without a zone is UTC, like every timestamp the gateway writes.
+ */
+function boundOf(text: string, side: 'from' | 'to'): number | null {
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text)) return null;
+  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(text);
+  const ms = Date.parse(dateOnly || /(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? text : `${text}Z`);
+  if (Number.isNaN(ms)) return null;
+  return dateOnly && side === 'to' ? ms + 24 * 60 * 60 * 1000 - 1 : ms;
+}
 const listQuery = z.object({
   status: z
     .enum(['pending', 'delivered', 'failed'], { message: 'must be pending, delivered or failed' })
@@ -144,7 +157,7 @@ export function webhookRoutes(router: Router, deps: GatewayDeps): void {
     for (const event of registry.events.values()) {
       if (event.merchantId !== merchantId || event.status !== 'pending') continue;
       event.attempts.push({
-        deliveryId: '',
+        deliveryId: randomId('whd_', deps.random),
         attempt: event.attempts.length + 1,
         statusCode: null,
         errorReason: 'endpoint_deleted',
@@ -187,8 +200,8 @@ export function webhookRoutes(router: Router, deps: GatewayDeps): void {
     const merchantId = queryMerchant(ctx);
     const query = parseOr422(listQuery, ctx.query);
     const now = clock.now();
-    const from = query.from === undefined ? -Infinity : Date.parse(query.from);
-    const to = query.to === undefined ? Infinity : Date.parse(query.to);
+    const from = query.from === undefined ? -Infinity : boundOf(query.from, 'from')!;
+    const to = query.to === undefined ? Infinity : boundOf(query.to, 'to')!;
     const matching = [...registry.events.values()]
       .filter(
         (e) =>
