@@ -48,19 +48,28 @@ export class Dispatcher {
       due.map(async (event) => {
         this.#inFlight.add(event.id);
         try {
-          const isReplay = event.queuedReplays > 0;
-          if (isReplay) event.queuedReplays -= 1;
-          const before = event.status;
-          await this.#attempt(event, isReplay);
-          report.attempted += 1;
-          if (event.status === 'delivered' && before !== 'delivered') report.delivered += 1;
-          if (event.status === 'failed' && before !== 'failed') report.failed += 1;
+          // Every queued replay, then the scheduled attempt if one is due: one event's sends never overlap.
+          while (event.queuedReplays > 0) {
+            event.queuedReplays -= 1;
+            await this.#counted(event, true, report);
+          }
+          if (event.status === 'pending' && event.nextAttemptAt !== null && event.nextAttemptAt <= now) {
+            await this.#counted(event, false, report);
+          }
         } finally {
           this.#inFlight.delete(event.id);
         }
       }),
     );
     return report;
+  }
+
+  async #counted(event: WebhookEvent, isReplay: boolean, report: DeliveryReport): Promise<void> {
+    const before = event.status;
+    await this.#attempt(event, isReplay);
+    report.attempted += 1;
+    if (event.status === 'delivered' && before !== 'delivered') report.delivered += 1;
+    if (event.status === 'failed' && before !== 'failed') report.failed += 1;
   }
 
   /** Rule 5: a signed ping outside history; success sets `last_success_at` and ends the failure streak. */
@@ -89,7 +98,8 @@ export class Dispatcher {
 
   async #attempt(event: WebhookEvent, isReplay: boolean): Promise<void> {
     const { registry, clock, random } = this.deps;
-    const endpoint = registry.endpoints.get(event.merchantId)!;
+    const endpoint = registry.endpoints.get(event.merchantId);
+    if (!endpoint?.isActive) return; // deleted or paused since this event was picked
     const startedAt = clock.now();
     const result = await this.#send(endpoint, event.body, isReplay);
     const now = clock.now();

@@ -170,7 +170,12 @@ export function paymentSessionRoutes(
       if (rejected) throw new ApiError(400, 'ERR_PROVIDER_REJECTED', reason, { data });
       throw new ApiError(502, 'ERR_GATEWAY_ERROR', reason, { data });
     }
-    respond(ctx, { payment_session: sessionView(session, checkoutUrl(ctx, session)) }, 'Payment session created.', 201);
+    respond(
+      ctx,
+      { payment_session: sessionView(session, checkoutUrl(ctx, session)) },
+      'Payment session created.',
+      201,
+    );
   });
 
   router.get('/api/v1/payment-sessions/:sessionId', (ctx) => {

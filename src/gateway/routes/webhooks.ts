@@ -155,7 +155,9 @@ export function webhookRoutes(router: Router, deps: GatewayDeps): void {
     // Rule 8: deliveries stop, queued events fail, URL and secret are erased; history stays.
     registry.endpoints.delete(merchantId);
     for (const event of registry.events.values()) {
-      if (event.merchantId !== merchantId || event.status !== 'pending') continue;
+      if (event.merchantId !== merchantId) continue;
+      event.queuedReplays = 0;
+      if (event.status !== 'pending') continue;
       event.attempts.push({
         deliveryId: randomId('whd_', deps.random),
         attempt: event.attempts.length + 1,
@@ -169,7 +171,6 @@ export function webhookRoutes(router: Router, deps: GatewayDeps): void {
       event.status = 'failed';
       event.failedAt = now;
       event.nextAttemptAt = null;
-      event.queuedReplays = 0;
     }
     respond(ctx, null, 'Webhook endpoint deleted.');
   });
