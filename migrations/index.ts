@@ -1,0 +1,4 @@
+import * as orders from './2026-11-23-01-orders.js';
+
+/** Every migration, in order. A static list: it runs the same under tsx and compiled. */
+export const MIGRATIONS = [{ name: '2026-11-23-01-orders', ...orders }];

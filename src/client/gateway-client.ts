@@ -1,0 +1,327 @@
+import { z } from 'zod';
+import { type CurrencyCode, toMajorNumber } from '../shared/money.js';
+import type { Priority } from './budget.js';
+import { type Answer, Requester, type RequesterOptions } from './request.js';
+import {
+  endpointSchema,
+  endpointWithSecret,
+  eventDetailSchema,
+  eventListSchema,
+  type GatewayPaymentMethods,
+  type GatewayPaymentSession,
+  type GatewayTransaction,
+  type GatewayVerification,
+  paymentMethodsSchema,
+  paymentSessionData,
+  pingSchema,
+  putEndpointData,
+  replaySchema,
+  transactionData,
+  verificationSchema,
+} from './schemas.js';
+
+/** Card fields pass straight through to the gateway: the client neither keeps nor logs them. */
+export interface CardInput {
+  number: string;
+  exp_month: number | string;
+  exp_year: number | string;
+  cvv: string;
+  name?: string;
+}
+
+export interface CustomerInput {
+  merchant_customer_id?: string;
+  first_name?: string;
+  last_name?: string;
+  email?: string;
+  phone?: string;
+  address?: string;
+  city?: string;
+  postal_code?: string;
+  country_code?: string;
+  ip_address?: string;
+}
+
+/** Amounts in minor units on our side; converted to major units here, once, at the edge. */
+export interface Money {
+  amountMinor: number;
+  currency: CurrencyCode;
+}
+
+export interface GatewayClientOptions extends RequesterOptions {
+  /** With a partner key: the linked merchant to act for (gateway-api.md, Authentication rule 2). */
+  merchantId?: number;
+}
+
+const nothing = z.unknown();
+
+/** The typed client of gateway-api.md: every endpoint, thin over one request builder. */
+export class GatewayClient {
+  readonly requester: Requester;
+  readonly #merchantId: number | undefined;
+
+  constructor(options: GatewayClientOptions) {
+    this.requester = new Requester(options);
+    this.#merchantId = options.merchantId;
+  }
+
+  #merchant(): { merchant_id?: number } {
+    return this.#merchantId === undefined ? {} : { merchant_id: this.#merchantId };
+  }
+
+  #query(): { merchant_id?: number } {
+    return this.#merchant();
+  }
+
+  async verify3ds(input: Money & { card: CardInput; authUrl: string }): Promise<Answer<GatewayVerification>> {
+    return this.requester.send({
+      method: 'POST',
+      path: '/api/v1/3ds/verify',
+      body: {
+        amount: toMajorNumber(input.amountMinor, input.currency),
+        currency: input.currency,
+        card: input.card,
+        auth_url: input.authUrl,
+      },
+      schema: verificationSchema,
+    });
+  }
+
+  async createTransaction(
+    input: Money & {
+      type: 'sale' | 'auth';
+      reference: string;
+      card?: CardInput;
+      vaultToken?: string;
+      verificationId?: string;
+      customer?: CustomerInput;
+      browserIp?: string;
+      description?: string;
+      successUrl?: string;
+      errorUrl?: string;
+    },
+  ): Promise<Answer<GatewayTransaction>> {
+    return this.requester.send({
+      method: 'POST',
+      path: '/api/v1/transactions',
+      body: {
+        amount: toMajorNumber(input.amountMinor, input.currency),
+        currency: input.currency,
+        transaction_type: input.type,
+        reference: input.reference,
+        card: input.card,
+        vault_token: input.vaultToken,
+        card_verification_data: input.verificationId === undefined ? undefined : { id: input.verificationId },
+        customer: input.customer,
+        browser_data: input.browserIp === undefined ? undefined : { ip_address: input.browserIp },
+        description: input.description,
+        success_url: input.successUrl,
+        error_url: input.errorUrl,
+        ...this.#merchant(),
+      },
+      schema: transactionData,
+    });
+  }
+
+  /** The key is the caller's: stored before the call, so a retry after a crash sends the same one. */
+  async capture(transactionId: string, money: Money, idempotencyKey: string) {
+    return this.#operation(
+      'capture',
+      transactionId,
+      { amount: toMajorNumber(money.amountMinor, money.currency) },
+      idempotencyKey,
+    );
+  }
+
+  async refund(transactionId: string, money: Money, reason: string | undefined, idempotencyKey: string) {
+    return this.#operation(
+      'refund',
+      transactionId,
+      { amount: toMajorNumber(money.amountMinor, money.currency), reason },
+      idempotencyKey,
+    );
+  }
+
+  async void(transactionId: string, money: Money, reason: string | undefined, idempotencyKey: string) {
+    return this.#operation(
+      'void',
+      transactionId,
+      { amount: toMajorNumber(money.amountMinor, money.currency), reason },
+      idempotencyKey,
+    );
+  }
+
+  #operation(
+    op: string,
+    transactionId: string,
+    body: Record<string, unknown>,
+    idempotencyKey: string,
+  ): Promise<Answer<GatewayTransaction>> {
+    return this.requester.send({
+      method: 'POST',
+      path: `/api/v1/transactions/${encodeURIComponent(transactionId)}/${op}`,
+      body,
+      idempotencyKey,
+      schema: transactionData,
+    });
+  }
+
+  async transactionStatus(
+    transactionId: string,
+    priority: Priority = 'foreground',
+  ): Promise<Answer<GatewayTransaction>> {
+    return this.requester.send({
+      method: 'GET',
+      path: `/api/v1/transactions/${encodeURIComponent(transactionId)}/status`,
+      schema: transactionData,
+      priority,
+    });
+  }
+
+  async createPaymentSession(
+    input: Money & {
+      reference: string;
+      paymentMethod: string;
+      customer?: CustomerInput;
+      customerReference?: string;
+      successUrl: string;
+      cancelUrl: string;
+      description?: string;
+    },
+  ): Promise<Answer<GatewayPaymentSession>> {
+    return this.requester.send({
+      method: 'POST',
+      path: '/api/v1/payment-sessions',
+      body: {
+        amount: toMajorNumber(input.amountMinor, input.currency),
+        currency: input.currency,
+        reference: input.reference,
+        payment_method: input.paymentMethod,
+        customer: input.customer,
+        customer_reference: input.customerReference,
+        success_url: input.successUrl,
+        cancel_url: input.cancelUrl,
+        description: input.description,
+        ...this.#merchant(),
+      },
+      schema: paymentSessionData,
+    });
+  }
+
+  async getPaymentSession(
+    id: string,
+    priority: Priority = 'foreground',
+  ): Promise<Answer<GatewayPaymentSession>> {
+    return this.requester.send({
+      method: 'GET',
+      path: `/api/v1/payment-sessions/${encodeURIComponent(id)}`,
+      schema: paymentSessionData,
+      priority,
+    });
+  }
+
+  async paymentMethods(
+    filters: { country?: string; currency?: string } = {},
+  ): Promise<Answer<GatewayPaymentMethods>> {
+    return this.requester.send({
+      method: 'GET',
+      path: '/api/v1/payment-methods',
+      query: { ...filters, ...this.#query() },
+      schema: paymentMethodsSchema,
+    });
+  }
+
+  async getWebhook() {
+    return this.requester.send({
+      method: 'GET',
+      path: '/api/v1/webhook',
+      query: this.#query(),
+      schema: endpointSchema,
+    });
+  }
+
+  /** Creation answers with the secret (once); an update with the record alone (`secret: null`). */
+  async putWebhook(input: { url: string; isActive?: boolean; events?: string[] | null }) {
+    return this.requester.send({
+      method: 'PUT',
+      path: '/api/v1/webhook',
+      body: { url: input.url, is_active: input.isActive, events: input.events, ...this.#merchant() },
+      schema: putEndpointData,
+    });
+  }
+
+  async deleteWebhook() {
+    return this.requester.send({
+      method: 'DELETE',
+      path: '/api/v1/webhook',
+      query: this.#query(),
+      schema: nothing,
+    });
+  }
+
+  async rotateWebhookSecret() {
+    return this.requester.send({
+      method: 'POST',
+      path: '/api/v1/webhook/rotate-secret',
+      body: this.#merchant(),
+      schema: endpointWithSecret,
+    });
+  }
+
+  async testWebhook() {
+    return this.requester.send({
+      method: 'POST',
+      path: '/api/v1/webhook/test',
+      body: this.#merchant(),
+      schema: pingSchema,
+    });
+  }
+
+  async listEvents(
+    filters: {
+      status?: string;
+      eventType?: string;
+      from?: string;
+      to?: string;
+      transactionId?: string;
+      page?: number;
+      perPage?: number;
+    } = {},
+    priority: Priority = 'foreground',
+  ) {
+    return this.requester.send({
+      method: 'GET',
+      path: '/api/v1/webhook/events',
+      query: {
+        status: filters.status,
+        event_type: filters.eventType,
+        from: filters.from,
+        to: filters.to,
+        transaction_id: filters.transactionId,
+        page: filters.page,
+        per_page: filters.perPage,
+        ...this.#query(),
+      },
+      schema: eventListSchema,
+      priority,
+    });
+  }
+
+  async getEvent(id: string, priority: Priority = 'foreground') {
+    return this.requester.send({
+      method: 'GET',
+      path: `/api/v1/webhook/events/${encodeURIComponent(id)}`,
+      schema: eventDetailSchema,
+      priority,
+    });
+  }
+
+  async replayEvent(id: string) {
+    return this.requester.send({
+      method: 'POST',
+      path: `/api/v1/webhook/events/${encodeURIComponent(id)}/replay`,
+      body: this.#merchant(),
+      schema: replaySchema,
+    });
+  }
+}

@@ -1,0 +1,148 @@
+import { z } from 'zod';
+
+/** The embedded sandbox's merchant key (config/gateway-seed.json), the default when no gateway is configured. */
+export const SANDBOX_MERCHANT_KEY = 'sk_test_merchant_1001';
+
+/** A fixed development key, announced with a warning; production refuses to start without its own. */
+const DEV_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+
+export type Role = 'api' | 'worker' | 'scheduler';
+const ROLES = ['api', 'worker', 'scheduler'] as const;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const port = z
+  .string()
+  .regex(/^\d+$/, 'must be a port number from 0 to 65535')
+  .transform(Number)
+  .refine((n) => n <= 65535, 'must be a port number from 0 to 65535');
+const url = (protocols: string[], what: string) =>
+  z.string().refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a ${what} URL`);
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: port.default(3000),
+  PUBLIC_BASE_URL: url(['http:', 'https:'], 'http(s)').optional(),
+  DATABASE_URL: url(['mysql:', 'mariadb:'], 'mysql://').default('mysql://root@127.0.0.1:3306/merchant'),
+  REDIS_URL: url(['redis:', 'rediss:'], 'redis://').default('redis://127.0.0.1:6379'),
+  GATEWAY_BASE_URL: url(['http:', 'https:'], 'http(s)').optional(),
+  GATEWAY_API_KEY: z.string().min(8, 'must be an API key').optional(),
+  GATEWAY_MERCHANT_ID: z
+    .string()
+    .regex(/^\d+$/, 'must be a merchant id (an integer)')
+    .transform(Number)
+    .optional(),
+  GATEWAY_WEBHOOK_SECRETS: z
+    .string()
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    )
+    .refine(
+      (list) => list.every((s) => s.length >= 16),
+      'must be comma-separated signing secrets of 16 characters or more',
+    )
+    .optional(),
+  GATEWAY_PORT: port.default(4010),
+  GATEWAY_SEED: z.string().min(1).default('config/gateway-seed.json'),
+  OPS_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  APP_ENCRYPTION_KEY: z
+    .string()
+    .refine(
+      (v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length === 32,
+      'must be 32 bytes, base64-encoded',
+    )
+    .optional(),
+  ROLES: z
+    .string()
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    )
+    .refine(
+      (list) => list.length > 0 && list.every((r) => (ROLES as readonly string[]).includes(r)),
+      `must list some of ${ROLES.join(', ')}`,
+    )
+    .default(['api', 'worker', 'scheduler']),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  port: number;
+  /** Null when not set: then `http://127.0.0.1:<the port actually bound>`. */
+  publicBaseUrl: string | null;
+  databaseUrl: string;
+  redisUrl: string;
+  gateway: {
+    /** Null: start the embedded sandbox and use it. */
+    baseUrl: string | null;
+    apiKey: string;
+    merchantId: number | undefined;
+    /** Operator-supplied signing secrets, accepted beside the stored ones. */
+    extraWebhookSecrets: string[];
+    sandboxPort: number;
+    sandboxSeed: string;
+  };
+  opsApiToken: string;
+  /** True when the token was generated for this run and must be shown to the developer. */
+  opsApiTokenGenerated: boolean;
+  encryptionKey: Buffer;
+  encryptionKeyIsDevDefault: boolean;
+  roles: Role[];
+  logLevel: string;
+}
+
+/**
+ * The only reader of the environment (merchant.md, Running it). A bad or missing value throws a
+ * ConfigError of one line that names the variable.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv, randomToken: () => string): Config {
+  const blankless = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(blankless);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`${issue.path.join('.')}: ${issue.message}`);
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === 'production';
+  if (production && !e.APP_ENCRYPTION_KEY)
+    throw new ConfigError('APP_ENCRYPTION_KEY: is required in production (32 bytes, base64)');
+  if (production && !e.OPS_API_TOKEN) throw new ConfigError('OPS_API_TOKEN: is required in production');
+  if (e.GATEWAY_BASE_URL && !e.GATEWAY_API_KEY)
+    throw new ConfigError('GATEWAY_API_KEY: is required when GATEWAY_BASE_URL is set');
+  const opsApiToken = e.OPS_API_TOKEN ?? randomToken();
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? null,
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    gateway: {
+      baseUrl: e.GATEWAY_BASE_URL?.replace(/\/+$/, '') ?? null,
+      apiKey: e.GATEWAY_API_KEY ?? SANDBOX_MERCHANT_KEY,
+      merchantId: e.GATEWAY_MERCHANT_ID,
+      extraWebhookSecrets: e.GATEWAY_WEBHOOK_SECRETS ?? [],
+      sandboxPort: e.GATEWAY_PORT,
+      sandboxSeed: e.GATEWAY_SEED,
+    },
+    opsApiToken,
+    opsApiTokenGenerated: e.OPS_API_TOKEN === undefined,
+    encryptionKey: Buffer.from(e.APP_ENCRYPTION_KEY ?? DEV_ENCRYPTION_KEY, 'base64'),
+    encryptionKeyIsDevDefault: e.APP_ENCRYPTION_KEY === undefined,
+    roles: [...new Set(e.ROLES)] as Role[],
+    logLevel: e.LOG_LEVEL,
+  };
+}

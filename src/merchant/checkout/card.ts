@@ -1,0 +1,237 @@
+import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
+import type { CardInput, CustomerInput } from '../../client/gateway-client.js';
+import { transactionSchema } from '../../client/schemas.js';
+import type { AttemptRow, OrderRow } from '../../infra/models.js';
+import { observeTransaction } from '../orders/from-gateway.js';
+import { type CheckoutDeps, type PaymentOutcome, reload } from './deps.js';
+import { type CardHold, HOLD_LIFETIME_MS, openHold, sealHold } from './hold.js';
+
+export interface CardPayment {
+  card: CardInput;
+  mode: 'sale' | 'auth';
+  customer?: CustomerInput;
+  browserIp?: string;
+}
+
+/**
+ * merchant.md, POST /orders/{id}/pay/card: 3D Secure first, then the transaction with the
+ * verification's id. A challenge holds what the payment still needs, sealed, for 15 minutes.
+ */
+export async function payByCard(
+  deps: CheckoutDeps,
+  orderId: string,
+  payment: CardPayment,
+): Promise<PaymentOutcome> {
+  const { order, attempt } = await deps.orders.startAttempt(orderId, { kind: 'card', mode: payment.mode });
+  let verification;
+  try {
+    verification = (
+      await deps.gateway.verify3ds({
+        amountMinor: order.amount_minor,
+        currency: order.currency as never,
+        card: payment.card,
+        authUrl: `${deps.publicBaseUrl}/checkout/3ds-return`,
+      })
+    ).data;
+  } catch (error) {
+    return refuse(deps, order, attempt, error, 'verify');
+  }
+  await deps.orders.setAttemptIds(attempt.id, { verification_id: verification.public_id });
+
+  if (verification.status === 'full_auth')
+    return transact(deps, order, attempt, payment, verification.public_id);
+  if (verification.challenge_url) {
+    const hold: CardHold = {
+      card: payment.card,
+      mode: payment.mode,
+      customer: payment.customer,
+      browserIp: payment.browserIp,
+    };
+    await deps.orders.hold(
+      attempt.id,
+      sealHold(deps.box, attempt.id, hold),
+      new Date(deps.clock.now() + HOLD_LIFETIME_MS),
+    );
+    await deps.orders.localMove(order.id, attempt.id, 'action_required', {
+      sourceId: `api:${attempt.id}:3ds`,
+    });
+    return { kind: 'action', order: await reload(deps, order.id), url: verification.challenge_url };
+  }
+  await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
+    code: 'ERR_3DS_FAILED',
+    sourceId: `api:${attempt.id}:3ds`,
+  });
+  return {
+    kind: 'declined',
+    order: await reload(deps, order.id),
+    code: 'ERR_3DS_FAILED',
+    message: '3D Secure authentication failed.',
+  };
+}
+
+/**
+ * The 3DS return (GET /checkout/3ds-return): the one caller that takes the hold finishes the payment;
+ * a reload, a second tab or an expired hold only shows where the order stands.
+ */
+export async function finishChallenge(
+  deps: CheckoutDeps,
+  verificationId: string,
+): Promise<PaymentOutcome | null> {
+  const attempt = await deps.orders.attemptBy('verification_id', verificationId);
+  if (!attempt) return null;
+  const sealed = await deps.orders.takeHold(attempt.id);
+  const order = (await deps.orders.find(attempt.order_id))!;
+  if (!sealed) {
+    if (order.current_attempt_id === attempt.id && order.status === 'requires_action') {
+      await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
+        code: 'ERR_3DS_TIMEOUT',
+        sourceId: `api:${attempt.id}:hold`,
+      });
+      return {
+        kind: 'declined',
+        order: await reload(deps, order.id),
+        code: 'ERR_3DS_TIMEOUT',
+        message: 'The payment was not completed in time.',
+      };
+    }
+    return { kind: 'done', order };
+  }
+  const hold = openHold(deps.box, attempt.id, sealed);
+  return transact(deps, order, attempt, hold, verificationId);
+}
+
+async function transact(
+  deps: CheckoutDeps,
+  order: OrderRow,
+  attempt: AttemptRow,
+  payment: CardPayment,
+  verificationId: string,
+): Promise<PaymentOutcome> {
+  const request = {
+    type: payment.mode,
+    amountMinor: order.amount_minor,
+    currency: order.currency as never,
+    reference: order.reference,
+    card: payment.card,
+    verificationId,
+    customer: payment.customer,
+    browserIp: payment.browserIp,
+    description: order.description ?? undefined,
+  };
+  let record;
+  try {
+    record = (await deps.gateway.createTransaction(request)).data;
+  } catch (error) {
+    if (!(error instanceof GatewayNetworkError) || error.sentNothing)
+      return refuse(deps, order, attempt, error, 'initiate');
+    // No answer: it may have gone through. Asking again is safe, since the reference guards against a
+    // second charge: an answer, or ERR_DUPLICATE naming the transaction the first request made.
+    try {
+      record = (await deps.gateway.createTransaction(request)).data;
+    } catch (again) {
+      const id = again instanceof GatewayError && again.code === 'ERR_DUPLICATE' ? duplicateOf(again) : null;
+      if (id === null) {
+        if (again instanceof GatewayError) return refuse(deps, order, attempt, again, 'initiate');
+        deps.logger.warn(
+          { order: order.id, attempt: attempt.id },
+          'transaction outcome unknown; the poller will settle it',
+        );
+        return { kind: 'unknown', order: await reload(deps, order.id) };
+      }
+      record = (await deps.gateway.transactionStatus(id)).data;
+    }
+  }
+  return observeAnswer(deps, order, attempt, record);
+}
+
+async function observeAnswer(
+  deps: CheckoutDeps,
+  order: OrderRow,
+  attempt: AttemptRow,
+  record: ReturnType<typeof transactionSchema.parse>,
+) {
+  await deps.orders.setAttemptIds(attempt.id, { gateway_transaction_id: record.id });
+  await deps.orders.applyObservation(
+    observeTransaction(record, 'api', `api:${attempt.id}:initiate`, deps.clock.now()),
+  );
+  const after = await reload(deps, order.id);
+  if (after.status === 'failed' || after.status === 'cancelled') {
+    const code = after.failure_code ?? 'ERR_TXN_FAILED';
+    return { kind: 'declined', order: after, code, message: declineMessage(code) } satisfies PaymentOutcome;
+  }
+  return { kind: 'done', order: after } satisfies PaymentOutcome;
+}
+
+function duplicateOf(error: GatewayError): string | null {
+  const id = (error.details.data as { transaction_id?: unknown } | null)?.transaction_id;
+  return typeof id === 'number' || typeof id === 'string' ? String(id) : null;
+}
+
+/**
+ * A refusal: a decline that recorded a transaction is observed like any answer; one that did not
+ * fails the attempt here, with the gateway's code. An unreachable gateway fails it too: at this
+ * point nothing was charged.
+ */
+async function refuse(
+  deps: CheckoutDeps,
+  order: OrderRow,
+  attempt: AttemptRow,
+  error: unknown,
+  step: string,
+): Promise<PaymentOutcome> {
+  if (error instanceof GatewayError) {
+    const record = transactionSchema.safeParse(error.details.data);
+    if (record.success) return observeAnswer(deps, order, attempt, record.data);
+    await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
+      code: error.code,
+      sourceId: `api:${attempt.id}:${step}`,
+    });
+    return {
+      kind: 'declined',
+      order: await reload(deps, order.id),
+      code: error.code,
+      message: declineMessage(error.code),
+    };
+  }
+  if (error instanceof GatewayNetworkError) {
+    deps.logger.warn({ order: order.id, step, kind: error.kind }, 'gateway unreachable');
+    await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
+      code: 'GATEWAY_UNAVAILABLE',
+      sourceId: `api:${attempt.id}:${step}`,
+    });
+    return {
+      kind: 'unavailable',
+      order: await reload(deps, order.id),
+      message: 'The payment gateway could not be reached; nothing was charged.',
+    };
+  }
+  throw error;
+}
+
+/** What the storefront tells the customer, per gateway code (gateway-api.md, Errors). */
+const MESSAGES: Record<string, string> = {
+  ERR_CARD_DO_NOT_HONOR: 'The card was declined. Try another card.',
+  ERR_CARD_INSUFFICIENT_FUNDS: 'The card has insufficient funds.',
+  ERR_EXPIRED_CARD: 'The card has expired.',
+  ERR_CARD_EXPIRATION_INVALID: 'The card expiry date is not valid.',
+  ERR_INVALID_ACCOUNT_NUMBER: 'The card number is not valid.',
+  ERR_CARD_SECURITY_VIOLATION: 'The card was declined for security reasons.',
+  ERR_CARD_SYSTEM_ERROR: 'The card network had a temporary problem. Please try again.',
+  ERR_CARD_ISSUER_UNAVAILABLE: 'The card issuer is unavailable. Please try again in a moment.',
+  ERR_CARD_FRAUD_SUSPECTED: 'The card was declined. Please use another card.',
+  ERR_CARD_LOST_OR_STOLEN: 'The card was declined. Please use another card.',
+  ERR_DO_NOT_RETRY: 'The card was declined. Please use another card.',
+  ERR_RISK_REJECTED: 'The payment was blocked by risk checks.',
+  ERR_3DS_REQUIRED: 'The card requires 3D Secure authentication.',
+  ERR_3DS_FAILED: '3D Secure authentication failed.',
+  ERR_3DS_NOT_ENROLLED: 'The card is not enrolled in 3D Secure.',
+  ERR_3DS_TIMEOUT: 'The authentication was not completed in time.',
+  ERR_3DS_NOT_SUPPORTED: 'The card does not support 3D Secure.',
+  ERR_3DS_TECHNICAL_ERROR: '3D Secure had a technical problem. Please try again.',
+  ERR_PAYMENT_METHOD_NOT_ENABLED: 'This payment method or currency is not available.',
+  ERR_DUPLICATE: 'A payment for this order is already in progress.',
+};
+
+export function declineMessage(code: string): string {
+  return MESSAGES[code] ?? 'The payment was declined.';
+}

@@ -1,0 +1,107 @@
+import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
+import type { OperationKind, OperationRow, OrderRow } from '../../infra/models.js';
+import { observeTransaction } from '../orders/from-gateway.js';
+import { InvalidTransition, type OrderStatus } from '../orders/status.js';
+import { type CheckoutDeps, reload } from './deps.js';
+
+/** Where each operation is allowed (the gateway's rules, sandbox.md section 6, in order terms). */
+const ALLOWED: Record<OperationKind, readonly OrderStatus[]> = {
+  capture: ['authorized'],
+  void: ['authorized'],
+  refund: ['paid', 'partially_refunded'],
+};
+
+export type OperationOutcome =
+  | { kind: 'done'; order: OrderRow; operation: OperationRow }
+  | { kind: 'refused'; order: OrderRow; operation: OperationRow; code: string; message: string }
+  /** No answer from the gateway: the key is stored; the same request again finishes it. */
+  | { kind: 'unknown'; order: OrderRow; operation: OperationRow };
+
+export class OperationConflict extends Error {
+  override name = 'OperationConflict';
+}
+
+export class NothingToOperate extends Error {
+  override name = 'NothingToOperate';
+}
+
+/**
+ * Operator capture, refund and void (merchant.md). The gateway Idempotency-Key is stored before the
+ * call, under the operator's own key, so a retry, even after a crash between the call and its
+ * answer, sends the same key and the gateway does the work once.
+ */
+export async function operate(
+  deps: CheckoutDeps,
+  order: OrderRow,
+  operation: OperationKind,
+  input: { amountMinor: number; reason: string | null; requestKey: string },
+): Promise<OperationOutcome> {
+  let op = await deps.orders.findOperation(order.id, operation, input.requestKey);
+  if (op && (op.amount_minor !== input.amountMinor || op.reason !== input.reason)) {
+    throw new OperationConflict(
+      `Idempotency-Key ${input.requestKey} was used for another ${operation} of this order`,
+    );
+  }
+  if (op?.status === 'succeeded') return { kind: 'done', order, operation: op };
+  if (op?.status === 'failed') {
+    return {
+      kind: 'refused',
+      order,
+      operation: op,
+      code: op.error_code ?? 'ERR_TXN_FAILED',
+      message: op.error_message ?? '',
+    };
+  }
+  if (!op) {
+    if (!ALLOWED[operation].includes(order.status))
+      throw new InvalidTransition(order.status, ALLOWED[operation], operation);
+    const attempt = order.current_attempt_id ? await deps.orders.attempt(order.current_attempt_id) : null;
+    if (!attempt?.gateway_transaction_id)
+      throw new NothingToOperate(`order ${order.id} has no gateway transaction to ${operation}`);
+    op = await deps.orders.createOperation({ orderId: order.id, attemptId: attempt.id, operation, ...input });
+  }
+  return drive(deps, order, op);
+}
+
+/** Calls the gateway for a stored operation; also how a pending one left by a crash is finished. */
+export async function drive(
+  deps: CheckoutDeps,
+  order: OrderRow,
+  op: OperationRow,
+): Promise<OperationOutcome> {
+  const attempt = (await deps.orders.attempt(op.attempt_id))!;
+  const money = { amountMinor: op.amount_minor, currency: order.currency as never };
+  const transactionId = attempt.gateway_transaction_id!;
+  try {
+    const answer =
+      op.operation === 'capture'
+        ? await deps.gateway.capture(transactionId, money, op.idempotency_key)
+        : op.operation === 'refund'
+          ? await deps.gateway.refund(transactionId, money, op.reason ?? undefined, op.idempotency_key)
+          : await deps.gateway.void(transactionId, money, op.reason ?? undefined, op.idempotency_key);
+    await deps.orders.settleOperation(op, { status: 'succeeded', transactionId: answer.data.id });
+    await deps.orders.applyObservation(
+      observeTransaction(answer.data, 'api', `op:${op.id}`, deps.clock.now()),
+    );
+    return { kind: 'done', order: await reload(deps, order.id), operation: op };
+  } catch (error) {
+    if (error instanceof GatewayError && !error.retryable) {
+      await deps.orders.settleOperation(op, { status: 'failed', code: error.code, message: error.message });
+      return {
+        kind: 'refused',
+        order: await reload(deps, order.id),
+        operation: op,
+        code: error.code,
+        message: error.message,
+      };
+    }
+    if (error instanceof GatewayError || error instanceof GatewayNetworkError) {
+      deps.logger.warn(
+        { order: order.id, operation: op.id, error: error.message },
+        'operation outcome unknown; kept pending',
+      );
+      return { kind: 'unknown', order: await reload(deps, order.id), operation: op };
+    }
+    throw error;
+  }
+}

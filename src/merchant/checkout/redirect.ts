@@ -1,0 +1,66 @@
+import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
+import type { CustomerInput } from '../../client/gateway-client.js';
+import { observeSession } from '../orders/from-gateway.js';
+import { declineMessage } from './card.js';
+import { type CheckoutDeps, type PaymentOutcome, reload } from './deps.js';
+
+/**
+ * merchant.md, POST /orders/{id}/pay/redirect: a hosted payment session, and the customer sent to
+ * its checkout page. The order becomes paid only through what the gateway says afterwards.
+ */
+export async function payByRedirect(
+  deps: CheckoutDeps,
+  orderId: string,
+  input: { paymentMethod: string; customer?: CustomerInput },
+): Promise<PaymentOutcome> {
+  const { order, attempt } = await deps.orders.startAttempt(orderId, {
+    kind: 'redirect',
+    paymentMethod: input.paymentMethod,
+  });
+  try {
+    const session = (
+      await deps.gateway.createPaymentSession({
+        amountMinor: order.amount_minor,
+        currency: order.currency as never,
+        reference: order.reference,
+        paymentMethod: input.paymentMethod,
+        customer: input.customer,
+        customerReference: order.id,
+        successUrl: `${deps.publicBaseUrl}/checkout/return`,
+        cancelUrl: `${deps.publicBaseUrl}/checkout/cancel`,
+        description: order.description ?? undefined,
+      })
+    ).data;
+    await deps.orders.setAttemptIds(attempt.id, {
+      payment_session_id: session.payment_session_id,
+      gateway_transaction_id: session.transaction_id,
+    });
+    await deps.orders.applyObservation(
+      observeSession(session, 'api', `api:${attempt.id}:session`, deps.clock.now()),
+    );
+    return { kind: 'action', order: await reload(deps, order.id), url: session.checkout_url };
+  } catch (error) {
+    const code =
+      error instanceof GatewayError
+        ? error.code
+        : error instanceof GatewayNetworkError
+          ? 'GATEWAY_UNAVAILABLE'
+          : null;
+    if (code === null) throw error;
+    await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
+      code,
+      sourceId: `api:${attempt.id}:session`,
+    });
+    const after = await reload(deps, order.id);
+    if (code === 'GATEWAY_UNAVAILABLE')
+      return { kind: 'unavailable', order: after, message: 'The payment gateway could not be reached.' };
+    const message = code === 'ERR_PROVIDER_REJECTED' ? (error as GatewayError).message : declineMessage(code);
+    return { kind: 'declined', order: after, code, message };
+  }
+}
+
+/** The session landings show the order as we know it: the browser's query proves nothing. */
+export async function orderOfSession(deps: CheckoutDeps, paymentSessionId: string) {
+  const attempt = await deps.orders.attemptBy('payment_session_id', paymentSessionId);
+  return attempt ? deps.orders.find(attempt.order_id) : null;
+}

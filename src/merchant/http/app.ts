@@ -1,0 +1,79 @@
+import Router from '@koa/router';
+import Koa, { type Context, type Next } from 'koa';
+import type { Logger } from 'pino';
+import { errorMiddleware, ok } from './errors.js';
+import { merchantRoutes, type RouteDeps } from './routes.js';
+
+export interface ReadinessCheck {
+  name: string;
+  check: () => Promise<void>;
+}
+
+/** The merchant's Koa app: a factory, so tests mount it on port 0 and main.ts on PORT. */
+export function createMerchantApp(deps: RouteDeps & { logger: Logger; readiness: ReadinessCheck[] }): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  app.use(requestLog(deps.logger));
+  app.use(errorMiddleware(deps.logger));
+  const router = new Router();
+  router.get('/healthz', (ctx) => ok(ctx, { status: 'ok' }));
+  router.get('/readyz', async (ctx) => {
+    const results = await Promise.all(
+      deps.readiness.map(async ({ name, check }) => {
+        try {
+          await withTimeout(check(), 2000);
+          return [name, 'ok'] as const;
+        } catch (error) {
+          return [name, `unavailable: ${(error as Error).message}`] as const;
+        }
+      }),
+    );
+    const ready = results.every(([, state]) => state === 'ok');
+    ctx.status = ready ? 200 : 503;
+    ctx.body = {
+      success: ready,
+      message: ready ? 'ready' : 'not ready',
+      code: ready ? '' : 'NOT_READY',
+      data: Object.fromEntries(results),
+    };
+  });
+  merchantRoutes(router, deps);
+  app.use(router.routes());
+  return app;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** Method, path, status and time: never a body, a query string (it may carry ids only, but still) or a header. */
+function requestLog(logger: Logger) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      logger.info(
+        {
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round(performance.now() - started),
+        },
+        'request',
+      );
+    }
+  };
+}

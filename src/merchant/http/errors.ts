@@ -1,0 +1,122 @@
+import type { Context, Next } from 'koa';
+import type { Logger } from 'pino';
+import getRawBody from 'raw-body';
+import type { z } from 'zod';
+import { NothingToOperate, OperationConflict } from '../checkout/operations.js';
+import { DuplicateReference, OrderNotFound } from '../orders/repository.js';
+import { InvalidTransition } from '../orders/status.js';
+
+/** The merchant API's one error type; the envelope mirrors the gateway's (merchant.md, HTTP interface). */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: {
+      errors?: Record<string, string[]>;
+      data?: unknown;
+      headers?: Record<string, string>;
+    } = {},
+  ) {
+    super(message);
+  }
+}
+
+export const invalid = (errors: Record<string, string[]>) =>
+  new HttpError(422, 'VALIDATION_FAILED', 'The request is not valid.', { errors });
+
+/** Known domain errors to their answers; anything else is a 500 that shows nothing inside. */
+function toHttp(error: unknown): HttpError | null {
+  if (error instanceof HttpError) return error;
+  if (error instanceof OrderNotFound) return new HttpError(404, 'NOT_FOUND', 'Order not found.');
+  if (error instanceof DuplicateReference) {
+    return new HttpError(409, 'DUPLICATE_REFERENCE', 'An order with this reference exists.', {
+      errors: { reference: ['is already used'] },
+    });
+  }
+  if (error instanceof InvalidTransition) {
+    return new HttpError(409, 'INVALID_STATE', `The order is ${error.current}: ${error.message}.`, {
+      data: { status: error.current, allowed: error.allowed },
+    });
+  }
+  if (error instanceof OperationConflict) return new HttpError(409, 'IDEMPOTENCY_CONFLICT', error.message);
+  if (error instanceof NothingToOperate) return new HttpError(409, 'INVALID_STATE', error.message);
+  const e = error as { type?: string; status?: number };
+  if (e?.type === 'entity.too.large')
+    return new HttpError(413, 'VALIDATION_FAILED', 'The request body is too large.', {
+      errors: { body: ['is too large'] },
+    });
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+    return new HttpError(400, 'BAD_REQUEST', 'The request body could not be read.', {
+      errors: { body: ['could not be read'] },
+    });
+  }
+  return null;
+}
+
+export function errorMiddleware(logger: Logger) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new HttpError(404, 'NOT_FOUND', 'Not found.');
+    } catch (caught) {
+      let error = toHttp(caught);
+      if (!error) {
+        // Logged by name and stack only: request bodies, which may hold card data, never reach a log.
+        logger.error(
+          {
+            err: {
+              name: (caught as Error)?.name,
+              message: (caught as Error)?.message,
+              stack: (caught as Error)?.stack,
+            },
+            path: ctx.path,
+          },
+          'unexpected error',
+        );
+        error = new HttpError(500, 'INTERNAL', 'Something went wrong on our side.');
+      }
+      ctx.status = error.status;
+      ctx.body = {
+        success: false,
+        message: error.message,
+        code: error.code,
+        data: error.extra.data ?? null,
+        ...(error.extra.errors ? { errors: error.extra.errors } : {}),
+      };
+      for (const [name, value] of Object.entries(error.extra.headers ?? {})) ctx.set(name, value);
+    }
+  };
+}
+
+export function ok(ctx: Context, data: unknown, status = 200, message = ''): void {
+  ctx.status = status;
+  ctx.body = { success: true, message, code: '', data };
+}
+
+/** A JSON object body of at most `limit` bytes; malformed JSON or a non-object is a 422 on `body`. */
+export async function jsonBody(ctx: Context, limit = 64 * 1024): Promise<Record<string, unknown>> {
+  const raw = await getRawBody(ctx.req, { limit, encoding: 'utf8' });
+  let parsed: unknown = {};
+  if (raw.trim() !== '') {
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      throw invalid({ body: ['must be valid JSON'] });
+    }
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw invalid({ body: ['must be a JSON object'] });
+  return parsed as Record<string, unknown>;
+}
+
+export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const errors: Record<string, string[]> = {};
+  for (const issue of result.error.issues) {
+    const field = issue.path.length > 0 ? issue.path.map(String).join('.') : 'body';
+    errors[field] = [...(errors[field] ?? []), issue.message];
+  }
+  throw invalid(errors);
+}

@@ -1,0 +1,237 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { type CurrencyCode, parseMajor } from '../../shared/money.js';
+import { finishChallenge, payByCard } from '../checkout/card.js';
+import type { CheckoutDeps, PaymentOutcome } from '../checkout/deps.js';
+import { type OperationOutcome, operate } from '../checkout/operations.js';
+import { orderOfSession, payByRedirect } from '../checkout/redirect.js';
+import { OrderNotFound } from '../orders/repository.js';
+import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
+import { landingPage } from './landing.js';
+import {
+  captureSchema,
+  createOrderSchema,
+  methodsQuerySchema,
+  payCardSchema,
+  payRedirectSchema,
+  refundSchema,
+  voidSchema,
+} from './schemas.js';
+import { historyView, orderView } from './views.js';
+
+export interface RouteDeps extends CheckoutDeps {
+  opsApiToken: string;
+}
+
+/** merchant.md, HTTP interface: the storefront's, the browser's and the operator's routes. */
+export function merchantRoutes(router: Router, deps: RouteDeps): void {
+  const { orders } = deps;
+  const view = async (orderId: string) => {
+    const order = await orders.find(orderId);
+    if (!order) throw new OrderNotFound(orderId);
+    const attempt = order.current_attempt_id ? await orders.attempt(order.current_attempt_id) : null;
+    return orderView(order, attempt);
+  };
+
+  router.post('/orders', async (ctx) => {
+    const body = parse(createOrderSchema, await jsonBody(ctx));
+    const order = await orders.create({
+      amountMinor: body.minor,
+      currency: body.currency,
+      reference: body.reference,
+      description: body.description,
+      customer: body.customer,
+    });
+    ok(ctx, { order: orderView(order) }, 201, 'Order created.');
+  });
+
+  router.get('/orders/:id', async (ctx) => {
+    const details = await orders.details(ctx.params.id ?? '');
+    if (!details) throw new OrderNotFound(ctx.params.id ?? '');
+    const current = details.attempts.find((a) => a.id === details.order.current_attempt_id);
+    ok(ctx, { order: { ...orderView(details.order, current), history: details.history.map(historyView) } });
+  });
+
+  router.post('/orders/:id/pay/card', async (ctx) => {
+    const body = parse(payCardSchema, await jsonBody(ctx));
+    await existing(ctx.params.id);
+    const outcome = await payByCard(deps, ctx.params.id!, {
+      card: body.card,
+      mode: body.mode,
+      customer: body.customer,
+      browserIp: body.customer?.ip_address,
+    });
+    await answerPayment(ctx, outcome);
+  });
+
+  router.post('/orders/:id/pay/redirect', async (ctx) => {
+    const body = parse(payRedirectSchema, await jsonBody(ctx));
+    await existing(ctx.params.id);
+    await answerPayment(
+      ctx,
+      await payByRedirect(deps, ctx.params.id!, {
+        paymentMethod: body.payment_method,
+        customer: body.customer,
+      }),
+    );
+  });
+
+  router.get('/checkout/3ds-return', async (ctx) => {
+    const id = typeof ctx.query.card_verification_id === 'string' ? ctx.query.card_verification_id : '';
+    const outcome = id ? await finishChallenge(deps, id) : null;
+    landingPage(ctx, outcome?.order ?? null);
+  });
+
+  for (const landing of ['return', 'cancel'] as const) {
+    router.get(`/checkout/${landing}`, async (ctx) => {
+      const id = typeof ctx.query.payment_session_id === 'string' ? ctx.query.payment_session_id : '';
+      landingPage(ctx, id ? await orderOfSession(deps, id) : null);
+    });
+  }
+
+  router.get('/payment-methods', async (ctx) => {
+    const query = parse(methodsQuerySchema, ctx.query);
+    const answer = await deps.gateway.paymentMethods({ country: query.country, currency: query.currency });
+    ok(ctx, answer.data);
+  });
+
+  router.post('/orders/:id/capture', async (ctx) => {
+    authorizeOperator(ctx, deps.opsApiToken);
+    const body = parse(captureSchema, await jsonBody(ctx));
+    const order = await existing(ctx.params.id);
+    const amountMinor = body.amount === undefined ? order.amount_minor : minor(body.amount, order.currency);
+    const requestKey = operatorKey(ctx) ?? `capture:${order.current_attempt_id}:${amountMinor}`;
+    await answerOperation(
+      ctx,
+      await operate(deps, order, 'capture', { amountMinor, reason: null, requestKey }),
+      view,
+    );
+  });
+
+  router.post('/orders/:id/refund', async (ctx) => {
+    authorizeOperator(ctx, deps.opsApiToken);
+    const body = parse(refundSchema, await jsonBody(ctx));
+    const order = await existing(ctx.params.id);
+    // Two equal partial refunds can both be meant: only the operator's key tells a retry from a second refund.
+    const requestKey = operatorKey(ctx);
+    if (!requestKey)
+      throw invalid({ 'Idempotency-Key': ['is required for refunds, so that a retry never refunds twice'] });
+    const amountMinor = minor(body.amount, order.currency);
+    await answerOperation(
+      ctx,
+      await operate(deps, order, 'refund', { amountMinor, reason: body.reason ?? null, requestKey }),
+      view,
+    );
+  });
+
+  router.post('/orders/:id/void', async (ctx) => {
+    authorizeOperator(ctx, deps.opsApiToken);
+    const body = parse(voidSchema, await jsonBody(ctx));
+    const order = await existing(ctx.params.id);
+    const requestKey = operatorKey(ctx) ?? `void:${order.current_attempt_id}`;
+    await answerOperation(
+      ctx,
+      await operate(deps, order, 'void', {
+        amountMinor: order.amount_minor,
+        reason: body.reason ?? null,
+        requestKey,
+      }),
+      view,
+    );
+  });
+
+  async function existing(id: string | undefined) {
+    const order = await orders.find(id ?? '');
+    if (!order) throw new OrderNotFound(id ?? '');
+    return order;
+  }
+
+  async function answerPayment(ctx: Context, outcome: PaymentOutcome): Promise<void> {
+    const data = {
+      order: await view(outcome.order.id),
+      next_action: outcome.kind === 'action' ? { type: 'redirect', url: outcome.url } : null,
+    };
+    switch (outcome.kind) {
+      case 'done':
+      case 'action':
+        return ok(ctx, data);
+      case 'unknown':
+        return ok(ctx, data, 202, 'The payment outcome is not known yet; the order will be updated.');
+      case 'declined':
+        throw new HttpError(402, outcome.code, outcome.message, { data });
+      case 'unavailable':
+        throw new HttpError(503, 'GATEWAY_UNAVAILABLE', outcome.message, {
+          data,
+          headers: { 'Retry-After': '5' },
+        });
+      default:
+        return outcome satisfies never;
+    }
+  }
+}
+
+function minor(amount: string | number, currency: string): number {
+  const parsed = parseMajor(amount, currency as CurrencyCode);
+  if (!parsed.ok) throw invalid({ amount: [parsed.message] });
+  return parsed.minor;
+}
+
+function operatorKey(ctx: Context): string | undefined {
+  const key = ctx.get('Idempotency-Key');
+  if (key === '') return undefined;
+  if (key.length > 255) throw invalid({ 'Idempotency-Key': ['must be at most 255 characters'] });
+  return key;
+}
+
+/** Bearer OPS_API_TOKEN, compared in constant time (digests, so lengths do not leak either). */
+function authorizeOperator(ctx: Context, token: string): void {
+  const presented = /^Bearer\s+(\S+)$/i.exec(ctx.get('Authorization'))?.[1] ?? '';
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  if (!timingSafeEqual(digest(presented), digest(token))) {
+    throw new HttpError(
+      401,
+      'UNAUTHORIZED',
+      'Operator endpoints need Authorization: Bearer <OPS_API_TOKEN>.',
+    );
+  }
+}
+
+async function answerOperation(
+  ctx: Context,
+  outcome: OperationOutcome,
+  view: (id: string) => Promise<unknown>,
+) {
+  const operation = {
+    id: outcome.operation.id,
+    operation: outcome.operation.operation,
+    status: outcome.operation.status,
+    amount: outcome.operation.amount_minor,
+    gateway_transaction_id: outcome.operation.result_transaction_id,
+  };
+  const data = { order: await view(outcome.order.id), operation };
+  switch (outcome.kind) {
+    case 'done':
+      return ok(ctx, data);
+    case 'refused':
+      if (outcome.code === 'ERR_ADAPTER_INVALID_AMOUNT') {
+        throw new HttpError(422, outcome.code, outcome.message, {
+          data,
+          errors: { amount: [outcome.message] },
+        });
+      }
+      throw new HttpError(409, outcome.code, outcome.message, { data });
+    case 'unknown':
+      throw new HttpError(
+        503,
+        'OUTCOME_UNKNOWN',
+        'The gateway did not answer; send the same request with the same Idempotency-Key again.',
+        {
+          data,
+          headers: { 'Retry-After': '5' },
+        },
+      );
+    default:
+      return outcome satisfies never;
+  }
+}

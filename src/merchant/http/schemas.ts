@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { isCurrencyCode, parseMajor } from '../../shared/money.js';
+
+/** Card fields, checked for shape before they go to the gateway. Messages never repeat a value. */
+export const cardSchema = z.object({
+  number: z.string({ message: 'is required' }).regex(/^\d{12,19}$/, 'must be 12 to 19 digits'),
+  exp_month: z.union([z.number().int().min(1).max(12), z.string().regex(/^(0?[1-9]|1[0-2])$/)], {
+    message: 'must be a month from 1 to 12',
+  }),
+  exp_year: z.union([z.number().int().min(1000).max(9999), z.string().regex(/^\d{4}$/)], {
+    message: 'must be a four-digit year',
+  }),
+  cvv: z.string({ message: 'is required' }).regex(/^\d{3,4}$/, 'must be 3 or 4 digits'),
+  name: z.string().max(255).optional(),
+});
+
+/** Only known customer fields are kept (zod drops the rest), so nothing else ever reaches the database. */
+export const customerSchema = z.object({
+  merchant_customer_id: z.string().max(255).optional(),
+  first_name: z.string().max(255).optional(),
+  last_name: z.string().max(255).optional(),
+  email: z.email('must be an email address').optional(),
+  phone: z.string().max(64).optional(),
+  address: z.string().max(255).optional(),
+  city: z.string().max(255).optional(),
+  postal_code: z.string().max(32).optional(),
+  country_code: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'must be a 2-letter uppercase country code')
+    .optional(),
+  ip_address: z.union([z.ipv4(), z.ipv6()], { message: 'must be an IPv4 or IPv6 address' }).optional(),
+});
+
+const currency = z
+  .string({ message: 'is required' })
+  .refine(isCurrencyCode, 'must be a supported ISO 4217 currency code (EUR, USD, GBP, JPY, KWD, ...)');
+
+/** merchant.md: amounts in requests are major units, as a decimal string or a number. */
+const amount = z.union([z.string(), z.number()], { message: 'is required: a decimal string or number' });
+
+export const createOrderSchema = z
+  .object({
+    amount,
+    currency,
+    reference: z
+      .string()
+      .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 printable characters without spaces')
+      .optional(),
+    description: z.string().max(1024).optional(),
+    customer: customerSchema.optional(),
+  })
+  .transform((body, ctx) => {
+    if (!isCurrencyCode(body.currency)) return { ...body, minor: 0 };
+    const parsed = parseMajor(body.amount, body.currency);
+    if (!parsed.ok) {
+      ctx.addIssue({ code: 'custom', path: ['amount'], message: parsed.message });
+      return z.NEVER;
+    }
+    return { ...body, minor: parsed.minor };
+  });
+
+export const payCardSchema = z.object({
+  card: cardSchema,
+  mode: z.enum(['sale', 'auth'], { message: 'must be sale or auth' }).default('sale'),
+  customer: customerSchema.optional(),
+});
+
+export const payRedirectSchema = z.object({
+  payment_method: z.string({ message: 'is required' }).min(1, 'is required').max(64),
+  customer: customerSchema.optional(),
+});
+
+export const captureSchema = z.object({ amount: amount.optional() });
+export const refundSchema = z.object({ amount, reason: z.string().max(255).optional() });
+export const voidSchema = z.object({ reason: z.string().max(255).optional() });
+
+export const methodsQuerySchema = z.object({
+  country: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'must be a 2-letter uppercase country code')
+    .optional(),
+  currency: currency.optional(),
+});

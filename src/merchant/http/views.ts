@@ -1,0 +1,48 @@
+import type { AttemptRow, HistoryRow, OrderRow } from '../../infra/models.js';
+import { type CurrencyCode, formatMinor } from '../../shared/money.js';
+
+const fmt = (minor: number | null, currency: string) =>
+  minor === null ? null : formatMinor(minor, currency as CurrencyCode);
+
+/** An order as the storefront and operators see it: minor units with the formatted amount beside. */
+export function orderView(order: OrderRow, attempt?: AttemptRow | null) {
+  return {
+    id: order.id,
+    reference: order.reference,
+    status: order.status,
+    amount: order.amount_minor,
+    amount_formatted: fmt(order.amount_minor, order.currency),
+    currency: order.currency,
+    description: order.description,
+    customer: order.customer,
+    captured_amount: order.captured_minor,
+    refunded_amount: order.refunded_minor,
+    failure_code: order.failure_code,
+    needs_review: order.needs_review,
+    review_reason: order.review_reason,
+    payment: attempt
+      ? {
+          attempt_id: attempt.id,
+          kind: attempt.kind,
+          mode: attempt.mode,
+          payment_method: attempt.payment_method,
+          gateway_transaction_id: attempt.gateway_transaction_id,
+          payment_session_id: attempt.payment_session_id,
+        }
+      : null,
+    created_at: order.created_at.toISOString(),
+    updated_at: order.updated_at.toISOString(),
+  };
+}
+
+export function historyView(h: HistoryRow) {
+  return {
+    source: h.source,
+    source_id: h.source_id,
+    status_before: h.status_before,
+    status_after: h.status_after,
+    outcome: h.outcome,
+    detail: h.detail,
+    at: h.created_at.toISOString(),
+  };
+}

@@ -1,0 +1,234 @@
+import type { Observation } from './observation.js';
+import type { OrderStatus } from './status.js';
+
+/** What the gateway has told us about one attempt's money: facts that only grow. */
+export interface PaymentState {
+  status: OrderStatus;
+  /** Null until a record says how much was captured (a captured auth's own record does not). */
+  capturedMinor: number | null;
+  refundedMinor: number;
+  /** The capture record's id, once seen: a second, different one is a double capture. */
+  captureId: string | null;
+}
+
+export const INITIAL_PAYMENT: PaymentState = {
+  status: 'pending',
+  capturedMinor: null,
+  refundedMinor: 0,
+  captureId: null,
+};
+
+export interface AttemptFacts {
+  kind: 'card' | 'redirect';
+  /** The sale, auth or session transaction this attempt made. */
+  transactionId: string;
+  /** Whether the order follows this attempt; a superseded one only records what it hears. */
+  current: boolean;
+  state: PaymentState;
+}
+
+export interface OrderFacts {
+  status: OrderStatus;
+  amountMinor: number;
+  currency: string;
+}
+
+export type Outcome = 'applied' | 'duplicate' | 'stale' | 'flagged';
+
+export interface Decision {
+  outcome: Outcome;
+  /** The attempt's next state. */
+  attempt: PaymentState;
+  /** The order's next status: the current attempt's. */
+  orderStatus: OrderStatus;
+  /** Set when the money needs a person: never silently accepted or dropped (merchant.md, Orders). */
+  review: string | null;
+  /** Why it was not applied, or what was flagged; for the history. */
+  note: string | null;
+}
+
+/** What one record says: a status and whatever amounts it carries. */
+interface Reading {
+  status: OrderStatus;
+  capturedMinor?: number;
+  refundedMinor?: number;
+  captureId?: string;
+}
+
+/** Where a status sits on the way a payment goes; failed, cancelled, expired and voided are dead ends. */
+type Line = 'live' | 'dead' | 'void';
+const PLACE: Record<OrderStatus, { line: Line; rank: number }> = {
+  pending: { line: 'live', rank: 0 },
+  requires_action: { line: 'live', rank: 1 },
+  authorized: { line: 'live', rank: 2 },
+  paid: { line: 'live', rank: 3 },
+  partially_refunded: { line: 'live', rank: 3 },
+  refunded: { line: 'live', rank: 3 },
+  disputed: { line: 'live', rank: 4 },
+  failed: { line: 'dead', rank: 3 },
+  cancelled: { line: 'dead', rank: 3 },
+  expired: { line: 'dead', rank: 3 },
+  voided: { line: 'void', rank: 3 },
+};
+
+/**
+ * What an observed transaction says about the attempt. The record is the attempt's own (sale,
+ * auth, session sale) or a child pointing at it (capture, refund, void). Null: a status we do not know.
+ */
+export function interpret(obs: Observation, attempt: AttemptFacts): Reading | null {
+  const t = obs.transaction;
+  const refunds = t.refundedMinor > 0 ? { refundedMinor: t.refundedMinor } : {};
+  if (t.id !== attempt.transactionId) {
+    if (
+      t.type === 'capture' &&
+      (t.status === 'captured' || t.status === 'refunded' || t.status === 'chargeback')
+    ) {
+      return {
+        status: t.status === 'chargeback' ? 'disputed' : 'paid',
+        capturedMinor: t.amountMinor,
+        captureId: t.id,
+        ...refunds,
+      };
+    }
+    if (t.type === 'refund' && t.status === 'refunded') return { status: 'paid', ...refunds };
+    if (t.type === 'void' && t.status === 'voided') return { status: 'voided' };
+    return null;
+  }
+  // A sale captures its whole amount; a captured auth's own record does not say how much.
+  const sale = t.type === 'sale' ? { capturedMinor: t.amountMinor } : {};
+  switch (t.status) {
+    case 'pending':
+      return { status: attempt.kind === 'redirect' ? 'requires_action' : 'pending' };
+    case 'auth':
+      return { status: 'authorized' };
+    case 'captured':
+      return { status: 'paid', ...sale, ...refunds };
+    case 'refunded': // fully refunded: what was captured is what was refunded
+      return { status: 'paid', ...sale, capturedMinor: t.refundedMinor, ...refunds };
+    case 'chargeback':
+      return { status: 'disputed', ...sale, ...refunds };
+    case 'voided':
+      return { status: 'voided' };
+    case 'failed':
+      return { status: 'failed' };
+    case 'cancelled':
+      return { status: obs.sessionStatus === 'expired' ? 'expired' : 'cancelled' };
+  }
+  return null;
+}
+
+/** Whether `reading` can be true of a payment already known as `current`. */
+function conflict(current: OrderStatus, reading: OrderStatus): boolean {
+  const a = PLACE[current];
+  const b = PLACE[reading];
+  if (b.line === 'dead') return a.line === 'void' || (a.line === 'live' && a.rank >= 2);
+  if (b.line === 'void') return a.line === 'dead' || (a.line === 'live' && a.rank >= 3);
+  // Money cannot move on a payment that ended; earlier news about it is merely old.
+  return a.line !== 'live' && (b.rank >= 3 || (a.line === 'dead' && b.rank === 2));
+}
+
+/** Joins what we knew with what the record says: amounts only grow, the first ending stands. */
+function merge(current: PaymentState, r: Reading): PaymentState {
+  const refundedMinor = Math.max(current.refundedMinor, r.refundedMinor ?? 0);
+  const known = [current.capturedMinor, r.capturedMinor].filter(
+    (n): n is number => n !== undefined && n !== null,
+  );
+  const capturedMinor = known.length > 0 ? Math.max(...known) : null;
+  const captureId = current.captureId ?? r.captureId ?? null;
+  const a = PLACE[current.status];
+  const b = PLACE[r.status];
+  let status: OrderStatus =
+    a.line !== 'live' || b.line !== 'live'
+      ? a.line === 'live'
+        ? r.status
+        : current.status
+      : b.rank > a.rank
+        ? r.status
+        : current.status;
+  if (status === 'paid' || status === 'partially_refunded' || status === 'refunded') {
+    status =
+      refundedMinor === 0
+        ? 'paid'
+        : capturedMinor !== null && refundedMinor >= capturedMinor
+          ? 'refunded'
+          : 'partially_refunded';
+  }
+  return { status, capturedMinor, refundedMinor, captureId };
+}
+
+/** A reading that adds nothing is old news when it is from an earlier stage or a smaller refund total. */
+function behind(current: PaymentState, r: Reading): boolean {
+  const a = PLACE[current.status];
+  const b = PLACE[r.status];
+  if (a.line !== b.line) return true;
+  return b.rank < a.rank || (r.refundedMinor ?? 0) < current.refundedMinor;
+}
+
+const same = (a: PaymentState, b: PaymentState) =>
+  a.status === b.status &&
+  a.capturedMinor === b.capturedMinor &&
+  a.refundedMinor === b.refundedMinor &&
+  a.captureId === b.captureId;
+
+/** Money checks: what does not match the order is flagged, whatever else happens. */
+function moneyProblem(
+  order: OrderFacts,
+  attempt: AttemptFacts,
+  obs: Observation,
+  next: PaymentState,
+): string | null {
+  const t = obs.transaction;
+  if (t.currency !== order.currency)
+    return `currency ${t.currency} differs from the order's ${order.currency}`;
+  if (t.id === attempt.transactionId && t.amountMinor !== order.amountMinor) {
+    return `amount ${t.amountMinor} differs from the order's ${order.amountMinor}`;
+  }
+  if (next.capturedMinor !== null && next.capturedMinor > order.amountMinor) {
+    return `captured ${next.capturedMinor} exceeds the order's ${order.amountMinor}`;
+  }
+  if (next.capturedMinor !== null && next.refundedMinor > next.capturedMinor) {
+    return `refunded ${next.refundedMinor} exceeds captured ${next.capturedMinor}`;
+  }
+  if (t.type === 'capture' && attempt.state.captureId !== null && attempt.state.captureId !== t.id) {
+    return `a second capture ${t.id} after ${attempt.state.captureId}`;
+  }
+  if (!attempt.current && PLACE[next.status].line === 'live' && PLACE[next.status].rank >= 2) {
+    return `money moved on a superseded attempt (${next.status}): a double charge`;
+  }
+  return null;
+}
+
+/**
+ * The one state machine every observation goes through (DESIGN.md section 2). Pure. The same
+ * observation twice changes nothing; one older than what the order reflects changes nothing; the
+ * result does not depend on the order observations arrive in; what does not add up is flagged.
+ */
+export function decide(order: OrderFacts, attempt: AttemptFacts, obs: Observation): Decision {
+  const keep = (outcome: Outcome, note: string | null, review: string | null = null): Decision => ({
+    outcome,
+    attempt: attempt.state,
+    orderStatus: order.status,
+    review,
+    note,
+  });
+  const reading = interpret(obs, attempt);
+  if (!reading) {
+    const note = `unknown ${obs.transaction.type} status ${obs.transaction.status}`;
+    return keep('flagged', note, note); // never persisted, only recorded and flagged
+  }
+  if (conflict(attempt.state.status, reading.status)) {
+    const note = `${reading.status} cannot follow ${attempt.state.status}`;
+    return keep('flagged', note, note);
+  }
+  const next = merge(attempt.state, reading);
+  if (same(next, attempt.state)) {
+    return behind(attempt.state, reading)
+      ? keep('stale', `${reading.status} is older than ${attempt.state.status}`)
+      : keep('duplicate', null);
+  }
+  const orderStatus = attempt.current ? next.status : order.status;
+  const problem = moneyProblem(order, attempt, obs, next);
+  // The gateway's truth is applied even when it is wrong for us: the money moved, and a person must look.
+  if (problem) return { outcome: 'flagged', attempt: next, orderStatus, review: problem, note: problem };
+  return { outcome: 'applied', attempt: next, orderStatus, review: null, note: null };
+}
