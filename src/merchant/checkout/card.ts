@@ -1,6 +1,10 @@
 import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import type { CardInput, CustomerInput } from '../../client/gateway-client.js';
-import { transactionSchema } from '../../client/schemas.js';
+import {
+  type GatewayTransaction,
+  type GatewayVerification,
+  transactionSchema,
+} from '../../client/schemas.js';
 import type { AttemptRow, OrderRow } from '../../infra/models.js';
 import { observeTransaction } from '../orders/from-gateway.js';
 import { type CheckoutDeps, type PaymentOutcome, reload } from './deps.js';
@@ -23,7 +27,7 @@ export async function payByCard(
   payment: CardPayment,
 ): Promise<PaymentOutcome> {
   const { order, attempt } = await deps.orders.startAttempt(orderId, { kind: 'card', mode: payment.mode });
-  let verification;
+  let verification: GatewayVerification;
   try {
     verification = (
       await deps.gateway.verify3ds({
@@ -118,7 +122,7 @@ async function transact(
     browserIp: payment.browserIp,
     description: order.description ?? undefined,
   };
-  let record;
+  let record: GatewayTransaction;
   try {
     record = (await deps.gateway.createTransaction(request)).data;
   } catch (error) {

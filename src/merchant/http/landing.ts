@@ -9,7 +9,7 @@ const ESCAPES: Record<string, string> = {
   '"': '&quot;',
   "'": '&#39;',
 };
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 const HEADLINES: Record<string, string> = {
   paid: 'Thank you: your payment was received.',
@@ -36,14 +36,14 @@ export function landingPage(ctx: Context, order: OrderRow | null): void {
   const amount = `${formatMinor(order.amount_minor, order.currency as CurrencyCode)} ${order.currency}`;
   ctx.body = page(
     'Your payment',
-    `<h1>${escape(HEADLINES[order.status] ?? 'Your payment status')}</h1>
-<p>Order <strong>${escape(order.reference)}</strong> · ${escape(amount)}</p>
-<p id="status" data-status="${escape(order.status)}">Status: ${escape(order.status)}</p>`,
+    `<h1>${escapeHtml(HEADLINES[order.status] ?? 'Your payment status')}</h1>
+<p>Order <strong>${escapeHtml(order.reference)}</strong> · ${escapeHtml(amount)}</p>
+<p id="status" data-status="${escapeHtml(order.status)}">Status: ${escapeHtml(order.status)}</p>`,
   );
 }
 
 function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}</style></head>
 <body>${body}</body></html>`;

@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import { Command } from 'commander';
+import { GatewayClient } from './client/gateway-client.js';
+import { ConfigError, type Config, loadConfig } from './config.js';
+import { createSequelize, migrate } from './infra/database.js';
+import { initModels } from './infra/models.js';
+import { storeSecret } from './merchant/webhooks/secrets.js';
+import { cryptoRandom } from './shared/ids.js';
+import { SecretBox } from './shared/secret-box.js';
+
+/** `npm run cli -- <command>`: the operator's tools (merchant.md, Running it). */
+function config(): Config {
+  try {
+    return loadConfig(process.env, () => randomBytes(24).toString('base64url'));
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`configuration: ${error.message}`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+/** Without GATEWAY_BASE_URL, the gateway is the embedded sandbox of a running kit, on GATEWAY_PORT. */
+function client(c: Config): GatewayClient {
+  const baseUrl = c.gateway.baseUrl ?? `http://127.0.0.1:${c.gateway.sandboxPort}`;
+  return new GatewayClient({ baseUrl, apiKey: c.gateway.apiKey, merchantId: c.gateway.merchantId });
+}
+
+async function withDatabase<T>(c: Config, fn: (models: ReturnType<typeof initModels>) => Promise<T>): Promise<T> {
+  const sequelize = createSequelize(c.databaseUrl);
+  try {
+    await migrate(c.databaseUrl, sequelize);
+    return await fn(initModels(sequelize));
+  } finally {
+    await sequelize.close();
+  }
+}
+
+const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
+
+const program = new Command('merchant-kit').description('Operator commands of the merchant payment kit');
+
+program
+  .command('migrate')
+  .description('create the database if missing and apply every pending migration')
+  .action(async () => {
+    const c = config();
+    const sequelize = createSequelize(c.databaseUrl);
+    try {
+      const applied = await migrate(c.databaseUrl, sequelize);
+      console.log(applied.length === 0 ? 'up to date' : `applied: ${applied.join(', ')}`);
+    } finally {
+      await sequelize.close();
+    }
+  });
+
+const webhook = program.command('webhook').description("the gateway's webhook endpoint for this kit");
+
+webhook
+  .command('register')
+  .description('create or update the endpoint; a new signing secret is stored encrypted, never printed')
+  .option('--url <url>', 'the receiver URL (default: PUBLIC_BASE_URL/webhooks/gateway)')
+  .option('--events <types>', 'comma-separated event types (default: the gateway default set)')
+  .action(async (options: { url?: string; events?: string }) => {
+    const c = config();
+    const base = c.publicBaseUrl ?? `http://127.0.0.1:${c.port}`;
+    const answer = await client(c).putWebhook({
+      url: options.url ?? `${base}/webhooks/gateway`,
+      events: options.events === undefined ? undefined : options.events.split(',').map((s) => s.trim()),
+    });
+    if (answer.data.secret) {
+      const secret = answer.data.secret;
+      await withDatabase(c, (models) => storeSecret(models, new SecretBox(c.encryptionKey, cryptoRandom), secret, 'gateway', new Date()));
+      console.log('endpoint created; its signing secret is stored (encrypted)');
+    } else {
+      console.log('endpoint updated; the stored secret is unchanged');
+    }
+    print(answer.data.endpoint);
+  });
+
+webhook
+  .command('status')
+  .description("the endpoint's configuration and delivery health")
+  .action(async () => print((await client(config()).getWebhook()).data));
+
+webhook
+  .command('rotate')
+  .description('rotate the signing secret (a hard cutover at the gateway) and store the new one')
+  .action(async () => {
+    const c = config();
+    const answer = await client(c).rotateWebhookSecret();
+    await withDatabase(c, (models) => storeSecret(models, new SecretBox(c.encryptionKey, cryptoRandom), answer.data.secret, 'gateway', new Date()));
+    console.log('secret rotated and stored; the old one no longer signs');
+  });
+
+webhook
+  .command('test')
+  .description('ask the gateway to send a signed test ping')
+  .action(async () => print((await client(config()).testWebhook()).data));
+
+program.parseAsync(process.argv).catch((error: Error) => {
+  console.error(`${error.name}: ${error.message}`);
+  process.exit(1);
+});

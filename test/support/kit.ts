@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import mysql from 'mysql2/promise';
+import type { ClientDeps } from '../../src/client/request.js';
+import { loadConfig } from '../../src/config.js';
+import { parseSeed, type SeedInput } from '../../src/gateway/seed.js';
+import { createLogger } from '../../src/infra/logger.js';
+import { type Kit, startKit } from '../../src/kit.js';
+import { type Clock, ManualClock } from '../../src/shared/clock.js';
+import { type Answer, testSeed } from './gateway.js';
+
+export const OPS_TOKEN = 'test-ops-token-0123456789';
+const ADMIN_URL = 'mysql://root@127.0.0.1:3306';
+
+export interface TestKit {
+  kit: Kit;
+  url: string;
+  /** The embedded sandbox's clock: advance it to expire challenges and sessions. */
+  sandboxClock: ManualClock;
+  /** Every log line, from both sides. */
+  logs: string[];
+  database: string;
+  /** The merchant API: `ops: true` sends the operator token. */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read envelopes of every shape
+  call<T = any>(method: string, path: string, o?: { body?: unknown; rawBody?: string; ops?: boolean; headers?: Record<string, string> }): Promise<Answer<T>>;
+  /** Every row of every table of the kit's database, as text. */
+  dump(): Promise<string>;
+  close(): Promise<void>;
+}
+
+let counter = 0;
+
+export interface TestKitOptions {
+  env?: Record<string, string>;
+  /** The merchant side's clock. */
+  clock?: Clock;
+  seed?: (seed: SeedInput) => void;
+  clientDeps?: Partial<ClientDeps>;
+}
+
+/** A whole kit on port 0, against its own database (dropped on close) and an embedded sandbox. */
+export async function startTestKit(options: TestKitOptions = {}): Promise<TestKit> {
+  counter += 1;
+  const database = `merchant_test_${process.pid}_${counter}_${randomBytes(3).toString('hex')}`;
+  const config = loadConfig(
+    {
+      NODE_ENV: 'test',
+      DATABASE_URL: `${ADMIN_URL}/${database}`,
+      PORT: '0',
+      GATEWAY_PORT: '0',
+      OPS_API_TOKEN: OPS_TOKEN,
+      APP_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'trace',
+      ...options.env,
+    },
+    () => 'unused-generated-token',
+  );
+  const logs: string[] = [];
+  const logger = createLogger(
+    'trace',
+    new Writable({
+      write(chunk, _enc, done) {
+        logs.push(String(chunk));
+        done();
+      },
+    }),
+  );
+  const seedInput = testSeed();
+  options.seed?.(seedInput);
+  const sandboxClock = new ManualClock(Date.now());
+  const kit = await startKit({
+    config,
+    logger,
+    clock: options.clock,
+    clientDeps: { sleep: async () => {}, ...options.clientDeps },
+    sandbox: { clock: sandboxClock, seed: parseSeed(seedInput) },
+  });
+  const url = kit.url!;
+  return {
+    kit,
+    url,
+    sandboxClock,
+    logs,
+    database,
+    call: async (method, path, o = {}) => {
+      const headers: Record<string, string> = { ...o.headers };
+      if (o.ops) headers.authorization = `Bearer ${OPS_TOKEN}`;
+      const body = o.rawBody ?? (o.body === undefined ? undefined : JSON.stringify(o.body));
+      if (body !== undefined) headers['content-type'] ??= 'application/json';
+      const res = await fetch(url + path, { method, headers, body, redirect: 'manual' });
+      const text = await res.text();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      return { status: res.status, headers: res.headers, body: parsed as never, text };
+    },
+    dump: async () => {
+      const connection = await mysql.createConnection(`${ADMIN_URL}/${database}`);
+      try {
+        const [tables] = await connection.query<mysql.RowDataPacket[]>('SHOW TABLES');
+        const out: string[] = [];
+        for (const row of tables) {
+          const table = String(Object.values(row)[0]);
+          const [rows] = await connection.query(`SELECT * FROM \`${table}\``);
+          out.push(`${table}: ${JSON.stringify(rows)}`);
+        }
+        return out.join('\n');
+      } finally {
+        await connection.end();
+      }
+    },
+    close: async () => {
+      await kit.close();
+      const connection = await mysql.createConnection(ADMIN_URL);
+      await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
+      await connection.end();
+    },
+  };
+}
+
+/** Follows a hosted page's form the way a browser would: POST the button, return the 303's Location. */
+export async function pressButton(pageUrl: string, action: string): Promise<string> {
+  const res = await fetch(pageUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `action=${encodeURIComponent(action)}`,
+    redirect: 'manual',
+  });
+  if (res.status !== 303) throw new Error(`expected a 303 from ${pageUrl}, got ${res.status}`);
+  return res.headers.get('location')!;
+}
