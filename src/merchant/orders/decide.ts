@@ -20,6 +20,8 @@ export const INITIAL_PAYMENT: PaymentState = {
 
 export interface AttemptFacts {
   kind: 'card' | 'redirect';
+  /** A sale (a card sale or a session) captures its whole amount: any sign of capture says how much. */
+  sale: boolean;
   /** The sale, auth or session transaction this attempt made. */
   transactionId: string;
   /** Whether the order follows this attempt; a superseded one only records what it hears. */
@@ -137,14 +139,11 @@ function merge(current: PaymentState, r: Reading): PaymentState {
   const captureId = current.captureId ?? r.captureId ?? null;
   const a = PLACE[current.status];
   const b = PLACE[r.status];
-  let status: OrderStatus =
-    a.line !== 'live' || b.line !== 'live'
-      ? a.line === 'live'
-        ? r.status
-        : current.status
-      : b.rank > a.rank
-        ? r.status
-        : current.status;
+  let status: OrderStatus;
+  if (a.line === 'live' && b.line === 'live') status = b.rank > a.rank ? r.status : current.status;
+  else if (a.line === 'live') status = r.status;
+  // A session's own status can say expired where its transaction only says cancelled: the finer word wins.
+  else status = current.status === 'cancelled' && r.status === 'expired' ? 'expired' : current.status;
   if (status === 'paid' || status === 'partially_refunded' || status === 'refunded') {
     status =
       refundedMinor === 0
@@ -220,6 +219,9 @@ export function decide(order: OrderFacts, attempt: AttemptFacts, obs: Observatio
     const note = `${reading.status} cannot follow ${attempt.state.status}`;
     return keep('flagged', note, note);
   }
+  const captured = PLACE[reading.status].line === 'live' && PLACE[reading.status].rank >= 3;
+  if (attempt.sale && captured && reading.capturedMinor === undefined)
+    reading.capturedMinor = order.amountMinor;
   const next = merge(attempt.state, reading);
   if (same(next, attempt.state)) {
     return behind(attempt.state, reading)

@@ -224,6 +224,7 @@ export class OrderRepository {
         { status: order.status, amountMinor: order.amount_minor, currency: order.currency },
         {
           kind: attempt.kind,
+          sale: attempt.kind === 'redirect' || attempt.mode === 'sale',
           transactionId: attempt.gateway_transaction_id!,
           current: order.current_attempt_id === attempt.id,
           state,
