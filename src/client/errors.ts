@@ -42,5 +42,8 @@ export class GatewayNetworkError extends Error {
   ) {
     super(message);
   }
-  readonly retryable = true;
+  /** A repeat cannot act twice only when nothing was sent; otherwise only keyed or read requests may repeat. */
+  get retryable(): boolean {
+    return this.sentNothing;
+  }
 }

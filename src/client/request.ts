@@ -117,7 +117,9 @@ export class Requester {
     const remaining = numberHeader(response.headers.get('X-RateLimit-Remaining'));
     const retryAfter =
       response.status === 429 ? (numberHeader(response.headers.get('Retry-After')) ?? 1) : null;
-    
+    // A 429 that shows budget left is a per-endpoint limit (test pings, replays): it delays only this
+    // request's own retry. Any other 429 holds every caller of the key back.
+    this.budget.observe(remaining, remaining !== null && remaining > 0 ? null : retryAfter);
 
     const envelope = parseEnvelope(text);
     if (!envelope) {
