@@ -1,4 +1,8 @@
 import * as orders from './2026-11-23-01-orders.js';
+import * as inbox from './2026-11-23-02-webhook-inbox.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
-export const MIGRATIONS = [{ name: '2026-11-23-01-orders', ...orders }];
+export const MIGRATIONS = [
+  { name: '2026-11-23-01-orders', ...orders },
+  { name: '2026-11-23-02-webhook-inbox', ...inbox },
+];

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
 import { GatewayClient } from './client/gateway-client.js';
-import { ConfigError, type Config, loadConfig } from './config.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
 import { createSequelize, migrate } from './infra/database.js';
 import { initModels } from './infra/models.js';
 import { storeSecret } from './merchant/webhooks/secrets.js';
@@ -27,7 +27,10 @@ function client(c: Config): GatewayClient {
   return new GatewayClient({ baseUrl, apiKey: c.gateway.apiKey, merchantId: c.gateway.merchantId });
 }
 
-async function withDatabase<T>(c: Config, fn: (models: ReturnType<typeof initModels>) => Promise<T>): Promise<T> {
+async function withDatabase<T>(
+  c: Config,
+  fn: (models: ReturnType<typeof initModels>) => Promise<T>,
+): Promise<T> {
   const sequelize = createSequelize(c.databaseUrl);
   try {
     await migrate(c.databaseUrl, sequelize);
@@ -71,7 +74,9 @@ webhook
     });
     if (answer.data.secret) {
       const secret = answer.data.secret;
-      await withDatabase(c, (models) => storeSecret(models, new SecretBox(c.encryptionKey, cryptoRandom), secret, 'gateway', new Date()));
+      await withDatabase(c, (models) =>
+        storeSecret(models, new SecretBox(c.encryptionKey, cryptoRandom), secret, 'gateway', new Date()),
+      );
       console.log('endpoint created; its signing secret is stored (encrypted)');
     } else {
       console.log('endpoint updated; the stored secret is unchanged');
@@ -90,7 +95,15 @@ webhook
   .action(async () => {
     const c = config();
     const answer = await client(c).rotateWebhookSecret();
-    await withDatabase(c, (models) => storeSecret(models, new SecretBox(c.encryptionKey, cryptoRandom), answer.data.secret, 'gateway', new Date()));
+    await withDatabase(c, (models) =>
+      storeSecret(
+        models,
+        new SecretBox(c.encryptionKey, cryptoRandom),
+        answer.data.secret,
+        'gateway',
+        new Date(),
+      ),
+    );
     console.log('secret rotated and stored; the old one no longer signs');
   });
 

@@ -22,7 +22,11 @@ export interface TestKit {
   database: string;
   /** The merchant API: `ops: true` sends the operator token. */
   // biome-ignore lint/suspicious/noExplicitAny: tests read envelopes of every shape
-  call<T = any>(method: string, path: string, o?: { body?: unknown; rawBody?: string; ops?: boolean; headers?: Record<string, string> }): Promise<Answer<T>>;
+  call<T = any>(
+    method: string,
+    path: string,
+    o?: { body?: unknown; rawBody?: string; ops?: boolean; headers?: Record<string, string> },
+  ): Promise<Answer<T>>;
   /** Every row of every table of the kit's database, as text. */
   dump(): Promise<string>;
   close(): Promise<void>;
@@ -32,6 +36,8 @@ let counter = 0;
 
 export interface TestKitOptions {
   env?: Record<string, string>;
+  /** Passed to startKit: cron schedules (default: none; tests call kit.sweep() themselves). */
+  schedules?: { sweeper?: string | null; holds?: string | null };
   /** The merchant side's clock. */
   clock?: Clock;
   seed?: (seed: SeedInput) => void;
@@ -68,7 +74,10 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
   const seedInput = testSeed();
   options.seed?.(seedInput);
   const sandboxClock = new ManualClock(Date.now());
+  const redisPrefix = `test-${database}`;
   const kit = await startKit({
+    redisPrefix,
+    schedules: { sweeper: null, holds: null, ...options.schedules },
     config,
     logger,
     clock: options.clock,
@@ -113,6 +122,8 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
       }
     },
     close: async () => {
+      const keys = await kit.redis.keys(`${redisPrefix}:*`).catch(() => [] as string[]);
+      if (keys.length > 0) await kit.redis.del(...keys).catch(() => 0);
       await kit.close();
       const connection = await mysql.createConnection(ADMIN_URL);
       await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);

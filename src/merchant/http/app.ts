@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import type { Logger } from 'pino';
+import { withDeadline } from '../../shared/deadline.js';
 import { errorMiddleware, ok } from './errors.js';
 import { merchantRoutes, type RouteDeps } from './routes.js';
 
@@ -10,7 +11,13 @@ export interface ReadinessCheck {
 }
 
 /** The merchant's Koa app: a factory, so tests mount it on port 0 and main.ts on PORT. */
-export function createMerchantApp(deps: RouteDeps & { logger: Logger; readiness: ReadinessCheck[] }): Koa {
+export function createMerchantApp(
+  deps: RouteDeps & {
+    logger: Logger;
+    readiness: ReadinessCheck[];
+    receiver: (ctx: Context) => Promise<void>;
+  },
+): Koa {
   const app = new Koa();
   app.proxy = false;
   app.use(requestLog(deps.logger));
@@ -21,7 +28,7 @@ export function createMerchantApp(deps: RouteDeps & { logger: Logger; readiness:
     const results = await Promise.all(
       deps.readiness.map(async ({ name, check }) => {
         try {
-          await withTimeout(check(), 2000);
+          await withDeadline(check(), 2000, name);
           return [name, 'ok'] as const;
         } catch (error) {
           return [name, `unavailable: ${(error as Error).message}`] as const;
@@ -37,25 +44,10 @@ export function createMerchantApp(deps: RouteDeps & { logger: Logger; readiness:
       data: Object.fromEntries(results),
     };
   });
+  router.post('/webhooks/gateway', deps.receiver);
   merchantRoutes(router, deps);
   app.use(router.routes());
   return app;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
 }
 
 /** Method, path, status and time: never a body, a query string (it may carry ids only, but still) or a header. */

@@ -1,0 +1,43 @@
+import { Redis, type RedisOptions } from 'ioredis';
+
+/**
+ * Redis connections from REDIS_URL (a database index in the path is honoured by ioredis). bull's
+ * blocking and subscriber connections need `maxRetriesPerRequest: null` and no ready check. While
+ * Redis is down commands wait for it: callers on a hot path (the receiver) bound them with a deadline.
+ */
+export function createRedis(
+  url: string,
+  kind: 'client' | 'bclient' | 'subscriber' = 'client',
+  extra: RedisOptions = {},
+): Redis {
+  const blocking = kind !== 'client';
+  return new Redis(url, {
+    maxRetriesPerRequest: blocking ? null : 1,
+    enableReadyCheck: !blocking,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+    ...extra,
+  });
+}
+
+/** A lock for one instance at a time (SET NX PX); released only by its holder. */
+export async function withLock<T>(
+  redis: Redis,
+  key: string,
+  ttlMs: number,
+  fn: () => Promise<T>,
+): Promise<T | null> {
+  const token = `${process.pid}:${Math.random().toString(36).slice(2)}`;
+  const acquired = await redis.set(key, token, 'PX', ttlMs, 'NX');
+  if (acquired !== 'OK') return null;
+  try {
+    return await fn();
+  } finally {
+    // Delete only if still ours: the lock may have expired and been taken by another instance.
+    await redis.eval(
+      "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end",
+      1,
+      key,
+      token,
+    );
+  }
+}

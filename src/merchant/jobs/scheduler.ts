@@ -1,0 +1,59 @@
+import type { Redis } from 'ioredis';
+import cron, { type ScheduledTask } from 'node-cron';
+import type { Logger } from 'pino';
+import { withLock } from '../../infra/redis.js';
+
+export interface CronJob {
+  name: string;
+  /** node-cron expression, seconds first; null: not scheduled. */
+  schedule: string | null;
+  /** The work; the callback only takes the lock and calls this (DESIGN.md: cron decides nothing). */
+  run: () => Promise<unknown>;
+  lockMs: number;
+}
+
+/**
+ * Runs each job on one instance at a time (a Redis lock), never two runs of one job at once in this
+ * process, and lets a stop wait for the runs in hand.
+ */
+export class Scheduler {
+  readonly #tasks: ScheduledTask[] = [];
+  readonly #running = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly logger: Logger,
+    private readonly lockPrefix: string,
+  ) {}
+
+  start(jobs: CronJob[]): void {
+    for (const job of jobs) {
+      if (job.schedule === null) continue;
+      let busy = false;
+      const task = cron.createTask(job.schedule, async () => {
+        if (busy) return;
+        busy = true;
+        const run = withLock(this.redis, `${this.lockPrefix}:lock:${job.name}`, job.lockMs, job.run)
+          .then((result) => {
+            if (result !== null) this.logger.debug({ job: job.name, result }, 'cron job ran');
+          })
+          .catch((error: Error) =>
+            this.logger.error({ job: job.name, err: { message: error.message } }, 'cron job failed'),
+          )
+          .finally(() => {
+            busy = false;
+            this.#running.delete(run);
+          });
+        this.#running.add(run);
+        await run;
+      });
+      task.start();
+      this.#tasks.push(task);
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const task of this.#tasks) await task.stop();
+    await Promise.all([...this.#running]);
+  }
+}

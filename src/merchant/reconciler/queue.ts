@@ -1,0 +1,37 @@
+import Queue from 'bull';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../../infra/redis.js';
+
+export const OBSERVATION_QUEUE = 'observations';
+
+export interface ObservationJob {
+  /** The inbox row to apply; the job carries no payload, so nothing sensitive sits in Redis. */
+  eventId: string;
+}
+
+/**
+ * The reconciler's queue. Job id = event id, so the same event queued twice is one job. bull is
+ * at-least-once (a stalled job runs again): applying an observation twice is harmless by design.
+ * Failed jobs are kept, for operators to see and retry.
+ */
+export function createObservationQueue(redisUrl: string, prefix = 'kit'): Queue.Queue<ObservationJob> {
+  const shared: Partial<Record<'client' | 'subscriber', Redis>> = {};
+  return new Queue<ObservationJob>(OBSERVATION_QUEUE, {
+    prefix,
+    createClient: (type) => {
+      if (type === 'bclient') return createRedis(redisUrl, 'bclient');
+      shared[type] ??= createRedis(redisUrl, type);
+      return shared[type]!;
+    },
+    defaultJobOptions: {
+      attempts: 8,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: 1000,
+      removeOnFail: false,
+    },
+  });
+}
+
+export async function enqueueEvent(queue: Queue.Queue<ObservationJob>, eventId: string): Promise<void> {
+  await queue.add({ eventId }, { jobId: eventId });
+}

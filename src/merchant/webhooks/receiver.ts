@@ -1,0 +1,108 @@
+import type { Context } from 'koa';
+import type { Logger } from 'pino';
+import getRawBody from 'raw-body';
+import { eventPayloadSchema } from '../../client/schemas.js';
+import { type Clock, unixSeconds } from '../../shared/clock.js';
+import { withDeadline } from '../../shared/deadline.js';
+import { DEFAULT_TOLERANCE_SECONDS, verify } from '../../shared/signature.js';
+import type { Inbox } from './inbox.js';
+import type { SecretCache } from './secret-cache.js';
+
+/** merchant.md, The receiver: at most 256 KiB. */
+export const MAX_WEBHOOK_BYTES = 256 * 1024;
+/** How long the receiver waits on Redis before answering anyway (the sweeper queues what missed). */
+export const ENQUEUE_DEADLINE_MS = 250;
+
+export interface ReceiverDeps {
+  inbox: Inbox;
+  secrets: SecretCache;
+  /** Queues an event for the reconciler (job id = event id). */
+  enqueue: (eventId: string) => Promise<void>;
+  clock: Clock;
+  logger: Logger;
+}
+
+const answer = (ctx: Context, status: number, code: string, message: string) => {
+  ctx.status = status;
+  ctx.body = { success: status < 300, message, code, data: null };
+};
+
+/**
+ * POST /webhooks/gateway. Verify first, on the raw bytes; nothing unverified is parsed, stored or
+ * queued. Then parse, store in the inbox (the unique event id makes a repeat a no-op), queue, answer.
+ */
+export function webhookReceiver(deps: ReceiverDeps) {
+  return async (ctx: Context): Promise<void> => {
+    let raw: Buffer;
+    try {
+      raw = await getRawBody(ctx.req, { limit: MAX_WEBHOOK_BYTES });
+    } catch (error) {
+      if ((error as { type?: string }).type === 'entity.too.large')
+        return answer(ctx, 413, 'PAYLOAD_TOO_LARGE', 'The body is over 256 KiB.');
+      throw error;
+    }
+    const header = ctx.get('X-Service-Signature');
+    const nowSeconds = unixSeconds(deps.clock.now());
+    const check = async () =>
+      verify({
+        payload: raw,
+        header,
+        secrets: await deps.secrets.get(),
+        nowSeconds,
+        toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
+      });
+    let verdict = await check();
+    // A miss may be a secret rotated by another process: re-read the secrets once and try again.
+    if (!verdict.ok && verdict.reason === 'signature_mismatch' && (await deps.secrets.refresh()))
+      verdict = await check();
+    if (!verdict.ok) {
+      deps.logger.warn({ reason: verdict.reason }, 'webhook refused: signature');
+      return answer(ctx, 401, 'INVALID_SIGNATURE', verdict.message);
+    }
+
+    let event: ReturnType<typeof eventPayloadSchema.parse>;
+    try {
+      const parsed = eventPayloadSchema.safeParse(JSON.parse(raw.toString('utf8')));
+      if (!parsed.success)
+        return answer(ctx, 400, 'MALFORMED_EVENT', 'The event does not have the documented shape.');
+      event = parsed.data;
+    } catch {
+      return answer(ctx, 400, 'MALFORMED_EVENT', 'The body is not JSON.');
+    }
+    if (event.type === 'webhook.ping') return answer(ctx, 200, '', 'pong');
+    if (!event.data.transaction)
+      return answer(ctx, 400, 'MALFORMED_EVENT', 'The event carries no transaction.');
+
+    let stored: 'stored' | 'duplicate';
+    try {
+      stored = await deps.inbox.store({
+        id: event.id,
+        type: event.type,
+        transactionId: event.data.transaction.id,
+        source: ctx.get('X-Service-Replay') === 'true' ? 'replay' : 'webhook',
+        payload: raw.toString('utf8'),
+        now: new Date(deps.clock.now()),
+      });
+    } catch (error) {
+      // Without the inbox nothing is safe: 503, and the gateway delivers it again later.
+      deps.logger.error(
+        { err: { message: (error as Error).message }, event: event.id },
+        'webhook not stored: database unavailable',
+      );
+      ctx.set('Retry-After', '30');
+      return answer(ctx, 503, 'UNAVAILABLE', 'The event could not be stored; please retry.');
+    }
+    if (stored === 'duplicate') return answer(ctx, 200, '', 'Already received.');
+
+    try {
+      await withDeadline(deps.enqueue(event.id), ENQUEUE_DEADLINE_MS, 'the queue');
+    } catch (error) {
+      // Stored is what matters: the sweeper queues whatever is stored and unprocessed after a minute.
+      deps.logger.warn(
+        { err: { message: (error as Error).message }, event: event.id },
+        'webhook stored, not queued',
+      );
+    }
+    return answer(ctx, 200, '', 'Received.');
+  };
+}
