@@ -12,6 +12,8 @@ import { loadSeedFile, type Seed } from './gateway/seed.js';
 import { createSequelize, migrate } from './infra/database.js';
 import { initModels, type Models } from './infra/models.js';
 import { createRedis } from './infra/redis.js';
+import { expireHolds } from './merchant/checkout/card.js';
+import type { CheckoutDeps } from './merchant/checkout/deps.js';
 import { createMerchantApp } from './merchant/http/app.js';
 import { Scheduler } from './merchant/jobs/scheduler.js';
 import { sweepInbox } from './merchant/jobs/sweeper.js';
@@ -58,6 +60,8 @@ export interface Kit {
   models: Models;
   sequelize: Sequelize;
   box: SecretBox;
+  /** What the checkout flows and jobs run with. */
+  checkout: CheckoutDeps;
   /** Queues an inbox event for the reconciler. */
   enqueue(eventId: string): Promise<void>;
   /** The sweeper, run now (what the scheduler runs on its schedule). */
@@ -153,6 +157,8 @@ export async function startKit(options: KitOptions): Promise<Kit> {
         await storeSecret(models, box, registered.data.secret, 'embedded-sandbox', new Date(clock.now()));
     }
 
+    const checkout: CheckoutDeps = { orders, gateway: client, box, clock, logger, publicBaseUrl };
+
     if (roles.has('worker')) {
       void queue.process(options.workerConcurrency ?? 8, eventProcessor({ inbox, orders, clock, logger }));
       queue.on('failed', (job, error) =>
@@ -175,7 +181,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
           name: 'holds',
           schedule: schedule('holds', '0 * * * * *'),
           lockMs: 60_000,
-          run: () => orders.eraseExpiredHolds(),
+          run: () => expireHolds(checkout),
         },
       ]);
       stages.intake.push(() => scheduler.stop());
@@ -187,12 +193,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
         clock,
       );
       const app = createMerchantApp({
-        orders,
-        gateway: client,
-        box,
-        clock,
-        logger,
-        publicBaseUrl,
+        ...checkout,
         opsApiToken: config.opsApiToken,
         receiver: webhookReceiver({ inbox, secrets, enqueue, clock, logger }),
         readiness: [
@@ -224,6 +225,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
       models,
       sequelize,
       box,
+      checkout,
       enqueue,
       sweep,
       close,

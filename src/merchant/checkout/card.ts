@@ -74,8 +74,9 @@ export async function payByCard(
 }
 
 /**
- * The 3DS return (GET /checkout/3ds-return): the one caller that takes the hold finishes the payment;
- * a reload, a second tab or an expired hold only shows where the order stands.
+ * The 3DS return (GET /checkout/3ds-return): the one caller that takes the hold finishes the payment.
+ * A reload or a second tab, whose hold another request took, only shows where the order stands; an
+ * expired hold fails the attempt.
  */
 export async function finishChallenge(
   deps: CheckoutDeps,
@@ -83,25 +84,49 @@ export async function finishChallenge(
 ): Promise<PaymentOutcome | null> {
   const attempt = await deps.orders.attemptBy('verification_id', verificationId);
   if (!attempt) return null;
-  const sealed = await deps.orders.takeHold(attempt.id);
+  const hold = await deps.orders.takeHold(attempt.id);
   const order = (await deps.orders.find(attempt.order_id))!;
-  if (!sealed) {
-    if (order.current_attempt_id === attempt.id && order.status === 'requires_action') {
-      await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
-        code: 'ERR_3DS_TIMEOUT',
-        sourceId: `api:${attempt.id}:hold`,
-      });
-      return {
-        kind: 'declined',
-        order: await reload(deps, order.id),
-        code: 'ERR_3DS_TIMEOUT',
-        message: 'The payment was not completed in time.',
-      };
-    }
-    return { kind: 'done', order };
+  switch (hold.kind) {
+    case 'taken':
+      return transact(deps, order, attempt, openHold(deps.box, attempt.id, hold.sealed), verificationId);
+    case 'expired':
+      return timedOut(deps, attempt.id);
+    case 'gone':
+      return { kind: 'done', order };
+    default:
+      return hold satisfies never;
   }
-  const hold = openHold(deps.box, attempt.id, sealed);
-  return transact(deps, order, attempt, hold, verificationId);
+}
+
+/**
+ * Holds nobody came back for within 15 minutes: erased, and their orders failed with
+ * ERR_3DS_TIMEOUT (the scheduler runs this every minute).
+ */
+export async function expireHolds(deps: CheckoutDeps): Promise<number> {
+  let expired = 0;
+  for (const id of await deps.orders.attemptsWithExpiredHolds()) {
+    if ((await deps.orders.takeHold(id)).kind !== 'expired') continue;
+    await timedOut(deps, id);
+    expired++;
+  }
+  return expired;
+}
+
+async function timedOut(deps: CheckoutDeps, attemptId: string): Promise<PaymentOutcome> {
+  const attempt = (await deps.orders.attempt(attemptId))!;
+  const order = (await deps.orders.find(attempt.order_id))!;
+  if (order.current_attempt_id !== attempt.id || order.status !== 'requires_action')
+    return { kind: 'done', order };
+  await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
+    code: 'ERR_3DS_TIMEOUT',
+    sourceId: `api:${attempt.id}:hold`,
+  });
+  return {
+    kind: 'declined',
+    order: await reload(deps, order.id),
+    code: 'ERR_3DS_TIMEOUT',
+    message: declineMessage('ERR_3DS_TIMEOUT'),
+  };
 }
 
 async function transact(
@@ -183,7 +208,7 @@ async function refuse(
   error: unknown,
   step: string,
 ): Promise<PaymentOutcome> {
-  if (error instanceof GatewayError) {
+  if (error instanceof GatewayError && error.status < 500) {
     const record = transactionSchema.safeParse(error.details.data);
     if (record.success) return observeAnswer(deps, order, attempt, record.data);
     await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
@@ -197,16 +222,19 @@ async function refuse(
       message: declineMessage(error.code),
     };
   }
-  if (error instanceof GatewayNetworkError) {
-    deps.logger.warn({ order: order.id, step, kind: error.kind }, 'gateway unreachable');
+  if (error instanceof GatewayError || error instanceof GatewayNetworkError) {
+    // The gateway failed, not the card: the attempt ends (nothing was charged) and the customer may retry.
+    const code = error instanceof GatewayError ? error.code : 'GATEWAY_UNAVAILABLE';
+    deps.logger.warn({ order: order.id, step, code }, 'gateway unavailable');
     await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
-      code: 'GATEWAY_UNAVAILABLE',
+      code,
       sourceId: `api:${attempt.id}:${step}`,
     });
     return {
       kind: 'unavailable',
       order: await reload(deps, order.id),
-      message: 'The payment gateway could not be reached; nothing was charged.',
+      code,
+      message: 'The payment gateway is not available; nothing was charged.',
     };
   }
   throw error;

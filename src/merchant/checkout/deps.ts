@@ -20,7 +20,7 @@ export type PaymentOutcome =
   | { kind: 'done'; order: OrderRow }
   | { kind: 'action'; order: OrderRow; url: string }
   | { kind: 'declined'; order: OrderRow; code: string; message: string }
-  | { kind: 'unavailable'; order: OrderRow; message: string }
+  | { kind: 'unavailable'; order: OrderRow; code: string; message: string }
   /** The gateway may have a transaction we could not see yet: the order stays pending for the poller. */
   | { kind: 'unknown'; order: OrderRow };
 

@@ -40,21 +40,23 @@ export async function payByRedirect(
     );
     return { kind: 'action', order: await reload(deps, order.id), url: session.checkout_url };
   } catch (error) {
-    const code =
-      error instanceof GatewayError
-        ? error.code
-        : error instanceof GatewayNetworkError
-          ? 'GATEWAY_UNAVAILABLE'
-          : null;
-    if (code === null) throw error;
+    if (!(error instanceof GatewayError) && !(error instanceof GatewayNetworkError)) throw error;
+    const code = error instanceof GatewayError ? error.code : 'GATEWAY_UNAVAILABLE';
     await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
       code,
       sourceId: `api:${attempt.id}:session`,
     });
     const after = await reload(deps, order.id);
-    if (code === 'GATEWAY_UNAVAILABLE')
-      return { kind: 'unavailable', order: after, message: 'The payment gateway could not be reached.' };
-    const message = code === 'ERR_PROVIDER_REJECTED' ? (error as GatewayError).message : declineMessage(code);
+    // A gateway or provider outage (5xx, no answer) is not a decline: the customer may simply try again.
+    if (error instanceof GatewayNetworkError || error.status >= 500) {
+      return {
+        kind: 'unavailable',
+        order: after,
+        code,
+        message: 'The payment provider is not available right now; nothing was charged.',
+      };
+    }
+    const message = code === 'ERR_PROVIDER_REJECTED' ? error.message : declineMessage(code);
     return { kind: 'declined', order: after, code, message };
   }
 }

@@ -7,6 +7,7 @@ import type { CheckoutDeps, PaymentOutcome } from '../checkout/deps.js';
 import { type OperationOutcome, operate } from '../checkout/operations.js';
 import { orderOfSession, payByRedirect } from '../checkout/redirect.js';
 import { OrderNotFound } from '../orders/repository.js';
+import { InvalidTransition } from '../orders/status.js';
 import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
 import { landingPage } from './landing.js';
 import {
@@ -79,8 +80,16 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
 
   router.get('/checkout/3ds-return', async (ctx) => {
     const id = typeof ctx.query.card_verification_id === 'string' ? ctx.query.card_verification_id : '';
-    const outcome = id ? await finishChallenge(deps, id) : null;
-    landingPage(ctx, outcome?.order ?? null);
+    let order = null;
+    try {
+      order = id ? ((await finishChallenge(deps, id))?.order ?? null) : null;
+    } catch (error) {
+      // A browser gets a page, whatever happened: the order as it stands now.
+      if (!(error instanceof InvalidTransition)) throw error;
+      const attempt = await orders.attemptBy('verification_id', id);
+      order = attempt ? await orders.find(attempt.order_id) : null;
+    }
+    landingPage(ctx, order);
   });
 
   for (const landing of ['return', 'cancel'] as const) {
@@ -161,7 +170,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
       case 'declined':
         throw new HttpError(402, outcome.code, outcome.message, { data });
       case 'unavailable':
-        throw new HttpError(503, 'GATEWAY_UNAVAILABLE', outcome.message, {
+        throw new HttpError(503, outcome.code, outcome.message, {
           data,
           headers: { 'Retry-After': '5' },
         });

@@ -233,10 +233,8 @@ export class OrderRepository {
       );
       const now = this.#now();
       const before = order.status;
-      const failureCode =
-        decision.attempt.status === 'failed'
-          ? (t.statusReason ?? attempt.failure_code)
-          : attempt.failure_code;
+      const ended = decision.attempt.status === 'failed' || decision.attempt.status === 'cancelled';
+      const failureCode = ended ? (t.statusReason ?? attempt.failure_code) : attempt.failure_code;
       if (decision.attempt !== state) {
         // decide returns the very same object when nothing changed
         await attempt.update(
@@ -261,7 +259,7 @@ export class OrderRepository {
                 refunded_minor: decision.attempt.refundedMinor,
               }
             : {}),
-          ...(current && decision.attempt.status === 'failed' ? { failure_code: failureCode } : {}),
+          ...(current && ended ? { failure_code: failureCode } : {}),
           ...(decision.review
             ? {
                 needs_review: true,
@@ -297,33 +295,37 @@ export class OrderRepository {
   }
 
   /**
-   * Takes the hold out, erasing it in the same step: the one caller that gets it finishes the
-   * payment; a reload or a second tab gets null. An expired hold is erased and not returned.
+   * Takes the hold out, erasing it in the same step. `taken`: this caller alone finishes the payment.
+   * `expired`: it outlived its 15 minutes (erased, not returned). `gone`: another caller (a second tab,
+   * a reload) took it already, or there never was one.
    */
-  async takeHold(attemptId: string): Promise<string | null> {
+  async takeHold(
+    attemptId: string,
+  ): Promise<{ kind: 'taken'; sealed: string } | { kind: 'expired' } | { kind: 'gone' }> {
     return this.sequelize.transaction(async (tx) => {
       const attempt = await this.models.Attempt.findByPk(attemptId, {
         transaction: tx,
         lock: tx.LOCK.UPDATE,
       });
-      if (!attempt?.hold_sealed) return null;
+      if (!attempt?.hold_sealed) return { kind: 'gone' } as const;
       const live = attempt.hold_expires_at !== null && attempt.hold_expires_at.getTime() > this.clock.now();
       const sealed = attempt.hold_sealed;
       await attempt.update(
         { hold_sealed: null, hold_expires_at: null, updated_at: this.#now() },
         { transaction: tx },
       );
-      return live ? sealed : null;
+      return live ? ({ kind: 'taken', sealed } as const) : ({ kind: 'expired' } as const);
     });
   }
 
-  /** Erases every hold past its 15 minutes, used or not. */
-  async eraseExpiredHolds(): Promise<number> {
-    const [count] = await this.models.Attempt.update(
-      { hold_sealed: null, hold_expires_at: null },
-      { where: { hold_expires_at: { [Op.lte]: this.#now() } } },
-    );
-    return count;
+  /** Attempts whose hold outlived its 15 minutes and is still stored. */
+  async attemptsWithExpiredHolds(limit = 500): Promise<string[]> {
+    const rows = await this.models.Attempt.findAll({
+      attributes: ['id'],
+      where: { hold_expires_at: { [Op.lte]: this.#now() } },
+      limit,
+    });
+    return rows.map((r) => r.id);
   }
 
   async findOperation(

@@ -15,7 +15,9 @@ describe('merchant: a card payment end to end (smoke)', () => {
     const created = await t.call('POST', '/orders', { body: { amount: '25.00', currency: 'EUR' } });
     expect(created.status).to.equal(201);
     const id = created.body.data.order.id;
-    const pay = await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card('4000000000003220'), mode: 'sale' } });
+    const pay = await t.call('POST', `/orders/${id}/pay/card`, {
+      body: { card: card('4000000000003220'), mode: 'sale' },
+    });
     expect(pay.status).to.equal(200);
     expect(pay.body.data.order.status).to.equal('requires_action');
     const back = await pressButton(pay.body.data.next_action.url, 'authenticate');

@@ -1,0 +1,364 @@
+import { expect } from 'chai';
+import { expireHolds } from '../../../src/merchant/checkout/card.js';
+import { ManualClock } from '../../../src/shared/clock.js';
+import { card } from '../../support/gateway.js';
+import { pressButton, startTestKit, type TestKit } from '../../support/kit.js';
+
+/**
+ * merchant.md, Card data: "the backend passes card fields to the gateway and keeps none of them: not in
+ * the database, not in a log line, not in a queue job, not in an error message. Between a 3DS challenge
+ * and its return, what the payment still needs is held encrypted ... and erased once used."
+ */
+
+const MINUTE = 60_000;
+const FRICTIONLESS = '4242424242424242';
+const CHALLENGE = '4000000000003220';
+const ATTEMPTED = '4000000000003063';
+const DECLINES = [
+  '4000000000000002',
+  '4000000000009995',
+  '4000000000000069',
+  '4000000000000127',
+  '4000000000000119',
+  '4000000000000259',
+  '4100000000000019',
+  '4000000000009987',
+];
+const THREE_DS_ERRORS = ['4000000000003097', '4000000000003089', '4000000000003055'];
+/** Luhn-valid, not a test card: approved without 3DS. */
+const PLAIN = '5555555555554444';
+/** Fails Luhn. */
+const BAD_LUHN = '4242424242424241';
+/** Only ever sent inside requests that fail validation. */
+const REJECTED_422 = '4012888888881881';
+/** Only ever sent inside `customer`, as an unknown field. */
+const IN_CUSTOMER = '4111111111111111';
+
+const USED = [
+  FRICTIONLESS,
+  CHALLENGE,
+  ATTEMPTED,
+  ...DECLINES,
+  ...THREE_DS_ERRORS,
+  PLAIN,
+  BAD_LUHN,
+  REJECTED_422,
+  IN_CUSTOMER,
+];
+
+/** Unusual CVVs, so that a match is not a coincidence. */
+const CVVS = ['737', '9182', '462'];
+const cvvFor = (i: number) => CVVS[i % CVVS.length]!;
+
+/** "cvv" (any quoting or escaping) followed by a value: a stored or logged CVV. */
+const CVV_WITH_VALUE = /cvv[\\"' ]*[:=][\\"' ]*\d/i;
+/** Bare 13-19 digit runs: anything that looks like a PAN. */
+const PAN_LIKE = /(?<!\d)\d{13,19}(?!\d)/g;
+
+const landingStatus = (html: string) => /data-status="([a-z_]+)"/.exec(html)?.[1];
+
+describe('merchant: card data is kept nowhere (merchant.md, Card data)', function () {
+  this.timeout(60_000);
+  let t: TestKit;
+  let clock: ManualClock;
+  /** Every body the kit answered: API envelopes and landing pages. */
+  const responses: { what: string; text: string }[] = [];
+  /** The sealed hold as seen while a challenge was open. */
+  let sealedHold: string | null = null;
+  let holdAttemptId = '';
+  let dumpWhileHeld = '';
+  let dumpAfterEverything = '';
+  let customerOrderId = '';
+
+  const call = async (method: string, path: string, o: { body?: unknown; rawBody?: string } = {}) => {
+    const res = await t.call(method, path, o);
+    responses.push({ what: `${method} ${path}`, text: res.text });
+    return res;
+  };
+  const visit = async (url: string) => {
+    const res = await fetch(url);
+    const text = await res.text();
+    responses.push({ what: `GET ${url}`, text });
+    return { status: res.status, text };
+  };
+  const newOrder = async (extra: Record<string, unknown> = {}) => {
+    const res = await call('POST', '/orders', { body: { amount: '19.99', currency: 'EUR', ...extra } });
+    expect(res.status, res.text).to.equal(201);
+    return res.body.data.order.id as string;
+  };
+  let n = 0;
+  const pay = async (orderId: string, number: string, extra: Record<string, unknown> = {}) => {
+    n += 1;
+    return call('POST', `/orders/${orderId}/pay/card`, {
+      body: { card: card(number, { cvv: cvvFor(n) }), mode: n % 2 ? 'sale' : 'auth', ...extra },
+    });
+  };
+
+  /** A flow that did not end as expected: reported by the sanity test, while the leak checks still run. */
+  const flowProblems: string[] = [];
+  const step = async (name: string, fn: () => Promise<void>) => {
+    try {
+      await fn();
+    } catch (error) {
+      flowProblems.push(`${name}: ${(error as Error).message}`);
+    }
+  };
+
+  before(async () => {
+    clock = new ManualClock(Date.now());
+    t = await startTestKit({ clock });
+
+    await step('frictionless sale, auth, attempted and a plain card', async () => {
+      for (const number of [FRICTIONLESS, FRICTIONLESS, ATTEMPTED, PLAIN]) {
+        const res = await pay(await newOrder(), number);
+        expect(res.status, res.text).to.equal(200);
+      }
+    });
+
+    await step('challenge authenticated (the hold is inspected while it exists)', async () => {
+      const orderId = await newOrder();
+      const res = await pay(orderId, CHALLENGE, { mode: 'sale' });
+      expect(res.status, res.text).to.equal(200);
+      holdAttemptId = res.body.data.order.payment.attempt_id;
+      sealedHold = (await t.kit.models.Attempt.findByPk(holdAttemptId))!.hold_sealed;
+      dumpWhileHeld = await t.dump();
+      const back = await pressButton(res.body.data.next_action.url, 'authenticate');
+      const first = landingStatus((await visit(back)).text);
+      await visit(back); // a reload
+      await call('GET', `/orders/${orderId}`);
+      expect(first).to.equal('paid');
+    });
+
+    await step('challenge failed', async () => {
+      const orderId = await newOrder();
+      const res = await pay(orderId, CHALLENGE, { mode: 'auth' });
+      const back = await pressButton(res.body.data.next_action.url, 'fail');
+      const status = landingStatus((await visit(back)).text);
+      await call('GET', `/orders/${orderId}`);
+      expect(status).to.equal('failed');
+    });
+
+    await step('challenge whose hold expired before the return', async () => {
+      const orderId = await newOrder();
+      const res = await pay(orderId, CHALLENGE, { mode: 'sale' });
+      const back = await pressButton(res.body.data.next_action.url, 'authenticate');
+      clock.advance(16 * MINUTE);
+      const status = landingStatus((await visit(back)).text);
+      await call('GET', `/orders/${orderId}`);
+      expect(status).to.equal('failed');
+    });
+
+    await step('a challenge left open', async () => {
+      const res = await pay(await newOrder(), CHALLENGE, { mode: 'sale' });
+      expect(res.body.data.order.status).to.equal('requires_action');
+    });
+
+    await step('declines, 3DS errors, Luhn, past expiry, the risk rule', async () => {
+      const statuses: number[] = [];
+      for (const number of [...DECLINES, ...THREE_DS_ERRORS, BAD_LUHN]) {
+        const orderId = await newOrder();
+        statuses.push((await pay(orderId, number)).status);
+        await call('GET', `/orders/${orderId}`);
+      }
+      statuses.push(
+        (
+          await pay(await newOrder(), FRICTIONLESS, {
+            card: card(FRICTIONLESS, { exp_year: 2020, cvv: '462' }),
+          })
+        ).status,
+      );
+      statuses.push(
+        (await pay(await newOrder(), FRICTIONLESS, { customer: { email: 'x@risk.test' } })).status,
+      );
+      expect(
+        statuses.every((s) => s === 402),
+        String(statuses),
+      ).to.equal(true);
+    });
+
+    await step('422s carrying a full card number and a CVV', async () => {
+      const orderId = await newOrder();
+      const bad: { body?: unknown; rawBody?: string }[] = [
+        { body: { card: card(REJECTED_422, { cvv: '12' }), mode: 'sale' } },
+        { body: { card: card(REJECTED_422, { exp_month: 13, cvv: '737' }), mode: 'sale' } },
+        { body: { card: card(REJECTED_422, { cvv: '737' }), mode: 'capture' } },
+        { body: { card: card(`${REJECTED_422}x`, { cvv: '737' }), mode: 'sale' } },
+        { body: { card: card(REJECTED_422, { exp_year: 'soon', cvv: '737' }), mode: 'sale' } },
+        { body: { card: card(REJECTED_422, { cvv: '737' }), customer: { email: REJECTED_422 } } },
+        { rawBody: `{"card":{"number":"${REJECTED_422}","cvv":"737",` },
+        { rawBody: `["${REJECTED_422}"]` },
+        { rawBody: `"${REJECTED_422}"` },
+      ];
+      const statuses: number[] = [];
+      for (const request of bad)
+        statuses.push((await call('POST', `/orders/${orderId}/pay/card`, request)).status);
+      expect(
+        statuses.every((s) => s === 422),
+        String(statuses),
+      ).to.equal(true);
+    });
+
+    await step('a card number and a CVV smuggled into customer', async () => {
+      const res = await call('POST', '/orders', {
+        body: {
+          amount: '5.00',
+          currency: 'EUR',
+          customer: {
+            email: 'ada@example.com',
+            first_name: 'Ada',
+            country_code: 'GB',
+            card_number: IN_CUSTOMER,
+            cvv: '9182',
+            card: { number: IN_CUSTOMER, cvv: '9182' },
+          },
+        },
+      });
+      expect(res.status, res.text).to.equal(201);
+      customerOrderId = res.body.data.order.id;
+      await pay(customerOrderId, FRICTIONLESS, {
+        customer: { email: 'ada@example.com', card_number: IN_CUSTOMER, cvv: '9182' },
+      });
+      await call('GET', `/orders/${customerOrderId}`);
+    });
+
+    dumpAfterEverything = await t.dump();
+  });
+
+  after(async () => {
+    await t?.close();
+  });
+
+  it('drove every flow to its expected end (sanity)', () => {
+    expect(flowProblems, flowProblems.join('\n')).to.deep.equal([]);
+    expect(dumpAfterEverything).to.contain('payment_attempts');
+    expect(dumpAfterEverything).to.contain('ERR_3DS_TIMEOUT');
+    expect(dumpAfterEverything).to.contain('ERR_CARD_DO_NOT_HONOR');
+    expect(responses.length).to.be.greaterThan(40);
+    expect(t.logs.length).to.be.greaterThan(40);
+  });
+
+  it('no table holds a full card number used', () => {
+    for (const dump of [dumpWhileHeld, dumpAfterEverything]) {
+      for (const number of USED) expect(dump, `the dump holds ${number}`).to.not.contain(number);
+    }
+  });
+
+  it('no table holds anything that looks like a card number', () => {
+    for (const dump of [dumpWhileHeld, dumpAfterEverything]) {
+      const found = (dump.match(PAN_LIKE) ?? []).filter((s) => /^[3-6]/.test(s) && luhn(s));
+      expect(found, 'Luhn-valid PAN-like digit runs in the database').to.deep.equal([]);
+    }
+  });
+
+  it('no table holds a CVV beside its key', () => {
+    for (const dump of [dumpWhileHeld, dumpAfterEverything]) {
+      expect(CVV_WITH_VALUE.exec(dump)?.[0] ?? null).to.equal(null);
+    }
+  });
+
+  it('no log line, from either side, holds a full card number used', () => {
+    const leaks = t.logs.filter((line) => USED.some((number) => line.includes(number)));
+    expect(leaks, leaks.join('\n')).to.deep.equal([]);
+  });
+
+  it('no log line holds a CVV beside its key', () => {
+    const leaks = t.logs.filter((line) => CVV_WITH_VALUE.test(line));
+    expect(leaks, leaks.join('\n')).to.deep.equal([]);
+  });
+
+  it('no answer of the kit (API envelope or landing page) holds a card number', () => {
+    const leaks = responses.filter((r) => USED.some((number) => r.text.includes(number)));
+    expect(
+      leaks.map((r) => `${r.what}: ${r.text.slice(0, 300)}`),
+      'answers repeating a card number',
+    ).to.deep.equal([]);
+  });
+
+  it('no answer of the kit holds a CVV beside its key', () => {
+    const leaks = responses.filter((r) => CVV_WITH_VALUE.test(r.text));
+    expect(leaks.map((r) => `${r.what}: ${r.text.slice(0, 300)}`)).to.deep.equal([]);
+  });
+
+  it('the 3DS hold, while it existed, was ciphertext bound to its attempt', () => {
+    expect(sealedHold).to.be.a('string');
+    const sealed = sealedHold!;
+    expect(sealed.startsWith('v1.')).to.equal(true);
+    expect(sealed).to.not.contain(CHALLENGE);
+    expect(sealed).to.not.match(/cvv/i);
+    // Not merely encoded: no part decodes to the number.
+    for (const part of sealed.split('.')) {
+      const decoded = Buffer.from(part, 'base64url').toString('latin1');
+      expect(decoded).to.not.contain(CHALLENGE);
+      expect(decoded).to.not.match(/cvv/i);
+    }
+    // It opens only with the kit's key and for its own attempt.
+    expect(t.kit.box.open(sealed, `hold:${holdAttemptId}`)).to.contain(CHALLENGE);
+    expect(() => t.kit.box.open(sealed, 'hold:att_another')).to.throw();
+  });
+
+  it('no hold remains once used or expired, and none outlives 15 minutes', async () => {
+    const rows = await t.kit.models.Attempt.findAll();
+    expect(rows.length).to.be.greaterThan(10);
+    for (const row of rows) {
+      if (row.hold_sealed === null) {
+        expect(row.hold_expires_at).to.equal(null);
+        continue;
+      }
+      // Only the challenge left open may still hold: sealed, and due within 15 minutes of its making.
+      expect(row.hold_sealed.startsWith('v1.')).to.equal(true);
+      expect(row.status).to.equal('requires_action');
+      expect(row.hold_expires_at!.getTime() - row.created_at.getTime()).to.be.at.most(15 * MINUTE);
+    }
+    expect(rows.find((r) => r.id === holdAttemptId)!.hold_sealed).to.equal(null);
+  });
+
+  it('an abandoned hold is erased once past its 15 minutes (the holds job)', async () => {
+    const open = (await t.kit.models.Attempt.findAll()).filter((r) => r.hold_sealed !== null);
+    expect(open, 'the challenge left open still holds').to.have.length(1);
+    clock.advance(15 * MINUTE + 1000);
+    await expireHolds(t.kit.checkout); // what the scheduler's "holds" job runs
+    const rows = await t.kit.models.Attempt.findAll();
+    expect(rows.filter((r) => r.hold_sealed !== null || r.hold_expires_at !== null)).to.deep.equal([]);
+    const dump = await t.dump();
+    for (const number of USED) expect(dump).to.not.contain(number);
+  });
+
+  it("an order's customer column keeps only known customer fields", async () => {
+    const KNOWN = [
+      'merchant_customer_id',
+      'first_name',
+      'last_name',
+      'email',
+      'phone',
+      'address',
+      'city',
+      'postal_code',
+      'country_code',
+      'ip_address',
+    ];
+    const row = await t.kit.models.Order.findByPk(customerOrderId);
+    const stored = row!.customer as Record<string, unknown>;
+    expect(stored).to.include({ email: 'ada@example.com', first_name: 'Ada', country_code: 'GB' });
+    for (const key of Object.keys(stored)) expect(KNOWN, `stored customer field ${key}`).to.include(key);
+    expect(stored).to.not.have.property('card_number');
+    expect(stored).to.not.have.property('card');
+    expect(stored).to.not.have.property('cvv');
+    expect(dumpAfterEverything).to.not.contain('card_number');
+    expect(dumpAfterEverything).to.not.contain(IN_CUSTOMER);
+    const view = await t.call('GET', `/orders/${customerOrderId}`);
+    expect(view.body.data.order.customer).to.not.have.property('card_number');
+  });
+});
+
+function luhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i += 1) {
+    let d = Number(digits[digits.length - 1 - i]);
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}

@@ -1,0 +1,217 @@
+import { expect } from 'chai';
+import { type Config, ConfigError, loadConfig, SANDBOX_MERCHANT_KEY } from '../../../src/config.js';
+
+/** merchant.md, Running it: configuration is environment variables, validated at start-up. */
+describe('merchant: configuration (loadConfig)', () => {
+  const GENERATED = 'generated-token-for-this-run-0123';
+  const KEY = Buffer.alloc(32, 3).toString('base64');
+  const load = (env: Record<string, string | undefined>): Config => loadConfig(env, () => GENERATED);
+
+  /** The ConfigError loading `env` throws: asserted to be one line starting with `variable`. */
+  const failure = (env: Record<string, string | undefined>, variable: string): ConfigError => {
+    let caught: unknown;
+    try {
+      load(env);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught, `${JSON.stringify(env)} should stop start-up`).to.be.instanceOf(ConfigError);
+    const message = (caught as ConfigError).message;
+    expect(message.split(/\r?\n/), message).to.have.length(1);
+    expect(message.trim(), message).to.not.equal('');
+    expect(message, `${JSON.stringify(env)}: ${message}`).to.match(new RegExp(`^${variable}(?![A-Z_0-9])`));
+    return caught as ConfigError;
+  };
+
+  describe("the defaults of merchant.md's table", () => {
+    it('serve a local machine', () => {
+      const c = load({});
+      expect(c.port).to.equal(3000);
+      expect(c.databaseUrl).to.equal('mysql://root@127.0.0.1:3306/merchant');
+      expect(c.redisUrl).to.equal('redis://127.0.0.1:6379');
+      expect(c.roles).to.deep.equal(['api', 'worker', 'scheduler']);
+      expect(c.logLevel).to.equal('info');
+      expect(c.gateway.baseUrl, 'unset: the embedded sandbox').to.equal(null);
+      expect(c.gateway.apiKey).to.equal(SANDBOX_MERCHANT_KEY);
+      expect(SANDBOX_MERCHANT_KEY).to.equal('sk_test_merchant_1001');
+      expect(c.gateway.merchantId).to.equal(undefined);
+      expect(c.gateway.extraWebhookSecrets).to.deep.equal([]);
+      // PUBLIC_BASE_URL: http://127.0.0.1:$PORT, resolved by the kit once the port is bound.
+      expect(c.publicBaseUrl === null || c.publicBaseUrl === 'http://127.0.0.1:3000').to.equal(true);
+    });
+
+    it('take the values given', () => {
+      const c = load({
+        PORT: '8080',
+        PUBLIC_BASE_URL: 'https://shop.example.com',
+        DATABASE_URL: 'mysql://app:pw@db:3306/shop',
+        REDIS_URL: 'redis://cache:6379/3',
+        GATEWAY_BASE_URL: 'https://gateway.example.com',
+        GATEWAY_API_KEY: 'sk_live_partner_key',
+        GATEWAY_MERCHANT_ID: '1001',
+        ROLES: 'worker',
+        LOG_LEVEL: 'debug',
+        OPS_API_TOKEN: 'a-long-enough-ops-token',
+        APP_ENCRYPTION_KEY: KEY,
+      });
+      expect(c.port).to.equal(8080);
+      expect(c.publicBaseUrl).to.equal('https://shop.example.com');
+      expect(c.databaseUrl).to.equal('mysql://app:pw@db:3306/shop');
+      expect(c.redisUrl, 'a database index in the path is honoured').to.equal('redis://cache:6379/3');
+      expect(c.gateway.baseUrl).to.equal('https://gateway.example.com');
+      expect(c.gateway.apiKey).to.equal('sk_live_partner_key');
+      expect(c.gateway.merchantId).to.equal(1001);
+      expect(c.roles).to.deep.equal(['worker']);
+      expect(c.logLevel).to.equal('debug');
+      expect(c.opsApiToken).to.equal('a-long-enough-ops-token');
+      expect(c.opsApiTokenGenerated).to.equal(false);
+      expect(c.encryptionKey.equals(Buffer.from(KEY, 'base64'))).to.equal(true);
+      expect(c.encryptionKeyIsDevDefault).to.equal(false);
+    });
+
+    it('ROLES lists any of api, worker, scheduler, spaces trimmed', () => {
+      expect(load({ ROLES: 'api' }).roles).to.deep.equal(['api']);
+      expect(load({ ROLES: ' scheduler , api ' }).roles).to.have.members(['scheduler', 'api']);
+    });
+
+    it('PORT 0 (any free port) and 65535 are ports', () => {
+      expect(load({ PORT: '0' }).port).to.equal(0);
+      expect(load({ PORT: '65535' }).port).to.equal(65535);
+    });
+  });
+
+  describe('a bad value stops start-up with one line starting with its name', () => {
+    const cases: [string, Record<string, string>][] = [
+      ['PORT', { PORT: 'abc' }],
+      ['PORT', { PORT: '70000' }],
+      ['PORT', { PORT: '-1' }],
+      ['PORT', { PORT: '80.5' }],
+      ['DATABASE_URL', { DATABASE_URL: 'http://x' }],
+      ['DATABASE_URL', { DATABASE_URL: 'not a url' }],
+      ['REDIS_URL', { REDIS_URL: 'mysql://x' }],
+      ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'ftp://shop.example.com' }],
+      ['GATEWAY_BASE_URL', { GATEWAY_BASE_URL: 'notaurl', GATEWAY_API_KEY: 'sk_test_merchant_1001' }],
+      ['GATEWAY_BASE_URL', { GATEWAY_BASE_URL: 'notaurl' }],
+      ['GATEWAY_MERCHANT_ID', { GATEWAY_MERCHANT_ID: 'x' }],
+      ['APP_ENCRYPTION_KEY', { APP_ENCRYPTION_KEY: Buffer.alloc(16, 1).toString('base64') }],
+      ['APP_ENCRYPTION_KEY', { APP_ENCRYPTION_KEY: Buffer.alloc(33, 1).toString('base64') }],
+      ['APP_ENCRYPTION_KEY', { APP_ENCRYPTION_KEY: 'not base64 at all!' }],
+      ['ROLES', { ROLES: 'api,bogus' }],
+      ['ROLES', { ROLES: ',' }],
+      ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+      ['OPS_API_TOKEN', { OPS_API_TOKEN: 'short' }],
+      ['OPS_API_TOKEN', { OPS_API_TOKEN: '123456789012345' }],
+    ];
+    for (const [variable, env] of cases) {
+      const given = Object.entries(env)
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(' ');
+      it(`${given} names ${variable}`, () => {
+        failure(env, variable);
+      });
+    }
+
+    it('GATEWAY_BASE_URL set without GATEWAY_API_KEY names GATEWAY_API_KEY', () => {
+      failure({ GATEWAY_BASE_URL: 'https://gateway.example.com' }, 'GATEWAY_API_KEY');
+    });
+
+    it('several bad values still make one line, naming one of them', () => {
+      failure({ PORT: 'abc', LOG_LEVEL: 'loud', ROLES: 'nope' }, '(PORT|LOG_LEVEL|ROLES)');
+    });
+  });
+
+  describe('production', () => {
+    const production = {
+      NODE_ENV: 'production',
+      OPS_API_TOKEN: 'a-long-enough-ops-token',
+      APP_ENCRYPTION_KEY: KEY,
+    };
+
+    it('starts with both secrets given, and generates nothing', () => {
+      const c = load(production);
+      expect(c.env).to.equal('production');
+      expect(c.opsApiToken).to.equal('a-long-enough-ops-token');
+      expect(c.opsApiTokenGenerated).to.equal(false);
+      expect(c.encryptionKeyIsDevDefault).to.equal(false);
+    });
+
+    it('refuses to start without APP_ENCRYPTION_KEY', () => {
+      failure({ ...production, APP_ENCRYPTION_KEY: undefined }, 'APP_ENCRYPTION_KEY');
+    });
+
+    it('refuses to start without OPS_API_TOKEN', () => {
+      failure({ ...production, OPS_API_TOKEN: undefined }, 'OPS_API_TOKEN');
+    });
+  });
+
+  describe('development', () => {
+    it('uses a generated OPS_API_TOKEN and flags it, so it is printed', () => {
+      const c = load({});
+      expect(c.opsApiToken).to.equal(GENERATED);
+      expect(c.opsApiTokenGenerated).to.equal(true);
+    });
+
+    it('uses a fixed 32-byte encryption key and flags it, so a warning is given', () => {
+      const a = load({});
+      const b = load({ NODE_ENV: 'development' });
+      expect(a.encryptionKey).to.have.length(32);
+      expect(a.encryptionKeyIsDevDefault).to.equal(true);
+      expect(a.encryptionKey.equals(b.encryptionKey), 'fixed: the same on every start').to.equal(true);
+    });
+  });
+
+  describe('GATEWAY_WEBHOOK_SECRETS', () => {
+    it('is comma-separated with spaces trimmed', () => {
+      const c = load({
+        GATEWAY_WEBHOOK_SECRETS: ' whsec_first_secret_0123456789 ,whsec_second_secret_0123456789 ',
+      });
+      expect(c.gateway.extraWebhookSecrets).to.deep.equal([
+        'whsec_first_secret_0123456789',
+        'whsec_second_secret_0123456789',
+      ]);
+    });
+
+    it('one secret alone is a list of one', () => {
+      expect(
+        load({ GATEWAY_WEBHOOK_SECRETS: 'whsec_only_secret_0123456789' }).gateway.extraWebhookSecrets,
+      ).to.deep.equal(['whsec_only_secret_0123456789']);
+    });
+  });
+
+  describe('empty strings count as unset', () => {
+    it('every variable empty gives the defaults', () => {
+      const names = [
+        'NODE_ENV',
+        'PORT',
+        'PUBLIC_BASE_URL',
+        'DATABASE_URL',
+        'REDIS_URL',
+        'GATEWAY_BASE_URL',
+        'GATEWAY_API_KEY',
+        'GATEWAY_MERCHANT_ID',
+        'GATEWAY_WEBHOOK_SECRETS',
+        'OPS_API_TOKEN',
+        'APP_ENCRYPTION_KEY',
+        'ROLES',
+        'LOG_LEVEL',
+      ];
+      const c = load(Object.fromEntries(names.map((n) => [n, ''])));
+      expect(c).to.deep.equal(load({}));
+      expect(c.port).to.equal(3000);
+      expect(c.gateway.baseUrl).to.equal(null);
+      expect(c.opsApiTokenGenerated).to.equal(true);
+    });
+
+    it('an empty required secret in production is missing', () => {
+      failure({ NODE_ENV: 'production', APP_ENCRYPTION_KEY: KEY, OPS_API_TOKEN: '' }, 'OPS_API_TOKEN');
+      failure(
+        { NODE_ENV: 'production', APP_ENCRYPTION_KEY: '', OPS_API_TOKEN: 'a-long-enough-ops-token' },
+        'APP_ENCRYPTION_KEY',
+      );
+    });
+
+    it('an empty GATEWAY_API_KEY with GATEWAY_BASE_URL is missing', () => {
+      failure({ GATEWAY_BASE_URL: 'https://gateway.example.com', GATEWAY_API_KEY: '' }, 'GATEWAY_API_KEY');
+    });
+  });
+});
