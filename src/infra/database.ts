@@ -37,7 +37,7 @@ export function createSequelize(url: string): Sequelize {
     dialect: 'mysql',
     logging: false,
     timezone: '+00:00',
-    pool: { max: 10, min: 0, idle: 10_000 },
+    pool: { max: 24, min: 0, idle: 10_000 },
     // Minor amounts fit JavaScript's safe integers: have BIGINT come back as numbers, not strings.
     dialectOptions: { supportBigNumbers: true, bigNumberStrings: false },
     define: { timestamps: false },
