@@ -18,7 +18,7 @@ import { createMerchantApp } from './merchant/http/app.js';
 import { Scheduler } from './merchant/jobs/scheduler.js';
 import { sweepInbox } from './merchant/jobs/sweeper.js';
 import { OrderRepository } from './merchant/orders/repository.js';
-import { createObservationQueue, enqueueEvent, type ObservationJob } from './merchant/reconciler/queue.js';
+import { createObservationQueue, enqueueEvent, type ObservationJob, type RetryPolicy } from './merchant/reconciler/queue.js';
 import { eventProcessor } from './merchant/reconciler/worker.js';
 import { Inbox } from './merchant/webhooks/inbox.js';
 import { webhookReceiver } from './merchant/webhooks/receiver.js';
@@ -42,6 +42,8 @@ export interface KitOptions {
   redisPrefix?: string;
   /** Jobs the reconciler runs at once. Default 8. */
   workerConcurrency?: number;
+  /** The reconciler's retries. Default 8 attempts, backoff from 1 s, doubling. */
+  jobRetry?: RetryPolicy;
   /** Cron expressions (seconds first); null turns a job off. Default: the sweeper every 20 s, the hold eraser every minute. */
   schedules?: { sweeper?: string | null; holds?: string | null };
 }
@@ -101,7 +103,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     const inbox = new Inbox(sequelize);
     const redis = createRedis(config.redisUrl);
     stages.connections.push(async () => void (await redis.quit()));
-    const queue = createObservationQueue(config.redisUrl, prefix);
+    const queue = createObservationQueue(config.redisUrl, prefix, options.jobRetry);
     stages.drain.push(() => queue.close()); // bull: takes no new job, waits for the one in hand
     const enqueue = (eventId: string) => enqueueEvent(queue, eventId);
     const sweep = () => sweepInbox({ inbox, enqueue, now: clock.now() });

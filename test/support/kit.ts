@@ -36,6 +36,8 @@ let counter = 0;
 
 export interface TestKitOptions {
   env?: Record<string, string>;
+  /** Passed to startKit: the reconciler's retries (default here: 3 attempts from 20 ms). */
+  jobRetry?: { attempts: number; delayMs: number };
   /** Passed to startKit: cron schedules (default: none; tests call kit.sweep() themselves). */
   schedules?: { sweeper?: string | null; holds?: string | null };
   /** The merchant side's clock. */
@@ -78,6 +80,7 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
   const kit = await startKit({
     redisPrefix,
     schedules: { sweeper: null, holds: null, ...options.schedules },
+    jobRetry: options.jobRetry ?? { attempts: 3, delayMs: 20 },
     config,
     logger,
     clock: options.clock,

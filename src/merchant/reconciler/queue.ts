@@ -14,7 +14,18 @@ export interface ObservationJob {
  * at-least-once (a stalled job runs again): applying an observation twice is harmless by design.
  * Failed jobs are kept, for operators to see and retry.
  */
-export function createObservationQueue(redisUrl: string, prefix = 'kit'): Queue.Queue<ObservationJob> {
+export interface RetryPolicy {
+  /** Default 8. */
+  attempts: number;
+  /** First backoff; doubles each time. Default 1000 ms. */
+  delayMs: number;
+}
+
+export function createObservationQueue(
+  redisUrl: string,
+  prefix = 'kit',
+  retry: RetryPolicy = { attempts: 8, delayMs: 1000 },
+): Queue.Queue<ObservationJob> {
   const shared: Partial<Record<'client' | 'subscriber', Redis>> = {};
   return new Queue<ObservationJob>(OBSERVATION_QUEUE, {
     prefix,
@@ -24,8 +35,8 @@ export function createObservationQueue(redisUrl: string, prefix = 'kit'): Queue.
       return shared[type]!;
     },
     defaultJobOptions: {
-      attempts: 8,
-      backoff: { type: 'exponential', delay: 1000 },
+      attempts: retry.attempts,
+      backoff: { type: 'exponential', delay: retry.delayMs },
       removeOnComplete: 1000,
       removeOnFail: false,
     },
