@@ -18,6 +18,14 @@ const port = z
   .regex(/^\d+$/, 'must be a port number from 0 to 65535')
   .transform(Number)
   .refine((n) => n <= 65535, 'must be a port number from 0 to 65535');
+/** `a, b,c` -> ['a', 'b', 'c']: blanks dropped. */
+const commaList = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== ''),
+);
+
 const url = (protocols: string[], what: string) =>
   z.string().refine((v) => {
     try {
@@ -40,14 +48,7 @@ const envSchema = z.object({
     .regex(/^\d+$/, 'must be a merchant id (an integer)')
     .transform(Number)
     .optional(),
-  GATEWAY_WEBHOOK_SECRETS: z
-    .string()
-    .transform((v) =>
-      v
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== ''),
-    )
+  GATEWAY_WEBHOOK_SECRETS: commaList
     .refine(
       (list) => list.every((s) => s.length >= 16),
       'must be comma-separated signing secrets of 16 characters or more',
@@ -63,14 +64,7 @@ const envSchema = z.object({
       'must be 32 bytes, base64-encoded',
     )
     .optional(),
-  ROLES: z
-    .string()
-    .transform((v) =>
-      v
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== ''),
-    )
+  ROLES: commaList
     .refine(
       (list) => list.length > 0 && list.every((r) => (ROLES as readonly string[]).includes(r)),
       `must list some of ${ROLES.join(', ')}`,

@@ -18,7 +18,12 @@ import { createMerchantApp } from './merchant/http/app.js';
 import { Scheduler } from './merchant/jobs/scheduler.js';
 import { sweepInbox } from './merchant/jobs/sweeper.js';
 import { OrderRepository } from './merchant/orders/repository.js';
-import { createObservationQueue, enqueueEvent, type ObservationJob, type RetryPolicy } from './merchant/reconciler/queue.js';
+import {
+  createObservationQueue,
+  enqueueEvent,
+  type ObservationJob,
+  type RetryPolicy,
+} from './merchant/reconciler/queue.js';
 import { eventProcessor } from './merchant/reconciler/worker.js';
 import { Inbox } from './merchant/webhooks/inbox.js';
 import { webhookReceiver } from './merchant/webhooks/receiver.js';

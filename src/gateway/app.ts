@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { type Logger, pino } from 'pino';
+import { requestLog } from '../infra/request-log.js';
 import { type AdvanceableClock, OffsetClock } from '../shared/clock.js';
 import { cryptoRandom, type RandomSource } from '../shared/ids.js';
 import { Dispatcher } from './delivery/dispatcher.js';
@@ -109,7 +110,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const baseUrlOf = (ctx: Context) => options.publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`;
 
   const app = new Koa();
-  app.use(requestLog(logger));
+  app.use(requestLog(logger, 'debug'));
   app.use(envelopeMiddleware(logger, () => state.apiRate.policy.limit));
   // Whatever a request reads, no session past its 15 minutes is still open (gateway-api.md, session states).
   app.use(async (_ctx, next) => {
@@ -164,25 +165,5 @@ export function createGateway(options: GatewayOptions): Gateway {
           });
         });
       }),
-  };
-}
-
-/** One line per request: method, path, status, time. Never a body, a query string or a header. */
-function requestLog(logger: Logger) {
-  return async (ctx: Context, next: Next): Promise<void> => {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      logger.debug(
-        {
-          method: ctx.method,
-          path: ctx.path,
-          status: ctx.status,
-          ms: Math.round(performance.now() - started),
-        },
-        'request',
-      );
-    }
   };
 }

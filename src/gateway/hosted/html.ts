@@ -1,15 +1,6 @@
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
+import { escapeHtml } from '../../shared/html.js';
 
-/** Escapes text for HTML content and attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
+export { escapeHtml };
 
 /** A minimal, self-contained page: the hosted pages load nothing from elsewhere. */
 export function page(title: string, body: string): string {

@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import { customerSchema, ipAddress } from '../../shared/customer.js';
+
+export { customerSchema, ipAddress };
+
 import { type CurrencyCode, currencyExponent, isCurrencyCode, parseMajor } from '../../shared/money.js';
 
 /** Request schemas shared by 3DS verify and transactions (gateway-api.md, Conventions on values). */
@@ -33,23 +37,6 @@ export const cardSchema = z.object({
 export type CardInput = z.output<typeof cardSchema>;
 
 export const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).max(2048);
-export const ipAddress = z.union([z.ipv4(), z.ipv6()], { message: 'must be an IPv4 or IPv6 address' });
-
-export const customerSchema = z.object({
-  merchant_customer_id: z.string().max(255).optional(),
-  first_name: z.string().max(255).optional(),
-  last_name: z.string().max(255).optional(),
-  email: z.email('must be an email address').optional(),
-  phone: z.string().max(64).optional(),
-  address: z.string().max(255).optional(),
-  city: z.string().max(255).optional(),
-  postal_code: z.string().max(32).optional(),
-  country_code: z
-    .string()
-    .regex(/^[A-Z]{2}$/, 'must be a 2-letter uppercase country code')
-    .optional(),
-  ip_address: ipAddress.optional(),
-});
 
 /**
  * Adds the exact minor amount to a body with `amount` and `currency`, or an issue on `amount`

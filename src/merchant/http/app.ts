@@ -1,6 +1,7 @@
 import Router from '@koa/router';
-import Koa, { type Context, type Next } from 'koa';
+import Koa, { type Context } from 'koa';
 import type { Logger } from 'pino';
+import { requestLog } from '../../infra/request-log.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { errorMiddleware, ok } from './errors.js';
 import { merchantRoutes, type RouteDeps } from './routes.js';
@@ -48,24 +49,4 @@ export function createMerchantApp(
   merchantRoutes(router, deps);
   app.use(router.routes());
   return app;
-}
-
-/** Method, path, status and time: never a body, a query string (it may carry ids only, but still) or a header. */
-function requestLog(logger: Logger) {
-  return async (ctx: Context, next: Next): Promise<void> => {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      logger.info(
-        {
-          method: ctx.method,
-          path: ctx.path,
-          status: ctx.status,
-          ms: Math.round(performance.now() - started),
-        },
-        'request',
-      );
-    }
-  };
 }

@@ -1,15 +1,7 @@
 import type { Context } from 'koa';
 import type { OrderRow } from '../../infra/models.js';
+import { escapeHtml } from '../../shared/html.js';
 import { type CurrencyCode, formatMinor } from '../../shared/money.js';
-
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 const HEADLINES: Record<string, string> = {
   paid: 'Thank you: your payment was received.',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { customerSchema } from '../../shared/customer.js';
 import { isCurrencyCode, parseMajor } from '../../shared/money.js';
 
 /** Card fields, checked for shape before they go to the gateway. Messages never repeat a value. */
@@ -12,23 +13,6 @@ export const cardSchema = z.object({
   }),
   cvv: z.string({ message: 'is required' }).regex(/^\d{3,4}$/, 'must be 3 or 4 digits'),
   name: z.string().max(255).optional(),
-});
-
-/** Only known customer fields are kept (zod drops the rest), so nothing else ever reaches the database. */
-export const customerSchema = z.object({
-  merchant_customer_id: z.string().max(255).optional(),
-  first_name: z.string().max(255).optional(),
-  last_name: z.string().max(255).optional(),
-  email: z.email('must be an email address').optional(),
-  phone: z.string().max(64).optional(),
-  address: z.string().max(255).optional(),
-  city: z.string().max(255).optional(),
-  postal_code: z.string().max(32).optional(),
-  country_code: z
-    .string()
-    .regex(/^[A-Z]{2}$/, 'must be a 2-letter uppercase country code')
-    .optional(),
-  ip_address: z.union([z.ipv4(), z.ipv6()], { message: 'must be an IPv4 or IPv6 address' }).optional(),
 });
 
 const currency = z
