@@ -59,7 +59,17 @@ export class Inbox {
       // One parametrised INSERT: the receiver's hot path, where the ORM's create costs three times as much.
       await this.sequelize.query(
         'INSERT INTO webhook_inbox (event_id, event_type, transaction_id, source, payload, received_at, attempts) VALUES (?, ?, ?, ?, ?, ?, 0)',
-        { replacements: [event.id, event.type, event.transactionId, event.source, event.payload, event.now] },
+        {
+          // Sequelize would format a Date replacement without milliseconds: the column keeps them (UTC).
+          replacements: [
+            event.id,
+            event.type,
+            event.transactionId,
+            event.source,
+            event.payload,
+            event.now.toISOString().slice(0, 23).replace('T', ' '),
+          ],
+        },
       );
       return 'stored';
     } catch (error) {

@@ -1,0 +1,186 @@
+import { expect } from 'chai';
+import { SecretCache } from '../../../src/merchant/webhooks/secret-cache.js';
+import { ManualClock } from '../../../src/shared/clock.js';
+
+/**
+ * merchant.md, The receiver and Running it: the receiver verifies against every active secret, and a
+ * rotation elsewhere loses no event. The SecretCache keeps those secrets off the hot path: read at most
+ * every TTL, re-read at once on demand (`refresh()`), but not more than once a second.
+ */
+
+const TTL = 30_000;
+
+/** A loader that answers from a script of results and counts its calls. */
+function scriptedLoader(results: (string[] | Error)[]) {
+  let calls = 0;
+  const load = async (): Promise<string[]> => {
+    const result = results[Math.min(calls, results.length - 1)]!;
+    calls += 1;
+    if (result instanceof Error) throw result;
+    return [...result];
+  };
+  return { load, calls: () => calls };
+}
+
+describe('merchant: SecretCache (the receiver’s signing secrets)', () => {
+  describe('get()', () => {
+    it('loads once, then serves from memory within the TTL', async () => {
+      const clock = new ManualClock();
+      const loader = scriptedLoader([['secret-one'], ['secret-two']]);
+      const cache = new SecretCache(loader.load, clock, TTL);
+
+      expect(loader.calls(), 'nothing is read before it is needed').to.equal(0);
+      expect(await cache.get()).to.deep.equal(['secret-one']);
+      expect(loader.calls()).to.equal(1);
+
+      for (const step of [0, 1000, 10_000, TTL - 1 - 11_000]) {
+        clock.advance(step);
+        expect(await cache.get()).to.deep.equal(['secret-one']);
+      }
+      expect(loader.calls(), 'no read within the TTL').to.equal(1);
+    });
+
+    it('reloads once the TTL has passed, and serves the new secrets', async () => {
+      const clock = new ManualClock();
+      const loader = scriptedLoader([['old-secret'], ['new-secret'], ['newer-secret']]);
+      const cache = new SecretCache(loader.load, clock, TTL);
+
+      expect(await cache.get()).to.deep.equal(['old-secret']);
+      clock.advance(TTL + 1);
+      expect(await cache.get()).to.deep.equal(['new-secret']);
+      expect(loader.calls()).to.equal(2);
+      // The TTL counts from the reload: within it, memory again.
+      clock.advance(TTL - 1);
+      expect(await cache.get()).to.deep.equal(['new-secret']);
+      expect(loader.calls()).to.equal(2);
+      clock.advance(2);
+      expect(await cache.get()).to.deep.equal(['newer-secret']);
+      expect(loader.calls()).to.equal(3);
+    });
+
+    it('serves every secret the loader returns (a rotation keeps the old one active)', async () => {
+      const clock = new ManualClock();
+      const loader = scriptedLoader([['current-secret', 'previous-secret', 'extra-from-env']]);
+      const cache = new SecretCache(loader.load, clock, TTL);
+      expect(await cache.get()).to.deep.equal(['current-secret', 'previous-secret', 'extra-from-env']);
+    });
+  });
+
+  describe('refresh()', () => {
+    it('re-reads at once after a second, and not more than once a second', async () => {
+      const clock = new ManualClock();
+      const loader = scriptedLoader([['a'], ['b'], ['c'], ['d']]);
+      const cache = new SecretCache(loader.load, clock, TTL);
+
+      expect(await cache.get()).to.deep.equal(['a']);
+      clock.advance(500);
+      expect(await cache.refresh(), 'half a second after a read').to.equal(false);
+      expect(loader.calls()).to.equal(1);
+      expect(await cache.get()).to.deep.equal(['a']);
+
+      clock.advance(499);
+      expect(await cache.refresh(), '999 ms after a read').to.equal(false);
+      expect(loader.calls()).to.equal(1);
+
+      clock.advance(1);
+      expect(await cache.refresh(), 'a second after a read').to.equal(true);
+      expect(loader.calls()).to.equal(2);
+      // What it read is what get() serves now, well within the TTL.
+      expect(await cache.get()).to.deep.equal(['b']);
+      expect(loader.calls()).to.equal(2);
+
+      // A burst of refreshes (a flood of bad signatures) costs at most one read a second.
+      for (let i = 0; i < 20; i++) {
+        expect(await cache.refresh()).to.equal(false);
+        clock.advance(10);
+      }
+      expect(loader.calls(), 'no read during the burst').to.equal(2);
+      clock.advance(1000);
+      expect(await cache.refresh()).to.equal(true);
+      expect(loader.calls()).to.equal(3);
+      expect(await cache.get()).to.deep.equal(['c']);
+    });
+
+    it('counts the second from any read: a TTL reload also holds refresh() off for a second', async () => {
+      const clock = new ManualClock();
+      const loader = scriptedLoader([['a'], ['b'], ['c']]);
+      const cache = new SecretCache(loader.load, clock, TTL);
+      await cache.get();
+      clock.advance(TTL);
+      expect(await cache.get()).to.deep.equal(['b']);
+      clock.advance(200);
+      expect(await cache.refresh()).to.equal(false);
+      expect(loader.calls()).to.equal(2);
+    });
+
+    it('reads at once when nothing was loaded yet', async () => {
+      const clock = new ManualClock();
+      const loader = scriptedLoader([['first']]);
+      const cache = new SecretCache(loader.load, clock, TTL);
+      expect(await cache.refresh()).to.equal(true);
+      expect(loader.calls()).to.equal(1);
+      expect(await cache.get()).to.deep.equal(['first']);
+      expect(loader.calls(), 'the refresh filled the cache').to.equal(1);
+    });
+  });
+
+  describe('a loader failure', () => {
+    it('propagates from the first get(), and the next call tries again', async () => {
+      const clock = new ManualClock();
+      const loader = scriptedLoader([new Error('database unreachable'), ['recovered']]);
+      const cache = new SecretCache(loader.load, clock, TTL);
+
+      let caught: unknown;
+      try {
+        await cache.get();
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught, 'the failure is not swallowed').to.be.instanceOf(Error);
+      expect((caught as Error).message).to.equal('database unreachable');
+
+      // No time passes: a failure is not cached as a load.
+      expect(await cache.get()).to.deep.equal(['recovered']);
+      expect(loader.calls()).to.equal(2);
+    });
+
+    it('propagates from a reload after the TTL (no stale answer passed off as fresh), and the next call tries again', async () => {
+      const clock = new ManualClock();
+      const loader = scriptedLoader([['old'], new Error('timeout'), ['new']]);
+      const cache = new SecretCache(loader.load, clock, TTL);
+      expect(await cache.get()).to.deep.equal(['old']);
+
+      clock.advance(TTL + 1);
+      let caught: unknown;
+      try {
+        await cache.get();
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).to.be.instanceOf(Error);
+      expect((caught as Error).message).to.equal('timeout');
+
+      expect(await cache.get()).to.deep.equal(['new']);
+      expect(loader.calls()).to.equal(3);
+    });
+
+    it('propagates from refresh(), and the next refresh() tries again without waiting a second', async () => {
+      const clock = new ManualClock();
+      const loader = scriptedLoader([['a'], new Error('boom'), ['b']]);
+      const cache = new SecretCache(loader.load, clock, TTL);
+      await cache.get();
+      clock.advance(1000);
+
+      let caught: unknown;
+      try {
+        await cache.refresh();
+      } catch (error) {
+        caught = error;
+      }
+      expect((caught as Error | undefined)?.message).to.equal('boom');
+      expect(await cache.refresh()).to.equal(true);
+      expect(loader.calls()).to.equal(3);
+      expect(await cache.get()).to.deep.equal(['b']);
+    });
+  });
+});
