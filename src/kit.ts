@@ -106,9 +106,10 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     const box = new SecretBox(config.encryptionKey, random);
     const orders = new OrderRepository(sequelize, models, clock, random);
     const inbox = new Inbox(sequelize);
-    const redis = createRedis(config.redisUrl);
+    const redisDown = (error: Error) => logger.warn({ err: { message: error.message } }, 'redis unavailable');
+    const redis = createRedis(config.redisUrl, 'client', redisDown);
     stages.connections.push(async () => void (await redis.quit()));
-    const queue = createObservationQueue(config.redisUrl, prefix, options.jobRetry);
+    const queue = createObservationQueue(config.redisUrl, prefix, options.jobRetry, redisDown);
     stages.drain.push(() => queue.close()); // bull: takes no new job, waits for the one in hand
     const enqueue = (eventId: string) => enqueueEvent(queue, eventId);
     const sweep = () => sweepInbox({ inbox, enqueue, now: clock.now() });

@@ -8,15 +8,19 @@ import { Redis, type RedisOptions } from 'ioredis';
 export function createRedis(
   url: string,
   kind: 'client' | 'bclient' | 'subscriber' = 'client',
+  onError: (error: Error) => void = () => {},
   extra: RedisOptions = {},
 ): Redis {
   const blocking = kind !== 'client';
-  return new Redis(url, {
+  const redis = new Redis(url, {
     maxRetriesPerRequest: blocking ? null : 1,
     enableReadyCheck: !blocking,
     retryStrategy: (times) => Math.min(times * 200, 2000),
     ...extra,
   });
+  // ioredis reconnects by itself; without a listener each failed attempt is an "unhandled error" on stderr.
+  redis.on('error', onError);
+  return redis;
 }
 
 /** A lock for one instance at a time (SET NX PX); released only by its holder. */

@@ -223,13 +223,16 @@ export function decide(order: OrderFacts, attempt: AttemptFacts, obs: Observatio
   if (attempt.sale && captured && reading.capturedMinor === undefined)
     reading.capturedMinor = order.amountMinor;
   const next = merge(attempt.state, reading);
+  const orderStatus = attempt.current ? next.status : order.status;
+  // Checked before anything is called a duplicate: a capture of another amount adds nothing, and is
+  // still money that does not match.
+  const problem = moneyProblem(order, attempt, obs, next);
   if (same(next, attempt.state)) {
+    if (problem) return keep('flagged', problem, problem);
     return behind(attempt.state, reading)
       ? keep('stale', `${reading.status} is older than ${attempt.state.status}`)
       : keep('duplicate', null);
   }
-  const orderStatus = attempt.current ? next.status : order.status;
-  const problem = moneyProblem(order, attempt, obs, next);
   // The gateway's truth is applied even when it is wrong for us: the money moved, and a person must look.
   if (problem) return { outcome: 'flagged', attempt: next, orderStatus, review: problem, note: problem };
   return { outcome: 'applied', attempt: next, orderStatus, review: null, note: null };

@@ -263,7 +263,7 @@ export class OrderRepository {
           ...(decision.review
             ? {
                 needs_review: true,
-                review_reason: (order.review_reason ? `${order.review_reason}; ` : '') + decision.review,
+                review_reason: appendReason(order.review_reason, decision.review),
               }
             : {}),
           version: order.version + 1,
@@ -425,4 +425,10 @@ export class OrderRepository {
       { transaction: tx },
     );
   }
+}
+
+/** Adds a review reason once: the same problem seen again (a redelivery) is not repeated. */
+function appendReason(existing: string | null, reason: string): string {
+  if (!existing) return reason;
+  return existing.split('; ').includes(reason) ? existing : `${existing}; ${reason}`.slice(0, 512);
 }

@@ -25,13 +25,14 @@ export function createObservationQueue(
   redisUrl: string,
   prefix = 'kit',
   retry: RetryPolicy = { attempts: 8, delayMs: 1000 },
+  onRedisError?: (error: Error) => void,
 ): Queue.Queue<ObservationJob> {
   const shared: Partial<Record<'client' | 'subscriber', Redis>> = {};
   return new Queue<ObservationJob>(OBSERVATION_QUEUE, {
     prefix,
     createClient: (type) => {
-      if (type === 'bclient') return createRedis(redisUrl, 'bclient');
-      shared[type] ??= createRedis(redisUrl, type);
+      if (type === 'bclient') return createRedis(redisUrl, 'bclient', onRedisError);
+      shared[type] ??= createRedis(redisUrl, type, onRedisError);
       return shared[type]!;
     },
     defaultJobOptions: {

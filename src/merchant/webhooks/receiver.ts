@@ -53,8 +53,10 @@ export function webhookReceiver(deps: ReceiverDeps) {
       });
     let verdict = await check();
     // A miss may be a secret rotated by another process: re-read the secrets once and try again.
-    if (!verdict.ok && verdict.reason === 'signature_mismatch' && (await deps.secrets.refresh()))
+    if (!verdict.ok && verdict.reason === 'signature_mismatch') {
+      await deps.secrets.refresh();
       verdict = await check();
+    }
     if (!verdict.ok) {
       deps.logger.warn({ reason: verdict.reason }, 'webhook refused: signature');
       return answer(ctx, 401, 'INVALID_SIGNATURE', verdict.message);

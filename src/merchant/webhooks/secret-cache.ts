@@ -3,11 +3,13 @@ import type { Clock } from '../../shared/clock.js';
 /**
  * The active signing secrets, read from the database at most every `ttlMs`, so the receiver's hot
  * path does not query for them. After a rotation elsewhere (the CLI, another instance) a signature
- * that matches none may be fresh: `refresh()` re-reads at once, but not more than once a second.
+ * that matches none may be fresh: `refresh()` re-reads at once. Misses that arrive together share one
+ * read, so a flood of bad signatures costs the database one small query at a time.
  */
 export class SecretCache {
   #secrets: string[] | null = null;
   #loadedAt = 0;
+  #loading: Promise<void> | null = null;
 
   constructor(
     private readonly load: () => Promise<string[]>,
@@ -20,15 +22,20 @@ export class SecretCache {
     return this.#secrets!;
   }
 
-  /** Re-reads unless that was done within the last second; true if it did. */
-  async refresh(): Promise<boolean> {
-    if (this.#secrets !== null && this.clock.now() - this.#loadedAt < 1000) return false;
+  /** Re-reads the secrets (joining a read already under way). */
+  async refresh(): Promise<void> {
     await this.#reload();
-    return true;
   }
 
-  async #reload(): Promise<void> {
-    this.#secrets = await this.load();
-    this.#loadedAt = this.clock.now();
+  #reload(): Promise<void> {
+    this.#loading ??= this.load()
+      .then((secrets) => {
+        this.#secrets = secrets;
+        this.#loadedAt = this.clock.now();
+      })
+      .finally(() => {
+        this.#loading = null;
+      });
+    return this.#loading;
   }
 }

@@ -1,0 +1,598 @@
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import mysql from 'mysql2/promise';
+import type { Transaction } from '../../../src/gateway/domain/transactions.js';
+import { ORDER_STATUSES } from '../../../src/merchant/orders/status.js';
+import { activeSecrets } from '../../../src/merchant/webhooks/secrets.js';
+import { isoMicros, unixSeconds } from '../../../src/shared/clock.js';
+import { sign } from '../../../src/shared/signature.js';
+import { card, MERCHANT_KEY } from '../../support/gateway.js';
+import { pressButton, startTestKit, type TestKit } from '../../support/kit.js';
+
+/**
+ * merchant.md, Orders (the reconciler's rules) and Background work (the reconciler): observations
+ * that arrive through the gateway's webhooks, in any order, duplicated, concurrently; money that does
+ * not match; events no order owns; and a shutdown that finishes the job in hand. Against the embedded
+ * sandbox; some events are the sandbox's own deliveries, the rest are crafted from the sandbox's
+ * records and signed by the test with the secret the kit stored.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const alnum = (n: number) => [...randomBytes(n)].map((b) => ALNUM[b % ALNUM.length]).join('');
+const newEventId = () => `evt_${alnum(24)}`;
+
+/** `data.transaction` as gateway-api.md's webhook payload carries it, from a sandbox record. */
+function wire(tx: Transaction): Record<string, unknown> {
+  return {
+    id: tx.id,
+    merchant_trans_id: tx.reference,
+    related_trans_id: tx.relatedId,
+    transaction_type: tx.type,
+    status: tx.status,
+    amount: tx.amount,
+    currency: tx.currency,
+    acquirer_provider: 'sandbox-acquirer',
+    acquirer_trans_id: tx.acquirerTransId,
+    acquirer_auth_code: tx.acquirerAuthCode,
+    description: tx.description,
+    created_at: isoMicros(tx.createdAt),
+    updated_at: isoMicros(tx.updatedAt),
+    refunded_amount: tx.refundedAmount,
+  };
+}
+
+interface Event {
+  id: string;
+  body: string;
+}
+
+function event(type: string, transaction: Record<string, unknown>): Event {
+  const id = newEventId();
+  const payload = {
+    id,
+    type,
+    created_at: isoMicros(Date.now()),
+    api_version: '2026-11-01',
+    data: { transaction },
+  };
+  return { id, body: JSON.stringify(payload) };
+}
+
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T>,
+  timeoutMs = 10_000,
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function sandboxCall(
+  t: TestKit,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
+  const res = await fetch(t.kit.gatewayUrl + path, {
+    method,
+    headers: { authorization: `Bearer ${MERCHANT_KEY}`, 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: envelopes of every shape
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+async function deliveriesOff(t: TestKit) {
+  const outage = await sandboxCall(t, 'POST', '/sandbox/webhook/outage', { seconds: 86400 });
+  expect(outage.status).to.equal(200);
+}
+
+const stateOf = (t: TestKit) => t.kit.sandbox!.deps.state;
+
+async function newOrder(t: TestKit, amount = '12.34', currency = 'EUR') {
+  const created = await t.call('POST', '/orders', { body: { amount, currency } });
+  expect(created.status, created.text).to.equal(201);
+  return created.body.data.order.id as string;
+}
+
+/** A card sale through the kit (paid by the API answer); the sale record as it was when captured. */
+async function paidOrder(t: TestKit, amount = '12.34') {
+  const id = await newOrder(t, amount);
+  const pay = await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card(), mode: 'sale' } });
+  expect(pay.status, pay.text).to.equal(200);
+  expect(pay.body.data.order.status).to.equal('paid');
+  const sale = {
+    ...stateOf(t).transactions.get(Number(pay.body.data.order.payment.gateway_transaction_id))!,
+  };
+  return { id, sale };
+}
+
+async function refundAtGateway(t: TestKit, transactionId: number, amount: number): Promise<Transaction> {
+  const answer = await sandboxCall(
+    t,
+    'POST',
+    `/api/v1/transactions/${transactionId}/refund`,
+    { amount, reason: 'requested by customer' },
+    { 'Idempotency-Key': `idem-${alnum(16)}` },
+  );
+  expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+  return { ...stateOf(t).transactions.get(Number(answer.body.data.transaction.id))! };
+}
+
+async function getOrder(t: TestKit, id: string) {
+  const answer = await t.call('GET', `/orders/${id}`);
+  expect(answer.status).to.equal(200);
+  return answer.body.data.order;
+}
+
+const waitForOrder = (
+  t: TestKit,
+  id: string,
+  ok: (order: { status: string; [k: string]: unknown }) => boolean,
+) =>
+  waitFor(`order ${id} to reach the expected state`, async () => {
+    const order = await getOrder(t, id);
+    return ok(order) ? order : null;
+  });
+
+async function post(t: TestKit, body: string, secret: string) {
+  const res = await fetch(`${t.url}/webhooks/gateway`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'X-Service-Signature': sign(body, secret, unixSeconds(Date.now())),
+    },
+    body,
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+const inboxRow = (t: TestKit, id: string) => t.kit.inbox.model.findByPk(id, { raw: true });
+
+const processed = (t: TestKit, id: string) =>
+  waitFor(`inbox row ${id} processed`, async () => {
+    const row = await inboxRow(t, id);
+    return row?.processed_at ? row : null;
+  });
+
+async function storedSecret(t: TestKit) {
+  const [secret] = await activeSecrets(t.kit.models, t.kit.box, []);
+  expect(secret, 'the kit stored a signing secret').to.be.a('string');
+  return secret!;
+}
+
+interface HistoryEntry {
+  source: string;
+  source_id: string;
+  status_before: string;
+  status_after: string;
+  outcome: string;
+  detail: string | null;
+}
+
+/** Records the event id of every job the kit asks bull to queue (the receiver's enqueue ends in queue.add). */
+function spyOnQueue(t: TestKit) {
+  const queued: string[] = [];
+  const queue = t.kit.queue as unknown as { add: (...args: unknown[]) => Promise<unknown> };
+  const original = queue.add;
+  queue.add = function (this: unknown, ...args: unknown[]) {
+    const data = args.find((a) => typeof a === 'object' && a !== null && 'eventId' in a) as
+      | { eventId: string }
+      | undefined;
+    queued.push(data?.eventId ?? '?');
+    return original.apply(this, args);
+  };
+  return {
+    queued,
+    restore: () => {
+      queue.add = original;
+    },
+  };
+}
+
+/** A seeded shuffle, so a failing order of deliveries can be reproduced. */
+function shuffle<T>(items: T[], seed: number): T[] {
+  const out = [...items];
+  let s = seed;
+  const next = () => {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    return s / 2 ** 31;
+  };
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('merchant: the reconciler', () => {
+  describe("through the gateway's own webhook deliveries", () => {
+    let t: TestKit;
+    before(async () => {
+      t = await startTestKit(); // the sandbox delivers to the kit as events happen
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    it('a redirect payment paid on the hosted page becomes paid through the webhook alone', async () => {
+      const id = await newOrder(t);
+      const pay = await t.call('POST', `/orders/${id}/pay/redirect`, {
+        body: { payment_method: 'ideal', customer: { country_code: 'NL' } },
+      });
+      expect(pay.status, pay.text).to.equal(200);
+      expect(pay.body.data.order.status, 'the API answer').to.equal('requires_action');
+
+      // The customer pays; the browser's return is never followed: only the gateway's event can tell.
+      await pressButton(pay.body.data.next_action.url, 'pay');
+      const order = await waitForOrder(t, id, (o) => o.status === 'paid');
+      expect(order.captured_amount).to.equal(1234);
+      expect(order.needs_review).to.equal(false);
+      const history = order.history as HistoryEntry[];
+      const fromWebhook = history.filter((h) => h.source === 'webhook');
+      expect(fromWebhook).to.have.length(1);
+      expect(fromWebhook[0]).to.include({
+        status_before: 'requires_action',
+        status_after: 'paid',
+        outcome: 'applied',
+      });
+      expect(fromWebhook[0]!.source_id).to.match(/^evt_[A-Za-z0-9]{24}$/);
+      expect(history.filter((h) => h.status_after === 'paid').map((h) => h.source)).to.deep.equal([
+        'webhook',
+      ]);
+      const row = await inboxRow(t, fromWebhook[0]!.source_id);
+      expect(row).to.include({ event_type: 'transaction.captured', outcome: 'applied' });
+    });
+
+    it("a refund made at the gateway directly arrives by webhook: partially_refunded with the gateway's running total, then refunded", async () => {
+      const { id, sale } = await paidOrder(t);
+      await refundAtGateway(t, sale.id, 3);
+      const gatewaySale = () => stateOf(t).transactions.get(sale.id)!;
+      expect(gatewaySale().refundedAmount).to.equal(300);
+      const partial = await waitForOrder(t, id, (o) => o.status === 'partially_refunded');
+      expect(partial.refunded_amount).to.equal(gatewaySale().refundedAmount);
+      expect(partial.captured_amount).to.equal(1234);
+      const first = (partial.history as HistoryEntry[]).filter(
+        (h) => h.source === 'webhook' && h.status_after === 'partially_refunded',
+      );
+      expect(first).to.have.length(1);
+      expect(first[0]).to.include({ status_before: 'paid', outcome: 'applied' });
+
+      await refundAtGateway(t, sale.id, 9.34);
+      expect(gatewaySale().refundedAmount).to.equal(1234);
+      expect(gatewaySale().status).to.equal('refunded');
+      const full = await waitForOrder(t, id, (o) => o.status === 'refunded');
+      expect(full.refunded_amount).to.equal(1234);
+      expect(full.needs_review).to.equal(false);
+      const last = (full.history as HistoryEntry[]).at(-1)!;
+      expect(last).to.include({
+        source: 'webhook',
+        status_before: 'partially_refunded',
+        status_after: 'refunded',
+        outcome: 'applied',
+      });
+    });
+
+    it('a chargeback at the gateway arrives by webhook: the order is disputed', async () => {
+      const { id, sale } = await paidOrder(t);
+      const chargeback = await sandboxCall(t, 'POST', `/sandbox/transactions/${sale.id}/chargeback`);
+      expect(chargeback.status, JSON.stringify(chargeback.body)).to.equal(200);
+      const order = await waitForOrder(t, id, (o) => o.status === 'disputed');
+      const last = (order.history as HistoryEntry[]).at(-1)!;
+      expect(last).to.include({
+        source: 'webhook',
+        status_before: 'paid',
+        status_after: 'disputed',
+        outcome: 'applied',
+      });
+      const row = await inboxRow(t, last.source_id);
+      expect(row!.event_type).to.equal('transaction.chargeback');
+    });
+  });
+
+  describe('events crafted by the test (the sandbox delivers nothing)', () => {
+    let t: TestKit;
+    let secret: string;
+    before(async () => {
+      t = await startTestKit();
+      await deliveriesOff(t);
+      secret = await storedSecret(t);
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    it('concurrency: 50 orders, two events each, every event delivered 4 times at once in shuffled order: stored once, applied once, every order the gateway truth', async function () {
+      this.timeout(120_000);
+      const ORDERS = 50;
+      const orders: { id: string; sale: Transaction; events: Event[] }[] = [];
+      for (let batch = 0; batch < ORDERS; batch += 10) {
+        const made = await Promise.all(
+          Array.from({ length: Math.min(10, ORDERS - batch) }, async (_, k) => {
+            const i = batch + k;
+            const { id, sale } = await paidOrder(t);
+            // Two partial refunds at the gateway: the event carries only the second, whose record
+            // amount differs from the running total the order must show.
+            await refundAtGateway(t, sale.id, 1 + (i % 3));
+            const second = await refundAtGateway(t, sale.id, 0.5 + (i % 5));
+            return {
+              id,
+              sale,
+              events: [
+                event('transaction.refunded', wire(second)),
+                // The sale as it was when captured: old news once the refund is known.
+                event('transaction.captured', wire(sale)),
+              ],
+            };
+          }),
+        );
+        orders.push(...made);
+      }
+      const allEvents = orders.flatMap((o) => o.events);
+      expect(allEvents).to.have.length(2 * ORDERS);
+
+      const deliveries = shuffle(
+        allEvents.flatMap((e) => [e, e, e, e]),
+        20261101,
+      );
+      const spy = spyOnQueue(t);
+      let answers: Awaited<ReturnType<typeof post>>[];
+      try {
+        answers = await Promise.all(deliveries.map((e) => post(t, e.body, secret)));
+      } finally {
+        spy.restore();
+      }
+      // Queued once each: the receiver asked bull for exactly one job per event.
+      expect([...spy.queued].sort()).to.deep.equal(allEvents.map((e) => e.id).sort());
+      const bad = answers.filter((a) => a.status !== 200);
+      expect(bad, JSON.stringify(bad.slice(0, 3))).to.have.length(0);
+      expect(answers).to.have.length(4 * allEvents.length);
+
+      // Stored once each.
+      const ids = allEvents.map((e) => e.id);
+      expect(await t.kit.inbox.model.count({ where: { event_id: ids } })).to.equal(allEvents.length);
+      await waitFor(
+        'every event processed',
+        async () => (await t.kit.inbox.model.count({ where: { event_id: ids, processed_at: null } })) === 0,
+        30_000,
+      );
+
+      // Processed once each: one history entry per event, on its own order, never applied twice.
+      const history = await t.kit.models.History.findAll({ where: { source_id: ids }, raw: true });
+      expect(history).to.have.length(allEvents.length);
+      for (const o of orders) {
+        for (const e of o.events) {
+          const entries = history.filter((h) => h.source_id === e.id);
+          expect(entries, e.id).to.have.length(1);
+          expect(entries[0]!.order_id).to.equal(o.id);
+          expect(['applied', 'duplicate', 'stale']).to.include(entries[0]!.outcome);
+          expect(entries[0]!.source).to.equal('webhook');
+        }
+      }
+      const failed = await t.kit.queue.getFailed();
+      expect(failed.filter((j) => ids.includes(String(j.id)))).to.have.length(0);
+
+      // Every order ends in the gateway's truth.
+      for (const o of orders) {
+        const truth = stateOf(t).transactions.get(o.sale.id)!;
+        const order = await getOrder(t, o.id);
+        expect(order.status, o.id).to.equal('partially_refunded');
+        expect(order.refunded_amount, o.id).to.equal(truth.refundedAmount);
+        expect(order.captured_amount, o.id).to.equal(truth.capturedAmount);
+        expect(order.needs_review, o.id).to.equal(false);
+        const refundEntry = history.find((h) => h.source_id === o.events[0]!.id)!;
+        expect(refundEntry.outcome, 'the refund is news').to.equal('applied');
+      }
+    });
+
+    describe('money that does not match sets needs_review with a reason', () => {
+      /** A redirect order still waiting on the hosted page, with its session's transaction record. */
+      const openRedirect = async () => {
+        const id = await newOrder(t);
+        const pay = await t.call('POST', `/orders/${id}/pay/redirect`, {
+          body: { payment_method: 'psc', customer: { country_code: 'DE' } },
+        });
+        expect(pay.status, pay.text).to.equal(200);
+        const txId = Number(pay.body.data.order.payment.gateway_transaction_id);
+        return { id, tx: { ...stateOf(t).transactions.get(txId)! } };
+      };
+      /** The session's sale as the gateway would report it captured. */
+      const captured = (tx: Transaction) => ({ ...wire(tx), status: 'captured' });
+
+      const expectFlagged = async (orderId: string, e: Event) => {
+        const row = await processed(t, e.id);
+        expect(row.outcome).to.equal('flagged');
+        const order = await getOrder(t, orderId);
+        expect(order.needs_review, 'needs_review').to.equal(true);
+        expect(order.review_reason, 'review_reason').to.be.a('string').and.not.equal('');
+        const entries = (order.history as HistoryEntry[]).filter((h) => h.source_id === e.id);
+        expect(entries).to.have.length(1);
+        expect(entries[0]!.outcome).to.equal('flagged');
+        return order;
+      };
+
+      it('a capture of another amount on an open order', async () => {
+        const { id, tx } = await openRedirect();
+        const e = event('transaction.captured', { ...captured(tx), amount: 999 });
+        expect((await post(t, e.body, secret)).status).to.equal(200);
+        const order = await expectFlagged(id, e);
+        expect(order.review_reason).to.contain('999');
+      });
+
+      it('a capture in another currency on an open order', async () => {
+        const { id, tx } = await openRedirect();
+        const e = event('transaction.captured', { ...captured(tx), currency: 'USD' });
+        expect((await post(t, e.body, secret)).status).to.equal(200);
+        const order = await expectFlagged(id, e);
+        expect(order.review_reason).to.contain('USD');
+      });
+
+      it('a capture of a larger amount on a paid order', async () => {
+        const { id, sale } = await paidOrder(t);
+        const e = event('transaction.captured', { ...wire(sale), amount: 2000 });
+        expect((await post(t, e.body, secret)).status).to.equal(200);
+        const order = await expectFlagged(id, e);
+        expect(order.review_reason).to.contain('2000');
+      });
+
+      it('a capture of a smaller amount on a paid order', async () => {
+        const { id, sale } = await paidOrder(t);
+        const e = event('transaction.captured', { ...wire(sale), amount: 1000 });
+        expect((await post(t, e.body, secret)).status).to.equal(200);
+        const order = await expectFlagged(id, e);
+        expect(order.review_reason).to.contain('1000');
+      });
+
+      it('a capture in another currency on a paid order', async () => {
+        const { id, sale } = await paidOrder(t);
+        const e = event('transaction.captured', { ...wire(sale), currency: 'USD' });
+        expect((await post(t, e.body, secret)).status).to.equal(200);
+        const order = await expectFlagged(id, e);
+        expect(order.review_reason).to.contain('USD');
+      });
+
+      it("an unknown status ('settled') is recorded as flagged and never becomes the order's status", async () => {
+        const { id, sale } = await paidOrder(t);
+        const e = event('transaction.captured', { ...wire(sale), status: 'settled' });
+        expect((await post(t, e.body, secret)).status).to.equal(200);
+        const row = await processed(t, e.id);
+        expect(row.outcome).to.equal('flagged');
+        const order = await getOrder(t, id);
+        expect(order.status).to.equal('paid');
+        const entries = (order.history as HistoryEntry[]).filter((h) => h.source_id === e.id);
+        expect(entries).to.have.length(1);
+        expect(entries[0]).to.include({ source: 'webhook', outcome: 'flagged', status_after: 'paid' });
+        const statuses = [
+          ...(await t.kit.models.Order.findAll({ attributes: ['status'], raw: true })).map((o) => o.status),
+          ...(await t.kit.models.Attempt.findAll({ attributes: ['status'], raw: true })).map((a) => a.status),
+        ];
+        expect(statuses).to.not.include('settled');
+        for (const s of statuses) expect(ORDER_STATUSES as readonly string[]).to.include(s);
+      });
+    });
+
+    it("an event for a transaction no order has: retried, then left in bull's failed set; the inbox row stays unprocessed with last_error", async () => {
+      const orphan = { ...wire((await paidOrder(t)).sale), id: 987654321, merchant_trans_id: 'nobody' };
+      const e = event('transaction.captured', orphan);
+      expect((await post(t, e.body, secret)).status).to.equal(200);
+      const job = await waitFor('the job in the failed set', async () =>
+        (await t.kit.queue.getFailed()).find((j) => String(j.id) === e.id),
+      );
+      expect(job.attemptsMade, 'attempts made (the kit default here: 3)').to.equal(3);
+      expect(job.failedReason).to.be.a('string').and.not.equal('');
+      const row = await inboxRow(t, e.id);
+      expect(row!.processed_at).to.equal(null);
+      expect(row!.last_error).to.be.a('string').and.contain('987654321');
+      expect(row!.attempts).to.equal(3);
+      expect(await t.kit.models.History.count({ where: { source_id: e.id } })).to.equal(0);
+    });
+  });
+
+  describe('shutdown (SIGTERM-style) finishes the job in hand', () => {
+    let t: TestKit | undefined;
+    let closed = false;
+
+    before(async () => {
+      t = await startTestKit();
+      await deliveriesOff(t);
+    });
+    after(async () => {
+      if (!t) return;
+      if (!closed) {
+        await t.close();
+        return;
+      }
+      // close() was called by the test: clean the Redis keys and drop the database here.
+      const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+      try {
+        const keys = await redis.keys(`test-${t.database}:*`);
+        if (keys.length > 0) await redis.del(...keys);
+      } finally {
+        redis.disconnect();
+      }
+      const connection = await mysql.createConnection('mysql://root@127.0.0.1:3306');
+      try {
+        await connection.query(`DROP DATABASE IF EXISTS \`${t.database}\``);
+      } finally {
+        await connection.end();
+      }
+    });
+
+    it('close() waits for the worker job blocked on an order lock, and the inbox row ends processed', async () => {
+      const kit = t!;
+      const secret = await storedSecret(kit);
+      const { id, sale } = await paidOrder(kit);
+      const refund = await refundAtGateway(kit, sale.id, 2);
+      const e = event('transaction.refunded', wire(refund));
+
+      // Our own transaction holds the order's row lock: the worker's applyObservation must wait on it.
+      const tx = await kit.kit.sequelize.transaction();
+      let released = false;
+      try {
+        await kit.kit.models.Order.findByPk(id, { transaction: tx, lock: tx.LOCK.UPDATE });
+        expect((await post(kit, e.body, secret)).status).to.equal(200);
+        await waitFor('the job active', async () => {
+          const job = await kit.kit.queue.getJob(e.id);
+          return job ? await job.isActive() : false;
+        });
+
+        const closing = kit.kit.close();
+        closed = true;
+        let resolved = false;
+        void closing.then(() => {
+          resolved = true;
+        });
+        // A short bounded watch: while the lock is held, close() must not resolve.
+        const until = Date.now() + 750;
+        while (Date.now() < until) {
+          expect(resolved, 'close() resolved while the job in hand was still blocked').to.equal(false);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        expect((await inboxRow(kit, e.id))!.processed_at).to.equal(null);
+
+        await tx.commit();
+        released = true;
+        await Promise.race([
+          closing,
+          new Promise((_, reject) =>
+            setTimeout(() => reject(new Error('close() did not resolve in 15 s')), 15_000),
+          ),
+        ]);
+      } finally {
+        if (!released) await tx.rollback().catch(() => undefined);
+      }
+
+      // The kit's connections are closed: read what it left behind directly.
+      const connection = await mysql.createConnection(`mysql://root@127.0.0.1:3306/${kit.database}`);
+      try {
+        const [rows] = await connection.query<mysql.RowDataPacket[]>(
+          'SELECT processed_at, outcome FROM webhook_inbox WHERE event_id = ?',
+          [e.id],
+        );
+        expect(rows).to.have.length(1);
+        expect(rows[0]!.processed_at, 'the job in hand finished').to.not.equal(null);
+        expect(rows[0]!.outcome).to.equal('applied');
+        const [orders] = await connection.query<mysql.RowDataPacket[]>(
+          'SELECT status, refunded_minor FROM orders WHERE id = ?',
+          [id],
+        );
+        expect(orders[0]).to.deep.include({ status: 'partially_refunded' });
+        expect(Number(orders[0]!.refunded_minor)).to.equal(200);
+      } finally {
+        await connection.end();
+      }
+    });
+  });
+});
