@@ -21,6 +21,7 @@ export function observeTransaction(
       currency: t.currency,
       refundedMinor: t.refunded_amount,
       statusReason: t.status_reason ?? null,
+      reference: t.merchant_trans_id ?? null,
     },
   };
 }

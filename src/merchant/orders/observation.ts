@@ -16,6 +16,8 @@ export interface TransactionFact {
   refundedMinor: number;
   /** The decline code of a failed transaction, when the record carries one. */
   statusReason?: string | null;
+  /** The merchant's reference (`merchant_trans_id`): the order it belongs to. */
+  reference?: string | null;
 }
 
 export interface Observation {

@@ -206,7 +206,9 @@ export class OrderRepository {
   async applyObservation(obs: Observation): Promise<ApplyResult> {
     const t = obs.transaction;
     const ids = [t.id, ...(t.relatedId ? [t.relatedId] : [])];
-    const found = await this.models.Attempt.findOne({ where: { gateway_transaction_id: { [Op.in]: ids } } });
+    const found =
+      (await this.models.Attempt.findOne({ where: { gateway_transaction_id: { [Op.in]: ids } } })) ??
+      (await this.#adopt(obs));
     if (!found) return { matched: false };
     return this.sequelize.transaction(async (tx) => {
       const order = await this.#lockOrder(found.order_id, tx);
@@ -283,6 +285,31 @@ export class OrderRepository {
         decision.note,
       );
       return { matched: true, orderId: order.id, decision };
+    });
+  }
+
+  /**
+   * A payment the gateway made whose id the kit never stored (it crashed, or a write failed, between
+   * the gateway's answer and storing the id): the order's reference finds it, and the order's current
+   * attempt, if it has no transaction yet, takes this one. Only a sale's or auth's own record adopts.
+   */
+  async #adopt(obs: Observation): Promise<AttemptRow | null> {
+    const t = obs.transaction;
+    if (!t.reference || t.relatedId !== null || (t.type !== 'sale' && t.type !== 'auth')) return null;
+    return this.sequelize.transaction(async (tx) => {
+      const order = await this.models.Order.findOne({
+        where: { reference: t.reference! },
+        transaction: tx,
+        lock: tx.LOCK.UPDATE,
+      });
+      if (!order?.current_attempt_id) return null;
+      const attempt = await this.models.Attempt.findByPk(order.current_attempt_id, {
+        transaction: tx,
+        lock: tx.LOCK.UPDATE,
+      });
+      if (!attempt || attempt.gateway_transaction_id !== null) return null;
+      await attempt.update({ gateway_transaction_id: t.id, updated_at: this.#now() }, { transaction: tx });
+      return attempt;
     });
   }
 
