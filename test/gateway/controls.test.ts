@@ -1,22 +1,16 @@
 import { expect } from 'chai';
 import {
-  type Answer,
   type CallOptions,
   card,
   INACTIVE_KEY,
   OTHER_MERCHANT_KEY,
+  remainingOf,
   startGateway,
   type TestGateway,
   transactionBody,
 } from '../support/gateway.js';
 
 /** sandbox.md section 10: POST /sandbox/clock/advance and POST /sandbox/tick. */
-
-function remainingOf(answer: Answer): number {
-  const header = answer.headers.get('x-ratelimit-remaining');
-  expect(header, `X-RateLimit-Remaining on ${answer.status}`).to.match(/^\d+$/);
-  return Number(header);
-}
 
 describe('gateway: sandbox controls', () => {
   let gw: TestGateway;

@@ -1,15 +1,24 @@
 import { expect } from 'chai';
-import { verify } from '../../src/shared/signature.js';
 import {
-  type Answer,
+  advance,
+  expectStatus,
   MERCHANT_KEY,
+  nowSeconds,
   OTHER_MERCHANT_KEY,
   type StartOptions,
   startGateway,
   type TestGateway,
   transactionBody,
 } from '../support/gateway.js';
-import { allowPrivateUrls, type Received, type Receiver, startReceiver } from '../support/receiver.js';
+import {
+  allowPrivateUrls,
+  type Receiver,
+  SIGNATURE_FORMAT,
+  signatureOf,
+  startReceiver,
+  tOf,
+  verifies,
+} from '../support/receiver.js';
 
 /**
  * Webhook delivery (gateway-api.md: Webhook event record, Webhook event statuses, Webhook management
@@ -20,7 +29,6 @@ const CARD_NUMBER = '4242424242424242';
 /** sandbox.md section 8: immediately, then these delays (seconds) after the previous attempt. */
 const RETRY_DELAYS_S = [60, 300, 1800, 7200, 21600, 43200, 86400];
 const DAY_S = 24 * 3600;
-const SIGNATURE_FORMAT = /^t=(\d+),v1=[0-9a-f]{64}$/;
 const EVENT_ID = /^evt_[A-Za-z0-9]{24}$/;
 const DELIVERY_ID = /^whd_[A-Za-z0-9]{24}$/;
 
@@ -34,10 +42,6 @@ interface Sandbox {
   /** Everything to close after the test. */
   closers: (() => Promise<void>)[];
 }
-
-const expectStatus = (answer: Answer, status: number) => {
-  expect(answer.status, `${answer.status} ${answer.text}`).to.equal(status);
-};
 
 /** A private-mode sandbox with one receiver registered for MERCHANT_KEY. */
 async function privateSandbox(options: StartOptions = {}): Promise<Sandbox> {
@@ -87,15 +91,6 @@ async function endpoint(gw: TestGateway, key = MERCHANT_KEY) {
   const answer = await gw.call('GET', '/api/v1/webhook', { key });
   expectStatus(answer, 200);
   return answer.body.data;
-}
-
-const nowSeconds = (gw: TestGateway) => Math.floor(gw.clock.now() / 1000);
-const advance = (gw: TestGateway, seconds: number) => gw.clock.advance(seconds * 1000);
-const signatureOf = (r: Received) => r.headers['x-service-signature'] as string | undefined;
-const tOf = (r: Received) => Number(SIGNATURE_FORMAT.exec(signatureOf(r) ?? '')?.[1]);
-
-function verifies(r: Received, secret: string, now: number): boolean {
-  return verify({ payload: r.raw, header: signatureOf(r), secrets: [secret], nowSeconds: now }).ok;
 }
 
 /** The received deliveries of one event, in order. */

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { SeedInput } from '../../src/gateway/seed.js';
 import {
   type Answer,
+  liftRateLimits,
   OTHER_MERCHANT_KEY,
   PARTNER_KEY,
   startGateway,
@@ -39,11 +40,7 @@ function sessionSeed(seed: SeedInput): void {
     currencies: ['EUR'],
     enabled: false,
   });
-  seed.settings = {
-    ...seed.settings,
-    rate_limit: { limit: 100_000, window_s: 60, slowdown: [] },
-    public_pages_per_minute: 100_000,
-  };
+  liftRateLimits(seed);
 }
 
 /** A session create body that succeeds: iDEAL in EUR for a Dutch customer. */

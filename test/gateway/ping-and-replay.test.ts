@@ -1,7 +1,21 @@
 import { expect } from 'chai';
-import { verify } from '../../src/shared/signature.js';
-import { type Answer, startGateway, type TestGateway, transactionBody } from '../support/gateway.js';
-import { allowPrivateUrls, type Received, type Receiver, startReceiver } from '../support/receiver.js';
+import {
+  advance,
+  expectStatus,
+  nowSeconds,
+  startGateway,
+  type TestGateway,
+  transactionBody,
+} from '../support/gateway.js';
+import {
+  allowPrivateUrls,
+  type Receiver,
+  SIGNATURE_FORMAT,
+  signatureOf,
+  startReceiver,
+  tOf,
+  verifies,
+} from '../support/receiver.js';
 
 /**
  * Test pings and replays (gateway-api.md, Webhook management rules 5 and 6, Limits; sandbox.md
@@ -13,19 +27,7 @@ type Json = any;
 
 const RETRY_DELAYS_S = [60, 300, 1800, 7200, 21600, 43200, 86400];
 const DAY_S = 24 * 3600;
-const SIGNATURE_FORMAT = /^t=(\d+),v1=[0-9a-f]{64}$/;
 const DELIVERY_ID = /^whd_[A-Za-z0-9]{24}$/;
-
-const expectStatus = (answer: Answer, status: number) => {
-  expect(answer.status, `${answer.status} ${answer.text}`).to.equal(status);
-};
-
-const nowSeconds = (gw: TestGateway) => Math.floor(gw.clock.now() / 1000);
-const advance = (gw: TestGateway, seconds: number) => gw.clock.advance(seconds * 1000);
-const signatureOf = (r: Received) => r.headers['x-service-signature'] as string | undefined;
-const tOf = (r: Received) => Number(SIGNATURE_FORMAT.exec(signatureOf(r) ?? '')?.[1]);
-const verifies = (r: Received, secret: string, now: number) =>
-  verify({ payload: r.raw, header: signatureOf(r), secrets: [secret], nowSeconds: now }).ok;
 
 describe('gateway: webhook test ping and replay', () => {
   let gw: TestGateway;

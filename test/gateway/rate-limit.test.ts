@@ -8,6 +8,7 @@ import {
   MERCHANT_KEY,
   OTHER_MERCHANT_KEY,
   PARTNER_KEY,
+  remainingOf,
   startGateway,
   type TestGateway,
   testSeed,
@@ -15,12 +16,6 @@ import {
 } from '../support/gateway.js';
 
 /** gateway-api.md, Limits; sandbox.md section 2 (rate_limit, slowdown, public_pages_per_minute). */
-
-function remainingOf(answer: Answer): number {
-  const header = answer.headers.get('x-ratelimit-remaining');
-  expect(header, `X-RateLimit-Remaining on ${answer.status}`).to.match(/^\d+$/);
-  return Number(header);
-}
 
 function expectRateLimited(answer: Answer): number {
   expect(answer.status, answer.text).to.equal(429);

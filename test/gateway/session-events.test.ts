@@ -1,6 +1,12 @@
 import { expect } from 'chai';
 import type { SeedInput } from '../../src/gateway/seed.js';
-import { type Answer, startGateway, type TestGateway, uniqueReference } from '../support/gateway.js';
+import {
+  type Answer,
+  liftRateLimits,
+  startGateway,
+  type TestGateway,
+  uniqueReference,
+} from '../support/gateway.js';
 import { allowPrivateUrls, type Receiver, startReceiver } from '../support/receiver.js';
 
 /**
@@ -37,11 +43,7 @@ interface Payload {
 
 function seed(s: SeedInput): void {
   allowPrivateUrls(s);
-  s.settings = {
-    ...s.settings,
-    rate_limit: { limit: 100_000, window_s: 60, slowdown: [] },
-    public_pages_per_minute: 100_000,
-  };
+  liftRateLimits(s);
 }
 
 function sessionBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {

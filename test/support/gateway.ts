@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { expect } from 'chai';
 import { pino } from 'pino';
 import { createGateway, type Gateway } from '../../src/gateway/app.js';
 import { parseSeed, type SeedInput } from '../../src/gateway/seed.js';
@@ -71,6 +72,15 @@ export function testSeed(): SeedInput {
       { key: PARTNER_KEY, partner_id: 9001, scopes: ['webhooks:manage'], active: true },
     ],
   };
+}
+
+/** The parsed JSON of an answer's text, or `undefined` when it is not JSON (an HTML page, a bare 502). */
+export function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read envelopes of every shape
@@ -149,15 +159,37 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
     if (payload !== undefined) headers['content-type'] ??= 'application/json';
     const res = await fetch(url + path, { method, headers, body: payload, redirect: 'manual' });
     const text = await res.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    return { status: res.status, headers: res.headers, body, text };
+    return { status: res.status, headers: res.headers, body: jsonOf(text), text };
   };
   return { gateway, url, clock, logs, sleeps, call, close };
+}
+
+/** Fails with the answer's text in the message, so a wrong status shows what came back. */
+export const expectStatus = (answer: Answer, status: number) => {
+  expect(answer.status, `${answer.status} ${answer.text}`).to.equal(status);
+};
+
+/** X-RateLimit-Remaining, which every answer must carry. */
+export function remainingOf(answer: Answer): number {
+  const header = answer.headers.get('x-ratelimit-remaining');
+  expect(header, `X-RateLimit-Remaining on ${answer.status}`).to.match(/^\d+$/);
+  return Number(header);
+}
+
+/** The sandbox clock in Unix seconds, as signatures and retry schedules count it. */
+export const nowSeconds = (gw: TestGateway) => Math.floor(gw.clock.now() / 1000);
+export const advance = (gw: TestGateway, seconds: number) => gw.clock.advance(seconds * 1000);
+
+/**
+ * A seed mutation: limits high enough that the many calls of one file (the manual clock does not move
+ * by itself) never reach the rate limits under test elsewhere.
+ */
+export function liftRateLimits(seed: SeedInput): void {
+  seed.settings = {
+    ...seed.settings,
+    rate_limit: { limit: 100_000, window_s: 60, slowdown: [] },
+    public_pages_per_minute: 100_000,
+  };
 }
 
 /** Test cards of sandbox.md section 4, with a far-future expiry. */

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { expect } from 'chai';
 import mysql from 'mysql2/promise';
 import type { ClientDeps } from '../../src/client/request.js';
 import { loadConfig } from '../../src/config.js';
@@ -7,10 +8,10 @@ import { parseSeed, type SeedInput } from '../../src/gateway/seed.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { type Kit, startKit } from '../../src/kit.js';
 import { type Clock, ManualClock } from '../../src/shared/clock.js';
-import { type Answer, testSeed } from './gateway.js';
+import { type Answer, jsonOf, testSeed } from './gateway.js';
+import { ADMIN_URL, dropDatabases } from './process.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789';
-const ADMIN_URL = 'mysql://root@127.0.0.1:3306';
 
 export interface TestKit {
   kit: Kit;
@@ -101,13 +102,7 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
       if (body !== undefined) headers['content-type'] ??= 'application/json';
       const res = await fetch(url + path, { method, headers, body, redirect: 'manual' });
       const text = await res.text();
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      return { status: res.status, headers: res.headers, body: parsed as never, text };
+      return { status: res.status, headers: res.headers, body: jsonOf(text) as never, text };
     },
     dump: async () => {
       const connection = await mysql.createConnection(`${ADMIN_URL}/${database}`);
@@ -128,9 +123,7 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
       const keys = await kit.redis.keys(`${redisPrefix}:*`).catch(() => [] as string[]);
       if (keys.length > 0) await kit.redis.del(...keys).catch(() => 0);
       await kit.close();
-      const connection = await mysql.createConnection(ADMIN_URL);
-      await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
-      await connection.end();
+      await dropDatabases([database]);
     },
   };
 }
@@ -146,3 +139,13 @@ export async function pressButton(pageUrl: string, action: string): Promise<stri
   if (res.status !== 303) throw new Error(`expected a 303 from ${pageUrl}, got ${res.status}`);
   return res.headers.get('location')!;
 }
+
+/** GET /orders/{id}, which must answer 200: the order as the merchant API shows it. */
+export async function getOrder(t: TestKit, id: string) {
+  const res = await t.call('GET', `/orders/${id}`);
+  expect(res.status, res.text).to.equal(200);
+  return res.body.data.order;
+}
+
+/** The outcome a hosted landing page shows (its `data-status`). */
+export const landingStatus = (html: string) => /data-status="([a-z_]+)"/.exec(html)?.[1];

@@ -1,5 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { verify } from '../../src/shared/signature.js';
+import { jsonOf } from './gateway.js';
 
 export interface Received {
   method: string;
@@ -35,12 +37,7 @@ export async function startReceiver(path = '/webhooks'): Promise<Receiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
-      let json: unknown;
-      try {
-        json = JSON.parse(raw.toString('utf8'));
-      } catch {
-        json = undefined;
-      }
+      const json = jsonOf(raw.toString('utf8'));
       received.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw, json });
       switch (behaviour.kind) {
         case 'answer':
@@ -80,4 +77,15 @@ export async function startReceiver(path = '/webhooks'): Promise<Receiver> {
 /** A seed mutation: lets the sandbox deliver to http://127.0.0.1 (sandbox.md section 2). */
 export function allowPrivateUrls(seed: { settings?: Record<string, unknown> }): void {
   seed.settings = { ...seed.settings, allow_private_webhook_urls: true };
+}
+
+/** X-Service-Signature as the sandbox sends it (sandbox.md section 8): `t=<unix seconds>,v1=<lower-case hex>`. */
+export const SIGNATURE_FORMAT = /^t=(\d+),v1=[0-9a-f]{64}$/;
+export const signatureOf = (r: Received) => r.headers['x-service-signature'] as string | undefined;
+/** The `t=` of a delivery's signature. */
+export const tOf = (r: Received) => Number(SIGNATURE_FORMAT.exec(signatureOf(r) ?? '')?.[1]);
+
+/** Whether a delivery's signature verifies with `secret` at `now` (Unix seconds). */
+export function verifies(r: Received, secret: string, now: number): boolean {
+  return verify({ payload: r.raw, header: signatureOf(r), secrets: [secret], nowSeconds: now }).ok;
 }

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import nock from 'nock';
 import { GatewayError, GatewayNetworkError } from '../../../src/client/errors.js';
 import { GatewayClient, type GatewayClientOptions } from '../../../src/client/gateway-client.js';
+import { rejection } from '../../support/client.js';
 
 /**
  * The client against a scripted gateway (nock on a fake host): the faults a real sandbox cannot
@@ -91,15 +92,6 @@ function clientFor(options: Partial<GatewayClientOptions> = {}): Harness {
 
 const sale = (client: GatewayClient, reference = 'order-1') =>
   client.createTransaction({ amountMinor: 1234, currency: 'EUR', type: 'sale', reference, card });
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  expect.fail('expected the call to fail');
-}
 
 async function networkErrorOf(promise: Promise<unknown>, kind: GatewayNetworkError['kind']) {
   const error = await rejection(promise);

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { GatewayError } from '../../../src/client/errors.js';
 import { GatewayClient, type GatewayClientOptions } from '../../../src/client/gateway-client.js';
 import type { CurrencyCode } from '../../../src/shared/money.js';
+import { rejection } from '../../support/client.js';
 import {
   card,
   MERCHANT_KEY,
@@ -84,15 +85,6 @@ function clientOn(
     },
   });
   return { client, sleeps, sent, seen };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  expect.fail('expected the call to fail');
 }
 
 async function gatewayErrorOf(

@@ -1,15 +1,7 @@
 import { expect } from 'chai';
 import { card } from '../../support/gateway.js';
 import { startTestKit, type TestKit } from '../../support/kit.js';
-
-/** Resolves when `check` holds, polling; fails after `ms`. */
-async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+import { waitFor } from '../../support/process.js';
 
 describe('merchant: a payment whose id the kit never stored is found by its reference', () => {
   let t: TestKit;
@@ -34,7 +26,10 @@ describe('merchant: a payment whose id the kit never stored is found by its refe
     });
     expect((await t.kit.orders.attempt(attempt.id))!.gateway_transaction_id).to.equal(null);
 
-    await until(async () => (await t.call('GET', `/orders/${order.id}`)).body.data.order.status === 'paid');
+    await waitFor(
+      'the order paid by the webhook',
+      async () => (await t.call('GET', `/orders/${order.id}`)).body.data.order.status === 'paid',
+    );
     const after = (await t.call('GET', `/orders/${order.id}`)).body.data.order;
     expect(after.captured_amount).to.equal(1999);
     expect(after.needs_review).to.equal(false);

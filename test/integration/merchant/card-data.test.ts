@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { expireHolds } from '../../../src/merchant/checkout/card.js';
 import { ManualClock } from '../../../src/shared/clock.js';
 import { card } from '../../support/gateway.js';
-import { pressButton, startTestKit, type TestKit } from '../../support/kit.js';
+import { landingStatus, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
 
 /**
  * merchant.md, Card data: "the backend passes card fields to the gateway and keeps none of them: not in
@@ -54,8 +54,6 @@ const cvvFor = (i: number) => CVVS[i % CVVS.length]!;
 const CVV_WITH_VALUE = /cvv[\\"' ]*[:=][\\"' ]*\d/i;
 /** Bare 13-19 digit runs: anything that looks like a PAN. */
 const PAN_LIKE = /(?<!\d)\d{13,19}(?!\d)/g;
-
-const landingStatus = (html: string) => /data-status="([a-z_]+)"/.exec(html)?.[1];
 
 describe('merchant: card data is kept nowhere (merchant.md, Card data)', function () {
   this.timeout(60_000);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ManualClock } from '../../../src/shared/clock.js';
 import { card } from '../../support/gateway.js';
-import { pressButton, startTestKit, type TestKit } from '../../support/kit.js';
+import { getOrder, landingStatus, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
 
 /** merchant.md, Orders and HTTP interface: card payments end to end against the embedded sandbox. */
 
@@ -26,12 +26,6 @@ async function createOrder(t: TestKit, body: Record<string, unknown> = {}) {
   return res.body.data.order as { id: string; reference: string; status: string; amount: number };
 }
 
-async function getOrder(t: TestKit, id: string) {
-  const res = await t.call('GET', `/orders/${id}`);
-  expect(res.status, res.text).to.equal(200);
-  return res.body.data.order;
-}
-
 async function attemptRow(t: TestKit, orderId: string) {
   const order = await getOrder(t, orderId);
   expect(order.payment, 'the order names its current attempt').to.not.equal(null);
@@ -52,8 +46,6 @@ async function openChallenge(
   expect(pay.body.data.order.status).to.equal('requires_action');
   return { order, url: pay.body.data.next_action.url as string };
 }
-
-const landingStatus = (html: string) => /data-status="([a-z_]+)"/.exec(html)?.[1];
 
 describe('merchant: card payments (merchant.md, Orders and HTTP interface)', function () {
   this.timeout(30_000);

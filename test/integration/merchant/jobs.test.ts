@@ -8,7 +8,8 @@ import { Scheduler } from '../../../src/merchant/jobs/scheduler.js';
 import { sweepInbox } from '../../../src/merchant/jobs/sweeper.js';
 import { ManualClock } from '../../../src/shared/clock.js';
 import { card } from '../../support/gateway.js';
-import { startTestKit, type TestKit } from '../../support/kit.js';
+import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
+import { delay, waitFor } from '../../support/process.js';
 
 /**
  * merchant.md, Background work, against real MySQL and Redis:
@@ -23,18 +24,6 @@ import { startTestKit, type TestKit } from '../../support/kit.js';
 const MINUTE = 60_000;
 const CHALLENGE = '4000000000003220';
 const REDIS_URL = 'redis://127.0.0.1:6379';
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Polls `check` every `everyMs` until it holds; fails after `withinMs`. */
-async function until(what: string, check: () => boolean | Promise<boolean>, withinMs = 5000, everyMs = 20) {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
-    await delay(everyMs);
-  }
-}
 
 /** A promise and the function that resolves it. */
 function gate() {
@@ -226,7 +215,9 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
 
       const first = withLock(t.kit.redis, key, 150, async () => {
         // Outlive the lock, then let another holder take it.
-        await until('the first lock expires', async () => (await t.kit.redis.exists(key)) === 0, 5000);
+        await waitFor('the first lock expires', async () => (await t.kit.redis.exists(key)) === 0, 5000, {
+          everyMs: 20,
+        });
         second = withLock(t.kit.redis, key, 10_000, async () => {
           secondStarted.open();
           await secondMayEnd.opened;
@@ -288,7 +279,7 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
       one.start([job('one')]);
       two.start([job('two')]);
 
-      await until('three runs', () => runs.length >= 3, 10_000, 50);
+      await waitFor('three runs', () => runs.length >= 3, 10_000, { everyMs: 50 });
       await one.stop();
       await two.stop();
       schedulers.length = 0;
@@ -374,13 +365,8 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
       expect(pay.body.data.next_action.type).to.equal('redirect');
       return order;
     };
-    const getOrder = async (id: string) => {
-      const res = await t.call('GET', `/orders/${id}`);
-      expect(res.status, res.text).to.equal(200);
-      return res.body.data.order;
-    };
     const attemptOf = async (orderId: string) => {
-      const order = await getOrder(orderId);
+      const order = await getOrder(t, orderId);
       const row = await t.kit.models.Attempt.findByPk(order.payment.attempt_id);
       expect(row, 'the order has an attempt').to.not.equal(null);
       return row!;
@@ -400,14 +386,14 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
       const expired = await expireHolds(t.kit.checkout);
       expect(expired, 'one hold expired').to.equal(1);
 
-      const failed = await getOrder(stale.id);
+      const failed = await getOrder(t, stale.id);
       expect(failed).to.include({ status: 'failed', failure_code: 'ERR_3DS_TIMEOUT' });
       const staleAttempt = await attemptOf(stale.id);
       expect(staleAttempt.hold_sealed, 'the sealed hold is erased').to.equal(null);
       expect(staleAttempt.hold_expires_at).to.equal(null);
       expect(charged(stale.reference), 'nothing was charged').to.have.length(0);
 
-      const untouched = await getOrder(live.id);
+      const untouched = await getOrder(t, live.id);
       expect(untouched.status).to.equal('requires_action');
       expect(untouched.failure_code ?? null).to.equal(null);
       const liveAfter = await attemptOf(live.id);
@@ -416,13 +402,13 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
 
       // Run again at once: nothing more to expire, nothing moves.
       expect(await expireHolds(t.kit.checkout)).to.equal(0);
-      expect((await getOrder(stale.id)).status).to.equal('failed');
-      expect((await getOrder(live.id)).status).to.equal('requires_action');
+      expect((await getOrder(t, stale.id)).status).to.equal('failed');
+      expect((await getOrder(t, live.id)).status).to.equal('requires_action');
 
       // Two more minutes: the second hold is 16 minutes old too.
       clock.advance(2 * MINUTE);
       expect(await expireHolds(t.kit.checkout)).to.equal(1);
-      expect(await getOrder(live.id)).to.include({ status: 'failed', failure_code: 'ERR_3DS_TIMEOUT' });
+      expect(await getOrder(t, live.id)).to.include({ status: 'failed', failure_code: 'ERR_3DS_TIMEOUT' });
       expect((await attemptOf(live.id)).hold_sealed).to.equal(null);
     });
   });

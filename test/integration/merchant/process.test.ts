@@ -1,122 +1,24 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import mysql from 'mysql2/promise';
 import { MIGRATIONS } from '../../../migrations/index.js';
+import {
+  ADMIN_URL,
+  databaseExists,
+  databaseName,
+  exitWithin,
+  freePort,
+  healthy,
+  leftovers,
+  lines,
+  type Proc,
+  start,
+} from '../../support/process.js';
 
 /**
  * merchant.md, Running it: the real entry points, `src/main.ts` (what `npm start` runs) and `src/cli.ts`,
  * as child processes against databases of their own, dropped afterwards. Every wait is bounded.
  */
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const ADMIN_URL = 'mysql://root@127.0.0.1:3306';
 const READY_DEADLINE_MS = 20_000;
-
-/** Variables the kit reads: none leaks in from the test runner's environment. */
-const KIT_VARIABLES = [
-  'NODE_ENV',
-  'PORT',
-  'PUBLIC_BASE_URL',
-  'DATABASE_URL',
-  'REDIS_URL',
-  'GATEWAY_BASE_URL',
-  'GATEWAY_API_KEY',
-  'GATEWAY_MERCHANT_ID',
-  'GATEWAY_WEBHOOK_SECRETS',
-  'GATEWAY_PORT',
-  'GATEWAY_SEED',
-  'OPS_API_TOKEN',
-  'APP_ENCRYPTION_KEY',
-  'ROLES',
-  'LOG_LEVEL',
-];
-
-interface Proc {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  running: () => boolean;
-}
-
-function start(script: string, args: string[], env: Record<string, string>): Proc {
-  const base = { ...process.env };
-  for (const name of KIT_VARIABLES) delete base[name];
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
-    cwd: ROOT,
-    env: { ...base, NODE_ENV: 'development', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (chunk) => {
-    out += String(chunk);
-  });
-  child.stderr!.on('data', (chunk) => {
-    err += String(chunk);
-  });
-  let done = false;
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('close', (code, signal) => {
-      done = true;
-      resolve({ code, signal });
-    });
-  });
-  return { child, stdout: () => out, stderr: () => err, exited, running: () => !done };
-}
-
-/** The process's exit, or a failure after `ms` (the process is then killed). */
-async function exitWithin(p: Proc, ms: number) {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      p.child.kill('SIGKILL');
-      reject(new Error(`no exit within ${ms} ms; stderr: ${p.stderr()}`));
-    }, ms);
-  });
-  try {
-    return await Promise.race([p.exited, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** A port free right now: bound on 0 and released. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-const databaseName = (what: string) =>
-  `merchant_proc_${what}_${process.pid}_${randomBytes(3).toString('hex')}`;
-
-async function dropDatabases(names: string[]): Promise<void> {
-  const connection = await mysql.createConnection(ADMIN_URL);
-  try {
-    for (const name of names) await connection.query(`DROP DATABASE IF EXISTS \`${name}\``);
-  } finally {
-    await connection.end();
-  }
-}
-
-async function databaseExists(name: string): Promise<boolean> {
-  const connection = await mysql.createConnection(ADMIN_URL);
-  try {
-    const [rows] = await connection.query<mysql.RowDataPacket[]>('SHOW DATABASES LIKE ?', [name]);
-    return rows.length > 0;
-  } finally {
-    await connection.end();
-  }
-}
 
 async function tablesOf(name: string): Promise<string[]> {
   const connection = await mysql.createConnection(`${ADMIN_URL}/${name}`);
@@ -128,30 +30,14 @@ async function tablesOf(name: string): Promise<string[]> {
   }
 }
 
-const lines = (text: string) => text.split(/\r?\n/).filter((l) => l.trim() !== '');
-
 describe('merchant: the real entry points as processes', function () {
   this.timeout(40_000);
-  const databases: string[] = [];
-  const processes: Proc[] = [];
-  const track = (p: Proc) => {
-    processes.push(p);
-    return p;
-  };
-
-  after(async () => {
-    for (const p of processes) {
-      if (p.running()) {
-        p.child.kill('SIGKILL');
-        await exitWithin(p, 5000).catch(() => undefined);
-      }
-    }
-    await dropDatabases(databases);
-  });
+  const { databases, track, cleanUp } = leftovers();
+  after(cleanUp);
 
   describe('main (npm start) with a bad variable', () => {
     it('PORT=abc: exits 1, printing exactly one line naming PORT on stderr', async () => {
-      const database = databaseName('bad');
+      const database = databaseName('proc', 'bad');
       databases.push(database);
       const p = track(
         start('src/main.ts', [], {
@@ -173,14 +59,13 @@ describe('merchant: the real entry points as processes', function () {
   describe('main (npm start) with good variables', () => {
     let p: Proc;
     let url: string;
-    const database = databaseName('main');
+    const database = databaseName('proc', 'main');
 
     before(async function () {
       this.timeout(READY_DEADLINE_MS + 10_000);
       databases.push(database);
       const port = await freePort();
-      let gatewayPort = await freePort();
-      while (gatewayPort === port) gatewayPort = await freePort();
+      const gatewayPort = await freePort([port]);
       url = `http://127.0.0.1:${port}`;
       p = track(
         start('src/main.ts', [], {
@@ -189,19 +74,7 @@ describe('merchant: the real entry points as processes', function () {
           DATABASE_URL: `${ADMIN_URL}/${database}`,
         }),
       );
-      const deadline = Date.now() + READY_DEADLINE_MS;
-      for (;;) {
-        if (!p.running()) throw new Error(`main exited early: ${p.stderr()}`);
-        try {
-          const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
-          if (res.status === 200) break;
-        } catch {
-          // not listening yet
-        }
-        if (Date.now() > deadline)
-          throw new Error(`no /healthz within ${READY_DEADLINE_MS} ms: ${p.stderr()}`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      await healthy(p, url, READY_DEADLINE_MS);
     });
 
     const printedToken = () => /OPS_API_TOKEN[^\n]*?:\s*(\S+)\s*$/m.exec(p.stdout())?.[1];
@@ -277,7 +150,7 @@ describe('merchant: the real entry points as processes', function () {
 
   describe('cli', () => {
     it('migrate on a new database applies every migration; a second run is up to date', async () => {
-      const database = databaseName('cli');
+      const database = databaseName('proc', 'cli');
       databases.push(database);
       const env = { DATABASE_URL: `${ADMIN_URL}/${database}` };
 

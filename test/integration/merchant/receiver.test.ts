@@ -1,14 +1,29 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { expect } from 'chai';
 import type { Transaction } from '../../../src/gateway/domain/transactions.js';
 import { activeSecrets, storeSecret } from '../../../src/merchant/webhooks/secrets.js';
-import { type Clock, isoMicros, ManualClock, systemClock, unixSeconds } from '../../../src/shared/clock.js';
+import { isoMicros, ManualClock, systemClock, unixSeconds } from '../../../src/shared/clock.js';
 import { generateSecret, sign, verify } from '../../../src/shared/signature.js';
-import { card, MERCHANT_KEY } from '../../support/gateway.js';
-import { startTestKit, type TestKit } from '../../support/kit.js';
+import {
+  alnum,
+  deliveriesOff,
+  type Event,
+  event,
+  inboxRow,
+  paidOrder,
+  poster,
+  processed,
+  refundAtGateway,
+  spyOnQueue,
+  stateOf,
+  storedSecret,
+  wire,
+} from '../../support/events.js';
+import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
+import { freePort, waitFor } from '../../support/process.js';
 
 /**
  * merchant.md, The receiver: POST /webhooks/gateway reads the raw body (at most 256 KiB), verifies
@@ -22,198 +37,12 @@ import { startTestKit, type TestKit } from '../../support/kit.js';
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-const alnum = (n: number) => [...randomBytes(n)].map((b) => ALNUM[b % ALNUM.length]).join('');
-/** sandbox.md section 3: `evt_` and 24 characters of [A-Za-z0-9]. */
-const newEventId = () => `evt_${alnum(24)}`;
-
-/** `data.transaction` as gateway-api.md's webhook payload carries it, from a sandbox record. */
-function wire(tx: Transaction): Record<string, unknown> {
-  return {
-    id: tx.id,
-    merchant_trans_id: tx.reference,
-    related_trans_id: tx.relatedId,
-    transaction_type: tx.type,
-    status: tx.status,
-    amount: tx.amount,
-    currency: tx.currency,
-    acquirer_provider: 'sandbox-acquirer',
-    acquirer_trans_id: tx.acquirerTransId,
-    acquirer_auth_code: tx.acquirerAuthCode,
-    description: tx.description,
-    created_at: isoMicros(tx.createdAt),
-    updated_at: isoMicros(tx.updatedAt),
-    refunded_amount: tx.refundedAmount,
-  };
-}
-
-interface Event {
-  id: string;
-  body: string;
-}
-
-function event(type: string, transaction: Record<string, unknown>, id = newEventId()): Event {
-  const payload = {
-    id,
-    type,
-    created_at: isoMicros(Date.now()),
-    api_version: '2026-11-01',
-    data: { transaction },
-  };
-  return { id, body: JSON.stringify(payload) };
-}
-
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T>,
-  timeoutMs = 10_000,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/** The API of the kit's embedded sandbox, with the merchant's key. */
-async function sandboxCall(
-  t: TestKit,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-) {
-  const res = await fetch(t.kit.gatewayUrl + path, {
-    method,
-    headers: { authorization: `Bearer ${MERCHANT_KEY}`, 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: envelopes of every shape
-  return { status: res.status, body: (await res.json()) as any };
-}
-
-/** sandbox.md section 10: every delivery of the merchant fails for a day of sandbox clock. */
-async function deliveriesOff(t: TestKit) {
-  const outage = await sandboxCall(t, 'POST', '/sandbox/webhook/outage', { seconds: 86400 });
-  expect(outage.status).to.equal(200);
-}
-
-const stateOf = (t: TestKit) => t.kit.sandbox!.deps.state;
-
-/** A card sale through the kit: the order is paid by the API answer; returns it and its sale record. */
-async function paidOrder(t: TestKit, amount = '12.34') {
-  const created = await t.call('POST', '/orders', { body: { amount, currency: 'EUR' } });
-  expect(created.status, created.text).to.equal(201);
-  const id = created.body.data.order.id as string;
-  const pay = await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card(), mode: 'sale' } });
-  expect(pay.status, pay.text).to.equal(200);
-  expect(pay.body.data.order.status).to.equal('paid');
-  const saleId = Number(pay.body.data.order.payment.gateway_transaction_id);
-  const sale = { ...stateOf(t).transactions.get(saleId)! };
-  expect(sale.type).to.equal('sale');
-  return { id, sale };
-}
-
-/** A refund made at the gateway directly; returns the refund record. */
-async function refundAtGateway(t: TestKit, transactionId: number, amount: number): Promise<Transaction> {
-  const answer = await sandboxCall(
-    t,
-    'POST',
-    `/api/v1/transactions/${transactionId}/refund`,
-    { amount, reason: 'test' },
-    { 'Idempotency-Key': `idem-${alnum(16)}` },
-  );
-  expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
-  return { ...stateOf(t).transactions.get(Number(answer.body.data.transaction.id))! };
-}
-
-async function storedSecret(t: TestKit): Promise<string> {
-  const secrets = await activeSecrets(t.kit.models, t.kit.box, []);
-  expect(secrets.length, 'the kit stored a signing secret').to.be.greaterThan(0);
-  return secrets[0]!;
-}
-
-interface Delivery {
-  secret?: string;
-  /** Unix seconds of the signature; default: the kit's clock now. */
-  at?: number;
-  /** The whole header instead of a signature; null: no header at all. */
-  header?: string | null;
-  replay?: boolean;
-}
-
-function poster(t: TestKit, clock: Clock) {
-  return async (body: string, o: Delivery = {}) => {
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (o.header !== null)
-      headers['X-Service-Signature'] = o.header ?? sign(body, o.secret!, o.at ?? unixSeconds(clock.now()));
-    if (o.replay) headers['X-Service-Replay'] = 'true';
-    const started = performance.now();
-    const res = await fetch(`${t.url}/webhooks/gateway`, { method: 'POST', headers, body });
-    const text = await res.text();
-    const ms = performance.now() - started;
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    // biome-ignore lint/suspicious/noExplicitAny: envelopes of every shape
-    return { status: res.status, headers: res.headers, body: json as any, text, ms };
-  };
-}
-
-/** Records every job the kit asks bull to queue (the receiver's enqueue ends in queue.add). */
-function spyOnQueue(t: TestKit) {
-  const queued: string[] = [];
-  /** Whether each add has settled yet (resolved or rejected). */
-  const settled: boolean[] = [];
-  const queue = t.kit.queue as unknown as { add: (...args: unknown[]) => Promise<unknown> };
-  const original = queue.add;
-  queue.add = function (this: unknown, ...args: unknown[]) {
-    const data = args.find((a) => typeof a === 'object' && a !== null && 'eventId' in a) as
-      | { eventId: string }
-      | undefined;
-    queued.push(data?.eventId ?? '?');
-    const index = settled.push(false) - 1;
-    const result = original.apply(this, args);
-    const done = () => {
-      settled[index] = true;
-    };
-    result.then(done, done);
-    return result;
-  };
-  return {
-    queued,
-    settled,
-    restore: () => {
-      queue.add = original;
-    },
-  };
-}
-
-const inboxRow = async (t: TestKit, id: string) => t.kit.inbox.model.findByPk(id, { raw: true });
-
 async function historyOf(t: TestKit, orderId: string) {
   return t.kit.models.History.findAll({ where: { order_id: orderId }, order: [['id', 'ASC']], raw: true });
 }
 
 async function historyFor(t: TestKit, eventId: string) {
   return t.kit.models.History.findAll({ where: { source_id: eventId }, raw: true });
-}
-
-const processed = (t: TestKit, id: string) =>
-  waitFor(`inbox row ${id} processed`, async () => {
-    const row = await inboxRow(t, id);
-    return row?.processed_at ? row : null;
-  });
-
-async function getOrder(t: TestKit, id: string) {
-  const answer = await t.call('GET', `/orders/${id}`);
-  expect(answer.status).to.equal(200);
-  return answer.body.data.order;
 }
 
 async function queueTotal(t: TestKit): Promise<number> {
@@ -845,18 +674,6 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
 
 // ---------------------------------------------------------------------------------------------
 // a private redis-server
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function alive(child: ChildProcess | null): child is ChildProcess {
   return child !== null && child.exitCode === null && child.signalCode === null;

@@ -1,14 +1,26 @@
-import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
 import type { Transaction } from '../../../src/gateway/domain/transactions.js';
 import { ORDER_STATUSES } from '../../../src/merchant/orders/status.js';
-import { activeSecrets } from '../../../src/merchant/webhooks/secrets.js';
-import { isoMicros, unixSeconds } from '../../../src/shared/clock.js';
-import { sign } from '../../../src/shared/signature.js';
-import { card, MERCHANT_KEY } from '../../support/gateway.js';
-import { pressButton, startTestKit, type TestKit } from '../../support/kit.js';
+import {
+  deliveriesOff,
+  type Event,
+  event,
+  inboxRow,
+  newOrder,
+  paidOrder,
+  post,
+  processed,
+  refundAtGateway,
+  sandboxCall,
+  spyOnQueue,
+  stateOf,
+  storedSecret,
+  wire,
+} from '../../support/events.js';
+import { getOrder, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
+import { waitFor } from '../../support/process.js';
 
 /**
  * merchant.md, Orders (the reconciler's rules) and Background work (the reconciler): observations
@@ -21,120 +33,6 @@ import { pressButton, startTestKit, type TestKit } from '../../support/kit.js';
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-const alnum = (n: number) => [...randomBytes(n)].map((b) => ALNUM[b % ALNUM.length]).join('');
-const newEventId = () => `evt_${alnum(24)}`;
-
-/** `data.transaction` as gateway-api.md's webhook payload carries it, from a sandbox record. */
-function wire(tx: Transaction): Record<string, unknown> {
-  return {
-    id: tx.id,
-    merchant_trans_id: tx.reference,
-    related_trans_id: tx.relatedId,
-    transaction_type: tx.type,
-    status: tx.status,
-    amount: tx.amount,
-    currency: tx.currency,
-    acquirer_provider: 'sandbox-acquirer',
-    acquirer_trans_id: tx.acquirerTransId,
-    acquirer_auth_code: tx.acquirerAuthCode,
-    description: tx.description,
-    created_at: isoMicros(tx.createdAt),
-    updated_at: isoMicros(tx.updatedAt),
-    refunded_amount: tx.refundedAmount,
-  };
-}
-
-interface Event {
-  id: string;
-  body: string;
-}
-
-function event(type: string, transaction: Record<string, unknown>): Event {
-  const id = newEventId();
-  const payload = {
-    id,
-    type,
-    created_at: isoMicros(Date.now()),
-    api_version: '2026-11-01',
-    data: { transaction },
-  };
-  return { id, body: JSON.stringify(payload) };
-}
-
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T>,
-  timeoutMs = 10_000,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-async function sandboxCall(
-  t: TestKit,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-) {
-  const res = await fetch(t.kit.gatewayUrl + path, {
-    method,
-    headers: { authorization: `Bearer ${MERCHANT_KEY}`, 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: envelopes of every shape
-  return { status: res.status, body: (await res.json()) as any };
-}
-
-async function deliveriesOff(t: TestKit) {
-  const outage = await sandboxCall(t, 'POST', '/sandbox/webhook/outage', { seconds: 86400 });
-  expect(outage.status).to.equal(200);
-}
-
-const stateOf = (t: TestKit) => t.kit.sandbox!.deps.state;
-
-async function newOrder(t: TestKit, amount = '12.34', currency = 'EUR') {
-  const created = await t.call('POST', '/orders', { body: { amount, currency } });
-  expect(created.status, created.text).to.equal(201);
-  return created.body.data.order.id as string;
-}
-
-/** A card sale through the kit (paid by the API answer); the sale record as it was when captured. */
-async function paidOrder(t: TestKit, amount = '12.34') {
-  const id = await newOrder(t, amount);
-  const pay = await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card(), mode: 'sale' } });
-  expect(pay.status, pay.text).to.equal(200);
-  expect(pay.body.data.order.status).to.equal('paid');
-  const sale = {
-    ...stateOf(t).transactions.get(Number(pay.body.data.order.payment.gateway_transaction_id))!,
-  };
-  return { id, sale };
-}
-
-async function refundAtGateway(t: TestKit, transactionId: number, amount: number): Promise<Transaction> {
-  const answer = await sandboxCall(
-    t,
-    'POST',
-    `/api/v1/transactions/${transactionId}/refund`,
-    { amount, reason: 'requested by customer' },
-    { 'Idempotency-Key': `idem-${alnum(16)}` },
-  );
-  expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
-  return { ...stateOf(t).transactions.get(Number(answer.body.data.transaction.id))! };
-}
-
-async function getOrder(t: TestKit, id: string) {
-  const answer = await t.call('GET', `/orders/${id}`);
-  expect(answer.status).to.equal(200);
-  return answer.body.data.order;
-}
-
 const waitForOrder = (
   t: TestKit,
   id: string,
@@ -145,32 +43,6 @@ const waitForOrder = (
     return ok(order) ? order : null;
   });
 
-async function post(t: TestKit, body: string, secret: string) {
-  const res = await fetch(`${t.url}/webhooks/gateway`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'X-Service-Signature': sign(body, secret, unixSeconds(Date.now())),
-    },
-    body,
-  });
-  return { status: res.status, text: await res.text() };
-}
-
-const inboxRow = (t: TestKit, id: string) => t.kit.inbox.model.findByPk(id, { raw: true });
-
-const processed = (t: TestKit, id: string) =>
-  waitFor(`inbox row ${id} processed`, async () => {
-    const row = await inboxRow(t, id);
-    return row?.processed_at ? row : null;
-  });
-
-async function storedSecret(t: TestKit) {
-  const [secret] = await activeSecrets(t.kit.models, t.kit.box, []);
-  expect(secret, 'the kit stored a signing secret').to.be.a('string');
-  return secret!;
-}
-
 interface HistoryEntry {
   source: string;
   source_id: string;
@@ -178,26 +50,6 @@ interface HistoryEntry {
   status_after: string;
   outcome: string;
   detail: string | null;
-}
-
-/** Records the event id of every job the kit asks bull to queue (the receiver's enqueue ends in queue.add). */
-function spyOnQueue(t: TestKit) {
-  const queued: string[] = [];
-  const queue = t.kit.queue as unknown as { add: (...args: unknown[]) => Promise<unknown> };
-  const original = queue.add;
-  queue.add = function (this: unknown, ...args: unknown[]) {
-    const data = args.find((a) => typeof a === 'object' && a !== null && 'eventId' in a) as
-      | { eventId: string }
-      | undefined;
-    queued.push(data?.eventId ?? '?');
-    return original.apply(this, args);
-  };
-  return {
-    queued,
-    restore: () => {
-      queue.add = original;
-    },
-  };
 }
 
 /** A seeded shuffle, so a failing order of deliveries can be reproduced. */

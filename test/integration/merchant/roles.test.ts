@@ -1,11 +1,22 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
+import { jsonOf } from '../../support/gateway.js';
 import { pressButton } from '../../support/kit.js';
+import {
+  ADMIN_URL,
+  databaseExists,
+  databaseName,
+  delay,
+  exitWithin,
+  freePort,
+  healthy,
+  leftovers,
+  lines,
+  type Proc,
+  start,
+  waitFor,
+} from '../../support/process.js';
 
 /**
  * merchant.md, Running it: "`ROLES=api`, `ROLES=worker`, `ROLES=scheduler` run one part, for containers."
@@ -14,154 +25,13 @@ import { pressButton } from '../../support/kit.js';
  * it. Each process group gets its own database (dropped afterwards) and its own Redis database index
  * (claimed empty, emptied afterwards). Every wait is bounded.
  */
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const ADMIN_URL = 'mysql://root@127.0.0.1:3306';
 const REDIS_BASE = 'redis://127.0.0.1:6379';
 const READY_DEADLINE_MS = 25_000;
 const SANDBOX_KEY = 'sk_test_merchant_1001';
 const CLAIM_KEY = 'merchant-roles-test:claim';
 
-/** Variables the kit reads: none leaks in from the test runner's environment. */
-const KIT_VARIABLES = [
-  'NODE_ENV',
-  'PORT',
-  'PUBLIC_BASE_URL',
-  'DATABASE_URL',
-  'REDIS_URL',
-  'GATEWAY_BASE_URL',
-  'GATEWAY_API_KEY',
-  'GATEWAY_MERCHANT_ID',
-  'GATEWAY_WEBHOOK_SECRETS',
-  'GATEWAY_PORT',
-  'GATEWAY_SEED',
-  'OPS_API_TOKEN',
-  'APP_ENCRYPTION_KEY',
-  'ROLES',
-  'LOG_LEVEL',
-];
-
-interface Proc {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  running: () => boolean;
-}
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function startMain(env: Record<string, string>): Proc {
-  const base = { ...process.env };
-  for (const name of KIT_VARIABLES) delete base[name];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...base, NODE_ENV: 'development', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (chunk) => {
-    out += String(chunk);
-  });
-  child.stderr!.on('data', (chunk) => {
-    err += String(chunk);
-  });
-  let done = false;
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('close', (code, signal) => {
-      done = true;
-      resolve({ code, signal });
-    });
-  });
-  return { child, stdout: () => out, stderr: () => err, exited, running: () => !done };
-}
-
-/** The process's exit, or a failure after `ms` (the process is then killed). */
-async function exitWithin(p: Proc, ms: number) {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      p.child.kill('SIGKILL');
-      reject(new Error(`no exit within ${ms} ms; stderr: ${p.stderr()}`));
-    }, ms);
-  });
-  try {
-    return await Promise.race([p.exited, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Polls `check` until it returns a value (not undefined); fails after `withinMs`, naming `what`. */
-async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  withinMs: number,
-  context: () => string = () => '',
-): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}. ${context()}`);
-    await delay(100);
-  }
-}
-
-/** A port free right now: bound on 0 and released. */
-async function freePort(avoid: number[] = []): Promise<number> {
-  for (;;) {
-    const server = createServer();
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
-    });
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : 0;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    if (!avoid.includes(port)) return port;
-  }
-}
-
-/** Waits until `url/healthz` answers 200; fails early if the process exits. */
-async function healthy(p: Proc, url: string): Promise<void> {
-  await until(
-    `${url}/healthz answering 200`,
-    async () => {
-      if (!p.running()) throw new Error(`main exited early: ${p.stderr()}`);
-      try {
-        const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
-        return res.status === 200 ? true : undefined;
-      } catch {
-        return undefined; // not listening yet
-      }
-    },
-    READY_DEADLINE_MS,
-    () => p.stderr(),
-  );
-}
-
-const databaseName = (what: string) =>
-  `merchant_roles_${what}_${process.pid}_${randomBytes(3).toString('hex')}`;
-
-async function dropDatabases(names: string[]): Promise<void> {
-  const connection = await mysql.createConnection(ADMIN_URL);
-  try {
-    for (const name of names) await connection.query(`DROP DATABASE IF EXISTS \`${name}\``);
-  } finally {
-    await connection.end();
-  }
-}
-
-async function databaseExists(name: string): Promise<boolean> {
-  const connection = await mysql.createConnection(ADMIN_URL);
-  try {
-    const [rows] = await connection.query<mysql.RowDataPacket[]>('SHOW DATABASES LIKE ?', [name]);
-    return rows.length > 0;
-  } finally {
-    await connection.end();
-  }
-}
+/** `src/main.ts` with `env`: which ROLES it runs is the test's choice. */
+const startMain = (env: Record<string, string>): Proc => start('src/main.ts', [], env);
 
 interface InboxRow {
   event_id: string;
@@ -216,8 +86,6 @@ async function releaseRedisDatabase(redis: Redis): Promise<void> {
   await redis.quit();
 }
 
-const lines = (text: string) => text.split(/\r?\n/).filter((l) => l.trim() !== '');
-
 // biome-ignore lint/suspicious/noExplicitAny: tests read envelopes of every shape
 type Envelope = any;
 
@@ -234,38 +102,21 @@ async function call(
     signal: AbortSignal.timeout(10_000),
   });
   const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, body: parsed, text };
+  return { status: res.status, body: jsonOf(text), text };
 }
 
 describe('merchant: ROLES as processes (merchant.md, Running it)', function () {
   this.timeout(90_000);
-  const databases: string[] = [];
+  const { databases, track, cleanUp } = leftovers();
   const redisClaims: Redis[] = [];
-  const processes: Proc[] = [];
-  const track = (p: Proc) => {
-    processes.push(p);
-    return p;
-  };
 
   after(async () => {
-    for (const p of processes) {
-      if (p.running()) {
-        p.child.kill('SIGKILL');
-        await exitWithin(p, 5000).catch(() => undefined);
-      }
-    }
-    await dropDatabases(databases);
+    await cleanUp();
     for (const redis of redisClaims) await releaseRedisDatabase(redis).catch(() => undefined);
   });
 
   describe('ROLES=api, then ROLES=worker on the same database and Redis', () => {
-    const database = databaseName('split');
+    const database = databaseName('roles', 'split');
     let databaseUrl: string;
     let redisUrl: string;
     let redis: Redis;
@@ -295,7 +146,7 @@ describe('merchant: ROLES as processes (merchant.md, Running it)', function () {
           REDIS_URL: redisUrl,
         }),
       );
-      await healthy(api, apiUrl);
+      await healthy(api, apiUrl, READY_DEADLINE_MS);
     });
 
     it('ROLES=api serves /healthz', async () => {
@@ -332,16 +183,16 @@ describe('merchant: ROLES as processes (merchant.md, Running it)', function () {
       expect(back.startsWith(`${apiUrl}/checkout/return?`), back).to.equal(true);
 
       // The sandbox signs and delivers transaction.captured to the api process, which stores it.
-      const row = await until(
+      const row = await waitFor(
         'the transaction.captured event in the inbox',
         async () => (await inboxRows(database)).find((r) => r.event_type === 'transaction.captured'),
         20_000,
-        () => api.stderr(),
+        { everyMs: 100, context: () => api.stderr() },
       );
       eventId = row.event_id;
 
       // From the gateway's side the delivery was accepted: the receiver answered 2xx.
-      const delivered = await until(
+      const delivered = await waitFor(
         'the sandbox recording the delivery as delivered',
         async () => {
           const res = await fetch(
@@ -362,16 +213,18 @@ describe('merchant: ROLES as processes (merchant.md, Running it)', function () {
           return event?.status === 'delivered' ? event : undefined;
         },
         10_000,
+        { everyMs: 100 },
       );
       expect(delivered.merchant_trans_id).to.equal(order.reference);
       expect(delivered.last_attempt?.status_code).to.equal(200);
 
       // Queued for a worker, and nobody takes it: it waits in the bull queue (job id = event id).
-      const waiting = await until(
+      const waiting = await waitFor(
         'the job waiting in the queue',
         async () =>
           (await redis.lrange('kit:observations:wait', 0, -1)).includes(eventId) ? true : undefined,
         5000,
+        { everyMs: 100 },
       );
       expect(waiting).to.equal(true);
       // Bounded: for a second and a half, neither the inbox row nor the order moves.
@@ -403,7 +256,7 @@ describe('merchant: ROLES as processes (merchant.md, Running it)', function () {
         }),
       );
 
-      const row = await until(
+      const row = await waitFor(
         'the worker processing the inbox row',
         async () => {
           if (!worker.running()) throw new Error(`the worker exited: ${worker.stderr()}`);
@@ -411,7 +264,7 @@ describe('merchant: ROLES as processes (merchant.md, Running it)', function () {
           return found?.processed_at ? found : undefined;
         },
         READY_DEADLINE_MS + 10_000,
-        () => worker.stderr(),
+        { everyMs: 100, context: () => worker.stderr() },
       );
       expect(row.outcome).to.equal('applied');
 
@@ -450,7 +303,7 @@ describe('merchant: ROLES as processes (merchant.md, Running it)', function () {
 
   describe('ROLES=bogus', () => {
     it('exits 1 with one stderr line naming ROLES, having started nothing', async () => {
-      const database = databaseName('bogus');
+      const database = databaseName('roles', 'bogus');
       databases.push(database);
       const port = await freePort();
       const p = track(
@@ -473,7 +326,7 @@ describe('merchant: ROLES as processes (merchant.md, Running it)', function () {
   describe('all roles (ROLES unset)', () => {
     it('SIGTERM: exits 0 within a few seconds', async function () {
       this.timeout(READY_DEADLINE_MS + 20_000);
-      const database = databaseName('all');
+      const database = databaseName('roles', 'all');
       databases.push(database);
       const claimed = await claimRedisDatabase();
       redisClaims.push(claimed.redis);
@@ -487,7 +340,7 @@ describe('merchant: ROLES as processes (merchant.md, Running it)', function () {
           REDIS_URL: `${REDIS_BASE}/${claimed.index}`,
         }),
       );
-      await healthy(p, url);
+      await healthy(p, url, READY_DEADLINE_MS);
       const ready = await call(url, 'GET', '/readyz');
       expect(ready.status, ready.text).to.equal(200);
 

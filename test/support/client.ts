@@ -1,0 +1,11 @@
+import { expect } from 'chai';
+
+/** What `promise` rejects with; fails the test when it resolves instead. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  expect.fail('expected the call to fail');
+}
