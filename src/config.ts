@@ -1,4 +1,7 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { z } from 'zod';
+import { type CurrencyCode, isCurrencyCode, parseMajor } from './shared/money.js';
 
 /** The embedded sandbox's merchant key (config/gateway-seed.json), the default when no gateway is configured. */
 export const SANDBOX_MERCHANT_KEY = 'sk_test_merchant_1001';
@@ -18,6 +21,11 @@ const port = z
   .regex(/^\d+$/, 'must be a port number from 0 to 65535')
   .transform(Number)
   .refine((n) => n <= 65535, 'must be a port number from 0 to 65535');
+const milliseconds = z
+  .string()
+  .regex(/^\d+$/, 'must be a whole number of milliseconds')
+  .transform(Number)
+  .refine((n) => n <= 3_600_000, 'must be at most 3600000 (an hour)');
 /** `a, b,c` -> ['a', 'b', 'c']: blanks dropped. */
 const commaList = z.string().transform((v) =>
   v
@@ -71,6 +79,21 @@ const envSchema = z.object({
     )
     .default(['api', 'worker', 'scheduler']),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SHOP_URL: url(['http:', 'https:'], 'http(s)').optional(),
+  ORDER_CURRENCIES: commaList
+    .refine(
+      (list) => list.length > 0 && list.every(isCurrencyCode),
+      'must be comma-separated platform currencies (EUR, USD, GBP, CHF, SEK, NOK, DKK, PLN, CZK, JPY, KWD, BHD)',
+    )
+    .default(['EUR', 'USD', 'GBP', 'JPY']),
+  ORDER_MAX_AMOUNT: z
+    .string()
+    .regex(/^\d{1,12}(\.\d{1,3})?$/, 'must be a positive amount in major units, such as 1000000.00')
+    .refine((v) => Number(v) > 0, 'must be a positive amount in major units, such as 1000000.00')
+    .default('1000000.00'),
+  SHUTDOWN_GRACE_MS: milliseconds.default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: milliseconds.refine((n) => n >= 1000, 'must be at least 1000').default(30_000),
+  GATEWAY_SANDBOX_STATE: z.string().min(1).default('var/sandbox-state.json'),
 });
 
 export interface Config {
@@ -89,7 +112,21 @@ export interface Config {
     extraWebhookSecrets: string[];
     sandboxPort: number;
     sandboxSeed: string;
+    /** Where the embedded or standalone sandbox keeps its state across restarts; null: in memory only. */
+    sandboxStateFile: string | null;
   };
+  /** Where the landing pages link back to; null: the kit's own `/`. */
+  shopUrl: string | null;
+  /** What orders may be taken in (merchant.md: refused at creation, not declined at payment). */
+  orders: {
+    currencies: CurrencyCode[];
+    /** The largest order amount, in major units, the same number in every currency (sandbox.md section 3). */
+    maxAmount: string;
+  };
+  /** How long SIGTERM waits for requests and jobs in hand before it closes what is left. */
+  shutdownGraceMs: number;
+  /** A request not complete (headers and body) after this long is answered 408 and its socket closed. */
+  httpRequestTimeoutMs: number;
   opsApiToken: string;
   /** True when the token was generated for this run and must be shown to the developer. */
   opsApiTokenGenerated: boolean;
@@ -117,6 +154,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, randomToken: () => string): C
   if (production && !e.OPS_API_TOKEN) throw new ConfigError('OPS_API_TOKEN: is required in production');
   if (e.GATEWAY_BASE_URL && !e.GATEWAY_API_KEY)
     throw new ConfigError('GATEWAY_API_KEY: is required when GATEWAY_BASE_URL is set');
+  for (const currency of e.ORDER_CURRENCIES) {
+    // The limit must be expressible in each currency taken (no more decimals than its exponent).
+    if (!parseMajor(e.ORDER_MAX_AMOUNT, currency as CurrencyCode).ok)
+      throw new ConfigError(`ORDER_MAX_AMOUNT: has more decimals than ${currency} allows`);
+  }
   const opsApiToken = e.OPS_API_TOKEN ?? randomToken();
   return {
     env: e.NODE_ENV,
@@ -131,7 +173,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, randomToken: () => string): C
       extraWebhookSecrets: e.GATEWAY_WEBHOOK_SECRETS ?? [],
       sandboxPort: e.GATEWAY_PORT,
       sandboxSeed: e.GATEWAY_SEED,
+      sandboxStateFile: e.GATEWAY_SANDBOX_STATE === 'memory' ? null : e.GATEWAY_SANDBOX_STATE,
     },
+    shopUrl: e.SHOP_URL ?? null,
+    orders: { currencies: [...new Set(e.ORDER_CURRENCIES)] as CurrencyCode[], maxAmount: e.ORDER_MAX_AMOUNT },
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
     opsApiToken,
     opsApiTokenGenerated: e.OPS_API_TOKEN === undefined,
     encryptionKey: Buffer.from(e.APP_ENCRYPTION_KEY ?? DEV_ENCRYPTION_KEY, 'base64'),
@@ -139,4 +186,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, randomToken: () => string): C
     roles: [...new Set(e.ROLES)] as Role[],
     logLevel: e.LOG_LEVEL,
   };
+}
+
+/**
+ * The environment with a `.env` file under it, when there is one (config/.env.example lists every
+ * variable): a variable set in the environment wins over the file.
+ */
+export function withDotEnv(env: NodeJS.ProcessEnv, path = '.env'): NodeJS.ProcessEnv {
+  if (!existsSync(path)) return env;
+  return { ...parseEnv(readFileSync(path, 'utf8')), ...env };
 }

@@ -203,6 +203,8 @@ export async function startKit(options: KitOptions): Promise<Kit> {
       const app = createMerchantApp({
         ...checkout,
         opsApiToken: config.opsApiToken,
+        shopUrl: config.shopUrl ?? `${publicBaseUrl}/`,
+        orderRules: config.orders,
         receiver: webhookReceiver({ inbox, secrets, enqueue, clock, logger }),
         readiness: [
           { name: 'database', check: async () => void (await sequelize.query('SELECT 1')) },

@@ -29,6 +29,12 @@ export const KIT_VARIABLES = [
   'APP_ENCRYPTION_KEY',
   'ROLES',
   'LOG_LEVEL',
+  'SHOP_URL',
+  'ORDER_CURRENCIES',
+  'ORDER_MAX_AMOUNT',
+  'SHUTDOWN_GRACE_MS',
+  'HTTP_REQUEST_TIMEOUT_MS',
+  'GATEWAY_SANDBOX_STATE',
 ];
 
 export interface Proc {
@@ -47,7 +53,8 @@ export function start(script: string, args: string[], env: Record<string, string
   for (const name of KIT_VARIABLES) delete base[name];
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: ROOT,
-    env: { ...base, NODE_ENV: 'development', LOG_LEVEL: 'warn', ...env },
+    // The sandbox keeps no state file unless a test asks for one: runs never share state.
+    env: { ...base, NODE_ENV: 'development', LOG_LEVEL: 'warn', GATEWAY_SANDBOX_STATE: 'memory', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

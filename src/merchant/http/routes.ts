@@ -23,6 +23,10 @@ import { historyView, orderView } from './views.js';
 
 export interface RouteDeps extends CheckoutDeps {
   opsApiToken: string;
+  /** Where the landing pages link back to. */
+  shopUrl: string;
+  /** What orders may be taken in: refused at creation, not declined at payment. */
+  orderRules: { currencies: readonly CurrencyCode[]; maxAmount: string };
 }
 
 /** merchant.md, HTTP interface: the storefront's, the browser's and the operator's routes. */
