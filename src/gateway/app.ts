@@ -15,6 +15,8 @@ import { threeDsPageRoutes } from './hosted/three-ds-page.js';
 import { authenticate, principalOf } from './http/auth.js';
 import { envelopeMiddleware } from './http/envelope.js';
 import { byApiKey, byIp, rateLimit } from './http/rate-limit.js';
+import { deriveSandboxKeys, randomSandboxKeys } from './persistence/keys.js';
+import { StateFile } from './persistence/state-file.js';
 import { paymentMethodRoutes } from './routes/payment-methods.js';
 import { paymentSessionRoutes } from './routes/payment-sessions.js';
 import { sandboxControlRoutes } from './routes/sandbox-controls.js';
@@ -24,6 +26,21 @@ import { webhookRoutes } from './routes/webhooks.js';
 import type { Seed } from './seed.js';
 import { expireDueSessions } from './sessions.js';
 import { CARD_PROVIDER, type GatewayDeps, GatewayState, type Operation } from './state.js';
+
+/** Where the sandbox keeps its state across restarts (a real gateway keeps its state). */
+export interface GatewayPersistence {
+  /**
+   * The JSON state file, e.g. `var/sandbox-state.json`. Missing: the sandbox starts empty and creates
+   * it (and its folder) at once. Unreadable, corrupt, of another format version or written under another
+   * key: `createGateway` throws a `SandboxStateError` naming the file; it never starts empty instead.
+   */
+  file: string;
+  /**
+   * 32 bytes (the kit's APP_ENCRYPTION_KEY); never written anywhere. The webhook-secret sealing key and
+   * the card-fingerprint key are derived from it (HKDF), so both still work after a restart.
+   */
+  key: Uint8Array;
+}
 
 export interface GatewayOptions {
   /** The accounts (sandbox.md section 2), already validated by `parseSeed` or `loadSeedFile`. */
@@ -47,6 +64,11 @@ export interface GatewayOptions {
    * sandbox clock; the standalone and embedded sandboxes turn it on.
    */
   autoDeliver?: boolean;
+  /**
+   * Keep the state in a file, saved after every request that changed it (before the answer goes out),
+   * after every delivery pass and tick, and on close. Default: in memory only, with per-process keys.
+   */
+  persistence?: GatewayPersistence;
 }
 
 export interface Gateway {
@@ -65,11 +87,35 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 
 /** The sandbox gateway: the reference implementation of gateway-api.md, with sandbox.md's decisions. */
 export function createGateway(options: GatewayOptions): Gateway {
-  const clock = options.clock ?? new OffsetClock();
+  const baseClock = options.clock ?? new OffsetClock();
+  let clockMoves = 0;
+  // The gateway's own moves of the clock are counted: a save after one writes even if nothing else changed.
+  const clock: AdvanceableClock = {
+    now: () => baseClock.now(),
+    advance: (ms) => {
+      baseClock.advance(ms);
+      clockMoves += 1;
+    },
+  };
   const random = options.random ?? cryptoRandom;
   const sleep = options.sleep ?? realSleep;
   const logger = options.logger ?? pino({ level: 'silent' });
-  const state = new GatewayState(options.seed, random);
+  const { persistence } = options;
+  const keys = persistence ? deriveSandboxKeys(persistence.key) : randomSandboxKeys(random);
+  const state = new GatewayState(options.seed, random, keys);
+  const stateFile = persistence
+    ? new StateFile(persistence.file, persistence.key, state, { now: clock.now, moves: () => clockMoves })
+    : null;
+  if (stateFile) {
+    const restored = stateFile.load();
+    // After a restart the sandbox's time never goes back: not behind anything it recorded or answered.
+    const behind = restored === null ? 0 : restored.now - baseClock.now();
+    if (behind > 0) baseClock.advance(behind);
+    stateFile.save(); // creates the file now: a path that cannot be written stops start-up, not a payment
+  }
+  const save = (final = false) => {
+    stateFile?.save(final);
+  };
   const resolve = options.resolve ?? systemResolver;
   const dispatcher = new Dispatcher({
     registry: state.webhooks,
@@ -87,7 +133,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     kicked = true;
     setImmediate(() => {
       kicked = false;
-      dispatcher.deliverDue().catch((error) => logger.error({ err: error }, 'delivery failed'));
+      dispatcher
+        .deliverDue()
+        .then(() => save())
+        .catch((error) => logger.error({ err: error }, 'delivery failed'));
     });
   };
   const deps: GatewayDeps = {
@@ -112,6 +161,17 @@ export function createGateway(options: GatewayOptions): Gateway {
   const app = new Koa();
   app.use(requestLog(logger, 'debug'));
   app.use(envelopeMiddleware(logger, () => state.apiRate.policy.limit));
+  if (stateFile) {
+    // A response the kit has seen is durable before the kit acts on it: saved after the route, errors
+    // included, before Koa sends the body. A failed save becomes a 500, never a success left unsaved.
+    app.use(async (_ctx, next) => {
+      try {
+        await next();
+      } finally {
+        save();
+      }
+    });
+  }
   // Whatever a request reads, no session past its 15 minutes is still open (gateway-api.md, session states).
   app.use(async (_ctx, next) => {
     expireDueSessions(deps);
@@ -141,12 +201,24 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   for (const router of [api, hosted, controls]) app.use(router.routes());
 
+  // Restored events that are due (pending attempts, queued replays) go out without waiting for a tick.
+  if (stateFile) kick();
+
   return {
     app,
     deps,
     controls: {
-      advance: (seconds) => clock.advance(seconds * 1000),
-      tick: () => runDueWork(deps),
+      advance: (seconds) => {
+        clock.advance(seconds * 1000);
+        save();
+      },
+      tick: async () => {
+        try {
+          return await runDueWork(deps);
+        } finally {
+          save();
+        }
+      },
       setLatency: (operation, ms) => state.latencyMs.set(operation, ms),
     },
     listen: (port = 0, host = '127.0.0.1') =>
@@ -158,8 +230,15 @@ export function createGateway(options: GatewayOptions): Gateway {
           resolve({
             url: `http://${host}:${bound}`,
             close: () =>
-              new Promise<void>((done) => {
-                server.close(() => done());
+              new Promise<void>((done, fail) => {
+                server.close(() => {
+                  try {
+                    save(true);
+                    done();
+                  } catch (error) {
+                    fail(error);
+                  }
+                });
                 server.closeAllConnections();
               }),
           });

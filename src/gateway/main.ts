@@ -1,36 +1,87 @@
+import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
+import { ConfigError, loadConfig, withDotEnv } from '../config.js';
 import { createGateway } from './app.js';
+import { removeStateFile, SandboxStateError } from './persistence/state-file.js';
 import { loadSeedFile, SeedError } from './seed.js';
 
-/** `npm run gateway`: the sandbox standalone (sandbox.md section 1), driven by real time. */
-const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' });
-const portText = process.env.GATEWAY_PORT ?? '4010';
-const port = Number(portText);
-if (!/^\d+$/.test(portText) || port > 65535) {
-  console.error(`GATEWAY_PORT: must be a port number from 0 to 65535, got "${portText}"`);
+/**
+ * `npm run gateway`: the sandbox standalone (sandbox.md section 1), driven by real time. Its state is
+ * kept in GATEWAY_SANDBOX_STATE (default var/sandbox-state.json; `memory` keeps none) under keys
+ * derived from APP_ENCRYPTION_KEY. `--fresh` deletes the state file first: starting afresh on purpose.
+ */
+const USAGE = 'usage: gateway [--fresh]';
+const args = process.argv.slice(2);
+const unknown = args.find((a) => a !== '--fresh');
+if (unknown !== undefined) {
+  console.error(`gateway: unknown argument "${unknown}" (${USAGE})`);
   process.exit(1);
 }
-const seedPath = process.env.GATEWAY_SEED ?? 'config/gateway-seed.json';
+const fresh = args.includes('--fresh');
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  // The ops token is the kit's, not the sandbox's: a random one satisfies the loader and is never used.
+  config = loadConfig(withDotEnv(process.env), () => randomBytes(24).toString('base64url'));
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(`configuration: ${error.message}`);
+    process.exit(1);
+  }
+  throw error;
+}
+const logger = pino({ level: config.logLevel });
+const { sandboxPort: port, sandboxSeed: seedPath, sandboxStateFile: stateFile } = config.gateway;
 
 try {
+  if (fresh) {
+    if (stateFile === null) logger.info('--fresh: the state is in memory only, nothing to delete');
+    else {
+      removeStateFile(stateFile);
+      logger.info({ file: stateFile }, '--fresh: sandbox state file deleted, starting afresh');
+    }
+  }
+  if (stateFile !== null && config.encryptionKeyIsDevDefault)
+    logger.warn('APP_ENCRYPTION_KEY is not set: the sandbox state file is sealed with the development key.');
   const seed = await loadSeedFile(seedPath);
-  const gateway = createGateway({ seed, logger, autoDeliver: true });
+  const gateway = createGateway({
+    seed,
+    logger,
+    autoDeliver: true,
+    persistence: stateFile === null ? undefined : { file: stateFile, key: config.encryptionKey },
+  });
   const { url, close } = await gateway.listen(port, '127.0.0.1');
   // Real time drives what is due when the sandbox runs on its own.
   const ticker = setInterval(() => {
     gateway.controls.tick().catch((error) => logger.error({ err: error }, 'tick failed'));
   }, 1000);
-  logger.info({ url, seed: seedPath }, 'sandbox gateway listening');
+  logger.info({ url, seed: seedPath, state: stateFile ?? 'memory' }, 'sandbox gateway listening');
+  let stopping = false;
   const stop = async () => {
+    if (stopping) return;
+    stopping = true;
     clearInterval(ticker);
-    await close();
+    try {
+      await close(); // the final save
+    } catch (error) {
+      console.error((error as Error).message);
+      process.exit(1);
+    }
     process.exit(0);
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
 } catch (error) {
   if (error instanceof SeedError) {
     console.error(`gateway seed: ${error.message}`);
+    process.exit(1);
+  }
+  if (error instanceof SandboxStateError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    console.error(`GATEWAY_PORT: the port is already in use (${(error as Error).message})`);
     process.exit(1);
   }
   throw error;

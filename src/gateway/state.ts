@@ -10,6 +10,7 @@ import type { PaymentSession } from './domain/sessions.js';
 import type { Verification } from './domain/three-ds.js';
 import { holdsReference, type Transaction } from './domain/transactions.js';
 import type { EventType } from './domain/webhooks.js';
+import { randomSandboxKeys, type SandboxKeys } from './persistence/keys.js';
 import type { Seed, SeedApiKey, SeedMerchant } from './seed.js';
 import { WebhookRegistry } from './webhooks/registry.js';
 
@@ -20,7 +21,10 @@ export const CARD_PROVIDER = 'sandbox-acquirer';
 
 export type Operation = 'capture' | 'refund' | 'void';
 
-/** The seams and the in-memory state every route shares (sandbox.md section 1: state lives in memory). */
+/**
+ * The seams and the state every route shares. State lives in memory (sandbox.md section 1) and, when the
+ * gateway is given a state file, is written there after every change (src/gateway/persistence/).
+ */
 export interface GatewayDeps {
   seed: Seed;
   clock: AdvanceableClock;
@@ -35,6 +39,14 @@ export interface GatewayDeps {
   emit(type: EventType, t: Transaction): void;
   /** Asks for due deliveries to run soon (a no-op unless the gateway delivers by itself). */
   kick(): void;
+}
+
+/** The next id of each sequence: persisted, so that no id is handed out twice across restarts. */
+export interface IdCounters {
+  transaction: number;
+  verification: number;
+  cardholder: number;
+  endpoint: number;
 }
 
 export class GatewayState {
@@ -73,7 +85,8 @@ export class GatewayState {
 
   readonly #fingerprintKey: Uint8Array;
 
-  constructor(seed: Seed, random: RandomSource) {
+  /** `keys`: derived from the persistence key; default per-process random keys (sandbox.md section 1). */
+  constructor(seed: Seed, random: RandomSource, keys: SandboxKeys = randomSandboxKeys(random)) {
     for (const m of seed.merchants) this.merchants.set(m.id, m);
     for (const k of seed.api_keys) this.keys.set(k.key, k);
     for (const p of seed.partners) this.partnerMerchants.set(p.id, new Set(p.merchant_ids));
@@ -84,9 +97,9 @@ export class GatewayState {
       windowMs: 60_000,
       slowdown: [],
     });
-    // A per-process key (sandbox.md section 1): fingerprints match cards within a run and reveal nothing.
-    this.#fingerprintKey = random(32);
-    this.webhooks = new WebhookRegistry(random);
+    // Fingerprints match cards within a run (across runs too with a persisted key) and reveal nothing.
+    this.#fingerprintKey = keys.fingerprints;
+    this.webhooks = new WebhookRegistry(random, keys.secrets);
   }
 
   fingerprint(cardNumber: string): string {
@@ -109,6 +122,23 @@ export class GatewayState {
 
   nextVerificationId(): number {
     return this.#nextVerificationId++;
+  }
+
+  counters(): IdCounters {
+    return {
+      transaction: this.#nextTransactionId,
+      verification: this.#nextVerificationId,
+      cardholder: this.#nextCardholderId,
+      endpoint: this.webhooks.nextEndpointId,
+    };
+  }
+
+  /** After a restore: counters only move forward, never below what is already handed out. */
+  restoreCounters(counters: IdCounters): void {
+    this.#nextTransactionId = Math.max(this.#nextTransactionId, counters.transaction);
+    this.#nextVerificationId = Math.max(this.#nextVerificationId, counters.verification);
+    this.#nextCardholderId = Math.max(this.#nextCardholderId, counters.cardholder);
+    this.webhooks.restoreNextEndpointId(counters.endpoint);
   }
 
   /** Stores a record and keeps the reference index true: sales and auths hold it unless failed or cancelled. */

@@ -1,10 +1,10 @@
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { createGateway, type Gateway } from '../../src/gateway/app.js';
+import { createGateway, type Gateway, type GatewayPersistence } from '../../src/gateway/app.js';
 import { parseSeed, type SeedInput } from '../../src/gateway/seed.js';
 import { ManualClock } from '../../src/shared/clock.js';
-import { seededRandom } from '../../src/shared/ids.js';
+import { type RandomSource, seededRandom } from '../../src/shared/ids.js';
 
 export const MERCHANT_KEY = 'sk_test_merchant_1001';
 export const OTHER_MERCHANT_KEY = 'sk_test_merchant_1002';
@@ -121,13 +121,19 @@ export interface StartOptions {
   deliveryTimeoutMs?: number;
   /** Replaces the default sleep, which records and returns at once. */
   sleep?: (ms: number) => Promise<void>;
+  /** A state file (src/gateway/persistence); default none: memory only. */
+  persistence?: GatewayPersistence;
+  /** Default `seededRandom(42)`. A restarted sandbox needs another seed, or it draws the same random ids again. */
+  random?: RandomSource;
+  /** Default a new ManualClock at 2026-11-01 12:00 UTC. */
+  clock?: ManualClock;
 }
 
 /** A sandbox on port 0 with a manual clock, seeded randomness and captured logs. */
 export async function startGateway(options: StartOptions = {}): Promise<TestGateway> {
   const input = testSeed();
   options.seed?.(input);
-  const clock = new ManualClock();
+  const clock = options.clock ?? new ManualClock();
   const logs: string[] = [];
   const sleeps: number[] = [];
   const stream = new Writable({
@@ -139,7 +145,7 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
   const gateway = createGateway({
     seed: parseSeed(input),
     clock,
-    random: seededRandom(42),
+    random: options.random ?? seededRandom(42),
     logger: pino({ level: 'trace' }, stream),
     resolve: options.resolve ?? (async () => ['93.184.216.34']),
     deliveryTimeoutMs: options.deliveryTimeoutMs ?? 500,
@@ -148,6 +154,7 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
       (async (ms) => {
         sleeps.push(ms);
       }),
+    persistence: options.persistence,
   });
   const { url, close } = await gateway.listen(0);
   const call = async (method: string, path: string, o: CallOptions = {}): Promise<Answer> => {

@@ -49,9 +49,11 @@ export class Dispatcher {
         this.#inFlight.add(event.id);
         try {
           // Every queued replay, then the scheduled attempt if one is due: one event's sends never overlap.
+          // A replay stays queued until attempted, so one in flight when the state is saved is sent
+          // again after a restart (at least once); a delete meanwhile may have zeroed the queue.
           while (event.queuedReplays > 0) {
-            event.queuedReplays -= 1;
             await this.#counted(event, true, report);
+            event.queuedReplays = Math.max(0, event.queuedReplays - 1);
           }
           if (event.status === 'pending' && event.nextAttemptAt !== null && event.nextAttemptAt <= now) {
             await this.#counted(event, false, report);

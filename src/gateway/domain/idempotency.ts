@@ -16,6 +16,15 @@ interface Entry {
   response: StoredResponse | null; // null while the original runs
 }
 
+/** A completed entry, as the state file keeps it. */
+export interface IdempotencyRecord {
+  scope: string;
+  key: string;
+  fingerprint: string;
+  createdAt: number;
+  response: StoredResponse;
+}
+
 export type Admission =
   | { kind: 'execute' }
   | { kind: 'replay'; response: StoredResponse }
@@ -47,6 +56,36 @@ export class IdempotencyStore {
   /** An unexpected failure frees the key, so a retry executes instead of replaying a 500. */
   abandon(scope: string, key: string): void {
     this.#entries.delete(`${scope}\n${key}`);
+  }
+
+  /**
+   * The completed entries. One still running is left out: if the process dies before it completes,
+   * a retry after the restart executes instead of waiting on an original that will never finish.
+   */
+  records(): IdempotencyRecord[] {
+    const out: IdempotencyRecord[] = [];
+    for (const [id, entry] of this.#entries) {
+      if (entry.response === null) continue;
+      const at = id.lastIndexOf('\n'); // a header value holds no line break; a seed key might
+      out.push({
+        scope: id.slice(0, at),
+        key: id.slice(at + 1),
+        fingerprint: entry.fingerprint,
+        createdAt: entry.createdAt,
+        response: entry.response,
+      });
+    }
+    return out;
+  }
+
+  load(records: readonly IdempotencyRecord[]): void {
+    for (const r of records) {
+      this.#entries.set(`${r.scope}\n${r.key}`, {
+        fingerprint: r.fingerprint,
+        createdAt: r.createdAt,
+        response: r.response,
+      });
+    }
   }
 
   prune(now: number): void {

@@ -62,16 +62,30 @@ export interface WebhookEvent {
   failedAt: number | null;
 }
 
-/** Endpoints and events: the webhook half of the sandbox's in-memory state. */
+/** Endpoints and events: the webhook half of the sandbox's state. */
 export class WebhookRegistry {
   readonly endpoints = new Map<number, Endpoint>(); // by merchant id: one per merchant
   readonly events = new Map<string, WebhookEvent>();
   #nextEndpointId = 1;
   readonly #box: SecretBox;
 
-  constructor(private readonly random: RandomSource) {
-    // Secrets are sealed under a per-process key: state lives in memory, and still no secret sits there in clear.
-    this.#box = new SecretBox(random(32), random);
+  /**
+   * `secretKey` seals the signing secrets: per process without persistence, derived from the
+   * persistence key with it. Either way no secret sits in memory or in the state file in clear.
+   */
+  constructor(
+    private readonly random: RandomSource,
+    secretKey: Uint8Array,
+  ) {
+    this.#box = new SecretBox(secretKey, random);
+  }
+
+  get nextEndpointId(): number {
+    return this.#nextEndpointId;
+  }
+
+  restoreNextEndpointId(next: number): void {
+    this.#nextEndpointId = Math.max(this.#nextEndpointId, next);
   }
 
   /** Rule 2: a new endpoint with a new secret, returned in plaintext this once. */

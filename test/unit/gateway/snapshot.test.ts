@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import type { Transaction } from '../../../src/gateway/domain/transactions.js';
+import { deriveSandboxKeys, keyId } from '../../../src/gateway/persistence/keys.js';
+import { restore, SnapshotError, snapshot } from '../../../src/gateway/persistence/snapshot.js';
+import { parseSeed } from '../../../src/gateway/seed.js';
+import { GatewayState } from '../../../src/gateway/state.js';
+import { seededRandom } from '../../../src/shared/ids.js';
+import { testSeed } from '../../support/gateway.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: snapshots are edited as plain JSON
+type Json = any;
+
+const seed = parseSeed(testSeed());
+const key = randomBytes(32);
+const KEY_ID = keyId(key);
+const fresh = () => new GatewayState(seed, seededRandom(1), deriveSandboxKeys(key));
+
+function sale(id: number, overrides: Partial<Transaction> = {}): Transaction {
+  return {
+    id,
+    relatedId: null,
+    merchantId: 1001,
+    cardholderId: 1,
+    type: 'sale',
+    status: 'captured',
+    amount: 1234,
+    currency: 'EUR',
+    capturedAmount: 1234,
+    refundedAmount: 0,
+    reference: `order-${id}`,
+    description: null,
+    statusReason: null,
+    acquirerTransId: 'a1',
+    acquirerAuthCode: 'C0DE',
+    acquirerRefNum: 'r1',
+    ipAddress: '127.0.0.1',
+    createdAt: 1,
+    updatedAt: 2,
+    ...overrides,
+  };
+}
+
+/** A state with a little of everything, as plain JSON (what the file holds). */
+function populated(): Json {
+  const state = fresh();
+  const id = state.nextTransactionId();
+  state.saveTransaction(
+    sale(id, { cardholderId: state.cardholderId(1001, state.fingerprint('4242424242424242')) }),
+  );
+  state.webhooks.create(1001, 'https://hooks.example/x', true, null, 5);
+  state.webhooks.record('transaction.captured', state.transactions.get(id)!, 'sandbox-acquirer', 6);
+  state.doNotRetry.set(`1001:${state.fingerprint('4100000000000019')}`, 99);
+  state.outages.set(1001, 50);
+  state.idempotency.begin('sk_test', 'done', 'POST /x {}', 7);
+  state.idempotency.complete('sk_test', 'done', { status: 200, body: { ok: true } });
+  state.idempotency.begin('sk', 'running', 'POST /y {}', 8);
+  return JSON.parse(JSON.stringify(snapshot(state, { now: 10, keyId: KEY_ID })));
+}
+
+describe('sandbox state snapshot (pure)', () => {
+  it('restores what it wrote: a second snapshot is the same JSON', () => {
+    const json = populated();
+    const state = fresh();
+    expect(restore(json, state, { keyId: KEY_ID })).to.deep.equal({ now: 10 });
+    expect(JSON.parse(JSON.stringify(snapshot(state, { now: 10, keyId: KEY_ID })))).to.deep.equal(json);
+    // The fingerprint and the sealed secret work under the same key in another process.
+    expect(state.doNotRetry.has(`1001:${state.fingerprint('4100000000000019')}`)).to.equal(true);
+    expect(state.webhooks.secretOf(state.webhooks.endpoints.get(1001)!)).to.match(/^whsec_/);
+  });
+
+  it('keeps completed idempotency records only: a key still running is free after a restart', () => {
+    const json = populated();
+    expect(json.idempotency.map((r: Json) => r.key)).to.deep.equal(['done']);
+  });
+
+  it('raises the counters past every id present, whatever the file says', () => {
+    const json = populated();
+    json.counters = { transaction: 1, verification: 1, cardholder: 1, endpoint: 1 };
+    const state = fresh();
+    restore(json, state, { keyId: KEY_ID });
+    expect(state.nextTransactionId()).to.equal(100001);
+    expect(state.counters().cardholder).to.equal(2);
+    expect(state.counters().endpoint).to.equal(2);
+  });
+
+  it('refuses a dangling reference before filling anything', () => {
+    const json = populated();
+    json.sessionByTransaction = [[100000, 'ps_missing']];
+    const state = fresh();
+    expect(() => restore(json, state, { keyId: KEY_ID })).to.throw(SnapshotError, /sessionByTransaction/);
+    expect(state.transactions.size).to.equal(0);
+  });
+
+  it('refuses a duplicate, a bad field, an unknown field and another key', () => {
+    const cases: [(json: Json) => void, RegExp, string?][] = [
+      [(j) => j.transactions.push(j.transactions[0]), /transactions: 100000 appears twice/],
+      [(j) => (j.transactions[0].status = 'lost'), /transactions\.0\.status/],
+      [(j) => (j.transactions[0].cardNumber = '4242424242424242'), /transactions\.0/],
+      [(j) => (j.transactions[0].currency = 'XXX'), /transactions\.0\.currency/],
+      [(j) => delete j.clock, /clock/],
+      [() => {}, /another key/, keyId(randomBytes(32))],
+    ];
+    for (const [edit, pattern, otherKey] of cases) {
+      const json = populated();
+      edit(json);
+      expect(() => restore(json, fresh(), { keyId: otherKey ?? KEY_ID }), String(pattern)).to.throw(
+        SnapshotError,
+        pattern,
+      );
+    }
+  });
+});
