@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
+import { GatewayNetworkError } from './client/errors.js';
 import { GatewayClient } from './client/gateway-client.js';
-import { type Config, ConfigError, loadConfig } from './config.js';
+import { type Config, ConfigError, loadConfig, withDotEnv } from './config.js';
 import { createSequelize, migrate } from './infra/database.js';
 import { initModels } from './infra/models.js';
 import { storeSecret } from './merchant/webhooks/secrets.js';
@@ -11,7 +12,7 @@ import { SecretBox } from './shared/secret-box.js';
 /** `npm run cli -- <command>`: the operator's tools (merchant.md, Running it). */
 function config(): Config {
   try {
-    return loadConfig(process.env, () => randomBytes(24).toString('base64url'));
+    return loadConfig(withDotEnv(process.env), () => randomBytes(24).toString('base64url'));
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`configuration: ${error.message}`);
@@ -113,6 +114,25 @@ webhook
   .action(async () => print((await client(config()).testWebhook()).data));
 
 program.parseAsync(process.argv).catch((error: Error) => {
-  console.error(`${error.name}: ${error.message}`);
+  console.error(explain(error));
   process.exit(1);
 });
+
+/** One line an operator can act on; a gateway that does not answer is most often a kit not started. */
+function explain(error: Error): string {
+  if (error instanceof GatewayNetworkError && error.kind === 'connection') {
+    const c = config();
+    if (c.gateway.baseUrl === null) {
+      return (
+        `no running kit: the embedded sandbox gateway at http://127.0.0.1:${c.gateway.sandboxPort} does not answer ` +
+        '(it runs inside the kit: start it with `npm start`, or set GATEWAY_BASE_URL to use another gateway)'
+      );
+    }
+    return `GATEWAY_BASE_URL: the gateway at ${c.gateway.baseUrl} does not answer (${error.message})`;
+  }
+  const code =
+    (error as NodeJS.ErrnoException).code ?? (error as { parent?: { code?: string } }).parent?.code;
+  if (error.name === 'SequelizeConnectionRefusedError' || code === 'ECONNREFUSED')
+    return `DATABASE_URL: cannot connect to the database (${code ?? error.name})`;
+  return `${error.name}: ${error.message}`;
+}

@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
+import { currentRequestId } from './request-context.js';
 
 /**
  * pino, with a last line of defence: should a card field or a secret ever be handed to the logger,
@@ -8,6 +9,11 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   return pino(
     {
       level,
+      // The request in hand, if any: one id ties a request's lines together (infra/request-context.ts).
+      mixin: () => {
+        const requestId = currentRequestId();
+        return requestId === undefined ? {} : { request_id: requestId };
+      },
       redact: {
         paths: [
           'card',

@@ -9,6 +9,7 @@ import type { AttemptRow, OrderRow } from '../../infra/models.js';
 import { observeTransaction } from '../orders/from-gateway.js';
 import { type CheckoutDeps, type PaymentOutcome, reload } from './deps.js';
 import { type CardHold, HOLD_LIFETIME_MS, openHold, sealHold } from './hold.js';
+import { inputRefusal } from './input-refusal.js';
 
 export interface CardPayment {
   card: CardInput;
@@ -26,7 +27,10 @@ export async function payByCard(
   orderId: string,
   payment: CardPayment,
 ): Promise<PaymentOutcome> {
-  const { order, attempt } = await deps.orders.startAttempt(orderId, { kind: 'card', mode: payment.mode });
+  const { order, attempt, previous } = await deps.orders.startAttempt(orderId, {
+    kind: 'card',
+    mode: payment.mode,
+  });
   let verification: GatewayVerification;
   try {
     verification = (
@@ -38,6 +42,13 @@ export async function payByCard(
       })
     ).data;
   } catch (error) {
+    const errors = error instanceof GatewayError ? inputRefusal(error, 'card') : null;
+    if (errors) {
+      // Nothing exists at the gateway for this attempt yet: undone, and the order is as it was.
+      await deps.orders.withdrawAttempt(order.id, attempt.id, previous);
+      const { code, message } = error as GatewayError;
+      return { kind: 'invalid', order: await reload(deps, order.id), code, message, errors };
+    }
     return refuse(deps, order, attempt, error, 'verify');
   }
   await deps.orders.setAttemptIds(attempt.id, { verification_id: verification.public_id });
@@ -179,10 +190,25 @@ async function observeAnswer(
   attempt: AttemptRow,
   record: ReturnType<typeof transactionSchema.parse>,
 ) {
-  await deps.orders.setAttemptIds(attempt.id, { gateway_transaction_id: record.id });
-  await deps.orders.applyObservation(
-    observeTransaction(record, 'api', `api:${attempt.id}:initiate`, deps.clock.now()),
-  );
+  try {
+    await deps.orders.setAttemptIds(attempt.id, { gateway_transaction_id: record.id });
+    await deps.orders.applyObservation(
+      observeTransaction(record, 'api', `api:${attempt.id}:initiate`, deps.clock.now()),
+    );
+  } catch (error) {
+    // The gateway has decided; only our record of it failed. The shopper is told the outcome is on its
+    // way (never a 500 for money that moved): the webhook, or a poll, lands it by the reference.
+    deps.logger.error(
+      {
+        order: order.id,
+        attempt: attempt.id,
+        transaction: record.id,
+        err: { message: (error as Error).message },
+      },
+      'gateway answer not recorded; the webhook or a poll will land it',
+    );
+    return { kind: 'unknown', order: await reload(deps, order.id) } satisfies PaymentOutcome;
+  }
   const after = await reload(deps, order.id);
   if (after.status === 'failed' || after.status === 'cancelled') {
     const code = after.failure_code ?? 'ERR_TXN_FAILED';

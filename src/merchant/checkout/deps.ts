@@ -21,6 +21,8 @@ export type PaymentOutcome =
   | { kind: 'action'; order: OrderRow; url: string }
   | { kind: 'declined'; order: OrderRow; code: string; message: string }
   | { kind: 'unavailable'; order: OrderRow; code: string; message: string }
+  /** The gateway refused the input before anything existed there: the order is as it was. */
+  | { kind: 'invalid'; order: OrderRow; code: string; message: string; errors: Record<string, string[]> }
   /** The gateway may have a transaction we could not see yet: the order stays pending for the poller. */
   | { kind: 'unknown'; order: OrderRow };
 

@@ -3,6 +3,7 @@ import type { CustomerInput } from '../../client/gateway-client.js';
 import { observeSession } from '../orders/from-gateway.js';
 import { declineMessage } from './card.js';
 import { type CheckoutDeps, type PaymentOutcome, reload } from './deps.js';
+import { inputRefusal } from './input-refusal.js';
 
 /**
  * merchant.md, POST /orders/{id}/pay/redirect: a hosted payment session, and the customer sent to
@@ -13,7 +14,7 @@ export async function payByRedirect(
   orderId: string,
   input: { paymentMethod: string; customer?: CustomerInput },
 ): Promise<PaymentOutcome> {
-  const { order, attempt } = await deps.orders.startAttempt(orderId, {
+  const { order, attempt, previous } = await deps.orders.startAttempt(orderId, {
     kind: 'redirect',
     paymentMethod: input.paymentMethod,
   });
@@ -41,6 +42,12 @@ export async function payByRedirect(
     return { kind: 'action', order: await reload(deps, order.id), url: session.checkout_url };
   } catch (error) {
     if (!(error instanceof GatewayError) && !(error instanceof GatewayNetworkError)) throw error;
+    const errors = error instanceof GatewayError ? inputRefusal(error, 'redirect') : null;
+    if (errors) {
+      await deps.orders.withdrawAttempt(order.id, attempt.id, previous);
+      const { code, message } = error as GatewayError;
+      return { kind: 'invalid', order: await reload(deps, order.id), code, message, errors };
+    }
     const code = error instanceof GatewayError ? error.code : 'GATEWAY_UNAVAILABLE';
     await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
       code,

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import type { Logger } from 'pino';
+import { requestContext } from '../../infra/request-context.js';
 import { requestLog } from '../../infra/request-log.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { errorMiddleware, ok } from './errors.js';
@@ -21,6 +22,7 @@ export function createMerchantApp(
 ): Koa {
   const app = new Koa();
   app.proxy = false;
+  app.use(requestContext());
   app.use(requestLog(deps.logger));
   app.use(errorMiddleware(deps.logger));
   const router = new Router();

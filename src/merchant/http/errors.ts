@@ -83,6 +83,8 @@ export function errorMiddleware(logger: Logger) {
         code: error.code,
         data: error.extra.data ?? null,
         ...(error.extra.errors ? { errors: error.extra.errors } : {}),
+        // What an operator searches the logs for when a customer reports this answer.
+        request_id: ctx.state.requestId ?? null,
       };
       for (const [name, value] of Object.entries(error.extra.headers ?? {})) ctx.set(name, value);
     }
@@ -110,8 +112,33 @@ export async function jsonBody(ctx: Context, limit = 64 * 1024): Promise<Record<
   return parsed as Record<string, unknown>;
 }
 
+/**
+ * Plain words for the checks that carry no message of their own (a schema's own message wins over
+ * this map): a client reads "must be at most 255 characters", never a library's pattern dump.
+ */
+const plainWords: z.core.$ZodErrorMap = (issue) => {
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined ? 'is required' : `must be ${article(issue.expected)}`;
+    case 'too_big':
+      return `must be at most ${String(issue.maximum)}${issue.origin === 'string' ? ' characters' : ''}`;
+    case 'too_small':
+      return `must be at least ${String(issue.minimum)}${issue.origin === 'string' ? ' characters' : ''}`;
+    case 'invalid_format':
+      return 'is not in the expected format';
+    case 'invalid_value':
+      return `must be one of ${issue.values.map(String).join(', ')}`;
+    case 'unrecognized_keys':
+      return `has unknown fields: ${issue.keys.join(', ')}`;
+    default:
+      return 'is not valid';
+  }
+};
+
+const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
+
 export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const result = schema.safeParse(input);
+  const result = schema.safeParse(input, { error: plainWords });
   if (result.success) return result.data;
   const errors: Record<string, string[]> = {};
   for (const issue of result.error.issues) {

@@ -2,41 +2,186 @@ import type { Context } from 'koa';
 import type { OrderRow } from '../../infra/models.js';
 import { escapeHtml } from '../../shared/html.js';
 import { type CurrencyCode, formatMinor } from '../../shared/money.js';
+import type { OrderStatus } from '../orders/status.js';
 
-const HEADLINES: Record<string, string> = {
-  paid: 'Thank you: your payment was received.',
-  authorized: 'Thank you: your payment was authorised.',
-  partially_refunded: 'Your payment was received and partly refunded.',
-  refunded: 'Your payment was refunded.',
-  pending: 'Your payment is being confirmed.',
-  requires_action: 'Your payment is being confirmed.',
-  failed: 'Your payment did not go through.',
-  cancelled: 'Your payment was cancelled.',
-  expired: 'Your payment session expired.',
-  voided: 'Your payment was cancelled.',
-  disputed: 'Your payment is under dispute.',
+/** Seconds between two reloads of a landing whose payment is still being confirmed. */
+export const REFRESH_SECONDS = 3;
+/** Reloads before the page stops and says it takes longer than usual: about 30 s in all. */
+export const MAX_REFRESHES = 10;
+
+type Tone = 'good' | 'wait' | 'bad' | 'info';
+
+/**
+ * What the shopper reads for each status: a headline and what happens next. Never the internal word
+ * (the issue 8 landing showed "Status: requires_action"); `data-status` keeps it for machines.
+ */
+const WORDS: Record<OrderStatus, { headline: string; next: string; tone: Tone }> = {
+  pending: {
+    headline: 'We are confirming your payment',
+    next: 'This usually takes a few seconds and this page updates by itself. Please do not pay again.',
+    tone: 'wait',
+  },
+  requires_action: {
+    headline: 'Waiting for your payment to be confirmed',
+    next: 'If you completed the payment, its confirmation is on its way and this page updates by itself. Please do not pay again.',
+    tone: 'wait',
+  },
+  authorized: {
+    headline: 'Thank you: your payment is approved',
+    next: 'The amount is reserved on your card and will be charged when the shop processes your order.',
+    tone: 'good',
+  },
+  paid: {
+    headline: 'Thank you: your payment was received',
+    next: 'Your order is confirmed. You can close this page or go back to the shop.',
+    tone: 'good',
+  },
+  partially_refunded: {
+    headline: 'Part of your payment was refunded',
+    next: 'The refunded amount goes back to the account you paid from; banks usually take a few days to show it.',
+    tone: 'info',
+  },
+  refunded: {
+    headline: 'Your payment was refunded',
+    next: 'The money goes back to the account you paid from; banks usually take a few days to show it.',
+    tone: 'info',
+  },
+  voided: {
+    headline: 'The reservation on your card was released',
+    next: 'The shop called the payment off before charging it: no money was taken.',
+    tone: 'info',
+  },
+  failed: {
+    headline: 'Your payment did not go through',
+    next: 'No money was taken. You can go back to the shop and try again, with the same or another payment method.',
+    tone: 'bad',
+  },
+  cancelled: {
+    headline: 'Your payment was cancelled',
+    next: 'No money was taken. You can go back to the shop and pay whenever you are ready.',
+    tone: 'bad',
+  },
+  expired: {
+    headline: 'Your payment was not completed in time',
+    next: 'The payment page timed out and no money was taken. You can go back to the shop and try again.',
+    tone: 'bad',
+  },
+  disputed: {
+    headline: 'This payment is being disputed',
+    next: 'A chargeback was opened with the bank. The shop will be in touch; there is nothing to do on this page.',
+    tone: 'info',
+  },
 };
 
-/** The browser landings show the order as the backend knows it; they decide nothing (merchant.md). */
-export function landingPage(ctx: Context, order: OrderRow | null): void {
-  ctx.type = 'html';
-  if (!order) {
-    ctx.status = 404;
-    ctx.body = page('Payment not found', '<h1>We could not find this payment.</h1>');
-    return;
-  }
-  const amount = `${formatMinor(order.amount_minor, order.currency as CurrencyCode)} ${order.currency}`;
-  ctx.body = page(
-    'Your payment',
-    `<h1>${escapeHtml(HEADLINES[order.status] ?? 'Your payment status')}</h1>
-<p>Order <strong>${escapeHtml(order.reference)}</strong> · ${escapeHtml(amount)}</p>
-<p id="status" data-status="${escapeHtml(order.status)}">Status: ${escapeHtml(order.status)}</p>`,
-  );
+const SLOW = {
+  headline: 'Your payment is taking longer than usual to confirm',
+  next: 'You do not need to wait here: we will tell you by email as soon as it is confirmed, and you can close this page now. Please do not pay again.',
+  tone: 'wait' as Tone,
+};
+
+const UNKNOWN = {
+  headline: 'Your payment',
+  next: 'The shop will confirm the outcome of your payment to you.',
+  tone: 'info' as Tone,
+};
+
+/** Statuses the shopper waits on: the page reloads itself until they change (or it gives up). */
+export function isWaiting(status: OrderStatus): boolean {
+  return status === 'pending' || status === 'requires_action';
 }
 
-function page(title: string, body: string): string {
+export interface LandingView {
+  /** "Back to the shop" (config SHOP_URL). */
+  shopUrl: string;
+  /** What identifies the payment in the landing's query; the reload keeps it and nothing else. */
+  identity: Record<string, string>;
+  /** How many times the page has reloaded itself already (its `n` query parameter). */
+  refreshes: number;
+}
+
+/** The `n` of a landing's query: a count of reloads, 0 when missing or not a small number. */
+export function refreshCount(value: unknown): number {
+  if (typeof value !== 'string' || !/^\d{1,3}$/.test(value)) return 0;
+  return Math.min(Number(value), MAX_REFRESHES);
+}
+
+/**
+ * The browser landings show the order as the backend knows it; they decide nothing (merchant.md).
+ * Pure: the status code and the page, for the route and for tests.
+ */
+export function renderLanding(order: OrderRow | null, view: LandingView): { status: number; html: string } {
+  const back = `<p class="back"><a href="${escapeHtml(view.shopUrl)}">Back to the shop</a></p>`;
+  if (!order) {
+    return {
+      status: 404,
+      html: page(
+        'Payment not found',
+        null,
+        `<main class="card tone-info">
+<h1>We could not find this payment</h1>
+<p class="next">The link may be incomplete or out of date. If you completed a payment, the shop will confirm it to you.</p>
+</main>
+${back}`,
+      ),
+    };
+  }
+  const waiting = isWaiting(order.status);
+  const slow = waiting && view.refreshes >= MAX_REFRESHES;
+  // A status this code does not know is never stored (DESIGN.md); still, a page rather than a crash.
+  const words = slow ? SLOW : (WORDS[order.status] ?? UNKNOWN);
+  const reload = (n: number) => `?${new URLSearchParams({ ...view.identity, n: String(n) })}`;
+  const refresh = waiting && !slow ? `${REFRESH_SECONDS};url=${reload(view.refreshes + 1)}` : null;
+  const amount = `${formatMinor(order.amount_minor, order.currency as CurrencyCode)} ${order.currency}`;
+  const footer = refresh
+    ? '<p class="hint">This page checks again every few seconds.</p>'
+    : slow
+      ? `<p class="hint"><a href="${escapeHtml(reload(MAX_REFRESHES))}">Check again</a></p>`
+      : '';
+  return {
+    status: 200,
+    html: page(
+      words.headline,
+      refresh,
+      `<main class="card tone-${words.tone}" id="status" data-status="${escapeHtml(order.status)}">
+<h1>${escapeHtml(words.headline)}</h1>
+<p class="next">${escapeHtml(words.next)}</p>
+<dl>
+<dt>Reference</dt><dd>${escapeHtml(order.reference)}</dd>
+<dt>Amount</dt><dd>${escapeHtml(amount)}</dd>
+</dl>
+${footer}
+</main>
+${back}`,
+    ),
+  };
+}
+
+/** Answers the landing: the page, never cached (a reload must ask again). */
+export function landingPage(ctx: Context, order: OrderRow | null, view: LandingView): void {
+  const { status, html } = renderLanding(order, view);
+  ctx.status = status;
+  ctx.type = 'html';
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = html;
+}
+
+const STYLE = `body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1f2933;line-height:1.5}
+.card{border:1px solid #d9dee3;border-top:6px solid #7b8794;border-radius:8px;padding:1.25rem 1.5rem}
+.card>:last-child{margin-bottom:0}
+.tone-good{border-top-color:#2f9e44}.tone-wait{border-top-color:#f59f00}.tone-bad{border-top-color:#e03131}.tone-info{border-top-color:#1c7ed6}
+h1{font-size:1.5rem;line-height:1.25;margin:0 0 .75rem;text-wrap:balance}
+.next{margin:0 0 1rem}
+dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.25rem 1rem;margin:0;padding-top:1rem;border-top:1px solid #eef0f2}
+dt{color:#616e7c}dd{margin:0;font-weight:600;overflow-wrap:break-word}
+.hint{color:#616e7c;font-size:.9rem;margin:1rem 0 0}
+.back{margin:1.5rem 0 0}`;
+
+/** A whole page; `refresh` is a meta refresh's content (no script anywhere). */
+function page(title: string, refresh: string | null, body: string): string {
+  const meta = refresh ? `\n<meta http-equiv="refresh" content="${escapeHtml(refresh)}">` : '';
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}</style></head>
+<meta name="robots" content="noindex">${meta}
+<style>${STYLE}</style></head>
 <body>${body}</body></html>`;
 }

@@ -2,14 +2,14 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { type CurrencyCode, parseMajor } from '../../shared/money.js';
-import { finishChallenge, payByCard } from '../checkout/card.js';
+import { payByCard } from '../checkout/card.js';
 import type { CheckoutDeps, PaymentOutcome } from '../checkout/deps.js';
 import { type OperationOutcome, operate } from '../checkout/operations.js';
-import { orderOfSession, payByRedirect } from '../checkout/redirect.js';
+import { payByRedirect } from '../checkout/redirect.js';
+import { type OrderRules, orderRuleErrors } from '../orders/order-rules.js';
 import { OrderNotFound } from '../orders/repository.js';
-import { InvalidTransition } from '../orders/status.js';
 import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
-import { landingPage } from './landing.js';
+import { landingRoutes } from './landing-routes.js';
 import {
   captureSchema,
   createOrderSchema,
@@ -26,7 +26,7 @@ export interface RouteDeps extends CheckoutDeps {
   /** Where the landing pages link back to. */
   shopUrl: string;
   /** What orders may be taken in: refused at creation, not declined at payment. */
-  orderRules: { currencies: readonly CurrencyCode[]; maxAmount: string };
+  orderRules: OrderRules;
 }
 
 /** merchant.md, HTTP interface: the storefront's, the browser's and the operator's routes. */
@@ -41,6 +41,8 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
 
   router.post('/orders', async (ctx) => {
     const body = parse(createOrderSchema, await jsonBody(ctx));
+    const refused = orderRuleErrors(deps.orderRules, body.currency, body.minor);
+    if (refused) throw invalid(refused);
     const order = await orders.create({
       amountMinor: body.minor,
       currency: body.currency,
@@ -82,26 +84,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
     );
   });
 
-  router.get('/checkout/3ds-return', async (ctx) => {
-    const id = typeof ctx.query.card_verification_id === 'string' ? ctx.query.card_verification_id : '';
-    let order = null;
-    try {
-      order = id ? ((await finishChallenge(deps, id))?.order ?? null) : null;
-    } catch (error) {
-      // A browser gets a page, whatever happened: the order as it stands now.
-      if (!(error instanceof InvalidTransition)) throw error;
-      const attempt = await orders.attemptBy('verification_id', id);
-      order = attempt ? await orders.find(attempt.order_id) : null;
-    }
-    landingPage(ctx, order);
-  });
-
-  for (const landing of ['return', 'cancel'] as const) {
-    router.get(`/checkout/${landing}`, async (ctx) => {
-      const id = typeof ctx.query.payment_session_id === 'string' ? ctx.query.payment_session_id : '';
-      landingPage(ctx, id ? await orderOfSession(deps, id) : null);
-    });
-  }
+  landingRoutes(router, deps);
 
   router.get('/payment-methods', async (ctx) => {
     const query = parse(methodsQuerySchema, ctx.query);
@@ -173,6 +156,8 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
         return ok(ctx, data, 202, 'The payment outcome is not known yet; the order will be updated.');
       case 'declined':
         throw new HttpError(402, outcome.code, outcome.message, { data });
+      case 'invalid':
+        throw new HttpError(422, outcome.code, outcome.message, { data, errors: outcome.errors });
       case 'unavailable':
         throw new HttpError(503, outcome.code, outcome.message, {
           data,

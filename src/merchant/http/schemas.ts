@@ -3,17 +3,28 @@ import { customerSchema } from '../../shared/customer.js';
 import { isCurrencyCode, parseMajor } from '../../shared/money.js';
 
 /** Card fields, checked for shape before they go to the gateway. Messages never repeat a value. */
-export const cardSchema = z.object({
-  number: z.string({ message: 'is required' }).regex(/^\d{12,19}$/, 'must be 12 to 19 digits'),
-  exp_month: z.union([z.number().int().min(1).max(12), z.string().regex(/^(0?[1-9]|1[0-2])$/)], {
-    message: 'must be a month from 1 to 12',
-  }),
-  exp_year: z.union([z.number().int().min(1000).max(9999), z.string().regex(/^\d{4}$/)], {
-    message: 'must be a four-digit year',
-  }),
-  cvv: z.string({ message: 'is required' }).regex(/^\d{3,4}$/, 'must be 3 or 4 digits'),
-  name: z.string().max(255).optional(),
-});
+const MONTH = 'must be a month from 1 to 12';
+const YEAR = 'must be a four-digit year';
+export const cardSchema = z.object(
+  {
+    number: z.string({ message: 'is required' }).regex(/^\d{12,19}$/, 'must be 12 to 19 digits'),
+    // Every branch carries the message: a union reports the failing branch's own words.
+    exp_month: z.union(
+      [
+        z.number(MONTH).int(MONTH).min(1, MONTH).max(12, MONTH),
+        z.string(MONTH).regex(/^(0?[1-9]|1[0-2])$/, MONTH),
+      ],
+      { message: MONTH },
+    ),
+    exp_year: z.union(
+      [z.number(YEAR).int(YEAR).min(1000, YEAR).max(9999, YEAR), z.string(YEAR).regex(/^\d{4}$/, YEAR)],
+      { message: YEAR },
+    ),
+    cvv: z.string({ message: 'is required' }).regex(/^\d{3,4}$/, 'must be 3 or 4 digits'),
+    name: z.string().max(255).optional(),
+  },
+  { message: 'is required: an object with number, exp_month, exp_year and cvv' },
+);
 
 const currency = z
   .string({ message: 'is required' })

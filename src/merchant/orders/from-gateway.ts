@@ -58,6 +58,7 @@ export function observeSession(
       amountMinor: s.amount,
       currency: s.currency,
       refundedMinor: 0,
+      reference: s.merchant_reference ?? null,
     },
   };
 }

@@ -22,6 +22,12 @@ export interface NewOrder {
   customer?: Record<string, unknown> | null;
 }
 
+/** What an order was before an attempt started: what withdrawing the attempt restores. */
+export type OrderBeforeAttempt = Pick<
+  OrderRow,
+  'status' | 'current_attempt_id' | 'failure_code' | 'captured_minor' | 'refunded_minor'
+>;
+
 export interface ApplyResult {
   matched: boolean;
   orderId?: string;
@@ -102,6 +108,13 @@ export class OrderRepository {
       const order = await this.#lockOrder(orderId, tx);
       const before = order.status;
       const status = localTransition(before, 'attempt_started');
+      const previous: OrderBeforeAttempt = {
+        status: before,
+        current_attempt_id: order.current_attempt_id,
+        failure_code: order.failure_code,
+        captured_minor: order.captured_minor,
+        refunded_minor: order.refunded_minor,
+      };
       const now = this.#now();
       const attempt = await this.models.Attempt.create(
         {
@@ -147,7 +160,28 @@ export class OrderRepository {
         'applied',
         `${input.kind} attempt started`,
       );
-      return { order, attempt };
+      return { order, attempt, previous };
+    });
+  }
+
+  /**
+   * An attempt the gateway refused before anything existed there (a method it does not offer, a
+   * field it rejects): undone, as if it never started, so a typo leaves the order as it was. Nothing
+   * is lost: no transaction, session or money exists for it. A no-op once another attempt followed.
+   */
+  async withdrawAttempt(orderId: string, attemptId: string, previous: OrderBeforeAttempt): Promise<void> {
+    await this.sequelize.transaction(async (tx) => {
+      const order = await this.#lockOrder(orderId, tx);
+      if (order.current_attempt_id !== attemptId) return;
+      await this.models.History.destroy({
+        where: { order_id: orderId, attempt_id: attemptId },
+        transaction: tx,
+      });
+      await this.models.Attempt.destroy({ where: { id: attemptId }, transaction: tx });
+      await order.update(
+        { ...previous, version: order.version + 1, updated_at: this.#now() },
+        { transaction: tx },
+      );
     });
   }
 
@@ -205,10 +239,7 @@ export class OrderRepository {
    */
   async applyObservation(obs: Observation): Promise<ApplyResult> {
     const t = obs.transaction;
-    const ids = [t.id, ...(t.relatedId ? [t.relatedId] : [])];
-    const found =
-      (await this.models.Attempt.findOne({ where: { gateway_transaction_id: { [Op.in]: ids } } })) ??
-      (await this.#adopt(obs));
+    const found = (await this.#attemptOf(t)) ?? (await this.#adopt(obs));
     if (!found) return { matched: false };
     return this.sequelize.transaction(async (tx) => {
       const order = await this.#lockOrder(found.order_id, tx);
@@ -286,6 +317,24 @@ export class OrderRepository {
       );
       return { matched: true, orderId: order.id, decision };
     });
+  }
+
+  /**
+   * The attempt that made this transaction (or its parent). A transaction id alone is not enough: a
+   * gateway that numbers again (a sandbox started afresh) can give a new payment the id an old attempt
+   * holds, so the transaction's reference must be its order's. Without a reference (a record that
+   * does not carry one), only a single holder of the id is trusted.
+   */
+  async #attemptOf(t: Observation['transaction']): Promise<AttemptRow | null> {
+    const ids = [t.id, ...(t.relatedId ? [t.relatedId] : [])];
+    const byId = { gateway_transaction_id: { [Op.in]: ids } };
+    if (!t.reference) {
+      const holders = await this.models.Attempt.findAll({ where: byId, limit: 2 });
+      return holders.length === 1 ? holders[0]! : null;
+    }
+    const order = await this.models.Order.findOne({ attributes: ['id'], where: { reference: t.reference } });
+    if (!order) return null;
+    return this.models.Attempt.findOne({ where: { ...byId, order_id: order.id } });
   }
 
   /**

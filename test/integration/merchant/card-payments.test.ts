@@ -56,6 +56,8 @@ describe('merchant: card payments (merchant.md, Orders and HTTP interface)', fun
 
   before(async () => {
     t = await startTestKit({
+      // The merchant takes KWD at the gateway, and the kit is told so (ORDER_CURRENCIES).
+      env: { ORDER_CURRENCIES: 'EUR,USD,GBP,JPY,KWD' },
       seed: (s) => {
         s.merchants[0]!.currencies.push('KWD');
       },

@@ -1,0 +1,28 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Context, Next } from 'koa';
+import { cryptoRandom, randomId } from '../shared/ids.js';
+
+/** The request a piece of work runs for: every log line written meanwhile carries its id. */
+const current = new AsyncLocalStorage<{ requestId: string }>();
+
+/** The id of the request in hand, if any (the logger's mixin reads it). */
+export function currentRequestId(): string | undefined {
+  return current.getStore()?.requestId;
+}
+
+/** An incoming id is honoured when it is a plain token; anything else is replaced, never echoed. */
+const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Gives each request an id: the caller's `X-Request-Id` (a load balancer's, a storefront's) or a new
+ * one, answered in the `X-Request-Id` header and in error bodies, and on every log line of the request.
+ */
+export function requestContext() {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = ACCEPTABLE_ID.test(incoming) ? incoming : randomId('req_', cryptoRandom, 20);
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    await current.run({ requestId }, next);
+  };
+}

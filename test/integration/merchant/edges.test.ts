@@ -1,0 +1,127 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { withDotEnv } from '../../../src/config.js';
+import { card } from '../../support/gateway.js';
+import { startTestKit, type TestKit } from '../../support/kit.js';
+import { exitWithin, freePort, leftovers, lines, start } from '../../support/process.js';
+
+/** issue 8, part 6: the smaller edges a new user meets first. */
+describe('merchant: edges a new user meets', () => {
+  let t: TestKit;
+  before(async () => {
+    t = await startTestKit({ env: { ROLES: 'api' } });
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  describe('a request id', () => {
+    it('is made for each request, answered in X-Request-Id and in error bodies, and on the log lines of the request', async () => {
+      const res = await t.call('GET', '/orders/ord_missing');
+      expect(res.status).to.equal(404);
+      const id = res.headers.get('x-request-id');
+      expect(id).to.match(/^req_[A-Za-z0-9]{20}$/);
+      expect(res.body.request_id).to.equal(id);
+      const line = t.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.request_id === id);
+      expect(line, 'the request log line carries the id').to.include({
+        path: '/orders/ord_missing',
+        status: 404,
+      });
+      const other = await t.call('GET', '/orders/ord_missing');
+      expect(other.headers.get('x-request-id')).to.not.equal(id);
+    });
+
+    it('honours an incoming X-Request-Id that is a plain token, and replaces one that is not', async () => {
+      const honoured = await t.call('GET', '/orders/ord_missing', {
+        headers: { 'x-request-id': 'lb-7f3a.9:2' },
+      });
+      expect(honoured.headers.get('x-request-id')).to.equal('lb-7f3a.9:2');
+      expect(honoured.body.request_id).to.equal('lb-7f3a.9:2');
+      const replaced = await t.call('GET', '/orders/ord_missing', {
+        headers: { 'x-request-id': '<script>alert(1)</script>' },
+      });
+      expect(replaced.headers.get('x-request-id')).to.match(/^req_/);
+    });
+  });
+
+  describe('amounts', () => {
+    it('captured_amount and refunded_amount have their _formatted twins, as amount has', async () => {
+      const created = await t.call('POST', '/orders', { body: { amount: '12.30', currency: 'EUR' } });
+      expect(created.body.data.order).to.include({
+        captured_amount: null,
+        captured_amount_formatted: null,
+        refunded_amount: 0,
+        refunded_amount_formatted: '0.00',
+      });
+      const paid = await t.call('POST', `/orders/${created.body.data.order.id}/pay/card`, {
+        body: { mode: 'sale', card: card() },
+      });
+      expect(paid.status, paid.text).to.equal(200);
+      expect(paid.body.data.order).to.include({ captured_amount: 1230, captured_amount_formatted: '12.30' });
+    });
+  });
+
+  describe('card input', () => {
+    for (const month of [13, '13', 0, 'June']) {
+      it(`exp_month ${JSON.stringify(month)} is 422 with plain words, not a library's text`, async () => {
+        const created = await t.call('POST', '/orders', { body: { amount: '1.00', currency: 'EUR' } });
+        const res = await t.call('POST', `/orders/${created.body.data.order.id}/pay/card`, {
+          body: { mode: 'sale', card: card('4242424242424242', { exp_month: month }) },
+        });
+        expect(res.status).to.equal(422);
+        expect(res.body.errors).to.deep.equal({ 'card.exp_month': ['must be a month from 1 to 12'] });
+      });
+    }
+
+    it('a card that is not an object, and a description too long, get plain words', async () => {
+      const created = await t.call('POST', '/orders', { body: { amount: '1.00', currency: 'EUR' } });
+      const res = await t.call('POST', `/orders/${created.body.data.order.id}/pay/card`, {
+        body: { card: 5 },
+      });
+      expect(res.body.errors.card[0]).to.match(/^is required: an object/);
+      const long = await t.call('POST', '/orders', {
+        body: { amount: '1.00', currency: 'EUR', description: 'x'.repeat(1025) },
+      });
+      expect(long.body.errors).to.deep.equal({ description: ['must be at most 1024 characters'] });
+    });
+  });
+});
+
+describe('configuration: a .env file', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'kit-env-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is read when present, and a variable of the environment wins over it', () => {
+    const file = join(dir, '.env');
+    writeFileSync(file, '# a comment\nPORT=3100\nLOG_LEVEL=debug\nSHOP_URL="https://shop.example"\n');
+    expect(withDotEnv({ LOG_LEVEL: 'warn' }, file)).to.deep.include({
+      PORT: '3100',
+      LOG_LEVEL: 'warn',
+      SHOP_URL: 'https://shop.example',
+    });
+  });
+
+  it('is not required', () => {
+    expect(withDotEnv({ PORT: '1' }, join(dir, 'absent.env'))).to.deep.equal({ PORT: '1' });
+  });
+});
+
+describe('the CLI without a running kit', function () {
+  this.timeout(30_000);
+  const { track, cleanUp } = leftovers();
+  after(cleanUp);
+
+  it('webhook status says the kit is not running and how to start it: one line, exit 1', async () => {
+    const p = track(start('src/cli.ts', ['webhook', 'status'], { GATEWAY_PORT: String(await freePort()) }));
+    const { code } = await exitWithin(p, 20_000);
+    expect(code).to.equal(1);
+    const err = lines(p.stderr());
+    expect(err, p.stderr()).to.have.length(1);
+    expect(err[0]).to.match(/^no running kit: .*npm start/);
+  });
+});
