@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { GatewayNetworkError } from './client/errors.js';
 import { GatewayClient } from './client/gateway-client.js';
 import { type Config, ConfigError, loadConfig, withDotEnv } from './config.js';
+import { removeStateFile } from './gateway/persistence/state-file.js';
 import { createSequelize, migrate } from './infra/database.js';
 import { initModels } from './infra/models.js';
 import { storeSecret } from './merchant/webhooks/secrets.js';
@@ -112,6 +113,35 @@ webhook
   .command('test')
   .description('ask the gateway to send a signed test ping')
   .action(async () => print((await client(config()).testWebhook()).data));
+
+program
+  .command('sandbox')
+  .description("the embedded sandbox gateway's state")
+  .command('reset')
+  .description(
+    'forget the sandbox state (GATEWAY_SANDBOX_STATE) so the next start begins afresh; stop the kit first',
+  )
+  .action(async () => {
+    const c = config();
+    const file = c.gateway.sandboxStateFile;
+    if (file === null) return console.log('GATEWAY_SANDBOX_STATE=memory: there is no state file to reset');
+    // A running sandbox would write its state back on its next change: refuse rather than pretend.
+    const running = await fetch(`http://127.0.0.1:${c.gateway.sandboxPort}/`, {
+      signal: AbortSignal.timeout(1000),
+    })
+      .then(() => true)
+      .catch(() => false);
+    if (running) {
+      console.error(
+        `a sandbox is running on port ${c.gateway.sandboxPort}: stop the kit (or npm run gateway) first`,
+      );
+      process.exit(1);
+    }
+    removeStateFile(file);
+    console.log(
+      `${file} removed: the next start begins with no transactions (orders the kit already holds stay, and their ids may come again)`,
+    );
+  });
 
 program.parseAsync(process.argv).catch((error: Error) => {
   console.error(explain(error));

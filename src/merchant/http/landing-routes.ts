@@ -5,7 +5,7 @@ import { finishChallenge } from '../checkout/card.js';
 import { orderOfSession } from '../checkout/redirect.js';
 import { refreshOrder } from '../checkout/refresh.js';
 import { InvalidTransition } from '../orders/status.js';
-import { isWaiting, landingPage, refreshCount } from './landing.js';
+import { homePage, isWaiting, landingPage, refreshCount } from './landing.js';
 import type { RouteDeps } from './routes.js';
 
 /** How long a landing waits for the gateway before it shows what the database has. */
@@ -25,6 +25,8 @@ export function landingRoutes(router: Router, deps: RouteDeps): void {
         : order;
     landingPage(ctx, now, { shopUrl: deps.shopUrl, identity, refreshes: refreshCount(ctx.query.n) });
   };
+
+  router.get('/', (ctx) => homePage(ctx));
 
   router.get('/checkout/3ds-return', async (ctx) => {
     const id = typeof ctx.query.card_verification_id === 'string' ? ctx.query.card_verification_id : '';

@@ -176,6 +176,21 @@ dt{color:#616e7c}dd{margin:0;font-weight:600;overflow-wrap:break-word}
 .hint{color:#616e7c;font-size:.9rem;margin:1rem 0 0}
 .back{margin:1.5rem 0 0}`;
 
+/**
+ * The kit's own `/`, where "Back to the shop" leads while SHOP_URL is not set: a shopper who follows
+ * it reads a page, not an API's 404.
+ */
+export function homePage(ctx: Context): void {
+  ctx.type = 'html';
+  ctx.body = page(
+    'Payments',
+    null,
+    `<main class="card tone-info"><h1>Thank you for shopping with us</h1>
+<p class="next">This address handles the shop's payments; it has no storefront of its own.</p>
+<p class="hint">For the shop's developers: set <code>SHOP_URL</code> so that the payment pages link back to your storefront.</p></main>`,
+  );
+}
+
 /** A whole page; `refresh` is a meta refresh's content (no script anywhere). */
 function page(title: string, refresh: string | null, body: string): string {
   const meta = refresh ? `\n<meta http-equiv="refresh" content="${escapeHtml(refresh)}">` : '';

@@ -46,6 +46,15 @@ describe('merchant: edges a new user meets', () => {
     });
   });
 
+  describe("the kit's own /", () => {
+    it('is a page, where the landings\' "Back to the shop" leads while SHOP_URL is unset', async () => {
+      const res = await fetch(`${t.url}/`);
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.match(/^text\/html/);
+      expect(await res.text()).to.contain('SHOP_URL');
+    });
+  });
+
   describe('amounts', () => {
     it('captured_amount and refunded_amount have their _formatted twins, as amount has', async () => {
       const created = await t.call('POST', '/orders', { body: { amount: '12.30', currency: 'EUR' } });
