@@ -1,13 +1,23 @@
 import { randomBytes } from 'node:crypto';
-import { ConfigError, loadConfig } from './config.js';
+import { constants } from 'node:os';
+import { ConfigError, loadConfig, withDotEnv } from './config.js';
+import { SandboxStateError } from './gateway/persistence/state-file.js';
 import { SeedError } from './gateway/seed.js';
 import { createLogger } from './infra/logger.js';
-import { startKit } from './kit.js';
+import { type Kit, startKit } from './kit.js';
+
+/**
+ * A signal within this of the first is the same one delivered twice: Ctrl-C under `npm start` reaches
+ * both npm and the kit (one process group), and npm forwards it once more.
+ */
+const REPEAT_MS = 1000;
+/** Past the grace, closing the connections gets this long before the process exits anyway. */
+const OVERRUN_MS = 5000;
 
 /** `npm start`: the composition root. Configuration errors stop it with one line naming the variable. */
 let config: ReturnType<typeof loadConfig>;
 try {
-  config = loadConfig(process.env, () => randomBytes(24).toString('base64url'));
+  config = loadConfig(withDotEnv(process.env), () => randomBytes(24).toString('base64url'));
 } catch (error) {
   if (error instanceof ConfigError) {
     console.error(`configuration: ${error.message}`);
@@ -23,21 +33,72 @@ if (config.opsApiTokenGenerated) {
   console.log(`OPS_API_TOKEN for this run: ${config.opsApiToken}`);
 }
 
+// Shutdown (issue 8). The handlers are in place before start-up begins: a signal during start-up stops
+// the kit as soon as it has started (bounded, like the rest, by the overrun timer).
+const starting = startKit({ config, logger });
+let firstSignalAt: number | null = null;
+const onSignal = (signal: NodeJS.Signals) => {
+  if (firstSignalAt === null) {
+    firstSignalAt = Date.now();
+    void shutDown(signal);
+  } else if (Date.now() - firstSignalAt < REPEAT_MS) {
+    logger.info({ signal }, 'signal repeated at once: taken as the same one');
+  } else {
+    logger.warn({ signal }, 'second signal during shutdown: exiting at once, dropping the work in hand');
+    exitAfterLogs(128 + (constants.signals[signal] ?? 0), 100);
+  }
+};
+process.on('SIGTERM', onSignal);
+process.on('SIGINT', onSignal);
+// bull names its worker's blocking connection without waiting for the answer (setWorkerName in
+// bull/lib/worker.js). Stopping within seconds of the start cuts that command off when bull drops the
+// connection, and its rejection is nobody's: expected once shutdown has begun, a crash otherwise.
+process.on('unhandledRejection', (reason) => {
+  if (firstSignalAt !== null && (reason as Error | undefined)?.message === 'Connection is closed.') {
+    logger.debug({ err: { message: 'Connection is closed.' } }, 'a Redis command cut off by the shutdown');
+    return;
+  }
+  throw reason;
+});
+
+/** kit.close() stops everything in order (intake, drain within the grace, connections); then `stopped`. */
+async function shutDown(signal: NodeJS.Signals): Promise<void> {
+  logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down');
+  const overrun = setTimeout(() => {
+    logger.error({ overrunMs: OVERRUN_MS }, 'shutdown overran its grace: exiting');
+    exitAfterLogs(1, 100);
+  }, config.shutdownGraceMs + OVERRUN_MS);
+  let kit: Kit;
+  try {
+    kit = await starting;
+  } catch {
+    return; // a start-up that failed exits by itself, below
+  }
+  await kit.close();
+  clearTimeout(overrun);
+  logger.info('stopped');
+  exitAfterLogs(0, 1000);
+}
+
+/**
+ * Ends the process with `code` once pino's last lines are out. pino writes stdout asynchronously, and
+ * process.exit() during a write puts the lines queued behind it first (sonic-boom's flushSync at exit):
+ * so the process ends by itself, when nothing is left open, and at the latest after `ms`.
+ */
+function exitAfterLogs(code: number, ms: number): void {
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), ms).unref();
+}
+
 try {
-  const kit = await startKit({ config, logger });
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    await kit.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  await starting;
 } catch (error) {
   if (error instanceof SeedError) {
     console.error(`gateway seed: ${error.message}`);
+    process.exit(1);
+  }
+  if (error instanceof SandboxStateError) {
+    console.error(`GATEWAY_SANDBOX_STATE: ${error.message}`);
     process.exit(1);
   }
   const code = (error as NodeJS.ErrnoException).code;

@@ -60,6 +60,7 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
       OPS_API_TOKEN: OPS_TOKEN,
       APP_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       LOG_LEVEL: 'trace',
+      GATEWAY_SANDBOX_STATE: 'memory',
       ...options.env,
     },
     () => 'unused-generated-token',

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 
@@ -43,20 +43,57 @@ export interface Proc {
   stderr: () => string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   running: () => boolean;
+  /** Spawned as the leader of its own process group (`startNpm`): clean-up kills the whole group. */
+  group?: boolean;
 }
 
 export const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Runs `script` (relative to the repository) under tsx with `env` over a cleaned environment. */
-export function start(script: string, args: string[], env: Record<string, string>): Proc {
+/** The test runner's environment without the kit's variables, then the defaults of a test run, then `env`. */
+function kitEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = { ...process.env };
   for (const name of KIT_VARIABLES) delete base[name];
+  // The sandbox keeps no state file unless a test asks for one: runs never share state.
+  return { ...base, NODE_ENV: 'development', LOG_LEVEL: 'warn', GATEWAY_SANDBOX_STATE: 'memory', ...env };
+}
+
+/** Runs `script` (relative to the repository) under tsx with `env` over a cleaned environment. */
+export function start(script: string, args: string[], env: Record<string, string>): Proc {
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: ROOT,
-    // The sandbox keeps no state file unless a test asks for one: runs never share state.
-    env: { ...base, NODE_ENV: 'development', LOG_LEVEL: 'warn', GATEWAY_SANDBOX_STATE: 'memory', ...env },
+    env: kitEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return watch(child, 'close');
+}
+
+/**
+ * Runs `npm <args>` in the repository, as a process manager would, with `env` over a cleaned
+ * environment. npm leads a process group of its own (the kit runs in it): `groupAlive` tells whether
+ * any process of it is left, and clean-up kills the group. `exited` is npm's own exit.
+ */
+export function startNpm(args: string[], env: Record<string, string>): Proc {
+  const child = spawn('npm', args, {
+    cwd: ROOT,
+    env: kitEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  return { ...watch(child, 'exit'), group: true };
+}
+
+/** Whether any process of the group that `p` leads still runs (npm's exit does not end its children). */
+export function groupAlive(p: Proc): boolean {
+  try {
+    process.kill(-p.child.pid!, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Collects a child's output; `exited` on its 'close' (its stdio closed too) or its own 'exit'. */
+function watch(child: ChildProcess, end: 'close' | 'exit'): Proc {
   let out = '';
   let err = '';
   child.stdout!.on('data', (chunk) => {
@@ -67,7 +104,7 @@ export function start(script: string, args: string[], env: Record<string, string
   });
   let done = false;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('close', (code, signal) => {
+    child.on(end, (code: number | null, signal: NodeJS.Signals | null) => {
       done = true;
       resolve({ code, signal });
     });
@@ -107,7 +144,14 @@ export function leftovers() {
     },
     cleanUp: async () => {
       for (const p of processes) {
-        if (p.running()) {
+        if (p.group && groupAlive(p)) {
+          try {
+            process.kill(-p.child.pid!, 'SIGKILL');
+          } catch {
+            // gone meanwhile
+          }
+          await waitFor('the process group gone', () => !groupAlive(p), 5000).catch(() => undefined);
+        } else if (p.running()) {
           p.child.kill('SIGKILL');
           await exitWithin(p, 5000).catch(() => undefined);
         }
@@ -196,3 +240,115 @@ export async function databaseExists(name: string): Promise<boolean> {
 
 /** The non-blank lines of a process's output. */
 export const lines = (text: string) => text.split(/\r?\n/).filter((l) => l.trim() !== '');
+
+/** The JSON lines (pino) of a process's output; other lines (the printed token) are skipped. */
+export function logLines(
+  text: string,
+): { msg?: string; level?: number; pid?: number; [key: string]: unknown }[] {
+  return lines(text).flatMap((line) => {
+    try {
+      const parsed = JSON.parse(line) as unknown;
+      return parsed !== null && typeof parsed === 'object' ? [parsed as { msg?: string }] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** What a raw HTTP exchange came to (`exchange`). */
+export interface Exchange {
+  /** refused: nothing listened; answered: a status line came back; closed / reset: the connection ended without one; timeout: nothing within the bound. */
+  outcome: 'refused' | 'answered' | 'closed' | 'reset' | 'timeout';
+  connected: boolean;
+  status: number | null;
+  headers: Record<string, string>;
+  body: string;
+  ms: number;
+}
+
+/**
+ * Sends `request` (raw HTTP/1.1 text, which should say `Connection: close`) to 127.0.0.1:`port` on a
+ * new connection and reads until the server closes it, for at most `timeoutMs`. No agent, no retry:
+ * what a load balancer's probe sees.
+ */
+export function exchange(port: number, request: string, timeoutMs: number): Promise<Exchange> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let connected = false;
+    let received = '';
+    let settled = false;
+    const finish = (outcome: Exchange['outcome']) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ outcome, connected, ...parseResponse(received), ms: Date.now() - started });
+    };
+    const timer = setTimeout(() => finish(received.startsWith('HTTP/') ? 'answered' : 'timeout'), timeoutMs);
+    socket.on('connect', () => {
+      connected = true;
+      socket.write(request);
+    });
+    socket.on('data', (chunk) => {
+      received += String(chunk);
+    });
+    socket.on('error', (error: NodeJS.ErrnoException) =>
+      finish(received.startsWith('HTTP/') ? 'answered' : error.code === 'ECONNREFUSED' ? 'refused' : 'reset'),
+    );
+    socket.on('close', () => finish(received.startsWith('HTTP/') ? 'answered' : 'closed'));
+  });
+}
+
+/** The status, headers (lower-cased names) and body of a raw HTTP/1.1 response; nulls where missing. */
+export function parseResponse(text: string): {
+  status: number | null;
+  headers: Record<string, string>;
+  body: string;
+} {
+  const status = /^HTTP\/1\.[01] (\d{3})/.exec(text);
+  const end = text.indexOf('\r\n\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of text
+    .slice(0, end < 0 ? text.length : end)
+    .split('\r\n')
+    .slice(1)) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { status: status ? Number(status[1]) : null, headers, body: end < 0 ? '' : text.slice(end + 4) };
+}
+
+/** A raw connection kept open by the test: what a slow, stuck or keep-alive client does. */
+export interface RawClient {
+  socket: Socket;
+  /** Everything received so far. */
+  received: () => string;
+  /** Whether the server (or an error) ended the connection. */
+  ended: () => boolean;
+  /** Resolves when the connection has ended. */
+  closed: Promise<void>;
+}
+
+export function rawClient(port: number): Promise<RawClient> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    let ended = false;
+    const closed = new Promise<void>((done) =>
+      socket.on('close', () => {
+        ended = true;
+        done();
+      }),
+    );
+    socket.on('data', (chunk) => {
+      received += String(chunk);
+    });
+    socket.once('error', reject);
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      socket.on('error', () => undefined); // a reset by the server shows as `ended`
+      resolve({ socket, received: () => received, ended: () => ended, closed });
+    });
+  });
+}

@@ -31,3 +31,8 @@ export async function activeSecrets(
   const rows = await models.Secret.findAll({ where: { active: true }, order: [['id', 'DESC']] });
   return [...rows.map((r) => box.open(r.secret_sealed, AAD)), ...extra];
 }
+
+/** Whether an active secret of this label is stored. */
+export async function hasSecret(models: Models, label: string): Promise<boolean> {
+  return (await models.Secret.count({ where: { label, active: true } })) > 0;
+}
