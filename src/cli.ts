@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
 import { GatewayNetworkError } from './client/errors.js';
 import { GatewayClient } from './client/gateway-client.js';
-import { type Config, ConfigError, loadConfig, withDotEnv } from './config.js';
+import { type Config, configOrExit } from './config.js';
 import { removeStateFile } from './gateway/persistence/state-file.js';
 import { createSequelize, migrate } from './infra/database.js';
 import { initModels } from './infra/models.js';
@@ -11,17 +10,7 @@ import { cryptoRandom } from './shared/ids.js';
 import { SecretBox } from './shared/secret-box.js';
 
 /** `npm run cli -- <command>`: the operator's tools (merchant.md, Running it). */
-function config(): Config {
-  try {
-    return loadConfig(withDotEnv(process.env), () => randomBytes(24).toString('base64url'));
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(`configuration: ${error.message}`);
-      process.exit(1);
-    }
-    throw error;
-  }
-}
+const config = (): Config => configOrExit();
 
 /** Without GATEWAY_BASE_URL, the gateway is the embedded sandbox of a running kit, on GATEWAY_PORT. */
 function client(c: Config): GatewayClient {

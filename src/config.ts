@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
@@ -195,4 +196,19 @@ export function loadConfig(env: NodeJS.ProcessEnv, randomToken: () => string): C
 export function withDotEnv(env: NodeJS.ProcessEnv, path = '.env'): NodeJS.ProcessEnv {
   if (!existsSync(path)) return env;
   return { ...parseEnv(readFileSync(path, 'utf8')), ...env };
+}
+
+/**
+ * What the entry points (`npm start`, the CLI, the standalone sandbox) start with: this process's
+ * environment over `.env`, and in development a random operator token. A bad value ends the process
+ * with one line naming the variable, exit 1.
+ */
+export function configOrExit(): Config {
+  try {
+    return loadConfig(withDotEnv(process.env), () => randomBytes(24).toString('base64url'));
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`configuration: ${error.message}`);
+    process.exit(1);
+  }
 }

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:os';
-import { ConfigError, loadConfig, withDotEnv } from './config.js';
+import { configOrExit } from './config.js';
 import { SandboxStateError } from './gateway/persistence/state-file.js';
 import { SeedError } from './gateway/seed.js';
 import { createLogger } from './infra/logger.js';
@@ -15,16 +14,7 @@ const REPEAT_MS = 1000;
 const OVERRUN_MS = 5000;
 
 /** `npm start`: the composition root. Configuration errors stop it with one line naming the variable. */
-let config: ReturnType<typeof loadConfig>;
-try {
-  config = loadConfig(withDotEnv(process.env), () => randomBytes(24).toString('base64url'));
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(`configuration: ${error.message}`);
-    process.exit(1);
-  }
-  throw error;
-}
+const config = configOrExit();
 const logger = createLogger(config.logLevel);
 if (config.encryptionKeyIsDevDefault)
   logger.warn('APP_ENCRYPTION_KEY is not set: using the fixed development key. Never in production.');

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
-import { ConfigError, loadConfig, withDotEnv } from '../config.js';
+import { configOrExit } from '../config.js';
 import { createGateway } from './app.js';
 import { removeStateFile, SandboxStateError } from './persistence/state-file.js';
 import { loadSeedFile, SeedError } from './seed.js';
@@ -19,17 +18,8 @@ if (unknown !== undefined) {
 }
 const fresh = args.includes('--fresh');
 
-let config: ReturnType<typeof loadConfig>;
-try {
-  // The ops token is the kit's, not the sandbox's: a random one satisfies the loader and is never used.
-  config = loadConfig(withDotEnv(process.env), () => randomBytes(24).toString('base64url'));
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(`configuration: ${error.message}`);
-    process.exit(1);
-  }
-  throw error;
-}
+// The ops token is the kit's, not the sandbox's: the loader's random one is never used here.
+const config = configOrExit();
 const logger = pino({ level: config.logLevel });
 const { sandboxPort: port, sandboxSeed: seedPath, sandboxStateFile: stateFile } = config.gateway;
 
