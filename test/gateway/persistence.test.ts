@@ -20,6 +20,7 @@ import { ManualClock } from '../../src/shared/clock.js';
 import { seededRandom } from '../../src/shared/ids.js';
 import {
   card,
+  DECLINING_CARDS,
   expectStatus,
   liftRateLimits,
   nowSeconds,
@@ -50,14 +51,7 @@ const TEST_CARDS = [
   '4000000000003097',
   '4000000000003089',
   '4000000000003055',
-  '4000000000000002',
-  '4000000000009995',
-  '4000000000000069',
-  '4000000000000127',
-  '4000000000000119',
-  '4000000000000259',
-  FRAUD_CARD,
-  '4000000000009987',
+  ...DECLINING_CARDS,
   '5555555555554444',
 ];
 

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import {
   type Answer,
   card,
+  DECLINING_CARDS,
   OTHER_MERCHANT_KEY,
   PARTNER_KEY,
   startGateway,
@@ -146,17 +147,7 @@ describe('gateway: 3D Secure (POST /api/v1/3ds/verify, hosted challenge)', () =>
       expect(d.status).not.to.equal('full_auth');
     });
 
-    const frictionlessDeclines = [
-      '4000000000000002',
-      '4000000000009995',
-      '4000000000000069',
-      '4000000000000127',
-      '4000000000000119',
-      '4000000000000259',
-      '4100000000000019',
-      '4000000000009987',
-    ];
-    for (const number of frictionlessDeclines) {
+    for (const number of DECLINING_CARDS) {
       it(`${number} is frictionless full_auth at verify (it declines only at the transaction)`, async () => {
         const res = await verify(number);
         expect(res.status, res.text).to.equal(200);

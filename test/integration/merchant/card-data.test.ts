@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { expireHolds } from '../../../src/merchant/checkout/card.js';
 import { ManualClock } from '../../../src/shared/clock.js';
-import { card } from '../../support/gateway.js';
+import { card, DECLINING_CARDS } from '../../support/gateway.js';
 import { landingStatus, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
 
 /**
@@ -14,16 +14,7 @@ const MINUTE = 60_000;
 const FRICTIONLESS = '4242424242424242';
 const CHALLENGE = '4000000000003220';
 const ATTEMPTED = '4000000000003063';
-const DECLINES = [
-  '4000000000000002',
-  '4000000000009995',
-  '4000000000000069',
-  '4000000000000127',
-  '4000000000000119',
-  '4000000000000259',
-  '4100000000000019',
-  '4000000000009987',
-];
+const DECLINES = DECLINING_CARDS;
 const THREE_DS_ERRORS = ['4000000000003097', '4000000000003089', '4000000000003055'];
 /** Luhn-valid, not a test card: approved without 3DS. */
 const PLAIN = '5555555555554444';
