@@ -16,10 +16,12 @@ import { pino } from 'pino';
 import getRawBody from 'raw-body';
 import { createSequelize, migrate } from '../src/infra/database.js';
 import { createObservationQueue, enqueueEvent } from '../src/merchant/reconciler/queue.js';
-import { Inbox } from '../src/merchant/webhooks/inbox.js';
+import { createStore } from '../src/merchant/store/index.js';
 import { webhookReceiver } from '../src/merchant/webhooks/receiver.js';
 import { SecretCache } from '../src/merchant/webhooks/secret-cache.js';
 import { systemClock } from '../src/shared/clock.js';
+import { cryptoRandom } from '../src/shared/ids.js';
+import { SecretBox } from '../src/shared/secret-box.js';
 import { sign } from '../src/shared/signature.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -98,7 +100,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function main(): Promise<void> {
   const sequelize = createSequelize(DATABASE_URL);
   await migrate(DATABASE_URL, sequelize);
-  const inbox = new Inbox(sequelize);
+  const box = new SecretBox(randomBytes(32), cryptoRandom);
+  const { inbox } = createStore({ sequelize, clock: systemClock, random: cryptoRandom, box });
   const queue = createObservationQueue(REDIS_URL, `bench${process.pid}`);
   const receiverApp = new Koa();
   receiverApp.use(

@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { cryptoRandom, type RandomSource, randomId } from '../shared/ids.js';
 
 /**
  * Redis connections from REDIS_URL (a database index in the path is honoured by ioredis). bull's
@@ -23,14 +24,18 @@ export function createRedis(
   return redis;
 }
 
-/** A lock for one instance at a time (SET NX PX); released only by its holder. */
+/**
+ * A lock for one instance at a time (SET NX PX); released only by its holder, whom a random token
+ * tells apart from the next holder once the lock expired. Null: another holder has it.
+ */
 export async function withLock<T>(
   redis: Redis,
   key: string,
   ttlMs: number,
   fn: () => Promise<T>,
+  random: RandomSource = cryptoRandom,
 ): Promise<T | null> {
-  const token = `${process.pid}:${Math.random().toString(36).slice(2)}`;
+  const token = `${process.pid}:${randomId('', random, 16)}`;
   const acquired = await redis.set(key, token, 'PX', ttlMs, 'NX');
   if (acquired !== 'OK') return null;
   try {

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { Transaction } from '../../src/gateway/domain/transactions.js';
-import { activeSecrets } from '../../src/merchant/webhooks/secrets.js';
 import { type Clock, isoMicros, systemClock, unixSeconds } from '../../src/shared/clock.js';
 import { sign } from '../../src/shared/signature.js';
+import { row } from './db.js';
 import { card, jsonOf, MERCHANT_KEY } from './gateway.js';
 import type { TestKit } from './kit.js';
 import { waitFor } from './process.js';
@@ -118,7 +118,7 @@ export async function refundAtGateway(
 
 /** The signing secret the kit stored at start-up (it fetched it from the gateway). */
 export async function storedSecret(t: TestKit): Promise<string> {
-  const [secret] = await activeSecrets(t.kit.models, t.kit.box, []);
+  const [secret] = await t.kit.store.secrets.active();
   expect(secret, 'the kit stored a signing secret').to.be.a('string');
   return secret!;
 }
@@ -180,7 +180,7 @@ export function spyOnQueue(t: TestKit) {
   };
 }
 
-export const inboxRow = (t: TestKit, id: string) => t.kit.inbox.model.findByPk(id, { raw: true });
+export const inboxRow = (t: TestKit, id: string) => row(t, 'webhook_inbox', { event_id: id });
 
 /** Waits until the inbox row of event `id` is processed; returns the row. */
 export const processed = (t: TestKit, id: string) =>

@@ -5,8 +5,8 @@ import {
   type GatewayVerification,
   transactionSchema,
 } from '../../client/schemas.js';
-import type { AttemptRow, OrderRow } from '../../infra/models.js';
-import { observeTransaction } from '../orders/from-gateway.js';
+import { observeFinding, observeTransaction } from '../orders/from-gateway.js';
+import type { AttemptRecord, OrderRecord } from '../store/records.js';
 import { type CheckoutDeps, type PaymentOutcome, reload } from './deps.js';
 import { type CardHold, HOLD_LIFETIME_MS, openHold, sealHold } from './hold.js';
 import { inputRefusal } from './input-refusal.js';
@@ -27,7 +27,7 @@ export async function payByCard(
   orderId: string,
   payment: CardPayment,
 ): Promise<PaymentOutcome> {
-  const { order, attempt, previous } = await deps.orders.startAttempt(orderId, {
+  const { order, attempt, previous } = await deps.store.orders.startAttempt(orderId, {
     kind: 'card',
     mode: payment.mode,
   });
@@ -45,13 +45,13 @@ export async function payByCard(
     const errors = error instanceof GatewayError ? inputRefusal(error, 'card') : null;
     if (errors) {
       // Nothing exists at the gateway for this attempt yet: undone, and the order is as it was.
-      await deps.orders.withdrawAttempt(order.id, attempt.id, previous);
+      await deps.store.orders.withdrawAttempt(order.id, attempt.id, previous);
       const { code, message } = error as GatewayError;
       return { kind: 'invalid', order: await reload(deps, order.id), code, message, errors };
     }
     return refuse(deps, order, attempt, error, 'verify');
   }
-  await deps.orders.setAttemptIds(attempt.id, { verification_id: verification.public_id });
+  await deps.store.attempts.setIds(attempt.id, { verification_id: verification.public_id });
 
   if (verification.status === 'full_auth')
     return transact(deps, order, attempt, payment, verification.public_id);
@@ -62,20 +62,15 @@ export async function payByCard(
       customer: payment.customer,
       browserIp: payment.browserIp,
     };
-    await deps.orders.hold(
+    await deps.store.holds.put(
       attempt.id,
       sealHold(deps.box, attempt.id, hold),
       new Date(deps.clock.now() + HOLD_LIFETIME_MS),
     );
-    await deps.orders.localMove(order.id, attempt.id, 'action_required', {
-      sourceId: `api:${attempt.id}:3ds`,
-    });
+    await found(deps, attempt.id, `api:${attempt.id}:3ds`, 'requires_action');
     return { kind: 'action', order: await reload(deps, order.id), url: verification.challenge_url };
   }
-  await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
-    code: 'ERR_3DS_FAILED',
-    sourceId: `api:${attempt.id}:3ds`,
-  });
+  await found(deps, attempt.id, `api:${attempt.id}:3ds`, 'failed', 'ERR_3DS_FAILED');
   return {
     kind: 'declined',
     order: await reload(deps, order.id),
@@ -93,10 +88,10 @@ export async function finishChallenge(
   deps: CheckoutDeps,
   verificationId: string,
 ): Promise<PaymentOutcome | null> {
-  const attempt = await deps.orders.attemptBy('verification_id', verificationId);
+  const attempt = await deps.store.attempts.by('verification_id', verificationId);
   if (!attempt) return null;
-  const hold = await deps.orders.takeHold(attempt.id);
-  const order = (await deps.orders.find(attempt.order_id))!;
+  const hold = await deps.store.holds.take(attempt.id);
+  const order = await reload(deps, attempt.order_id);
   switch (hold.kind) {
     case 'taken':
       return transact(deps, order, attempt, openHold(deps.box, attempt.id, hold.sealed), verificationId);
@@ -115,8 +110,8 @@ export async function finishChallenge(
  */
 export async function expireHolds(deps: CheckoutDeps): Promise<number> {
   let expired = 0;
-  for (const id of await deps.orders.attemptsWithExpiredHolds()) {
-    if ((await deps.orders.takeHold(id)).kind !== 'expired') continue;
+  for (const id of await deps.store.holds.expired()) {
+    if ((await deps.store.holds.take(id)).kind !== 'expired') continue;
     await timedOut(deps, id);
     expired++;
   }
@@ -124,14 +119,11 @@ export async function expireHolds(deps: CheckoutDeps): Promise<number> {
 }
 
 async function timedOut(deps: CheckoutDeps, attemptId: string): Promise<PaymentOutcome> {
-  const attempt = (await deps.orders.attempt(attemptId))!;
-  const order = (await deps.orders.find(attempt.order_id))!;
+  const attempt = (await deps.store.attempts.get(attemptId))!;
+  const order = await reload(deps, attempt.order_id);
   if (order.current_attempt_id !== attempt.id || order.status !== 'requires_action')
     return { kind: 'done', order };
-  await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
-    code: 'ERR_3DS_TIMEOUT',
-    sourceId: `api:${attempt.id}:hold`,
-  });
+  await found(deps, attempt.id, `api:${attempt.id}:hold`, 'failed', 'ERR_3DS_TIMEOUT');
   return {
     kind: 'declined',
     order: await reload(deps, order.id),
@@ -142,8 +134,8 @@ async function timedOut(deps: CheckoutDeps, attemptId: string): Promise<PaymentO
 
 async function transact(
   deps: CheckoutDeps,
-  order: OrderRow,
-  attempt: AttemptRow,
+  order: OrderRecord,
+  attempt: AttemptRecord,
   payment: CardPayment,
   verificationId: string,
 ): Promise<PaymentOutcome> {
@@ -186,15 +178,13 @@ async function transact(
 
 async function observeAnswer(
   deps: CheckoutDeps,
-  order: OrderRow,
-  attempt: AttemptRow,
+  order: OrderRecord,
+  attempt: AttemptRecord,
   record: ReturnType<typeof transactionSchema.parse>,
 ) {
   try {
-    await deps.orders.setAttemptIds(attempt.id, { gateway_transaction_id: record.id });
-    await deps.orders.applyObservation(
-      observeTransaction(record, 'api', `api:${attempt.id}:initiate`, deps.clock.now()),
-    );
+    await deps.store.attempts.setIds(attempt.id, { gateway_transaction_id: record.id });
+    await deps.apply(observeTransaction(record, 'api', `api:${attempt.id}:initiate`, deps.clock.now()));
   } catch (error) {
     // The gateway has decided; only our record of it failed. The shopper is told the outcome is on its
     // way (never a 500 for money that moved): the webhook, or a poll, lands it by the reference.
@@ -229,18 +219,15 @@ function duplicateOf(error: GatewayError): string | null {
  */
 async function refuse(
   deps: CheckoutDeps,
-  order: OrderRow,
-  attempt: AttemptRow,
+  order: OrderRecord,
+  attempt: AttemptRecord,
   error: unknown,
   step: string,
 ): Promise<PaymentOutcome> {
   if (error instanceof GatewayError && error.status < 500) {
     const record = transactionSchema.safeParse(error.details.data);
     if (record.success) return observeAnswer(deps, order, attempt, record.data);
-    await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
-      code: error.code,
-      sourceId: `api:${attempt.id}:${step}`,
-    });
+    await found(deps, attempt.id, `api:${attempt.id}:${step}`, 'failed', error.code);
     return {
       kind: 'declined',
       order: await reload(deps, order.id),
@@ -252,10 +239,7 @@ async function refuse(
     // The gateway failed, not the card: the attempt ends (nothing was charged) and the customer may retry.
     const code = error instanceof GatewayError ? error.code : 'GATEWAY_UNAVAILABLE';
     deps.logger.warn({ order: order.id, step, code }, 'gateway unavailable');
-    await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
-      code,
-      sourceId: `api:${attempt.id}:${step}`,
-    });
+    await found(deps, attempt.id, `api:${attempt.id}:${step}`, 'failed', code);
     return {
       kind: 'unavailable',
       order: await reload(deps, order.id),
@@ -264,6 +248,17 @@ async function refuse(
     };
   }
   throw error;
+}
+
+/** What the kit's call found about the attempt, through the one apply path (a challenge, or a refusal). */
+async function found(
+  deps: CheckoutDeps,
+  attemptId: string,
+  sourceId: string,
+  status: 'requires_action' | 'failed',
+  code: string | null = null,
+): Promise<void> {
+  await deps.apply(observeFinding(attemptId, { status, code }, sourceId, deps.clock.now()));
 }
 
 /** What the storefront tells the customer, per gateway code (gateway-api.md, Errors). */

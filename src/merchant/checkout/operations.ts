@@ -1,7 +1,7 @@
 import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
-import type { OperationKind, OperationRow, OrderRow } from '../../infra/models.js';
 import { observeTransaction } from '../orders/from-gateway.js';
 import { InvalidTransition, type OrderStatus } from '../orders/status.js';
+import type { OperationKind, OperationRecord, OrderRecord } from '../store/records.js';
 import { type CheckoutDeps, reload } from './deps.js';
 
 /** Where each operation is allowed (the gateway's rules, sandbox.md section 6, in order terms). */
@@ -12,10 +12,10 @@ const ALLOWED: Record<OperationKind, readonly OrderStatus[]> = {
 };
 
 export type OperationOutcome =
-  | { kind: 'done'; order: OrderRow; operation: OperationRow }
-  | { kind: 'refused'; order: OrderRow; operation: OperationRow; code: string; message: string }
+  | { kind: 'done'; order: OrderRecord; operation: OperationRecord }
+  | { kind: 'refused'; order: OrderRecord; operation: OperationRecord; code: string; message: string }
   /** No answer from the gateway: the key is stored; the same request again finishes it. */
-  | { kind: 'unknown'; order: OrderRow; operation: OperationRow };
+  | { kind: 'unknown'; order: OrderRecord; operation: OperationRecord };
 
 export class OperationConflict extends Error {
   override name = 'OperationConflict';
@@ -32,11 +32,11 @@ export class NothingToOperate extends Error {
  */
 export async function operate(
   deps: CheckoutDeps,
-  order: OrderRow,
+  order: OrderRecord,
   operation: OperationKind,
   input: { amountMinor: number; reason: string | null; requestKey: string },
 ): Promise<OperationOutcome> {
-  let op = await deps.orders.findOperation(order.id, operation, input.requestKey);
+  let op = await deps.store.operations.find(order.id, operation, input.requestKey);
   if (op && (op.amount_minor !== input.amountMinor || op.reason !== input.reason)) {
     throw new OperationConflict(
       `Idempotency-Key ${input.requestKey} was used for another ${operation} of this order`,
@@ -55,10 +55,15 @@ export async function operate(
   if (!op) {
     if (!ALLOWED[operation].includes(order.status))
       throw new InvalidTransition(order.status, ALLOWED[operation], operation);
-    const attempt = order.current_attempt_id ? await deps.orders.attempt(order.current_attempt_id) : null;
+    const attempt = order.current_attempt_id ? await deps.store.attempts.get(order.current_attempt_id) : null;
     if (!attempt?.gateway_transaction_id)
       throw new NothingToOperate(`order ${order.id} has no gateway transaction to ${operation}`);
-    op = await deps.orders.createOperation({ orderId: order.id, attemptId: attempt.id, operation, ...input });
+    op = await deps.store.operations.create({
+      orderId: order.id,
+      attemptId: attempt.id,
+      operation,
+      ...input,
+    });
   }
   return drive(deps, order, op);
 }
@@ -66,10 +71,11 @@ export async function operate(
 /** Calls the gateway for a stored operation; also how a pending one left by a crash is finished. */
 export async function drive(
   deps: CheckoutDeps,
-  order: OrderRow,
-  op: OperationRow,
+  order: OrderRecord,
+  stored: OperationRecord,
 ): Promise<OperationOutcome> {
-  const attempt = (await deps.orders.attempt(op.attempt_id))!;
+  let op = stored;
+  const attempt = (await deps.store.attempts.get(op.attempt_id))!;
   const money = { amountMinor: op.amount_minor, currency: order.currency as never };
   const transactionId = attempt.gateway_transaction_id!;
   try {
@@ -79,14 +85,16 @@ export async function drive(
         : op.operation === 'refund'
           ? await deps.gateway.refund(transactionId, money, op.reason ?? undefined, op.idempotency_key)
           : await deps.gateway.void(transactionId, money, op.reason ?? undefined, op.idempotency_key);
-    await deps.orders.settleOperation(op, { status: 'succeeded', transactionId: answer.data.id });
-    await deps.orders.applyObservation(
-      observeTransaction(answer.data, 'api', `op:${op.id}`, deps.clock.now()),
-    );
+    op = await deps.store.operations.settle(op, { status: 'succeeded', transactionId: answer.data.id });
+    await deps.apply(observeTransaction(answer.data, 'api', `op:${op.id}`, deps.clock.now()));
     return { kind: 'done', order: await reload(deps, order.id), operation: op };
   } catch (error) {
     if (error instanceof GatewayError && !error.retryable) {
-      await deps.orders.settleOperation(op, { status: 'failed', code: error.code, message: error.message });
+      op = await deps.store.operations.settle(op, {
+        status: 'failed',
+        code: error.code,
+        message: error.message,
+      });
       return {
         kind: 'refused',
         order: await reload(deps, order.id),

@@ -1,6 +1,6 @@
 import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import type { CustomerInput } from '../../client/gateway-client.js';
-import { observeSession } from '../orders/from-gateway.js';
+import { observeFinding, observeSession } from '../orders/from-gateway.js';
 import { declineMessage } from './card.js';
 import { type CheckoutDeps, type PaymentOutcome, reload } from './deps.js';
 import { inputRefusal } from './input-refusal.js';
@@ -14,7 +14,7 @@ export async function payByRedirect(
   orderId: string,
   input: { paymentMethod: string; customer?: CustomerInput },
 ): Promise<PaymentOutcome> {
-  const { order, attempt, previous } = await deps.orders.startAttempt(orderId, {
+  const { order, attempt, previous } = await deps.store.orders.startAttempt(orderId, {
     kind: 'redirect',
     paymentMethod: input.paymentMethod,
   });
@@ -32,27 +32,23 @@ export async function payByRedirect(
         description: order.description ?? undefined,
       })
     ).data;
-    await deps.orders.setAttemptIds(attempt.id, {
+    await deps.store.attempts.setIds(attempt.id, {
       payment_session_id: session.payment_session_id,
       gateway_transaction_id: session.transaction_id,
     });
-    await deps.orders.applyObservation(
-      observeSession(session, 'api', `api:${attempt.id}:session`, deps.clock.now()),
-    );
+    await deps.apply(observeSession(session, 'api', `api:${attempt.id}:session`, deps.clock.now()));
     return { kind: 'action', order: await reload(deps, order.id), url: session.checkout_url };
   } catch (error) {
     if (!(error instanceof GatewayError) && !(error instanceof GatewayNetworkError)) throw error;
     const errors = error instanceof GatewayError ? inputRefusal(error, 'redirect') : null;
     if (errors) {
-      await deps.orders.withdrawAttempt(order.id, attempt.id, previous);
+      await deps.store.orders.withdrawAttempt(order.id, attempt.id, previous);
       const { code, message } = error as GatewayError;
       return { kind: 'invalid', order: await reload(deps, order.id), code, message, errors };
     }
     const code = error instanceof GatewayError ? error.code : 'GATEWAY_UNAVAILABLE';
-    await deps.orders.localMove(order.id, attempt.id, 'attempt_failed', {
-      code,
-      sourceId: `api:${attempt.id}:session`,
-    });
+    const sourceId = `api:${attempt.id}:session`;
+    await deps.apply(observeFinding(attempt.id, { status: 'failed', code }, sourceId, deps.clock.now()));
     const after = await reload(deps, order.id);
     // A gateway or provider outage (5xx, no answer) is not a decline: the customer may simply try again.
     if (error instanceof GatewayNetworkError || error.status >= 500) {
@@ -70,6 +66,6 @@ export async function payByRedirect(
 
 /** The session landings show the order as we know it: the browser's query proves nothing. */
 export async function orderOfSession(deps: CheckoutDeps, paymentSessionId: string) {
-  const attempt = await deps.orders.attemptBy('payment_session_id', paymentSessionId);
-  return attempt ? deps.orders.find(attempt.order_id) : null;
+  const attempt = await deps.store.attempts.by('payment_session_id', paymentSessionId);
+  return attempt ? deps.store.orders.find(attempt.order_id) : null;
 }

@@ -1,9 +1,9 @@
 import type { Priority } from '../../client/budget.js';
 import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
-import type { OrderRow } from '../../infra/models.js';
 import { observeSession, observeTransaction } from '../orders/from-gateway.js';
 import type { Observation } from '../orders/observation.js';
 import { OPEN } from '../orders/status.js';
+import type { OrderRecord } from '../store/records.js';
 import type { CheckoutDeps } from './deps.js';
 
 export interface RefreshOptions {
@@ -29,10 +29,10 @@ export async function refreshOrder(
   deps: CheckoutDeps,
   orderId: string,
   options: RefreshOptions = {},
-): Promise<OrderRow | null> {
-  const order = await deps.orders.find(orderId);
+): Promise<OrderRecord | null> {
+  const order = await deps.store.orders.find(orderId);
   if (!order || !OPEN.includes(order.status) || !order.current_attempt_id) return order;
-  const attempt = await deps.orders.attempt(order.current_attempt_id);
+  const attempt = await deps.store.attempts.get(order.current_attempt_id);
   if (!attempt || (!attempt.payment_session_id && !attempt.gateway_transaction_id)) return order;
 
   const priority = options.priority ?? 'foreground';
@@ -46,7 +46,7 @@ export async function refreshOrder(
     const record = (await deps.gateway.transactionStatus(attempt.gateway_transaction_id!, priority)).data;
     return observeTransaction(record, 'poll', sourceId, deps.clock.now());
   };
-  const work = poll().then((obs) => deps.orders.applyObservation(obs));
+  const work = poll().then((obs) => deps.apply(obs));
   // Message, code and kind, never the error's details: they may carry a gateway record.
   const warn = (error: unknown) =>
     deps.logger.warn(
@@ -72,7 +72,7 @@ export async function refreshOrder(
       throw error;
     }
   }
-  return deps.orders.find(orderId);
+  return deps.store.orders.find(orderId);
 }
 
 /** `work`, or an AbortError as soon as `signal` aborts, whichever comes first. */

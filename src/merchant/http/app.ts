@@ -5,6 +5,7 @@ import { requestContext } from '../../infra/request-context.js';
 import { requestLog } from '../../infra/request-log.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { errorMiddleware, ok } from './errors.js';
+import { landingRoutes } from './landing-routes.js';
 import { merchantRoutes, type RouteDeps } from './routes.js';
 
 export interface ReadinessCheck {
@@ -49,6 +50,7 @@ export function createMerchantApp(
   });
   router.post('/webhooks/gateway', deps.receiver);
   merchantRoutes(router, deps);
+  landingRoutes(router, deps);
   app.use(router.routes());
   return app;
 }

@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import getRawBody from 'raw-body';
 import type { z } from 'zod';
 import { NothingToOperate, OperationConflict } from '../checkout/operations.js';
-import { DuplicateReference, OrderNotFound } from '../orders/repository.js';
 import { InvalidTransition } from '../orders/status.js';
+import { DuplicateReference, OrderNotFound } from '../store/index.js';
 
 /** The merchant API's one error type; the envelope mirrors the gateway's (merchant.md, HTTP interface). */
 export class HttpError extends Error {

@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
-import type { OrderRow } from '../../infra/models.js';
 import { escapeHtml } from '../../shared/html.js';
 import { type CurrencyCode, formatMinor } from '../../shared/money.js';
 import type { OrderStatus } from '../orders/status.js';
+import type { OrderRecord } from '../store/records.js';
 
 /** Seconds between two reloads of a landing whose payment is still being confirmed. */
 export const REFRESH_SECONDS = 3;
@@ -109,7 +109,10 @@ export function refreshCount(value: unknown): number {
  * The browser landings show the order as the backend knows it; they decide nothing (merchant.md).
  * Pure: the status code and the page, for the route and for tests.
  */
-export function renderLanding(order: OrderRow | null, view: LandingView): { status: number; html: string } {
+export function renderLanding(
+  order: OrderRecord | null,
+  view: LandingView,
+): { status: number; html: string } {
   const back = `<p class="back"><a href="${escapeHtml(view.shopUrl)}">Back to the shop</a></p>`;
   if (!order) {
     return {
@@ -157,7 +160,7 @@ ${back}`,
 }
 
 /** Answers the landing: the page, never cached (a reload must ask again). */
-export function landingPage(ctx: Context, order: OrderRow | null, view: LandingView): void {
+export function landingPage(ctx: Context, order: OrderRecord | null, view: LandingView): void {
   const { status, html } = renderLanding(order, view);
   ctx.status = status;
   ctx.type = 'html';

@@ -3,13 +3,14 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { type CurrencyCode, parseMajor } from '../../shared/money.js';
 import { payByCard } from '../checkout/card.js';
-import type { CheckoutDeps, PaymentOutcome } from '../checkout/deps.js';
+import type { PaymentOutcome } from '../checkout/deps.js';
 import { type OperationOutcome, operate } from '../checkout/operations.js';
 import { payByRedirect } from '../checkout/redirect.js';
 import { type OrderRules, orderRuleErrors } from '../orders/order-rules.js';
-import { OrderNotFound } from '../orders/repository.js';
+import { OrderNotFound } from '../store/index.js';
+import type { OrderRecord } from '../store/records.js';
 import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
-import { landingRoutes } from './landing-routes.js';
+import type { LandingDeps } from './landing-routes.js';
 import {
   captureSchema,
   createOrderSchema,
@@ -21,22 +22,20 @@ import {
 } from './schemas.js';
 import { historyView, orderView } from './views.js';
 
-export interface RouteDeps extends CheckoutDeps {
+export interface RouteDeps extends LandingDeps {
   opsApiToken: string;
-  /** Where the landing pages link back to. */
-  shopUrl: string;
   /** What orders may be taken in: refused at creation, not declined at payment. */
   orderRules: OrderRules;
 }
 
-/** merchant.md, HTTP interface: the storefront's, the browser's and the operator's routes. */
+/** merchant.md, HTTP interface: the storefront's and the operator's routes (the browser's: landing-routes.ts). */
 export function merchantRoutes(router: Router, deps: RouteDeps): void {
-  const { orders } = deps;
+  const { orders, attempts, history } = deps.store;
+  const currentAttempt = (order: OrderRecord) =>
+    order.current_attempt_id ? attempts.get(order.current_attempt_id) : null;
   const view = async (orderId: string) => {
-    const order = await orders.find(orderId);
-    if (!order) throw new OrderNotFound(orderId);
-    const attempt = order.current_attempt_id ? await orders.attempt(order.current_attempt_id) : null;
-    return orderView(order, attempt);
+    const order = await existing(orderId);
+    return orderView(order, await currentAttempt(order));
   };
 
   router.post('/orders', async (ctx) => {
@@ -54,10 +53,9 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
   });
 
   router.get('/orders/:id', async (ctx) => {
-    const details = await orders.details(ctx.params.id ?? '');
-    if (!details) throw new OrderNotFound(ctx.params.id ?? '');
-    const current = details.attempts.find((a) => a.id === details.order.current_attempt_id);
-    ok(ctx, { order: { ...orderView(details.order, current), history: details.history.map(historyView) } });
+    const order = await existing(ctx.params.id);
+    const [attempt, lines] = await Promise.all([currentAttempt(order), history.ofOrder(order.id)]);
+    ok(ctx, { order: { ...orderView(order, attempt), history: lines.map(historyView) } });
   });
 
   router.post('/orders/:id/pay/card', async (ctx) => {
@@ -83,8 +81,6 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
       }),
     );
   });
-
-  landingRoutes(router, deps);
 
   router.get('/payment-methods', async (ctx) => {
     const query = parse(methodsQuerySchema, ctx.query);

@@ -1,11 +1,11 @@
-import type { AttemptRow, HistoryRow, OrderRow } from '../../infra/models.js';
 import { type CurrencyCode, formatMinor } from '../../shared/money.js';
+import type { AttemptRecord, HistoryRecord, OrderRecord } from '../store/records.js';
 
 const fmt = (minor: number | null, currency: string) =>
   minor === null ? null : formatMinor(minor, currency as CurrencyCode);
 
 /** An order as the storefront and operators see it: minor units with the formatted amount beside. */
-export function orderView(order: OrderRow, attempt?: AttemptRow | null) {
+export function orderView(order: OrderRecord, attempt?: AttemptRecord | null) {
   return {
     id: order.id,
     reference: order.reference,
@@ -37,7 +37,7 @@ export function orderView(order: OrderRow, attempt?: AttemptRow | null) {
   };
 }
 
-export function historyView(h: HistoryRow) {
+export function historyView(h: HistoryRecord) {
   return {
     source: h.source,
     source_id: h.source_id,

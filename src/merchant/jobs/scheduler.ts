@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
 import { withLock } from '../../infra/redis.js';
+import { cryptoRandom, type RandomSource } from '../../shared/ids.js';
 
 export interface CronJob {
   name: string;
@@ -24,6 +25,8 @@ export class Scheduler {
     private readonly redis: Redis,
     private readonly logger: Logger,
     private readonly lockPrefix: string,
+    /** Makes each run's lock token. Default: crypto. */
+    private readonly random: RandomSource = cryptoRandom,
   ) {}
 
   start(jobs: CronJob[]): void {
@@ -33,7 +36,8 @@ export class Scheduler {
       const task = cron.createTask(job.schedule, async () => {
         if (busy) return;
         busy = true;
-        const run = withLock(this.redis, `${this.lockPrefix}:lock:${job.name}`, job.lockMs, job.run)
+        const lock = `${this.lockPrefix}:lock:${job.name}`;
+        const run = withLock(this.redis, lock, job.lockMs, job.run, this.random)
           .then((result) => {
             if (result !== null) this.logger.debug({ job: job.name, result }, 'cron job ran');
           })

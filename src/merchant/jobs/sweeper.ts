@@ -1,4 +1,4 @@
-import type { Inbox } from '../webhooks/inbox.js';
+import type { InboxStore } from '../store/inbox.js';
 
 export const SWEEP_AFTER_MS = 60_000;
 
@@ -7,7 +7,7 @@ export const SWEEP_AFTER_MS = 60_000;
  * again (the job id is the event id, so one already queued stays one job). Returns how many.
  */
 export async function sweepInbox(deps: {
-  inbox: Inbox;
+  inbox: Pick<InboxStore, 'stuck' | 'markQueued'>;
   enqueue: (eventId: string) => Promise<void>;
   now: number;
   olderThanMs?: number;

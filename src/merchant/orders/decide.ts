@@ -1,4 +1,4 @@
-import type { Observation } from './observation.js';
+import { isFinding, type Observation, type TransactionObservation } from './observation.js';
 import type { OrderStatus } from './status.js';
 
 /** What the gateway has told us about one attempt's money: facts that only grow. */
@@ -22,8 +22,8 @@ export interface AttemptFacts {
   kind: 'card' | 'redirect';
   /** A sale (a card sale or a session) captures its whole amount: any sign of capture says how much. */
   sale: boolean;
-  /** The sale, auth or session transaction this attempt made. */
-  transactionId: string;
+  /** The sale, auth or session transaction this attempt made; null until the gateway has one. */
+  transactionId: string | null;
   /** Whether the order follows this attempt; a superseded one only records what it hears. */
   current: boolean;
   state: PaymentState;
@@ -74,10 +74,12 @@ const PLACE: Record<OrderStatus, { line: Line; rank: number }> = {
 };
 
 /**
- * What an observed transaction says about the attempt. The record is the attempt's own (sale,
- * auth, session sale) or a child pointing at it (capture, refund, void). Null: a status we do not know.
+ * What an observation says about the attempt. A transaction record is the attempt's own (sale, auth,
+ * session sale) or a child pointing at it (capture, refund, void); a finding is read as it is said.
+ * Null: a status we do not know.
  */
 export function interpret(obs: Observation, attempt: AttemptFacts): Reading | null {
+  if (isFinding(obs)) return { status: obs.finding.status };
   const t = obs.transaction;
   const refunds = t.refundedMinor > 0 ? { refundedMinor: t.refundedMinor } : {};
   if (t.id !== attempt.transactionId) {
@@ -176,6 +178,7 @@ function moneyProblem(
   obs: Observation,
   next: PaymentState,
 ): string | null {
+  if (isFinding(obs)) return null; // no money was involved: nothing existed at the gateway
   const t = obs.transaction;
   if (t.currency !== order.currency)
     return `currency ${t.currency} differs from the order's ${order.currency}`;
@@ -201,6 +204,9 @@ function moneyProblem(
  * The one state machine every observation goes through (DESIGN.md section 2). Pure. The same
  * observation twice changes nothing; one older than what the order reflects changes nothing; the
  * result does not depend on the order observations arrive in; what does not add up is flagged.
+ * Findings (the checkout's own readings of an attempt the gateway has no transaction for yet) follow
+ * the same rules: a challenge moves pending to requires_action, a refusal ends the attempt, and
+ * neither undoes what a transaction record already said (that is flagged, never applied).
  */
 export function decide(order: OrderFacts, attempt: AttemptFacts, obs: Observation): Decision {
   const keep = (outcome: Outcome, note: string | null, review: string | null = null): Decision => ({
@@ -212,7 +218,8 @@ export function decide(order: OrderFacts, attempt: AttemptFacts, obs: Observatio
   });
   const reading = interpret(obs, attempt);
   if (!reading) {
-    const note = `unknown ${obs.transaction.type} status ${obs.transaction.status}`;
+    const t = (obs as TransactionObservation).transaction; // findings always have a reading
+    const note = `unknown ${t.type} status ${t.status}`;
     return keep('flagged', note, note); // never persisted, only recorded and flagged
   }
   if (conflict(attempt.state.status, reading.status)) {
@@ -235,5 +242,7 @@ export function decide(order: OrderFacts, attempt: AttemptFacts, obs: Observatio
   }
   // The gateway's truth is applied even when it is wrong for us: the money moved, and a person must look.
   if (problem) return { outcome: 'flagged', attempt: next, orderStatus, review: problem, note: problem };
-  return { outcome: 'applied', attempt: next, orderStatus, review: null, note: null };
+  // A finding's history says what was found: the gateway's code, or the challenge.
+  const note = isFinding(obs) ? (obs.finding.code ?? 'action_required') : null;
+  return { outcome: 'applied', attempt: next, orderStatus, review: null, note };
 }

@@ -1,5 +1,46 @@
-import type { GatewayPaymentSession, GatewayTransaction } from '../../client/schemas.js';
-import type { Observation, ObservationSource } from './observation.js';
+import {
+  eventPayloadSchema,
+  type GatewayPaymentSession,
+  type GatewayTransaction,
+} from '../../client/schemas.js';
+import type { AttemptObservation, ObservationSource, TransactionObservation } from './observation.js';
+
+/** A gateway event, read: an observation to apply, a ping to answer, or a typed refusal. */
+export type ParsedEvent =
+  | { kind: 'observation'; id: string; type: string; observation: TransactionObservation }
+  | { kind: 'ping'; id: string }
+  | { kind: 'rejected'; reason: 'not_json' | 'bad_shape' | 'no_transaction'; message: string };
+
+/**
+ * The one reading of a gateway event's bytes (gateway-api.md, Webhook payload), wherever they come
+ * from: the receiver (after the signature), the worker (from the inbox), event recovery. The
+ * observation's source id is the event id, so the same event from two sources is one observation.
+ */
+export function parseEvent(text: string, source: ObservationSource, now: number): ParsedEvent {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { kind: 'rejected', reason: 'not_json', message: 'The body is not JSON.' };
+  }
+  const parsed = eventPayloadSchema.safeParse(json);
+  if (!parsed.success)
+    return {
+      kind: 'rejected',
+      reason: 'bad_shape',
+      message: 'The event does not have the documented shape.',
+    };
+  const event = parsed.data;
+  if (event.type === 'webhook.ping') return { kind: 'ping', id: event.id };
+  if (!event.data.transaction)
+    return { kind: 'rejected', reason: 'no_transaction', message: 'The event carries no transaction.' };
+  return {
+    kind: 'observation',
+    id: event.id,
+    type: event.type,
+    observation: observeTransaction(event.data.transaction, source, event.id, now),
+  };
+}
 
 /** A gateway transaction record, from any answer or payload, as an observation. */
 export function observeTransaction(
@@ -7,7 +48,7 @@ export function observeTransaction(
   source: ObservationSource,
   sourceId: string,
   now: number,
-): Observation {
+): TransactionObservation {
   return {
     source,
     sourceId,
@@ -44,7 +85,7 @@ export function observeSession(
   source: ObservationSource,
   sourceId: string,
   now: number,
-): Observation {
+): TransactionObservation {
   return {
     source,
     sourceId,
@@ -61,4 +102,14 @@ export function observeSession(
       reference: s.merchant_reference ?? null,
     },
   };
+}
+
+/** What the kit's own call found about an attempt the gateway has no transaction for (see AttemptObservation). */
+export function observeFinding(
+  attemptId: string,
+  finding: AttemptObservation['finding'],
+  sourceId: string,
+  now: number,
+): AttemptObservation {
+  return { source: 'api', sourceId, observedAt: now, attemptId, finding };
 }

@@ -1,6 +1,6 @@
 /**
- * What anyone learns about a gateway transaction: a webhook event, a replay, a recovered event, a
- * status poll or an API answer all become this one type (DESIGN.md section 2).
+ * What anyone learns about a payment: a webhook event, a replay, a recovered event, a status poll or
+ * an API answer all become this one type (DESIGN.md section 2), and `decide` is the only judge of it.
  */
 export type ObservationSource = 'webhook' | 'replay' | 'poll' | 'api' | 'recovery';
 
@@ -20,12 +20,32 @@ export interface TransactionFact {
   reference?: string | null;
 }
 
-export interface Observation {
+interface Seen {
   source: ObservationSource;
-  /** The event id, the request id, or `poll:<order>:<slot>`: what makes a duplicate a duplicate. */
+  /** The event id, the request or attempt step, or `poll:<attempt>:<ms>`: what makes a duplicate a duplicate. */
   sourceId: string;
   observedAt: number;
+}
+
+/** A gateway transaction record, from an event, a poll or an answer. */
+export interface TransactionObservation extends Seen {
   transaction: TransactionFact;
   /** A payment session's own status, when the observation came from one (it tells expired from cancelled). */
   sessionStatus?: string;
 }
+
+/**
+ * What the gateway answered about an attempt before any transaction existed for it (decide's rule
+ * for findings): a 3DS challenge to answer, or a refusal that recorded nothing (a failed or timed-out
+ * 3DS, a decline before the transaction, a gateway that could not be reached). Only the kit's own
+ * calls produce these.
+ */
+export interface AttemptObservation extends Seen {
+  source: 'api';
+  attemptId: string;
+  finding: { status: 'requires_action' | 'failed'; code: string | null };
+}
+
+export type Observation = TransactionObservation | AttemptObservation;
+
+export const isFinding = (obs: Observation): obs is AttemptObservation => 'finding' in obs;

@@ -26,30 +26,24 @@ export const RETRYABLE: readonly OrderStatus[] = [
 /** Statuses a poller keeps watching: the gateway may still move them. */
 export const OPEN: readonly OrderStatus[] = ['pending', 'requires_action', 'authorized'];
 
-/** The moves the checkout makes itself, before the gateway has a transaction to observe. */
-export type LocalEvent = 'attempt_started' | 'action_required' | 'attempt_failed';
-
-const LOCAL: Record<LocalEvent, { from: readonly OrderStatus[]; to: OrderStatus }> = {
-  attempt_started: { from: RETRYABLE, to: 'pending' },
-  action_required: { from: ['pending'], to: 'requires_action' },
-  attempt_failed: { from: ['pending', 'requires_action'], to: 'failed' },
-};
-
 export class InvalidTransition extends Error {
   override name = 'InvalidTransition';
   constructor(
     readonly current: OrderStatus,
     readonly allowed: readonly OrderStatus[],
-    event: string,
+    action: string,
   ) {
-    super(
-      `cannot ${event.replace('_', ' ')} while the order is ${current}; allowed from ${allowed.join(', ')}`,
-    );
+    super(`cannot ${action} while the order is ${current}; allowed from ${allowed.join(', ')}`);
   }
 }
 
-export function localTransition(current: OrderStatus, event: LocalEvent): OrderStatus {
-  const rule = LOCAL[event];
-  if (!rule.from.includes(current)) throw new InvalidTransition(current, rule.from, event);
-  return rule.to;
+/**
+ * The one status change that is not an observation: a new payment attempt, which supersedes the last
+ * and puts the order back to pending. Everything after it is learned from the gateway, through
+ * `decide`. Throws when the order is past paying for.
+ */
+export function statusOnNewAttempt(current: OrderStatus): OrderStatus {
+  if (!RETRYABLE.includes(current))
+    throw new InvalidTransition(current, RETRYABLE, 'start a payment attempt');
+  return 'pending';
 }

@@ -47,3 +47,20 @@ export function createObservationQueue(
 export async function enqueueEvent(queue: Queue.Queue<ObservationJob>, eventId: string): Promise<void> {
   await queue.add({ eventId }, { jobId: eventId });
 }
+
+/**
+ * Closes the queue and the Redis connections it opened. bull closes no connection it got from a
+ * `createClient` (above): they are ours to close, once the worker is paused and its job in hand done.
+ */
+export async function closeQueue(queue: Queue.Queue): Promise<void> {
+  await queue.close(true);
+  // bull opens each connection when it is first used, and says which through these flags.
+  const q = queue as unknown as Record<string, unknown>;
+  for (const [flag, connection] of [
+    ['clientInitialized', 'client'],
+    ['subscriberInitialized', 'eclient'],
+    ['bclientInitialized', 'bclient'],
+  ] as const) {
+    if (q[flag] === true) (q[connection] as Redis).disconnect();
+  }
+}

@@ -1,11 +1,10 @@
 import type { Job } from 'bull';
 import type { Logger } from 'pino';
-import { eventPayloadSchema } from '../../client/schemas.js';
 import type { Clock } from '../../shared/clock.js';
-import { observeTransaction } from '../orders/from-gateway.js';
+import { parseEvent } from '../orders/from-gateway.js';
 import type { ObservationSource } from '../orders/observation.js';
-import type { OrderRepository } from '../orders/repository.js';
-import type { Inbox } from '../webhooks/inbox.js';
+import type { InboxStore } from '../store/inbox.js';
+import type { Apply } from './apply.js';
 import type { ObservationJob } from './queue.js';
 
 /** No attempt of ours has this transaction (yet): retried with backoff, then left in the failed set. */
@@ -13,16 +12,21 @@ export class UnmatchedEvent extends Error {
   override name = 'UnmatchedEvent';
 }
 
+/** A stored event that no longer reads as one: retrying cannot help, so it goes to the failed set at once. */
+export class UnreadableEvent extends Error {
+  override name = 'UnreadableEvent';
+}
+
 export interface WorkerDeps {
-  inbox: Inbox;
-  orders: OrderRepository;
+  inbox: InboxStore;
+  apply: Apply;
   clock: Clock;
   logger: Logger;
 }
 
 /**
- * The reconciler: an inbox event becomes an observation and goes through the one state machine
- * (OrderRepository.applyObservation, under a row lock, order and history in one transaction).
+ * The reconciler: an inbox event becomes an observation (parseEvent, the receiver's own reading) and
+ * goes through the one apply path.
  */
 export function eventProcessor(deps: WorkerDeps) {
   return async (job: Job<ObservationJob>): Promise<string> => {
@@ -30,10 +34,15 @@ export function eventProcessor(deps: WorkerDeps) {
     const row = await deps.inbox.get(eventId);
     if (!row) return 'missing';
     if (row.processed_at) return 'already processed';
-    const payload = eventPayloadSchema.parse(JSON.parse(row.payload));
-    const source = row.source as ObservationSource;
-    const observation = observeTransaction(payload.data.transaction!, source, eventId, deps.clock.now());
-    const result = await deps.orders.applyObservation(observation);
+    const event = parseEvent(row.payload, row.source as ObservationSource, deps.clock.now());
+    if (event.kind !== 'observation') {
+      const problem = event.kind === 'ping' ? 'a ping carries no transaction' : event.message;
+      await deps.inbox.markFailedAttempt(eventId, `unreadable: ${problem}`);
+      await job.discard();
+      throw new UnreadableEvent(`inbox event ${eventId} is unreadable: ${problem}`);
+    }
+    const { observation } = event;
+    const result = await deps.apply(observation);
     if (!result.matched) {
       await deps.inbox.markFailedAttempt(eventId, `no order has transaction ${observation.transaction.id}`);
       throw new UnmatchedEvent(`no order has transaction ${observation.transaction.id} (event ${eventId})`);

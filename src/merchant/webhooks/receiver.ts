@@ -1,11 +1,11 @@
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import getRawBody from 'raw-body';
-import { eventPayloadSchema } from '../../client/schemas.js';
 import { type Clock, unixSeconds } from '../../shared/clock.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { DEFAULT_TOLERANCE_SECONDS, verify } from '../../shared/signature.js';
-import type { Inbox } from './inbox.js';
+import { parseEvent } from '../orders/from-gateway.js';
+import type { InboxStore } from '../store/inbox.js';
 import type { SecretCache } from './secret-cache.js';
 
 /** merchant.md, The receiver: at most 256 KiB. */
@@ -14,7 +14,7 @@ export const MAX_WEBHOOK_BYTES = 256 * 1024;
 export const ENQUEUE_DEADLINE_MS = 250;
 
 export interface ReceiverDeps {
-  inbox: Inbox;
+  inbox: Pick<InboxStore, 'store'>;
   secrets: SecretCache;
   /** Queues an event for the reconciler (job id = event id). */
   enqueue: (eventId: string) => Promise<void>;
@@ -62,27 +62,20 @@ export function webhookReceiver(deps: ReceiverDeps) {
       return answer(ctx, 401, 'INVALID_SIGNATURE', verdict.message);
     }
 
-    let event: ReturnType<typeof eventPayloadSchema.parse>;
-    try {
-      const parsed = eventPayloadSchema.safeParse(JSON.parse(raw.toString('utf8')));
-      if (!parsed.success)
-        return answer(ctx, 400, 'MALFORMED_EVENT', 'The event does not have the documented shape.');
-      event = parsed.data;
-    } catch {
-      return answer(ctx, 400, 'MALFORMED_EVENT', 'The body is not JSON.');
-    }
-    if (event.type === 'webhook.ping') return answer(ctx, 200, '', 'pong');
-    if (!event.data.transaction)
-      return answer(ctx, 400, 'MALFORMED_EVENT', 'The event carries no transaction.');
+    const text = raw.toString('utf8');
+    const source = ctx.get('X-Service-Replay') === 'true' ? 'replay' : 'webhook';
+    const event = parseEvent(text, source, deps.clock.now());
+    if (event.kind === 'rejected') return answer(ctx, 400, 'MALFORMED_EVENT', event.message);
+    if (event.kind === 'ping') return answer(ctx, 200, '', 'pong');
 
     let stored: 'stored' | 'duplicate';
     try {
       stored = await deps.inbox.store({
         id: event.id,
         type: event.type,
-        transactionId: event.data.transaction.id,
-        source: ctx.get('X-Service-Replay') === 'true' ? 'replay' : 'webhook',
-        payload: raw.toString('utf8'),
+        transactionId: event.observation.transaction.id,
+        source,
+        payload: text,
         now: new Date(deps.clock.now()),
       });
     } catch (error) {

@@ -15,7 +15,7 @@ describe('merchant: a payment whose id the kit never stored is found by its refe
   it('a crash between the gateway charging and the kit storing the id: the webhook lands it on the order', async () => {
     const created = await t.call('POST', '/orders', { body: { amount: '19.99', currency: 'EUR' } });
     const order = created.body.data.order;
-    const { attempt } = await t.kit.orders.startAttempt(order.id, { kind: 'card', mode: 'sale' });
+    const { attempt } = await t.kit.store.orders.startAttempt(order.id, { kind: 'card', mode: 'sale' });
     // The gateway charges; the kit "crashes" before setAttemptIds ever runs.
     const charged = await t.kit.client.createTransaction({
       type: 'sale',
@@ -24,7 +24,7 @@ describe('merchant: a payment whose id the kit never stored is found by its refe
       reference: order.reference,
       card: card(),
     });
-    expect((await t.kit.orders.attempt(attempt.id))!.gateway_transaction_id).to.equal(null);
+    expect((await t.kit.store.attempts.get(attempt.id))!.gateway_transaction_id).to.equal(null);
 
     await waitFor(
       'the order paid by the webhook',
@@ -44,8 +44,8 @@ describe('merchant: a payment whose id the kit never stored is found by its refe
   it('a child record (a refund) never adopts: only the payment itself can name its attempt', async () => {
     const created = await t.call('POST', '/orders', { body: { amount: '5.00', currency: 'EUR' } });
     const order = created.body.data.order;
-    await t.kit.orders.startAttempt(order.id, { kind: 'card', mode: 'sale' });
-    const result = await t.kit.orders.applyObservation({
+    await t.kit.store.orders.startAttempt(order.id, { kind: 'card', mode: 'sale' });
+    const result = await t.kit.apply({
       source: 'webhook',
       sourceId: 'evt_child',
       observedAt: Date.now(),

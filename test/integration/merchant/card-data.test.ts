@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { expireHolds } from '../../../src/merchant/checkout/card.js';
 import { ManualClock } from '../../../src/shared/clock.js';
+import { row, rows } from '../../support/db.js';
 import { card, DECLINING_CARDS } from '../../support/gateway.js';
 import { landingStatus, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
 
@@ -109,7 +110,7 @@ describe('merchant: card data is kept nowhere (merchant.md, Card data)', functio
       const res = await pay(orderId, CHALLENGE, { mode: 'sale' });
       expect(res.status, res.text).to.equal(200);
       holdAttemptId = res.body.data.order.payment.attempt_id;
-      sealedHold = (await t.kit.models.Attempt.findByPk(holdAttemptId))!.hold_sealed;
+      sealedHold = (await row(t, 'payment_attempts', { id: holdAttemptId }))!.hold_sealed;
       dumpWhileHeld = await t.dump();
       const back = await pressButton(res.body.data.next_action.url, 'authenticate');
       const first = landingStatus((await visit(back)).text);
@@ -286,28 +287,28 @@ describe('merchant: card data is kept nowhere (merchant.md, Card data)', functio
   });
 
   it('no hold remains once used or expired, and none outlives 15 minutes', async () => {
-    const rows = await t.kit.models.Attempt.findAll();
-    expect(rows.length).to.be.greaterThan(10);
-    for (const row of rows) {
-      if (row.hold_sealed === null) {
-        expect(row.hold_expires_at).to.equal(null);
+    const attempts = await rows(t, 'payment_attempts');
+    expect(attempts.length).to.be.greaterThan(10);
+    for (const attempt of attempts) {
+      if (attempt.hold_sealed === null) {
+        expect(attempt.hold_expires_at).to.equal(null);
         continue;
       }
       // Only the challenge left open may still hold: sealed, and due within 15 minutes of its making.
-      expect(row.hold_sealed.startsWith('v1.')).to.equal(true);
-      expect(row.status).to.equal('requires_action');
-      expect(row.hold_expires_at!.getTime() - row.created_at.getTime()).to.be.at.most(15 * MINUTE);
+      expect(attempt.hold_sealed.startsWith('v1.')).to.equal(true);
+      expect(attempt.status).to.equal('requires_action');
+      expect(attempt.hold_expires_at.getTime() - attempt.created_at.getTime()).to.be.at.most(15 * MINUTE);
     }
-    expect(rows.find((r) => r.id === holdAttemptId)!.hold_sealed).to.equal(null);
+    expect(attempts.find((r) => r.id === holdAttemptId)!.hold_sealed).to.equal(null);
   });
 
   it('an abandoned hold is erased once past its 15 minutes (the holds job)', async () => {
-    const open = (await t.kit.models.Attempt.findAll()).filter((r) => r.hold_sealed !== null);
+    const open = (await rows(t, 'payment_attempts')).filter((r) => r.hold_sealed !== null);
     expect(open, 'the challenge left open still holds').to.have.length(1);
     clock.advance(15 * MINUTE + 1000);
     await expireHolds(t.kit.checkout); // what the scheduler's "holds" job runs
-    const rows = await t.kit.models.Attempt.findAll();
-    expect(rows.filter((r) => r.hold_sealed !== null || r.hold_expires_at !== null)).to.deep.equal([]);
+    const attempts = await rows(t, 'payment_attempts');
+    expect(attempts.filter((r) => r.hold_sealed !== null || r.hold_expires_at !== null)).to.deep.equal([]);
     const dump = await t.dump();
     for (const number of USED) expect(dump).to.not.contain(number);
   });
@@ -325,8 +326,8 @@ describe('merchant: card data is kept nowhere (merchant.md, Card data)', functio
       'country_code',
       'ip_address',
     ];
-    const row = await t.kit.models.Order.findByPk(customerOrderId);
-    const stored = row!.customer as Record<string, unknown>;
+    const order = await row(t, 'orders', { id: customerOrderId });
+    const stored = order!.customer as Record<string, unknown>;
     expect(stored).to.include({ email: 'ada@example.com', first_name: 'Ada', country_code: 'GB' });
     for (const key of Object.keys(stored)) expect(KNOWN, `stored customer field ${key}`).to.include(key);
     expect(stored).to.not.have.property('card_number');

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { ManualClock } from '../../../src/shared/clock.js';
+import { count, row } from '../../support/db.js';
 import { card } from '../../support/gateway.js';
 import { getOrder, landingStatus, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
 
@@ -29,9 +30,9 @@ async function createOrder(t: TestKit, body: Record<string, unknown> = {}) {
 async function attemptRow(t: TestKit, orderId: string) {
   const order = await getOrder(t, orderId);
   expect(order.payment, 'the order names its current attempt').to.not.equal(null);
-  const row = await t.kit.models.Attempt.findByPk(order.payment.attempt_id);
-  expect(row).to.not.equal(null);
-  return row!;
+  const attempt = await row(t, 'payment_attempts', { id: order.payment.attempt_id });
+  expect(attempt).to.not.equal(null);
+  return attempt!;
 }
 
 /** Opens a challenge for a new order: the order waits on the hosted page. */
@@ -124,14 +125,14 @@ describe('merchant: card payments (merchant.md, Orders and HTTP interface)', fun
       const reference = ref('dup');
       const first = await t.call('POST', '/orders', { body: { amount: '5.00', currency: 'EUR', reference } });
       expect(first.status).to.equal(201);
-      const before = await t.kit.models.Order.count();
+      const before = await count(t, 'orders');
       const second = await t.call('POST', '/orders', {
         body: { amount: '7.00', currency: 'EUR', reference },
       });
       expect(second.status, second.text).to.equal(409);
       expect(second.body).to.include({ success: false, code: 'DUPLICATE_REFERENCE' });
       expect(second.body.errors).to.have.property('reference');
-      expect(await t.kit.models.Order.count()).to.equal(before);
+      expect(await count(t, 'orders')).to.equal(before);
       expect((await getOrder(t, first.body.data.order.id)).amount).to.equal(500);
     });
 
@@ -660,12 +661,12 @@ describe('merchant: card payments (merchant.md, Orders and HTTP interface)', fun
 
     for (const [name, request, field] of ORDER_CASES) {
       it(`POST /orders with ${name} -> 422 naming ${field}, no order stored`, async () => {
-        const before = await t.kit.models.Order.count();
+        const before = await count(t, 'orders');
         const res = await t.call('POST', '/orders', request);
         expect(res.status, res.text).to.equal(422);
         expect(res.body).to.include({ success: false, code: 'VALIDATION_FAILED' });
         expect(res.body.errors, res.text).to.have.property(field);
-        expect(await t.kit.models.Order.count()).to.equal(before);
+        expect(await count(t, 'orders')).to.equal(before);
       });
     }
   });

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { count } from '../../support/db.js';
 import { card } from '../../support/gateway.js';
 import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
 
@@ -62,7 +63,7 @@ describe('merchant: a typo fails nothing', () => {
         expect(pay.body.errors[field][0]).to.be.a('string').and.not.equal('');
         expect(pay.body.data.order.status).to.equal('pending');
         expect(await essentials(order.id)).to.deep.equal(before);
-        expect(await t.kit.models.Attempt.count({ where: { order_id: order.id } })).to.equal(0);
+        expect(await count(t, 'payment_attempts', { order_id: order.id })).to.equal(0);
       });
     }
 
@@ -88,11 +89,11 @@ describe('merchant: a typo fails nothing', () => {
 
   describe('POST /orders', () => {
     it('a currency the shop does not take (CHF, a platform currency) is 422 naming currency; nothing stored', async () => {
-      const before = await t.kit.models.Order.count();
+      const before = await count(t, 'orders');
       const res = await t.call('POST', '/orders', { body: { amount: '10.00', currency: 'CHF' } });
       expect(res.status, res.text).to.equal(422);
       expect(res.body.errors.currency[0]).to.match(/EUR, USD, GBP, JPY/);
-      expect(await t.kit.models.Order.count()).to.equal(before);
+      expect(await count(t, 'orders')).to.equal(before);
     });
 
     it("above the gateway's maximum is 422 naming amount; the maximum itself is taken, in every currency", async () => {

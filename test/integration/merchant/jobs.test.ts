@@ -7,6 +7,7 @@ import { expireHolds } from '../../../src/merchant/checkout/card.js';
 import { Scheduler } from '../../../src/merchant/jobs/scheduler.js';
 import { sweepInbox } from '../../../src/merchant/jobs/sweeper.js';
 import { ManualClock } from '../../../src/shared/clock.js';
+import { row } from '../../support/db.js';
 import { card } from '../../support/gateway.js';
 import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
 import { delay, waitFor } from '../../support/process.js';
@@ -57,7 +58,7 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
     const id = (name: string) => `evt_sweep_${tag}_${name}`;
 
     const store = (name: string, receivedAt: number) =>
-      t.kit.inbox.store({
+      t.kit.store.inbox.store({
         id: id(name),
         type: 'transaction.captured',
         transactionId: `9${tag.replace(/\D/g, '')}`,
@@ -67,7 +68,7 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
       });
 
     const sweep = (now: number) =>
-      sweepInbox({ inbox: t.kit.inbox, enqueue: (eventId) => t.kit.enqueue(eventId), now });
+      sweepInbox({ inbox: t.kit.store.inbox, enqueue: (eventId) => t.kit.enqueue(eventId), now });
 
     const jobsInQueue = async () => {
       const counts = await t.kit.queue.getJobCounts();
@@ -84,13 +85,13 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
       expect(await store('old_61s', now - 61_000)).to.equal('stored');
       // Stuck too: queued once long ago (the job was lost), still unprocessed: "queued again".
       await store('requeue', now - 10 * MINUTE);
-      await t.kit.inbox.markQueued([id('requeue')], new Date(now - 9 * MINUTE));
+      await t.kit.store.inbox.markQueued([id('requeue')], new Date(now - 9 * MINUTE));
       // Not stuck: too new.
       await store('new_59s', now - 59_000);
       await store('new_1s', now - 1000);
       // Not stuck: processed.
       await store('processed', now - 10 * MINUTE);
-      await t.kit.inbox.markProcessed(id('processed'), 'applied', new Date(now - 9 * MINUTE));
+      await t.kit.store.inbox.markProcessed(id('processed'), 'applied', new Date(now - 9 * MINUTE));
 
       const stuck = ['old_5min', 'old_61s', 'requeue'];
       const left = ['new_59s', 'new_1s', 'processed'];
@@ -105,16 +106,16 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
         const job = await t.kit.queue.getJob(id(name));
         expect(job, `a job for ${name}`).to.not.equal(null);
         expect(job!.data, 'the job carries the event id only').to.deep.equal({ eventId: id(name) });
-        const row = await t.kit.inbox.get(id(name));
+        const row = await t.kit.store.inbox.get(id(name));
         expect(row!.queued_at?.getTime(), `${name} marked queued at the sweep's time`).to.equal(now);
         expect(row!.processed_at, 'the sweep processes nothing').to.equal(null);
       }
       for (const name of left) {
         expect(await t.kit.queue.getJob(id(name)), `no job for ${name}`).to.equal(null);
       }
-      expect((await t.kit.inbox.get(id('new_59s')))!.queued_at, 'new_59s untouched').to.equal(null);
-      expect((await t.kit.inbox.get(id('new_1s')))!.queued_at, 'new_1s untouched').to.equal(null);
-      expect((await t.kit.inbox.get(id('processed')))!.queued_at, 'processed untouched').to.equal(null);
+      expect((await t.kit.store.inbox.get(id('new_59s')))!.queued_at, 'new_59s untouched').to.equal(null);
+      expect((await t.kit.store.inbox.get(id('new_1s')))!.queued_at, 'new_1s untouched').to.equal(null);
+      expect((await t.kit.store.inbox.get(id('processed')))!.queued_at, 'processed untouched').to.equal(null);
 
       // Right after: the same rows are still unprocessed, and the queue still holds one job each.
       await sweep(now + 500);
@@ -145,7 +146,7 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
       expect(await t.kit.queue.getJob(id('over_a_minute')), 'the row 60.3 s old is queued').to.not.equal(
         null,
       );
-      const row = await t.kit.inbox.get(id('under_a_minute'));
+      const row = await t.kit.store.inbox.get(id('under_a_minute'));
       expect(
         await t.kit.queue.getJob(id('under_a_minute')),
         `the row 59.7 s old is queued (received_at stored as ${row?.received_at.toISOString()}, ` +
@@ -156,7 +157,7 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
 
     afterEach(async () => {
       await t?.kit.queue.empty();
-      await t?.kit.inbox.model.destroy({ where: {} });
+      await t?.kit.sequelize.query('DELETE FROM webhook_inbox');
     });
   });
 
@@ -367,9 +368,9 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
     };
     const attemptOf = async (orderId: string) => {
       const order = await getOrder(t, orderId);
-      const row = await t.kit.models.Attempt.findByPk(order.payment.attempt_id);
-      expect(row, 'the order has an attempt').to.not.equal(null);
-      return row!;
+      const attempt = await row(t, 'payment_attempts', { id: order.payment.attempt_id });
+      expect(attempt, 'the order has an attempt').to.not.equal(null);
+      return attempt!;
     };
     const charged = (reference: string) =>
       [...t.kit.sandbox!.deps.state.transactions.values()].filter((x) => x.reference === reference);

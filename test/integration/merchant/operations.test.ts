@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { Transaction } from '../../../src/gateway/domain/transactions.js';
+import { count, row, rows } from '../../support/db.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
 import { OPS_TOKEN, startTestKit, type TestKit } from '../../support/kit.js';
 
@@ -94,16 +95,12 @@ describe('merchant: operator capture, refund and void', () => {
     t.kit.sandbox!.deps.state.transactions.get(Number(order.payment!.gateway_transaction_id))!;
 
   const operationRows = (orderId: string) =>
-    t.kit.models.Operation.findAll({
-      where: { order_id: orderId },
-      order: [['created_at', 'ASC']],
-      raw: true,
-    });
+    rows(t, 'gateway_operations', { order_id: orderId }, 'created_at');
 
   const snapshot = async (id: string) => ({
-    row: await t.kit.models.Order.findByPk(id, { raw: true }),
-    history: await t.kit.models.History.count({ where: { order_id: id } }),
-    operations: await t.kit.models.Operation.count({ where: { order_id: id } }),
+    row: await row(t, 'orders', { id }),
+    history: await count(t, 'order_history', { order_id: id }),
+    operations: await count(t, 'gateway_operations', { order_id: id }),
   });
 
   /** The last history row: an `api` observation that moved the order from `before` to `after`. */

@@ -4,9 +4,9 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { expect } from 'chai';
 import type { Transaction } from '../../../src/gateway/domain/transactions.js';
-import { activeSecrets, storeSecret } from '../../../src/merchant/webhooks/secrets.js';
 import { isoMicros, ManualClock, systemClock, unixSeconds } from '../../../src/shared/clock.js';
 import { generateSecret, sign, verify } from '../../../src/shared/signature.js';
+import { count, rows } from '../../support/db.js';
 import {
   alnum,
   deliveriesOff,
@@ -38,11 +38,11 @@ import { freePort, waitFor } from '../../support/process.js';
 // helpers
 
 async function historyOf(t: TestKit, orderId: string) {
-  return t.kit.models.History.findAll({ where: { order_id: orderId }, order: [['id', 'ASC']], raw: true });
+  return rows(t, 'order_history', { order_id: orderId }, 'id');
 }
 
 async function historyFor(t: TestKit, eventId: string) {
-  return t.kit.models.History.findAll({ where: { source_id: eventId }, raw: true });
+  return rows(t, 'order_history', { source_id: eventId });
 }
 
 async function queueTotal(t: TestKit): Promise<number> {
@@ -75,7 +75,7 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
 
     /** merchant.md: "nothing stored": the inbox has no row and bull holds no job at all. */
     const expectNothingStored = async () => {
-      expect(await t.kit.inbox.model.count(), 'inbox rows').to.equal(0);
+      expect(await count(t, 'webhook_inbox'), 'inbox rows').to.equal(0);
       expect(await queueTotal(t), 'bull jobs').to.equal(0);
     };
 
@@ -233,7 +233,7 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
       const order = await paidOrder(t);
       const refund = await refundAtGateway(t, order.sale.id, 2);
       const e = event('transaction.refunded', wire(refund));
-      const rowsBefore = await t.kit.inbox.model.count();
+      const rowsBefore = await count(t, 'webhook_inbox');
       const spy = spyOnQueue(t);
       try {
         const answer = await post(e.body, { secret });
@@ -243,7 +243,7 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
       } finally {
         spy.restore();
       }
-      expect(await t.kit.inbox.model.count()).to.equal(rowsBefore + 1);
+      expect(await count(t, 'webhook_inbox')).to.equal(rowsBefore + 1);
       const row = await inboxRow(t, e.id);
       expect(row, 'stored in the inbox').to.not.equal(null);
       expect(row!.source).to.equal('webhook');
@@ -284,7 +284,7 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
       } finally {
         spy.restore();
       }
-      expect(await t.kit.inbox.model.count({ where: { event_id: e.id } })).to.equal(1);
+      expect(await count(t, 'webhook_inbox', { event_id: e.id })).to.equal(1);
       const row = await inboxRow(t, e.id);
       expect(row!.source).to.equal('webhook');
       expect(row!.processed_at!.getTime()).to.equal(first.processed_at!.getTime());
@@ -326,7 +326,7 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
         spy.restore();
       }
       await processed(t, e.id);
-      expect(await t.kit.inbox.model.count({ where: { event_id: e.id } })).to.equal(1);
+      expect(await count(t, 'webhook_inbox', { event_id: e.id })).to.equal(1);
       const entries = await historyFor(t, e.id);
       expect(entries).to.have.length(1);
       expect(entries[0]!.outcome).to.equal('applied');
@@ -436,11 +436,11 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
     });
 
     it("the gateway's test ping is answered 2xx and stores nothing", async () => {
-      const before = await t.kit.inbox.model.count();
+      const before = await count(t, 'webhook_inbox');
       const ping = await t.kit.client.testWebhook();
       expect(ping.data.success).to.equal(true);
       expect(ping.data.status_code).to.equal(200);
-      expect(await t.kit.inbox.model.count()).to.equal(before);
+      expect(await count(t, 'webhook_inbox')).to.equal(before);
     });
 
     it("the database down during a real delivery: 503, and the gateway's retry a minute later lands it", async () => {
@@ -505,8 +505,7 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
       expect(rotated.data.secret).to.match(/^whsec_/);
       return rotated.data.secret as string;
     };
-    const store = (secret: string) =>
-      storeSecret(t.kit.models, t.kit.box, secret, 'embedded-sandbox', new Date(clock.now()));
+    const store = (secret: string) => t.kit.store.secrets.put(secret, 'embedded-sandbox');
 
     /** A paid order whose own captured event the sandbox delivered and the kit processed. */
     const settledOrder = async () => {
@@ -523,7 +522,7 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
       later(5_000);
       const newSecret = await rotate();
       await store(newSecret);
-      expect(await activeSecrets(t.kit.models, t.kit.box, [])).to.deep.equal([newSecret]);
+      expect(await t.kit.store.secrets.active()).to.deep.equal([newSecret]);
       expect(newSecret).to.not.equal(oldSecret);
 
       const e = event('transaction.captured', wire(order.sale));

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
 import type { Transaction } from '../../../src/gateway/domain/transactions.js';
 import { ORDER_STATUSES } from '../../../src/merchant/orders/status.js';
+import { count, rows } from '../../support/db.js';
 import {
   deliveriesOff,
   type Event,
@@ -214,15 +215,15 @@ describe('merchant: the reconciler', () => {
 
       // Stored once each.
       const ids = allEvents.map((e) => e.id);
-      expect(await t.kit.inbox.model.count({ where: { event_id: ids } })).to.equal(allEvents.length);
+      expect(await count(t, 'webhook_inbox', { event_id: ids })).to.equal(allEvents.length);
       await waitFor(
         'every event processed',
-        async () => (await t.kit.inbox.model.count({ where: { event_id: ids, processed_at: null } })) === 0,
+        async () => (await count(t, 'webhook_inbox', { event_id: ids, processed_at: null })) === 0,
         30_000,
       );
 
       // Processed once each: one history entry per event, on its own order, never applied twice.
-      const history = await t.kit.models.History.findAll({ where: { source_id: ids }, raw: true });
+      const history = await rows(t, 'order_history', { source_id: ids });
       expect(history).to.have.length(allEvents.length);
       for (const o of orders) {
         for (const e of o.events) {
@@ -327,8 +328,8 @@ describe('merchant: the reconciler', () => {
         expect(entries).to.have.length(1);
         expect(entries[0]).to.include({ source: 'webhook', outcome: 'flagged', status_after: 'paid' });
         const statuses = [
-          ...(await t.kit.models.Order.findAll({ attributes: ['status'], raw: true })).map((o) => o.status),
-          ...(await t.kit.models.Attempt.findAll({ attributes: ['status'], raw: true })).map((a) => a.status),
+          ...(await rows(t, 'orders')).map((o) => o.status),
+          ...(await rows(t, 'payment_attempts')).map((a) => a.status),
         ];
         expect(statuses).to.not.include('settled');
         for (const s of statuses) expect(ORDER_STATUSES as readonly string[]).to.include(s);
@@ -348,7 +349,29 @@ describe('merchant: the reconciler', () => {
       expect(row!.processed_at).to.equal(null);
       expect(row!.last_error).to.be.a('string').and.contain('987654321');
       expect(row!.attempts).to.equal(3);
-      expect(await t.kit.models.History.count({ where: { source_id: e.id } })).to.equal(0);
+      expect(await count(t, 'order_history', { source_id: e.id })).to.equal(0);
+    });
+
+    it('an inbox row that no longer reads as an event goes to the failed set at once, not retried', async () => {
+      // Only the receiver stores rows, after reading them: a damaged one is what this guards against.
+      const id = `evt_damaged${Date.now()}`;
+      await t.kit.store.inbox.store({
+        id,
+        type: 'transaction.captured',
+        transactionId: '1',
+        source: 'webhook',
+        payload: '{"id": "evt_damaged", "type": "transaction.captured"',
+        now: new Date(),
+      });
+      await t.kit.enqueue(id);
+      const job = await waitFor('the job in the failed set', async () =>
+        (await t.kit.queue.getFailed()).find((j) => String(j.id) === id),
+      );
+      expect(job.attemptsMade, 'one attempt: retrying cannot help').to.equal(1);
+      expect(job.failedReason).to.contain('unreadable');
+      const row = await inboxRow(t, id);
+      expect(row!.processed_at).to.equal(null);
+      expect(row!.last_error).to.equal('unreadable: The body is not JSON.');
     });
   });
 
@@ -393,7 +416,10 @@ describe('merchant: the reconciler', () => {
       const tx = await kit.kit.sequelize.transaction();
       let released = false;
       try {
-        await kit.kit.models.Order.findByPk(id, { transaction: tx, lock: tx.LOCK.UPDATE });
+        await kit.kit.sequelize.query('SELECT id FROM orders WHERE id = ? FOR UPDATE', {
+          replacements: [id],
+          transaction: tx,
+        });
         expect((await post(kit, e.body, secret)).status).to.equal(200);
         await waitFor('the job active', async () => {
           const job = await kit.kit.queue.getJob(e.id);

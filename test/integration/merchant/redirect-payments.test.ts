@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { observeSession } from '../../../src/merchant/orders/from-gateway.js';
+import { count, row } from '../../support/db.js';
 import { MERCHANT_KEY } from '../../support/gateway.js';
 import { pressButton, startTestKit, type TestKit } from '../../support/kit.js';
 
@@ -39,9 +40,10 @@ describe('merchant: redirect payments (hosted checkout)', () => {
 
   /** The order row exactly as stored, and how many history rows it has. */
   const snapshot = async (id: string) => {
-    const row = await t.kit.models.Order.findByPk(id, { raw: true });
-    const history = await t.kit.models.History.count({ where: { order_id: id } });
-    return { row, history };
+    return {
+      row: await row(t, 'orders', { id }),
+      history: await count(t, 'order_history', { order_id: id }),
+    };
   };
 
   const sessionsOf = (reference: string) =>
@@ -151,9 +153,7 @@ describe('merchant: redirect payments (hosted checkout)', () => {
     /** What a status poll does: the kit reads the session at the gateway and applies it. */
     const poll = async (sessionId: string) => {
       const session = (await t.kit.client.getPaymentSession(sessionId)).data;
-      await t.kit.orders.applyObservation(
-        observeSession(session, 'poll', `poll:test:${sessionId}`, Date.now()),
-      );
+      await t.kit.apply(observeSession(session, 'poll', `poll:test:${sessionId}`, Date.now()));
     };
 
     it('once the kit has heard from the gateway, the same return landing shows paid', async () => {

@@ -21,9 +21,9 @@ describe('merchant: a transaction id the database already holds for another orde
   async function oldOrderHolding(id: string) {
     const created = await t.call('POST', '/orders', { body: { amount: '10.00', currency: 'EUR' } });
     const old = created.body.data.order;
-    const { attempt } = await t.kit.orders.startAttempt(old.id, { kind: 'card', mode: 'auth' });
-    await t.kit.orders.setAttemptIds(attempt.id, { gateway_transaction_id: id });
-    await t.kit.orders.applyObservation({
+    const { attempt } = await t.kit.store.orders.startAttempt(old.id, { kind: 'card', mode: 'auth' });
+    await t.kit.store.attempts.setIds(attempt.id, { gateway_transaction_id: id });
+    await t.kit.apply({
       source: 'api',
       sourceId: `api:${attempt.id}:seeded`,
       observedAt: Date.now(),
@@ -81,7 +81,7 @@ describe('merchant: a transaction id the database already holds for another orde
   it('an observation whose reference matches no order holding that id is not applied: unmatched, the order untouched', async () => {
     const reused = await nextTransactionId();
     const old = await oldOrderHolding(reused);
-    const result = await t.kit.orders.applyObservation({
+    const result = await t.kit.apply({
       source: 'webhook',
       sourceId: 'evt_foreign_reference',
       observedAt: Date.now(),

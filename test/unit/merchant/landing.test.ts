@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import { GatewayError, GatewayNetworkError } from '../../../src/client/errors.js';
 import type { GatewayClient } from '../../../src/client/gateway-client.js';
 import type { GatewayPaymentSession, GatewayTransaction } from '../../../src/client/schemas.js';
-import type { AttemptRow, OrderRow } from '../../../src/infra/models.js';
 import type { CheckoutDeps } from '../../../src/merchant/checkout/deps.js';
 import { refreshOrder } from '../../../src/merchant/checkout/refresh.js';
 import {
@@ -13,14 +12,15 @@ import {
   refreshCount,
   renderLanding,
 } from '../../../src/merchant/http/landing.js';
-import type { Observation } from '../../../src/merchant/orders/observation.js';
-import type { OrderRepository } from '../../../src/merchant/orders/repository.js';
+import type { TransactionObservation } from '../../../src/merchant/orders/observation.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../../src/merchant/orders/status.js';
+import type { Apply } from '../../../src/merchant/reconciler/apply.js';
+import type { AttemptRecord, OrderRecord, Store } from '../../../src/merchant/store/index.js';
 import { ManualClock } from '../../../src/shared/clock.js';
 
 /** issue 8: the landings show human words for every status, reload while waiting, and poll the gateway. */
 
-const order = (status: OrderStatus, extra: Partial<OrderRow> = {}) =>
+const order = (status: OrderStatus, extra: Partial<OrderRecord> = {}) =>
   ({
     id: 'ord_unit',
     reference: 'shop-order-42',
@@ -29,7 +29,7 @@ const order = (status: OrderStatus, extra: Partial<OrderRow> = {}) =>
     status,
     current_attempt_id: 'att_unit',
     ...extra,
-  }) as OrderRow;
+  }) as OrderRecord;
 
 const view = { shopUrl: 'https://shop.example/', identity: { payment_session_id: 'ps_unit' }, refreshes: 0 };
 
@@ -149,23 +149,25 @@ describe('merchant: the landing page (renderLanding)', () => {
 });
 
 /** A repository and a gateway in memory: what refreshOrder asks and applies. */
-function fakes(o: OrderRow, attempt: Partial<AttemptRow>) {
+function fakes(o: OrderRecord, attempt: Partial<AttemptRecord>) {
   let current = o;
-  const applied: Observation[] = [];
+  const applied: TransactionObservation[] = [];
   const calls: string[] = [];
   const warnings: { fields: Record<string, unknown>; message: string }[] = [];
-  const orders = {
-    find: async (id: string) => (id === current.id ? current : null),
-    attempt: async (id: string) =>
-      id === 'att_unit' ? ({ id, order_id: o.id, ...attempt } as AttemptRow) : null,
-    applyObservation: async (obs: Observation) => {
-      applied.push(obs);
-      current = {
-        ...current,
-        status: obs.transaction.status === 'captured' ? 'paid' : current.status,
-      } as OrderRow;
-      return { matched: true, orderId: o.id };
+  const store = {
+    orders: { find: async (id: string) => (id === current.id ? current : null) },
+    attempts: {
+      get: async (id: string) =>
+        id === 'att_unit' ? ({ id, order_id: o.id, ...attempt } as AttemptRecord) : null,
     },
+  };
+  const apply = async (obs: TransactionObservation) => {
+    applied.push(obs);
+    current = {
+      ...current,
+      status: obs.transaction.status === 'captured' ? 'paid' : current.status,
+    } as OrderRecord;
+    return { matched: true, orderId: o.id };
   };
   const session: GatewayPaymentSession = {
     payment_session_id: 'ps_unit',
@@ -202,7 +204,8 @@ function fakes(o: OrderRow, attempt: Partial<AttemptRow>) {
     warn: (fields: Record<string, unknown>, message: string) => warnings.push({ fields, message }),
   };
   const deps = {
-    orders: orders as unknown as OrderRepository,
+    store: store as unknown as Store,
+    apply: apply as Apply,
     gateway: gateway as unknown as GatewayClient,
     logger: logger as unknown as Logger,
     clock: new ManualClock(Date.UTC(2026, 10, 1, 12)),
@@ -305,7 +308,7 @@ describe('merchant: refreshOrder (a poll of the current attempt, through the one
       payment_session_id: 'ps_unit',
       gateway_transaction_id: '77',
     });
-    f.deps.orders.applyObservation = async () => {
+    f.deps.apply = async () => {
       throw new Error('database gone');
     };
     let thrown: unknown;

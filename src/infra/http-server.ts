@@ -1,0 +1,83 @@
+import { createServer, type RequestListener, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** The merchant error envelope (src/merchant/http/errors.ts) of a request that came before the app was ready. */
+const STARTING = JSON.stringify({
+  success: false,
+  message: 'The service is starting; retry in a moment.',
+  code: 'STARTING',
+  data: null,
+});
+
+const answerStarting: RequestListener = (_req, res) => {
+  res.writeHead(503, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(STARTING),
+    'retry-after': '1',
+  });
+  res.end(STARTING);
+};
+
+export interface HttpServer {
+  port: number;
+  /** From now on requests go to `handler` (until now: 503 STARTING). */
+  ready(handler: RequestListener): void;
+  /**
+   * Takes no new connection, closes idle keep-alive connections at once and each other one as soon as
+   * its request in hand is answered; resolves when none is left.
+   */
+  drain(): Promise<void>;
+  /** Closes every connection left, requests in hand too. */
+  cutOff(): void;
+}
+
+/**
+ * Binds the HTTP server before anything else starts. One request listener, attached before the port
+ * is bound and kept for the server's life, passes each request to the handler of the moment: no
+ * request ever finds no listener, so none waits forever for an answer (issue 8).
+ */
+export async function bindHttpServer(port: number, requestTimeoutMs: number): Promise<HttpServer> {
+  let handler = answerStarting;
+  let draining = false;
+  const inHand = new Set<ServerResponse>();
+  const server = createServer({
+    // A request not complete (headers and body) in time is answered 408 and its socket closed
+    // (HTTP_REQUEST_TIMEOUT_MS); the headers alone get at most 10 s. Node checks for both every
+    // `connectionsCheckingInterval` (its default, 30 s, would let a 1 s timeout run 30 s).
+    requestTimeout: requestTimeoutMs,
+    headersTimeout: Math.min(10_000, requestTimeoutMs),
+    connectionsCheckingInterval: Math.min(1000, Math.floor(requestTimeoutMs / 4)),
+    // Node's default, stated: an idle client connection is kept 5 s (and closed at once on shutdown).
+    // Behind a proxy that reuses connections longer, this must exceed the proxy's idle timeout.
+    keepAliveTimeout: 5000,
+  });
+  server.on('request', (req, res) => {
+    inHand.add(res);
+    res.once('close', () => {
+      inHand.delete(res);
+      // Node keeps a keep-alive connection open after its answer even when the server is closing.
+      if (draining) setImmediate(() => server.closeIdleConnections());
+    });
+    if (draining) res.setHeader('connection', 'close');
+    handler(req, res);
+  });
+  const bound = await new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '0.0.0.0', () => resolve((server.address() as AddressInfo).port));
+  });
+  return {
+    port: bound,
+    ready: (next) => {
+      handler = next;
+    },
+    drain: () =>
+      new Promise<void>((resolve) => {
+        draining = true;
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        // Answers not yet begun tell their clients that the connection ends with them.
+        for (const res of inHand) if (!res.headersSent) res.setHeader('connection', 'close');
+      }),
+    cutOff: () => server.closeAllConnections(),
+  };
+}

@@ -1,0 +1,90 @@
+import type Queue from 'bull';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Sequelize } from 'sequelize';
+import type { Config } from '../config.js';
+import { createSequelize, migrate } from '../infra/database.js';
+import { createRedis } from '../infra/redis.js';
+import type { CheckoutDeps } from '../merchant/checkout/deps.js';
+import { type Apply, applier } from '../merchant/reconciler/apply.js';
+import {
+  closeQueue,
+  createObservationQueue,
+  enqueueEvent,
+  type ObservationJob,
+} from '../merchant/reconciler/queue.js';
+import { createStore, type Store } from '../merchant/store/index.js';
+import type { Clock } from '../shared/clock.js';
+import type { RandomSource } from '../shared/ids.js';
+import { SecretBox } from '../shared/secret-box.js';
+import { type ConnectOptions, connectGateway, type GatewayConnection } from './gateway.js';
+import type { Shutdown } from './shutdown.js';
+
+/** What every role runs on, built once per process from the configuration. */
+export interface Adapters {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  sequelize: Sequelize;
+  store: Store;
+  /** The one apply path (DESIGN.md section 2): every source's observations go through it. */
+  apply: Apply;
+  box: SecretBox;
+  redis: Redis;
+  /** Redis key prefix of the queue and locks. */
+  redisPrefix: string;
+  queue: Queue.Queue<ObservationJob>;
+  /** Queues an inbox event for the reconciler (job id = event id). */
+  enqueue: (eventId: string) => Promise<void>;
+  gateway: GatewayConnection;
+  /** What the checkout flows, landings and jobs run with. */
+  checkout: CheckoutDeps;
+}
+
+export interface AdapterOptions extends Pick<ConnectOptions, 'clientDeps' | 'sandbox' | 'publicBaseUrl'> {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  random: RandomSource;
+  redisPrefix: string;
+  /** The reconciler's retries. */
+  jobRetry?: { attempts: number; delayMs: number };
+}
+
+/**
+ * The database (migrated first), the store, Redis, the queue and the gateway, each registered with
+ * `shutdown` as it opens, so a start-up that fails half way closes what it opened.
+ */
+export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Promise<Adapters> {
+  const { config, logger, clock, random } = o;
+  const sequelize = createSequelize(config.databaseUrl);
+  shutdown.connection({ name: 'database', close: () => sequelize.close() });
+  const applied = await migrate(config.databaseUrl, sequelize);
+  if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
+  const box = new SecretBox(config.encryptionKey, random);
+  const store = createStore({ sequelize, clock, random, box });
+  const apply = applier(store);
+
+  const redisDown = (error: Error) => logger.warn({ err: { message: error.message } }, 'redis unavailable');
+  const redis = createRedis(config.redisUrl, 'client', redisDown);
+  shutdown.connection({ name: 'redis', close: async () => void (await redis.quit()) });
+  const queue = createObservationQueue(config.redisUrl, o.redisPrefix, o.jobRetry, redisDown);
+  shutdown.connection({ name: 'queue', close: () => closeQueue(queue) });
+
+  const gateway = await connectGateway({ ...o, shutdown, secrets: store.secrets });
+  return {
+    config,
+    logger,
+    clock,
+    sequelize,
+    store,
+    apply,
+    box,
+    redis,
+    redisPrefix: o.redisPrefix,
+    queue,
+    enqueue: (eventId) => enqueueEvent(queue, eventId),
+    gateway,
+    checkout: { store, apply, gateway: gateway.client, box, clock, logger, publicBaseUrl: o.publicBaseUrl },
+  };
+}

@@ -1,0 +1,31 @@
+import type { HttpServer } from '../infra/http-server.js';
+import { createMerchantApp } from '../merchant/http/app.js';
+import { webhookReceiver } from '../merchant/webhooks/receiver.js';
+import { SecretCache } from '../merchant/webhooks/secret-cache.js';
+import type { Adapters } from './adapters.js';
+
+/** The `api` role: the merchant API and the webhook receiver, on the server bound at start-up. */
+export function startApi(a: Adapters, server: HttpServer): void {
+  const { config, logger, clock, store, redis, sequelize } = a;
+  const secrets = new SecretCache(() => store.secrets.active(config.gateway.extraWebhookSecrets), clock);
+  const app = createMerchantApp({
+    ...a.checkout,
+    opsApiToken: config.opsApiToken,
+    shopUrl: config.shopUrl ?? `${a.checkout.publicBaseUrl}/`,
+    orderRules: config.orders,
+    receiver: webhookReceiver({ inbox: store.inbox, secrets, enqueue: a.enqueue, clock, logger }),
+    readiness: [
+      { name: 'database', check: async () => void (await sequelize.query('SELECT 1')) },
+      { name: 'redis', check: async () => void (await redis.ping()) },
+      {
+        name: 'gateway',
+        check: async () => void (await fetch(a.gateway.url, { signal: AbortSignal.timeout(2000) })),
+      },
+    ],
+  });
+  server.ready(app.callback());
+  logger.info(
+    { url: `http://127.0.0.1:${server.port}`, publicBaseUrl: a.checkout.publicBaseUrl, roles: config.roles },
+    'merchant API listening',
+  );
+}

@@ -1,0 +1,90 @@
+import type { Logger } from 'pino';
+import { GatewayClient } from '../client/gateway-client.js';
+import type { ClientDeps } from '../client/request.js';
+import type { Config } from '../config.js';
+import { createGateway, type Gateway } from '../gateway/app.js';
+import { loadSeedFile, type Seed } from '../gateway/seed.js';
+import type { SecretStore } from '../merchant/store/secrets.js';
+import type { AdvanceableClock } from '../shared/clock.js';
+import type { Shutdown } from './shutdown.js';
+
+/** The label of the embedded sandbox's signing secret in webhook_secrets. */
+export const SANDBOX_SECRET_LABEL = 'embedded-sandbox';
+
+/** The gateway the kit talks to: a real one at GATEWAY_BASE_URL, or the sandbox it embeds. */
+export interface GatewayConnection {
+  url: string;
+  client: GatewayClient;
+  /** The embedded sandbox, when the kit runs one. */
+  sandbox: Gateway | null;
+}
+
+export interface ConnectOptions {
+  config: Config;
+  logger: Logger;
+  shutdown: Shutdown;
+  secrets: SecretStore;
+  /** Where the kit's receiver is reached: the embedded sandbox delivers there. */
+  publicBaseUrl: string;
+  clientDeps?: Partial<ClientDeps>;
+  /** The embedded sandbox's clock and seed, for tests; default real time and GATEWAY_SEED. */
+  sandbox?: { clock?: AdvanceableClock; seed?: Seed };
+}
+
+export async function connectGateway(o: ConnectOptions): Promise<GatewayConnection> {
+  const { config } = o;
+  const embedded = config.gateway.baseUrl === null ? await startEmbeddedSandbox(o) : null;
+  const url = embedded?.url ?? config.gateway.baseUrl!;
+  const client = new GatewayClient({
+    baseUrl: url,
+    apiKey: config.gateway.apiKey,
+    merchantId: config.gateway.merchantId,
+    deps: o.clientDeps,
+  });
+  if (embedded) await registerWithSandbox(client, o.secrets, o.publicBaseUrl);
+  return { url, client, sandbox: embedded?.sandbox ?? null };
+}
+
+/** The sandbox in this process, on GATEWAY_PORT, ticked by real time and stopped with the kit. */
+async function startEmbeddedSandbox(o: ConnectOptions): Promise<{ url: string; sandbox: Gateway }> {
+  const { config, logger } = o;
+  const seed = o.sandbox?.seed ?? (await loadSeedFile(config.gateway.sandboxSeed));
+  const sandbox = createGateway({
+    // The embedded sandbox is ours and local: it may deliver to the kit on 127.0.0.1.
+    seed: { ...seed, settings: { ...seed.settings, allow_private_webhook_urls: true } },
+    clock: o.sandbox?.clock,
+    logger: logger.child({ side: 'sandbox' }),
+    autoDeliver: true,
+    // Like a real gateway, it remembers across restarts: ids continue, the endpoint and secret stay.
+    persistence:
+      config.gateway.sandboxStateFile === null
+        ? undefined
+        : { file: config.gateway.sandboxStateFile, key: config.encryptionKey },
+  });
+  const listening = await sandbox.listen(config.gateway.sandboxPort, '127.0.0.1');
+  const tickFailed = (error: Error) =>
+    logger.error({ err: { message: error.message } }, 'sandbox tick failed');
+  const ticker = setInterval(() => void sandbox.controls.tick().catch(tickFailed), 1000);
+  o.shutdown.connection({
+    name: 'sandbox',
+    close: async () => {
+      clearInterval(ticker);
+      await listening.close();
+    },
+  });
+  logger.info({ url: listening.url }, 'embedded sandbox gateway listening');
+  return { url: listening.url, sandbox };
+}
+
+/**
+ * merchant.md: against the embedded sandbox the kit registers its own endpoint and keeps the secret.
+ * A kept endpoint answers without its secret: a database that never stored it (a new one beside the
+ * kept sandbox state) takes a new secret, or no delivery would ever verify.
+ */
+async function registerWithSandbox(client: GatewayClient, secrets: SecretStore, publicBaseUrl: string) {
+  const registered = await client.putWebhook({ url: `${publicBaseUrl}/webhooks/gateway` });
+  let secret = registered.data.secret;
+  if (!secret && !(await secrets.has(SANDBOX_SECRET_LABEL)))
+    secret = (await client.rotateWebhookSecret()).data.secret;
+  if (secret) await secrets.put(secret, SANDBOX_SECRET_LABEL);
+}

@@ -1,0 +1,20 @@
+import { eventProcessor } from '../merchant/reconciler/worker.js';
+import type { Adapters } from './adapters.js';
+import type { Shutdown } from './shutdown.js';
+
+/** The `worker` role: the reconciler, taking inbox events off the queue `concurrency` at a time. */
+export function startWorker(a: Adapters, shutdown: Shutdown, concurrency: number): void {
+  const { queue, logger } = a;
+  void queue.process(
+    concurrency,
+    eventProcessor({ inbox: a.store.inbox, apply: a.apply, clock: a.clock, logger }),
+  );
+  // bull's local pause: takes no new job at once, resolves when the jobs in hand are done.
+  shutdown.work({ name: 'worker', drain: async () => void (await queue.pause(true)) });
+  queue.on('failed', (job, error) =>
+    logger.warn(
+      { job: job.id, attempts: job.attemptsMade, err: { message: error.message } },
+      'reconciler job failed',
+    ),
+  );
+}

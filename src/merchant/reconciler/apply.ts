@@ -1,0 +1,125 @@
+import { type AttemptFacts, type Decision, decide } from '../orders/decide.js';
+import { isFinding, type Observation, type TransactionFact } from '../orders/observation.js';
+import type { Change, Store } from '../store/index.js';
+import type { AttemptRecord, OrderRecord } from '../store/records.js';
+
+export interface ApplyResult {
+  /** False: no attempt of ours made that transaction (yet). */
+  matched: boolean;
+  orderId?: string;
+  decision?: Decision;
+}
+
+/** The one apply path, as every source receives it: the worker, checkout, landings, poller, recovery. */
+export type Apply = (obs: Observation) => Promise<ApplyResult>;
+
+export function applier(store: Pick<Store, 'orders' | 'attempts'>): Apply {
+  return (obs) => applyObservation(store, obs);
+}
+
+/**
+ * Applies one observation, whatever its source (DESIGN.md section 2): finds the attempt it is about,
+ * then, under the order's row lock, lets `decide` judge it and writes what it decided with its
+ * history line, in one transaction.
+ */
+export async function applyObservation(
+  store: Pick<Store, 'orders' | 'attempts'>,
+  obs: Observation,
+): Promise<ApplyResult> {
+  const found = isFinding(obs)
+    ? await store.attempts.get(obs.attemptId)
+    : ((await holderOf(store, obs.transaction)) ?? (await adopt(store, obs.transaction)));
+  if (!found) return { matched: false };
+  return store.orders.transition(found.order_id, found.id, (order, attempt) => {
+    const facts = attemptFacts(order, attempt);
+    const decision = decide(
+      { status: order.status, amountMinor: order.amount_minor, currency: order.currency },
+      facts,
+      obs,
+    );
+    return {
+      change: changeOf(order, attempt, facts, obs, decision),
+      result: { matched: true, orderId: order.id, decision },
+    };
+  });
+}
+
+/**
+ * The attempt that made this transaction (or its parent). A transaction id alone is not enough: a
+ * gateway that numbers again (a sandbox started afresh) can give a new payment the id an old attempt
+ * holds, so the transaction's reference must be its order's. Without a reference (a record that
+ * does not carry one), only a single holder of the id is trusted.
+ */
+async function holderOf(store: Pick<Store, 'attempts'>, t: TransactionFact): Promise<AttemptRecord | null> {
+  const ids = [t.id, ...(t.relatedId ? [t.relatedId] : [])];
+  const holders = await store.attempts.holding(ids, t.reference ?? null);
+  if (!t.reference) return holders.length === 1 ? holders[0]! : null;
+  return holders[0] ?? null;
+}
+
+/**
+ * A payment the gateway made whose id the kit never stored (it crashed, or a write failed, between
+ * the gateway's answer and storing the id): the order's reference finds it, and the order's current
+ * attempt, if it has no transaction yet, takes this one. Only a sale's or auth's own record adopts.
+ */
+async function adopt(store: Pick<Store, 'attempts'>, t: TransactionFact): Promise<AttemptRecord | null> {
+  if (!t.reference || t.relatedId !== null || (t.type !== 'sale' && t.type !== 'auth')) return null;
+  return store.attempts.adopt(t.reference, t.id);
+}
+
+function attemptFacts(order: OrderRecord, attempt: AttemptRecord): AttemptFacts {
+  return {
+    kind: attempt.kind,
+    sale: attempt.kind === 'redirect' || attempt.mode === 'sale',
+    transactionId: attempt.gateway_transaction_id,
+    current: order.current_attempt_id === attempt.id,
+    state: {
+      status: attempt.status,
+      capturedMinor: attempt.captured_minor,
+      refundedMinor: attempt.refunded_minor,
+      captureId: attempt.capture_id,
+    },
+  };
+}
+
+/** What the decision writes: the attempt's money, the order's if it follows this attempt, the review. */
+function changeOf(
+  order: OrderRecord,
+  attempt: AttemptRecord,
+  facts: AttemptFacts,
+  obs: Observation,
+  decision: Decision,
+): Change {
+  const next = decision.attempt;
+  const ended = next.status === 'failed' || next.status === 'cancelled';
+  const code = isFinding(obs) ? obs.finding.code : (obs.transaction.statusReason ?? null);
+  const failureCode = ended ? (code ?? attempt.failure_code) : attempt.failure_code;
+  return {
+    // decide returns the very same state object when nothing changed
+    attempt:
+      next === facts.state
+        ? null
+        : {
+            status: next.status,
+            captured_minor: next.capturedMinor,
+            refunded_minor: next.refundedMinor,
+            capture_id: next.captureId,
+            failure_code: failureCode,
+          },
+    order: {
+      status: decision.orderStatus,
+      ...(facts.current ? { captured_minor: next.capturedMinor, refunded_minor: next.refundedMinor } : {}),
+      ...(facts.current && ended ? { failure_code: failureCode } : {}),
+      ...(decision.review
+        ? { needs_review: true, review_reason: withReason(order.review_reason, decision.review) }
+        : {}),
+    },
+    history: { source: obs.source, sourceId: obs.sourceId, outcome: decision.outcome, detail: decision.note },
+  };
+}
+
+/** Adds a review reason once: the same problem seen again (a redelivery) is not repeated. */
+function withReason(existing: string | null, reason: string): string {
+  if (!existing) return reason;
+  return existing.split('; ').includes(reason) ? existing : `${existing}; ${reason}`.slice(0, 512);
+}

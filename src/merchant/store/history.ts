@@ -1,0 +1,60 @@
+import type { Transaction } from 'sequelize';
+import type { Clock } from '../../shared/clock.js';
+import type { Outcome } from '../orders/decide.js';
+import type { ObservationSource } from '../orders/observation.js';
+import { type Models, plain } from './models.js';
+import type { HistoryRecord } from './records.js';
+
+/** One line of an order's history: what was learned or done, and what it did to the order. */
+export interface HistoryEntry {
+  orderId: string;
+  attemptId: string | null;
+  source: ObservationSource;
+  /** The event id, the request or attempt step, or the poll: what makes a repeat a repeat. */
+  sourceId: string;
+  statusBefore: string;
+  statusAfter: string;
+  outcome: Outcome;
+  /** Why it was not applied, what was flagged, or which code failed the attempt. */
+  detail: string | null;
+}
+
+/** Every order's history: written in the same database transaction as the change it records. */
+export class HistoryStore {
+  constructor(
+    private readonly models: Models,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Written inside the caller's transaction (the store's own files only). */
+  async record(entry: HistoryEntry, tx: Transaction): Promise<void> {
+    await this.models.History.create(
+      {
+        order_id: entry.orderId,
+        attempt_id: entry.attemptId,
+        source: entry.source,
+        source_id: entry.sourceId.slice(0, 128),
+        status_before: entry.statusBefore,
+        status_after: entry.statusAfter,
+        outcome: entry.outcome,
+        detail: entry.detail?.slice(0, 512) ?? null,
+        created_at: new Date(this.clock.now()),
+      },
+      { transaction: tx },
+    );
+  }
+
+  /** An order's history, oldest first. */
+  async ofOrder(orderId: string): Promise<HistoryRecord[]> {
+    const rows = await this.models.History.findAll({ where: { order_id: orderId }, order: [['id', 'ASC']] });
+    return rows.map(plain);
+  }
+
+  /** A withdrawn attempt leaves no line behind (docs/merchant-decisions.md). */
+  async eraseAttempt(orderId: string, attemptId: string, tx: Transaction): Promise<void> {
+    await this.models.History.destroy({
+      where: { order_id: orderId, attempt_id: attemptId },
+      transaction: tx,
+    });
+  }
+}

@@ -1,0 +1,56 @@
+import { Op, type Sequelize } from 'sequelize';
+import type { Clock } from '../../shared/clock.js';
+import type { Models } from './models.js';
+
+export type TakenHold = { kind: 'taken'; sealed: string } | { kind: 'expired' } | { kind: 'gone' };
+
+/**
+ * merchant.md, Card data: what a card payment still needs across a 3DS challenge, as ciphertext only,
+ * with its expiry; taken out once, and erased in the same step.
+ */
+export class HoldStore {
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly models: Models,
+    private readonly clock: Clock,
+  ) {}
+
+  async put(attemptId: string, sealed: string, expiresAt: Date): Promise<void> {
+    await this.models.Attempt.update(
+      { hold_sealed: sealed, hold_expires_at: expiresAt, updated_at: new Date(this.clock.now()) },
+      { where: { id: attemptId } },
+    );
+  }
+
+  /**
+   * Takes the hold out, erasing it in the same step. `taken`: this caller alone finishes the payment.
+   * `expired`: it outlived its 15 minutes (erased, not returned). `gone`: another caller (a second tab,
+   * a reload) took it already, or there never was one.
+   */
+  async take(attemptId: string): Promise<TakenHold> {
+    return this.sequelize.transaction(async (tx) => {
+      const attempt = await this.models.Attempt.findByPk(attemptId, {
+        transaction: tx,
+        lock: tx.LOCK.UPDATE,
+      });
+      if (!attempt?.hold_sealed) return { kind: 'gone' } as const;
+      const live = attempt.hold_expires_at !== null && attempt.hold_expires_at.getTime() > this.clock.now();
+      const sealed = attempt.hold_sealed;
+      await attempt.update(
+        { hold_sealed: null, hold_expires_at: null, updated_at: new Date(this.clock.now()) },
+        { transaction: tx },
+      );
+      return live ? ({ kind: 'taken', sealed } as const) : ({ kind: 'expired' } as const);
+    });
+  }
+
+  /** Attempts whose hold outlived its 15 minutes and is still stored. */
+  async expired(limit = 500): Promise<string[]> {
+    const rows = await this.models.Attempt.findAll({
+      attributes: ['id'],
+      where: { hold_expires_at: { [Op.lte]: new Date(this.clock.now()) } },
+      limit,
+    });
+    return rows.map((r) => r.id);
+  }
+}

@@ -1,0 +1,52 @@
+import type { Sequelize } from 'sequelize';
+import type { Clock } from '../../shared/clock.js';
+import type { RandomSource } from '../../shared/ids.js';
+import type { SecretBox } from '../../shared/secret-box.js';
+import { AttemptStore } from './attempts.js';
+import { HistoryStore } from './history.js';
+import { HoldStore } from './holds.js';
+import { InboxStore } from './inbox.js';
+import { defineModels } from './models.js';
+import { OperationStore } from './operations.js';
+import { OrderStore } from './orders.js';
+import { SecretStore } from './secrets.js';
+
+/**
+ * The merchant database: the one folder that knows SQL and Sequelize. Each part hands out plain
+ * records (./records.ts); nothing outside this folder sees a model or a database transaction.
+ */
+export interface Store {
+  orders: OrderStore;
+  attempts: AttemptStore;
+  history: HistoryStore;
+  holds: HoldStore;
+  operations: OperationStore;
+  inbox: InboxStore;
+  secrets: SecretStore;
+}
+
+export interface StoreDeps {
+  sequelize: Sequelize;
+  clock: Clock;
+  random: RandomSource;
+  /** Seals the webhook signing secrets. */
+  box: SecretBox;
+}
+
+export function createStore({ sequelize, clock, random, box }: StoreDeps): Store {
+  const models = defineModels(sequelize);
+  const history = new HistoryStore(models, clock);
+  return {
+    orders: new OrderStore(sequelize, models, history, clock, random),
+    attempts: new AttemptStore(sequelize, models, clock),
+    history,
+    holds: new HoldStore(sequelize, models, clock),
+    operations: new OperationStore(models, clock, random),
+    inbox: new InboxStore(sequelize, models),
+    secrets: new SecretStore(models, box, clock),
+  };
+}
+
+export type { Change, NewOrder, OrderBeforeAttempt } from './orders.js';
+export { DuplicateReference, OrderNotFound } from './orders.js';
+export type * from './records.js';

@@ -1,0 +1,175 @@
+import {
+  type Attributes,
+  DataTypes,
+  type Model,
+  type ModelStatic,
+  type Optional,
+  type Sequelize,
+} from 'sequelize';
+import type {
+  AttemptRecord,
+  HistoryRecord,
+  InboxRecord,
+  OperationRecord,
+  OrderRecord,
+  SecretRecord,
+} from './records.js';
+
+/**
+ * The tables of migrations/ as Sequelize models, for the store's files alone. The migrations are the
+ * schema's history and stay as written; these describe the schema as it is now, and a test checks
+ * that the two agree column for column.
+ */
+export interface HoldColumns {
+  /** merchant.md, Card data: the sealed 3DS hold (AES-256-GCM), erased once taken or expired. */
+  hold_sealed: string | null;
+  hold_expires_at: Date | null;
+}
+
+type Row<A extends object, Defaults extends keyof A = never> = Model<A, Optional<A, Defaults>> & A;
+export type OrderRow = Row<OrderRecord, 'refunded_minor' | 'needs_review' | 'version'>;
+export type AttemptRow = Row<AttemptRecord & HoldColumns, 'refunded_minor'>;
+export type OperationRow = Row<OperationRecord>;
+export type HistoryRow = Row<HistoryRecord, 'id'>;
+export type SecretRow = Row<SecretRecord, 'id' | 'active'>;
+export type InboxRow = Row<InboxRecord, 'queued_at' | 'processed_at' | 'outcome' | 'attempts' | 'last_error'>;
+
+export interface Models {
+  Order: ModelStatic<OrderRow>;
+  Attempt: ModelStatic<AttemptRow>;
+  Operation: ModelStatic<OperationRow>;
+  History: ModelStatic<HistoryRow>;
+  Secret: ModelStatic<SecretRow>;
+  Inbox: ModelStatic<InboxRow>;
+}
+
+// Factories: Sequelize writes into attribute definitions, so two attributes must never share one object.
+const str = (n: number, allowNull = true) => ({ type: DataTypes.STRING(n), allowNull });
+const when = (allowNull = false) => ({ type: DataTypes.DATE(3), allowNull });
+const minor = (allowNull = true) => ({ type: DataTypes.BIGINT, allowNull });
+const id = (n = 32) => ({ type: DataTypes.STRING(n), primaryKey: true });
+const options = (tableName: string) => ({ tableName, timestamps: false });
+
+/** Defines the models on one connection (each kit, CLI run or test has its own). */
+export function defineModels(sequelize: Sequelize): Models {
+  const Order = sequelize.define<OrderRow>(
+    'Order',
+    {
+      id: id(),
+      reference: str(255, false),
+      amount_minor: minor(false),
+      currency: { type: DataTypes.CHAR(3), allowNull: false },
+      description: str(1024),
+      customer: { type: DataTypes.JSON, allowNull: true },
+      status: str(32, false),
+      captured_minor: minor(),
+      refunded_minor: { ...minor(false), defaultValue: 0 },
+      failure_code: str(64),
+      needs_review: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+      review_reason: str(512),
+      current_attempt_id: str(32),
+      version: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+      created_at: when(),
+      updated_at: when(),
+    },
+    options('orders'),
+  );
+  const Attempt = sequelize.define<AttemptRow>(
+    'Attempt',
+    {
+      id: id(),
+      order_id: str(32, false),
+      kind: str(16, false),
+      mode: str(8),
+      payment_method: str(64),
+      gateway_transaction_id: str(64),
+      payment_session_id: str(64),
+      verification_id: str(64),
+      status: str(32, false),
+      captured_minor: minor(),
+      refunded_minor: { ...minor(false), defaultValue: 0 },
+      capture_id: str(64),
+      failure_code: str(64),
+      hold_sealed: { type: DataTypes.TEXT, allowNull: true },
+      hold_expires_at: when(true),
+      created_at: when(),
+      updated_at: when(),
+    },
+    options('payment_attempts'),
+  );
+  const Operation = sequelize.define<OperationRow>(
+    'Operation',
+    {
+      id: id(),
+      order_id: str(32, false),
+      attempt_id: str(32, false),
+      operation: str(16, false),
+      idempotency_key: str(64, false),
+      request_key: str(255, false),
+      amount_minor: minor(false),
+      reason: str(255),
+      status: str(16, false),
+      result_transaction_id: str(64),
+      error_code: str(64),
+      error_message: str(512),
+      created_at: when(),
+      updated_at: when(),
+    },
+    options('gateway_operations'),
+  );
+  const History = sequelize.define<HistoryRow>(
+    'History',
+    {
+      id: { type: DataTypes.BIGINT, autoIncrement: true, primaryKey: true },
+      order_id: str(32, false),
+      attempt_id: str(32),
+      source: str(16, false),
+      source_id: str(128, false),
+      status_before: str(32, false),
+      status_after: str(32, false),
+      outcome: str(16, false),
+      detail: str(512),
+      created_at: when(),
+    },
+    options('order_history'),
+  );
+  const Secret = sequelize.define<SecretRow>(
+    'Secret',
+    {
+      id: { type: DataTypes.INTEGER, autoIncrement: true, primaryKey: true },
+      secret_sealed: { type: DataTypes.TEXT, allowNull: false },
+      label: str(64, false),
+      active: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: true },
+      created_at: when(),
+      retired_at: when(true),
+    },
+    options('webhook_secrets'),
+  );
+  const Inbox = sequelize.define<InboxRow>(
+    'InboxEvent',
+    {
+      event_id: id(64),
+      event_type: str(64, false),
+      transaction_id: str(64),
+      source: str(16, false),
+      payload: { type: DataTypes.TEXT('medium'), allowNull: false },
+      received_at: when(),
+      queued_at: when(true),
+      processed_at: when(true),
+      outcome: str(16),
+      attempts: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+      last_error: str(512),
+    },
+    options('webhook_inbox'),
+  );
+  return { Order, Attempt, Operation, History, Secret, Inbox };
+}
+
+/** A row as its plain record. */
+export const plain = <R extends Model>(row: R): Attributes<R> => row.get({ plain: true });
+
+/** An attempt's row as its record: the sealed hold stays behind. */
+export function attemptRecord(row: AttemptRow): AttemptRecord {
+  const { hold_sealed: _sealed, hold_expires_at: _expires, ...record } = plain(row);
+  return record;
+}

@@ -1,0 +1,81 @@
+import { UniqueConstraintError } from 'sequelize';
+import type { Clock } from '../../shared/clock.js';
+import { type RandomSource, randomId } from '../../shared/ids.js';
+import { type Models, plain } from './models.js';
+import type { OperationKind, OperationRecord } from './records.js';
+
+export type OperationResult =
+  | { status: 'succeeded'; transactionId: string }
+  | { status: 'failed'; code: string; message: string };
+
+/**
+ * Operator capture, refund and void, each stored with its gateway Idempotency-Key before the gateway
+ * is called: a crash after the row is written reuses the same key.
+ */
+export class OperationStore {
+  constructor(
+    private readonly models: Models,
+    private readonly clock: Clock,
+    private readonly random: RandomSource,
+  ) {}
+
+  async find(orderId: string, operation: OperationKind, requestKey: string): Promise<OperationRecord | null> {
+    const row = await this.models.Operation.findOne({
+      where: { order_id: orderId, operation, request_key: requestKey },
+    });
+    return row && plain(row);
+  }
+
+  async create(input: {
+    orderId: string;
+    attemptId: string;
+    operation: OperationKind;
+    requestKey: string;
+    amountMinor: number;
+    reason: string | null;
+  }): Promise<OperationRecord> {
+    const now = new Date(this.clock.now());
+    try {
+      const row = await this.models.Operation.create({
+        id: randomId('op_', this.random),
+        order_id: input.orderId,
+        attempt_id: input.attemptId,
+        operation: input.operation,
+        idempotency_key: randomId('idem_', this.random, 32),
+        request_key: input.requestKey,
+        amount_minor: input.amountMinor,
+        reason: input.reason,
+        status: 'pending',
+        result_transaction_id: null,
+        error_code: null,
+        error_message: null,
+        created_at: now,
+        updated_at: now,
+      });
+      return plain(row);
+    } catch (error) {
+      // Two retries racing: the first stored the row; the second uses it.
+      if (error instanceof UniqueConstraintError) {
+        const existing = await this.find(input.orderId, input.operation, input.requestKey);
+        if (existing) return existing;
+      }
+      throw error;
+    }
+  }
+
+  /** Records the gateway's answer; returns the operation as it now stands. */
+  async settle(op: OperationRecord, result: OperationResult): Promise<OperationRecord> {
+    const now = new Date(this.clock.now());
+    const change =
+      result.status === 'succeeded'
+        ? { status: 'succeeded' as const, result_transaction_id: result.transactionId, updated_at: now }
+        : {
+            status: 'failed' as const,
+            error_code: result.code,
+            error_message: result.message.slice(0, 512),
+            updated_at: now,
+          };
+    await this.models.Operation.update(change, { where: { id: op.id } });
+    return { ...op, ...change };
+  }
+}

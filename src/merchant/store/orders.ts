@@ -1,0 +1,220 @@
+import { type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
+import type { Clock } from '../../shared/clock.js';
+import { type RandomSource, randomId } from '../../shared/ids.js';
+import { INITIAL_PAYMENT } from '../orders/decide.js';
+import { statusOnNewAttempt } from '../orders/status.js';
+import type { HistoryEntry, HistoryStore } from './history.js';
+import { attemptRecord, type Models, plain } from './models.js';
+import type { AttemptRecord, OrderRecord } from './records.js';
+
+export class OrderNotFound extends Error {
+  override name = 'OrderNotFound';
+}
+
+export class DuplicateReference extends Error {
+  override name = 'DuplicateReference';
+}
+
+export interface NewOrder {
+  amountMinor: number;
+  currency: string;
+  reference?: string;
+  description?: string | null;
+  customer?: Record<string, unknown> | null;
+}
+
+/** What an order was before an attempt started: what withdrawing the attempt restores. */
+export type OrderBeforeAttempt = Pick<
+  OrderRecord,
+  'status' | 'current_attempt_id' | 'failure_code' | 'captured_minor' | 'refunded_minor'
+>;
+
+/** What one observation does to the attempt and its order, as `decide` worked it out. */
+export interface Change {
+  /** Null: the attempt stays as it is. */
+  attempt: Partial<
+    Pick<AttemptRecord, 'status' | 'captured_minor' | 'refunded_minor' | 'capture_id' | 'failure_code'>
+  > | null;
+  order: Partial<
+    Pick<
+      OrderRecord,
+      'status' | 'captured_minor' | 'refunded_minor' | 'failure_code' | 'needs_review' | 'review_reason'
+    >
+  >;
+  history: Pick<HistoryEntry, 'source' | 'sourceId' | 'outcome' | 'detail'>;
+}
+
+/**
+ * Orders, and the writes that change an order together with its attempts. Every status change runs
+ * under a row lock on the order (then its attempt: the same order of locks everywhere), with its
+ * history line in the same transaction: MariaDB's repeatable read would otherwise lose updates.
+ */
+export class OrderStore {
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly models: Models,
+    private readonly history: HistoryStore,
+    private readonly clock: Clock,
+    private readonly random: RandomSource,
+  ) {}
+
+  async create(input: NewOrder): Promise<OrderRecord> {
+    const id = randomId('ord_', this.random);
+    const now = this.#now();
+    try {
+      const row = await this.models.Order.create({
+        id,
+        reference: input.reference ?? id,
+        amount_minor: input.amountMinor,
+        currency: input.currency,
+        description: input.description ?? null,
+        customer: input.customer ?? null,
+        status: 'pending',
+        captured_minor: null,
+        failure_code: null,
+        review_reason: null,
+        current_attempt_id: null,
+        created_at: now,
+        updated_at: now,
+      });
+      return plain(row);
+    } catch (error) {
+      if (error instanceof UniqueConstraintError)
+        throw new DuplicateReference(`reference ${input.reference} is already used`);
+      throw error;
+    }
+  }
+
+  async find(id: string): Promise<OrderRecord | null> {
+    const row = await this.models.Order.findByPk(id);
+    return row && plain(row);
+  }
+
+  /** A new attempt supersedes the last; the order goes back to pending (merchant.md: "a new attempt may follow"). */
+  async startAttempt(
+    orderId: string,
+    input: { kind: 'card' | 'redirect'; mode?: 'sale' | 'auth'; paymentMethod?: string },
+  ): Promise<{ order: OrderRecord; attempt: AttemptRecord; previous: OrderBeforeAttempt }> {
+    return this.sequelize.transaction(async (tx) => {
+      const order = await this.#lock(orderId, tx);
+      const before = order.status;
+      const status = statusOnNewAttempt(before);
+      const previous: OrderBeforeAttempt = {
+        status: before,
+        current_attempt_id: order.current_attempt_id,
+        failure_code: order.failure_code,
+        captured_minor: order.captured_minor,
+        refunded_minor: order.refunded_minor,
+      };
+      const now = this.#now();
+      const attempt = await this.models.Attempt.create(
+        {
+          id: randomId('att_', this.random),
+          order_id: orderId,
+          kind: input.kind,
+          mode: input.mode ?? null,
+          payment_method: input.paymentMethod ?? null,
+          gateway_transaction_id: null,
+          payment_session_id: null,
+          verification_id: null,
+          status: INITIAL_PAYMENT.status,
+          captured_minor: null,
+          capture_id: null,
+          failure_code: null,
+          hold_sealed: null,
+          hold_expires_at: null,
+          created_at: now,
+          updated_at: now,
+        },
+        { transaction: tx },
+      );
+      await order.update(
+        {
+          status,
+          current_attempt_id: attempt.id,
+          failure_code: null,
+          captured_minor: null,
+          refunded_minor: 0,
+          version: order.version + 1,
+          updated_at: now,
+        },
+        { transaction: tx },
+      );
+      await this.history.record(
+        {
+          orderId,
+          attemptId: attempt.id,
+          source: 'api',
+          sourceId: `attempt:${attempt.id}`,
+          statusBefore: before,
+          statusAfter: status,
+          outcome: 'applied',
+          detail: `${input.kind} attempt started`,
+        },
+        tx,
+      );
+      return { order: plain(order), attempt: attemptRecord(attempt), previous };
+    });
+  }
+
+  /**
+   * An attempt the gateway refused before anything existed there (a method it does not offer, a
+   * field it rejects): undone, as if it never started, so a typo leaves the order as it was. Nothing
+   * is lost: no transaction, session or money exists for it. A no-op once another attempt followed.
+   */
+  async withdrawAttempt(orderId: string, attemptId: string, previous: OrderBeforeAttempt): Promise<void> {
+    await this.sequelize.transaction(async (tx) => {
+      const order = await this.#lock(orderId, tx);
+      if (order.current_attempt_id !== attemptId) return;
+      await this.history.eraseAttempt(orderId, attemptId, tx);
+      await this.models.Attempt.destroy({ where: { id: attemptId }, transaction: tx });
+      await order.update(
+        { ...previous, version: order.version + 1, updated_at: this.#now() },
+        { transaction: tx },
+      );
+    });
+  }
+
+  /**
+   * Locks the order and the attempt, asks `plan` what they become, and writes that with its history
+   * line, all in one transaction. `plan` is pure: it sees the locked rows as plain records.
+   */
+  async transition<T>(
+    orderId: string,
+    attemptId: string,
+    plan: (order: OrderRecord, attempt: AttemptRecord) => { change: Change; result: T },
+  ): Promise<T> {
+    return this.sequelize.transaction(async (tx) => {
+      const order = await this.#lock(orderId, tx);
+      const attempt = await this.models.Attempt.findByPk(attemptId, {
+        transaction: tx,
+        lock: tx.LOCK.UPDATE,
+      });
+      if (!attempt || attempt.order_id !== orderId)
+        throw new OrderNotFound(`order ${orderId} has no attempt ${attemptId}`);
+      const { change, result } = plan(plain(order), attemptRecord(attempt));
+      const now = this.#now();
+      if (change.attempt) await attempt.update({ ...change.attempt, updated_at: now }, { transaction: tx });
+      const before = order.status;
+      await order.update(
+        { ...change.order, version: order.version + 1, updated_at: now },
+        { transaction: tx },
+      );
+      await this.history.record(
+        { ...change.history, orderId, attemptId, statusBefore: before, statusAfter: order.status },
+        tx,
+      );
+      return result;
+    });
+  }
+
+  async #lock(orderId: string, tx: Transaction) {
+    const order = await this.models.Order.findByPk(orderId, { transaction: tx, lock: tx.LOCK.UPDATE });
+    if (!order) throw new OrderNotFound(`order ${orderId} does not exist`);
+    return order;
+  }
+
+  #now(): Date {
+    return new Date(this.clock.now());
+  }
+}

@@ -1,0 +1,102 @@
+import type { OrderStatus } from '../orders/status.js';
+
+/**
+ * What the store hands out: plain records, one per row, with the columns' names. No ORM type passes
+ * this folder, so the rest of the kit can neither save a record by mistake nor depend on Sequelize.
+ */
+export interface OrderRecord {
+  id: string;
+  reference: string;
+  amount_minor: number;
+  currency: string;
+  description: string | null;
+  customer: Record<string, unknown> | null;
+  status: OrderStatus;
+  captured_minor: number | null;
+  refunded_minor: number;
+  failure_code: string | null;
+  needs_review: boolean;
+  review_reason: string | null;
+  current_attempt_id: string | null;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A payment attempt. Its 3DS hold (ciphertext) is never part of the record: only the hold store reads it. */
+export interface AttemptRecord {
+  id: string;
+  order_id: string;
+  kind: 'card' | 'redirect';
+  mode: 'sale' | 'auth' | null;
+  payment_method: string | null;
+  gateway_transaction_id: string | null;
+  payment_session_id: string | null;
+  verification_id: string | null;
+  status: OrderStatus;
+  captured_minor: number | null;
+  refunded_minor: number;
+  capture_id: string | null;
+  failure_code: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type OperationKind = 'capture' | 'refund' | 'void';
+export type OperationStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface OperationRecord {
+  id: string;
+  order_id: string;
+  attempt_id: string;
+  operation: OperationKind;
+  /** Sent to the gateway as Idempotency-Key: stored before the call, reused on every retry. */
+  idempotency_key: string;
+  /** The operator's own Idempotency-Key (or the one the kit derives), so a retry finds this row. */
+  request_key: string;
+  amount_minor: number;
+  reason: string | null;
+  status: OperationStatus;
+  result_transaction_id: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface HistoryRecord {
+  id: number;
+  order_id: string;
+  attempt_id: string | null;
+  source: string;
+  source_id: string;
+  status_before: string;
+  status_after: string;
+  outcome: string;
+  detail: string | null;
+  created_at: Date;
+}
+
+export interface InboxRecord {
+  event_id: string;
+  event_type: string;
+  transaction_id: string | null;
+  source: string;
+  /** The event's bytes as the gateway signed them. */
+  payload: string;
+  received_at: Date;
+  queued_at: Date | null;
+  processed_at: Date | null;
+  outcome: string | null;
+  attempts: number;
+  last_error: string | null;
+}
+
+export interface SecretRecord {
+  id: number;
+  secret_sealed: string;
+  label: string;
+  active: boolean;
+  created_at: Date;
+  retired_at: Date | null;
+}

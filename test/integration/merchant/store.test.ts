@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import type { Sequelize } from 'sequelize';
+import { createSequelize, migrate } from '../../../src/infra/database.js';
+import { createStore, type Store } from '../../../src/merchant/store/index.js';
+import { defineModels } from '../../../src/merchant/store/models.js';
+import { ManualClock } from '../../../src/shared/clock.js';
+import { seededRandom } from '../../../src/shared/ids.js';
+import { SecretBox } from '../../../src/shared/secret-box.js';
+import { ADMIN_URL, dropDatabases } from '../../support/process.js';
+
+/**
+ * The store (src/merchant/store/): its models describe the schema the migrations built, column for
+ * column, and what it hands out are plain records, never ORM rows, and never the sealed 3DS hold.
+ */
+describe('merchant: the store', () => {
+  const database = `merchant_store_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const url = `${ADMIN_URL}/${database}`;
+  let sequelize: Sequelize;
+  let store: Store;
+  const clock = new ManualClock();
+
+  before(async () => {
+    sequelize = createSequelize(url);
+    await migrate(url, sequelize);
+    const random = seededRandom(7);
+    store = createStore({ sequelize, clock, random, box: new SecretBox(Buffer.alloc(32, 3), random) });
+  });
+  after(async () => {
+    await sequelize?.close();
+    await dropDatabases([database]);
+  });
+
+  it('every model has exactly the columns of its migrated table, with the same nullability', async () => {
+    const models = defineModels(sequelize);
+    const q = sequelize.getQueryInterface();
+    for (const model of Object.values(models)) {
+      const table = model.getTableName() as string;
+      const columns = await q.describeTable(table);
+      const attributes = model.getAttributes();
+      expect(Object.keys(attributes).sort(), table).to.deep.equal(Object.keys(columns).sort());
+      for (const [name, column] of Object.entries(columns)) {
+        const declared = attributes[name]!;
+        // A primary key is NOT NULL whatever the model says; every other column must say what the table does.
+        const nullable = declared.primaryKey ? false : declared.allowNull !== false;
+        expect(nullable, `${table}.${name} nullable`).to.equal(column.allowNull);
+      }
+    }
+  });
+
+  it('hands out plain records: an order, its attempt (without the sealed hold), its history', async () => {
+    const order = await store.orders.create({ amountMinor: 1234, currency: 'EUR' });
+    expect(Object.getPrototypeOf(order)).to.equal(Object.prototype);
+    const { attempt } = await store.orders.startAttempt(order.id, { kind: 'card', mode: 'sale' });
+    await store.holds.put(attempt.id, 'v1.sealed-hold', new Date(clock.now() + 60_000));
+
+    for (const record of [
+      await store.attempts.get(attempt.id),
+      await store.attempts.by('gateway_transaction_id', 'none'),
+    ]) {
+      if (record === null) continue;
+      expect(Object.getPrototypeOf(record)).to.equal(Object.prototype);
+      expect(record).to.not.have.property('hold_sealed');
+      expect(record).to.not.have.property('hold_expires_at');
+    }
+    const history = await store.history.ofOrder(order.id);
+    expect(history.map((h) => [h.source, h.status_before, h.status_after, h.outcome])).to.deep.equal([
+      ['api', 'pending', 'pending', 'applied'],
+    ]);
+    expect(Object.getPrototypeOf(history[0])).to.equal(Object.prototype);
+    // The hold is taken once, through the hold store alone.
+    expect(await store.holds.take(attempt.id)).to.deep.equal({ kind: 'taken', sealed: 'v1.sealed-hold' });
+    expect(await store.holds.take(attempt.id)).to.deep.equal({ kind: 'gone' });
+  });
+
+  it('a settled operation comes back as the record it now is', async () => {
+    const order = await store.orders.create({ amountMinor: 500, currency: 'EUR' });
+    const { attempt } = await store.orders.startAttempt(order.id, { kind: 'card', mode: 'auth' });
+    const op = await store.operations.create({
+      orderId: order.id,
+      attemptId: attempt.id,
+      operation: 'capture',
+      requestKey: 'capture-1',
+      amountMinor: 500,
+      reason: null,
+    });
+    const settled = await store.operations.settle(op, { status: 'succeeded', transactionId: '100200' });
+    expect(settled).to.include({ status: 'succeeded', result_transaction_id: '100200', id: op.id });
+    expect(await store.operations.find(order.id, 'capture', 'capture-1')).to.include({
+      status: 'succeeded',
+      result_transaction_id: '100200',
+    });
+  });
+});
