@@ -1,13 +1,14 @@
 import { Command } from 'commander';
 import { GatewayNetworkError } from './client/errors.js';
 import { GatewayClient } from './client/gateway-client.js';
-import { type Config, configOrExit } from './config.js';
+import type { Config } from './config.js';
 import { removeStateFile } from './gateway/persistence/state-file.js';
 import { createSequelize, migrate } from './infra/database.js';
-import { initModels } from './infra/models.js';
-import { storeSecret } from './merchant/webhooks/secrets.js';
+import { createStore, type Store } from './merchant/store/index.js';
+import { systemClock } from './shared/clock.js';
 import { cryptoRandom } from './shared/ids.js';
 import { SecretBox } from './shared/secret-box.js';
+import { configOrExit, settingProblem } from './startup.js';
 
 /** `npm run cli -- <command>`: the operator's tools (merchant.md, Running it). */
 const config = (): Config => configOrExit();
@@ -18,14 +19,13 @@ function client(c: Config): GatewayClient {
   return new GatewayClient({ baseUrl, apiKey: c.gateway.apiKey, merchantId: c.gateway.merchantId });
 }
 
-async function withDatabase<T>(
-  c: Config,
-  fn: (models: ReturnType<typeof initModels>) => Promise<T>,
-): Promise<T> {
+/** The kit's store for one command: the database migrated first, closed after. */
+async function withStore<T>(c: Config, fn: (store: Store) => Promise<T>): Promise<T> {
   const sequelize = createSequelize(c.databaseUrl);
   try {
     await migrate(c.databaseUrl, sequelize);
-    return await fn(initModels(sequelize));
+    const box = new SecretBox(c.encryptionKey, cryptoRandom);
+    return await fn(createStore({ sequelize, clock: systemClock, random: cryptoRandom, box }));
   } finally {
     await sequelize.close();
   }
@@ -65,9 +65,7 @@ webhook
     });
     if (answer.data.secret) {
       const secret = answer.data.secret;
-      await withDatabase(c, (models) =>
-        storeSecret(models, new SecretBox(c.encryptionKey, cryptoRandom), secret, 'gateway', new Date()),
-      );
+      await withStore(c, (store) => store.secrets.put(secret, 'gateway'));
       console.log('endpoint created; its signing secret is stored (encrypted)');
     } else {
       console.log('endpoint updated; the stored secret is unchanged');
@@ -86,15 +84,7 @@ webhook
   .action(async () => {
     const c = config();
     const answer = await client(c).rotateWebhookSecret();
-    await withDatabase(c, (models) =>
-      storeSecret(
-        models,
-        new SecretBox(c.encryptionKey, cryptoRandom),
-        answer.data.secret,
-        'gateway',
-        new Date(),
-      ),
-    );
+    await withStore(c, (store) => store.secrets.put(answer.data.secret, 'gateway'));
     console.log('secret rotated and stored; the old one no longer signs');
   });
 
@@ -149,9 +139,5 @@ function explain(error: Error): string {
     }
     return `GATEWAY_BASE_URL: the gateway at ${c.gateway.baseUrl} does not answer (${error.message})`;
   }
-  const code =
-    (error as NodeJS.ErrnoException).code ?? (error as { parent?: { code?: string } }).parent?.code;
-  if (error.name === 'SequelizeConnectionRefusedError' || code === 'ECONNREFUSED')
-    return `DATABASE_URL: cannot connect to the database (${code ?? error.name})`;
-  return `${error.name}: ${error.message}`;
+  return settingProblem(error) ?? `${error.name}: ${error.message}`;
 }

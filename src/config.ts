@@ -13,6 +13,12 @@ const DEV_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
 export type Role = 'api' | 'worker' | 'scheduler';
 const ROLES = ['api', 'worker', 'scheduler'] as const;
 
+/** GATEWAY_BASE_URL's word for the sandbox the kit runs itself (the default outside production). */
+export const EMBEDDED = 'embedded';
+
+/** Who reads the settings: the kit (and its CLI), or the standalone sandbox, which is a gateway itself. */
+export type Reader = 'kit' | 'sandbox';
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -35,14 +41,15 @@ const commaList = z.string().transform((v) =>
     .filter((s) => s !== ''),
 );
 
+const isUrl = (v: string, protocols: string[]) => {
+  try {
+    return protocols.includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+};
 const url = (protocols: string[], what: string) =>
-  z.string().refine((v) => {
-    try {
-      return protocols.includes(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, `must be a ${what} URL`);
+  z.string().refine((v) => isUrl(v, protocols), `must be a ${what} URL`);
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -50,7 +57,13 @@ const envSchema = z.object({
   PUBLIC_BASE_URL: url(['http:', 'https:'], 'http(s)').optional(),
   DATABASE_URL: url(['mysql:', 'mariadb:'], 'mysql://').default('mysql://root@127.0.0.1:3306/merchant'),
   REDIS_URL: url(['redis:', 'rediss:'], 'redis://').default('redis://127.0.0.1:6379'),
-  GATEWAY_BASE_URL: url(['http:', 'https:'], 'http(s)').optional(),
+  GATEWAY_BASE_URL: z
+    .string()
+    .refine(
+      (v) => v === EMBEDDED || isUrl(v, ['http:', 'https:']),
+      `must be the gateway's http(s) URL, or ${EMBEDDED} for the built-in sandbox`,
+    )
+    .optional(),
   GATEWAY_API_KEY: z.string().min(8, 'must be an API key').optional(),
   GATEWAY_MERCHANT_ID: z
     .string()
@@ -141,7 +154,11 @@ export interface Config {
  * The only reader of the environment (merchant.md, Running it). A bad or missing value throws a
  * ConfigError of one line that names the variable.
  */
-export function loadConfig(env: NodeJS.ProcessEnv, randomToken: () => string): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv,
+  randomToken: () => string,
+  reader: Reader = 'kit',
+): Config {
   const blankless = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = envSchema.safeParse(blankless);
   if (!parsed.success) {
@@ -152,8 +169,17 @@ export function loadConfig(env: NodeJS.ProcessEnv, randomToken: () => string): C
   const production = e.NODE_ENV === 'production';
   if (production && !e.APP_ENCRYPTION_KEY)
     throw new ConfigError('APP_ENCRYPTION_KEY: is required in production (32 bytes, base64)');
-  if (production && !e.OPS_API_TOKEN) throw new ConfigError('OPS_API_TOKEN: is required in production');
-  if (e.GATEWAY_BASE_URL && !e.GATEWAY_API_KEY)
+  if (production && reader === 'kit') {
+    if (!e.OPS_API_TOKEN) throw new ConfigError('OPS_API_TOKEN: is required in production');
+    // A production kit without a gateway would take "payments" against its own sandbox: only on purpose.
+    if (!e.GATEWAY_BASE_URL)
+      throw new ConfigError(
+        `GATEWAY_BASE_URL: is required in production (the gateway's URL; ${EMBEDDED} runs the built-in sandbox, for a demo)`,
+      );
+  }
+  const remote =
+    e.GATEWAY_BASE_URL !== undefined && e.GATEWAY_BASE_URL !== EMBEDDED ? e.GATEWAY_BASE_URL : null;
+  if (remote && !e.GATEWAY_API_KEY)
     throw new ConfigError('GATEWAY_API_KEY: is required when GATEWAY_BASE_URL is set');
   for (const currency of e.ORDER_CURRENCIES) {
     // The limit must be expressible in each currency taken (no more decimals than its exponent).
@@ -168,7 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, randomToken: () => string): C
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     gateway: {
-      baseUrl: e.GATEWAY_BASE_URL?.replace(/\/+$/, '') ?? null,
+      baseUrl: remote?.replace(/\/+$/, '') ?? null,
       apiKey: e.GATEWAY_API_KEY ?? SANDBOX_MERCHANT_KEY,
       merchantId: e.GATEWAY_MERCHANT_ID,
       extraWebhookSecrets: e.GATEWAY_WEBHOOK_SECRETS ?? [],
@@ -200,15 +226,8 @@ export function withDotEnv(env: NodeJS.ProcessEnv, path = '.env'): NodeJS.Proces
 
 /**
  * What the entry points (`npm start`, the CLI, the standalone sandbox) start with: this process's
- * environment over `.env`, and in development a random operator token. A bad value ends the process
- * with one line naming the variable, exit 1.
+ * environment over `.env`, and in development a random operator token. Throws a ConfigError.
  */
-export function configOrExit(): Config {
-  try {
-    return loadConfig(withDotEnv(process.env), () => randomBytes(24).toString('base64url'));
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    console.error(`configuration: ${error.message}`);
-    process.exit(1);
-  }
+export function configFromEnvironment(reader: Reader = 'kit'): Config {
+  return loadConfig(withDotEnv(process.env), () => randomBytes(24).toString('base64url'), reader);
 }

@@ -1,9 +1,7 @@
 import { constants } from 'node:os';
-import { configOrExit } from './config.js';
-import { SandboxStateError } from './gateway/persistence/state-file.js';
-import { SeedError } from './gateway/seed.js';
 import { createLogger } from './infra/logger.js';
 import { type Kit, startKit } from './kit.js';
+import { configOrExit, exitOnSettingProblem } from './startup.js';
 
 /**
  * A signal within this of the first is the same one delivered twice: Ctrl-C under `npm start` reaches
@@ -83,26 +81,5 @@ function exitAfterLogs(code: number, ms: number): void {
 try {
   await starting;
 } catch (error) {
-  if (error instanceof SeedError) {
-    console.error(`gateway seed: ${error.message}`);
-    process.exit(1);
-  }
-  if (error instanceof SandboxStateError) {
-    console.error(`GATEWAY_SANDBOX_STATE: ${error.message}`);
-    process.exit(1);
-  }
-  const code = (error as NodeJS.ErrnoException).code;
-  if (
-    code === 'ECONNREFUSED' ||
-    code === 'ER_ACCESS_DENIED_ERROR' ||
-    (error as Error).name === 'SequelizeConnectionRefusedError'
-  ) {
-    console.error(`DATABASE_URL: cannot connect to the database (${code ?? (error as Error).name})`);
-    process.exit(1);
-  }
-  if (code === 'EADDRINUSE') {
-    console.error(`PORT or GATEWAY_PORT: the port is already in use (${(error as Error).message})`);
-    process.exit(1);
-  }
-  throw error;
+  exitOnSettingProblem(error); // a setting's one line and exit 1; anything else throws with its stack
 }

@@ -1,8 +1,8 @@
 import { pino } from 'pino';
-import { configOrExit } from '../config.js';
+import { configOrExit, exitOnSettingProblem } from '../startup.js';
 import { createGateway } from './app.js';
-import { removeStateFile, SandboxStateError } from './persistence/state-file.js';
-import { loadSeedFile, SeedError } from './seed.js';
+import { removeStateFile } from './persistence/state-file.js';
+import { loadSeedFile } from './seed.js';
 
 /**
  * `npm run gateway`: the sandbox standalone (sandbox.md section 1), driven by real time. Its state is
@@ -18,8 +18,8 @@ if (unknown !== undefined) {
 }
 const fresh = args.includes('--fresh');
 
-// The ops token is the kit's, not the sandbox's: the loader's random one is never used here.
-const config = configOrExit();
+// The sandbox's own settings: it needs no gateway (it is one) and no operator token (the kit's).
+const config = configOrExit('sandbox');
 const logger = pino({ level: config.logLevel });
 const { sandboxPort: port, sandboxSeed: seedPath, sandboxStateFile: stateFile } = config.gateway;
 
@@ -62,17 +62,5 @@ try {
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
 } catch (error) {
-  if (error instanceof SeedError) {
-    console.error(`gateway seed: ${error.message}`);
-    process.exit(1);
-  }
-  if (error instanceof SandboxStateError) {
-    console.error(error.message);
-    process.exit(1);
-  }
-  if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-    console.error(`GATEWAY_PORT: the port is already in use (${(error as Error).message})`);
-    process.exit(1);
-  }
-  throw error;
+  exitOnSettingProblem(error);
 }

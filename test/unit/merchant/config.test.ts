@@ -111,6 +111,17 @@ describe('merchant: configuration (loadConfig)', () => {
       });
     }
 
+    it('GATEWAY_BASE_URL=embedded is the sandbox in development too, and needs no key', () => {
+      expect(load({ GATEWAY_BASE_URL: 'embedded' }).gateway.baseUrl).to.equal(null);
+    });
+
+    it('GATEWAY_BASE_URL neither a URL nor embedded is refused with both choices named', () => {
+      expect(() => load({ GATEWAY_BASE_URL: 'sandbox' })).to.throw(
+        ConfigError,
+        /^GATEWAY_BASE_URL: .*embedded/,
+      );
+    });
+
     it('GATEWAY_BASE_URL set without GATEWAY_API_KEY names GATEWAY_API_KEY', () => {
       failure({ GATEWAY_BASE_URL: 'https://gateway.example.com' }, 'GATEWAY_API_KEY');
     });
@@ -125,7 +136,29 @@ describe('merchant: configuration (loadConfig)', () => {
       NODE_ENV: 'production',
       OPS_API_TOKEN: 'a-long-enough-ops-token',
       APP_ENCRYPTION_KEY: KEY,
+      GATEWAY_BASE_URL: 'https://gateway.example.com',
+      GATEWAY_API_KEY: 'sk_live_merchant_1001',
     };
+
+    it('refuses to start without a gateway: no silent sandbox taking "payments" in production', () => {
+      failure({ ...production, GATEWAY_BASE_URL: undefined }, 'GATEWAY_BASE_URL');
+      failure({ ...production, GATEWAY_BASE_URL: '' }, 'GATEWAY_BASE_URL');
+    });
+
+    it('runs the built-in sandbox when told so explicitly: GATEWAY_BASE_URL=embedded', () => {
+      const c = load({ ...production, GATEWAY_BASE_URL: 'embedded', GATEWAY_API_KEY: undefined });
+      expect(c.gateway.baseUrl).to.equal(null);
+      expect(c.gateway.apiKey).to.equal('sk_test_merchant_1001');
+    });
+
+    it('the standalone sandbox reads its own settings: no gateway, no operator token needed', () => {
+      const c = loadConfig({ NODE_ENV: 'production', APP_ENCRYPTION_KEY: KEY }, () => GENERATED, 'sandbox');
+      expect(c.env).to.equal('production');
+      expect(() => loadConfig({ NODE_ENV: 'production' }, () => GENERATED, 'sandbox')).to.throw(
+        ConfigError,
+        /^APP_ENCRYPTION_KEY: /,
+      );
+    });
 
     it('starts with both secrets given, and generates nothing', () => {
       const c = load(production);

@@ -1,0 +1,45 @@
+import { type Config, ConfigError, configFromEnvironment, type Reader } from './config.js';
+import { SandboxStateError } from './gateway/persistence/state-file.js';
+import { SeedError } from './gateway/seed.js';
+
+/**
+ * The configuration of an entry point (`npm start`, the CLI, the standalone sandbox). A bad value
+ * ends the process with one line naming the variable, exit 1.
+ */
+export function configOrExit(reader: Reader = 'kit'): Config {
+  try {
+    return configFromEnvironment(reader);
+  } catch (error) {
+    return exitOnSettingProblem(error);
+  }
+}
+
+/**
+ * The one line an operator reads when a process cannot start or a command cannot run, naming the
+ * setting to fix; null for an error that is not a setting's (a bug: let it throw with its stack).
+ * Shared by `npm start`, the CLI and the standalone sandbox.
+ */
+export function settingProblem(error: unknown): string | null {
+  if (error instanceof ConfigError) return `configuration: ${error.message}`;
+  if (error instanceof SeedError) return `gateway seed: ${error.message}`;
+  if (error instanceof SandboxStateError) return `GATEWAY_SANDBOX_STATE: ${error.message}`;
+  const e = error as { name?: string; code?: string; message?: string; parent?: { code?: string } };
+  const code = e?.code ?? e?.parent?.code;
+  if (
+    code === 'ECONNREFUSED' ||
+    code === 'ER_ACCESS_DENIED_ERROR' ||
+    e?.name === 'SequelizeConnectionRefusedError' ||
+    e?.name === 'SequelizeAccessDeniedError'
+  )
+    return `DATABASE_URL: cannot connect to the database (${code ?? e.name})`;
+  if (code === 'EADDRINUSE') return `PORT or GATEWAY_PORT: the port is already in use (${e.message})`;
+  return null;
+}
+
+/** Ends the process with a setting's one line and exit 1; anything else is thrown on, as the bug it is. */
+export function exitOnSettingProblem(error: unknown): never {
+  const line = settingProblem(error);
+  if (line === null) throw error;
+  console.error(line);
+  process.exit(1);
+}
