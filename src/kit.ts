@@ -8,7 +8,7 @@ import { GatewayClient } from './client/gateway-client.js';
 import type { ClientDeps } from './client/request.js';
 import type { Config } from './config.js';
 import { createGateway, type Gateway } from './gateway/app.js';
-import { loadSeedFile, type Seed } from './gateway/seed.js';
+import { loadSeedFile, type Seed } from './gateway/state/seed.js';
 import { createSequelize, migrate } from './infra/database.js';
 import { initModels, type Models } from './infra/models.js';
 import { createRedis } from './infra/redis.js';

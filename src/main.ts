@@ -1,7 +1,7 @@
 import { constants } from 'node:os';
 import { configOrExit } from './config.js';
 import { SandboxStateError } from './gateway/persistence/state-file.js';
-import { SeedError } from './gateway/seed.js';
+import { SeedError } from './gateway/state/seed.js';
 import { createLogger } from './infra/logger.js';
 import { type Kit, startKit } from './kit.js';
 

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { configOrExit } from '../config.js';
 import { createGateway } from './app.js';
 import { removeStateFile, SandboxStateError } from './persistence/state-file.js';
-import { loadSeedFile, SeedError } from './seed.js';
+import { loadSeedFile, SeedError } from './state/seed.js';
 
 /**
  * `npm run gateway`: the sandbox standalone (sandbox.md section 1), driven by real time. Its state is

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { createGateway } from '../../src/gateway/app.js';
-import { parseSeed } from '../../src/gateway/seed.js';
+import { parseSeed } from '../../src/gateway/state/seed.js';
 import { verify } from '../../src/shared/signature.js';
 import { MERCHANT_KEY, testSeed, transactionBody } from '../support/gateway.js';
 import { allowPrivateUrls, startReceiver } from '../support/receiver.js';

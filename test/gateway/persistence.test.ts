@@ -15,7 +15,7 @@ import { pino } from 'pino';
 import { createGateway, type GatewayPersistence } from '../../src/gateway/app.js';
 import { deriveSandboxKeys } from '../../src/gateway/persistence/keys.js';
 import { SandboxStateError } from '../../src/gateway/persistence/state-file.js';
-import { parseSeed, type SeedInput } from '../../src/gateway/seed.js';
+import { parseSeed, type SeedInput } from '../../src/gateway/state/seed.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { seededRandom } from '../../src/shared/ids.js';
 import {

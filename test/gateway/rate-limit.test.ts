@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { admit, type RatePolicy, type WindowState } from '../../src/gateway/domain/rate-window.js';
-import { parseSeed } from '../../src/gateway/seed.js';
+import { parseSeed } from '../../src/gateway/state/seed.js';
 import {
   type Answer,
   card,

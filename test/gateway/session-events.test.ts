@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { SeedInput } from '../../src/gateway/seed.js';
+import type { SeedInput } from '../../src/gateway/state/seed.js';
 import {
   type Answer,
   liftRateLimits,

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { createGateway, type Gateway, type GatewayPersistence } from '../../src/gateway/app.js';
-import { parseSeed, type SeedInput } from '../../src/gateway/seed.js';
+import { parseSeed, type SeedInput } from '../../src/gateway/state/seed.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { type RandomSource, seededRandom } from '../../src/shared/ids.js';
 

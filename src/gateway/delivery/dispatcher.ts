@@ -2,12 +2,18 @@ import type { Logger } from 'pino';
 import { type Clock, isoMicros, unixSeconds } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { sign } from '../../shared/signature.js';
-import { API_VERSION, deliveryStatus, nextAttemptAt } from '../domain/webhooks.js';
-import type { Endpoint, WebhookEvent, WebhookRegistry } from '../webhooks/registry.js';
+import {
+  API_VERSION,
+  deliveryStatus,
+  type Endpoint,
+  nextAttemptAt,
+  type WebhookEvent,
+} from '../domain/webhooks.js';
+import type { WebhookStore } from '../state/webhook-store.js';
 import { type Resolver, type SendResult, sendWebhook } from './send.js';
 
 export interface DispatcherDeps {
-  registry: WebhookRegistry;
+  registry: WebhookStore;
   clock: Clock;
   random: RandomSource;
   logger: Logger;

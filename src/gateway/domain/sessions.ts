@@ -1,4 +1,5 @@
-import type { CurrencyCode } from '../../shared/money.js';
+import { isoMicros, isoMicrosOrNull } from '../../shared/clock.js';
+import { type CurrencyCode, formatMinor } from '../../shared/money.js';
 import type { TransactionStatus } from './transactions.js';
 import type { EventType } from './webhooks.js';
 
@@ -90,4 +91,31 @@ export interface PaymentSession {
 
 export function expiresAt(session: PaymentSession): number {
   return session.createdAt + SESSION_LIFETIME_MS;
+}
+
+/** The wire record (gateway-api.md, Payment session record). */
+export function sessionView(s: PaymentSession, checkoutUrl: string) {
+  return {
+    payment_session_id: s.id,
+    transaction_id: s.transactionId,
+    merchant_id: s.merchantId,
+    merchant_reference: s.reference,
+    provider: s.provider,
+    payment_method: s.paymentMethod,
+    status: s.status,
+    status_reason: s.statusReason,
+    amount: s.amount,
+    amount_formatted: formatMinor(s.amount, s.currency),
+    currency: s.currency,
+    checkout_url: checkoutUrl,
+    return_url: s.returnUrl,
+    cancel_url: s.cancelUrl,
+    provider_session_id: s.providerSessionId,
+    provider_transaction_id: s.providerTransactionId,
+    customer_reference: s.customerReference,
+    expires_at: isoMicros(expiresAt(s)),
+    finalised_at: isoMicrosOrNull(s.finalisedAt),
+    created_at: isoMicros(s.createdAt),
+    updated_at: isoMicros(s.updatedAt),
+  };
 }

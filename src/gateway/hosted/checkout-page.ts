@@ -1,10 +1,10 @@
 import type Router from '@koa/router';
 import getRawBody from 'raw-body';
 import { formatMinor } from '../../shared/money.js';
+import type { GatewayDeps } from '../deps.js';
 import type { PaymentSession, SessionTrigger } from '../domain/sessions.js';
 import { ApiError, notFound } from '../http/errors.js';
-import { applySessionTrigger } from '../sessions.js';
-import type { GatewayDeps } from '../state.js';
+import { applySessionTrigger } from '../lifecycle/session-moves.js';
 import { escapeHtml, page } from './html.js';
 
 const ACTIONS: Record<string, SessionTrigger> = {

@@ -2,9 +2,9 @@ import type Router from '@koa/router';
 import getRawBody from 'raw-body';
 import { randomHex } from '../../shared/ids.js';
 import { formatMinor } from '../../shared/money.js';
+import type { GatewayDeps } from '../deps.js';
 import { effectiveStatus, type Verification } from '../domain/three-ds.js';
 import { ApiError, notFound } from '../http/errors.js';
-import type { GatewayDeps } from '../state.js';
 import { escapeHtml, page } from './html.js';
 
 /** gateway-api.md, 3D Secure flow step 2: back to `auth_url` with the verification id and its status. */

@@ -4,9 +4,8 @@ import type { IdempotencyRecord } from '../domain/idempotency.js';
 import type { PaymentSession } from '../domain/sessions.js';
 import type { Verification } from '../domain/three-ds.js';
 import type { Transaction } from '../domain/transactions.js';
-import { EVENT_TYPES } from '../domain/webhooks.js';
-import type { GatewayState, IdCounters, ReferenceHolder } from '../state.js';
-import type { Attempt, Endpoint, WebhookEvent } from '../webhooks/registry.js';
+import { type Attempt, type Endpoint, EVENT_TYPES, type WebhookEvent } from '../domain/webhooks.js';
+import type { GatewayState, IdCounters, ReferenceHolder } from '../state/gateway-state.js';
 
 /**
  * The sandbox's state as plain JSON, and back: pure code, no I/O (the file is state-file.ts's).

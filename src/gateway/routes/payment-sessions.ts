@@ -2,7 +2,8 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { randomHex, randomId } from '../../shared/ids.js';
-import type { PaymentSession } from '../domain/sessions.js';
+import type { GatewayDeps } from '../deps.js';
+import { type PaymentSession, sessionView } from '../domain/sessions.js';
 import type { Transaction } from '../domain/transactions.js';
 import { canSee, principalOf, resolveMerchantId } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
@@ -18,8 +19,7 @@ import {
   withMinorAmount,
 } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
-import { applySessionTrigger, sessionView } from '../sessions.js';
-import type { GatewayDeps } from '../state.js';
+import { applySessionTrigger } from '../lifecycle/session-moves.js';
 
 const createSchema = z
   .object({

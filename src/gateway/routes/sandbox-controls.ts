@@ -1,16 +1,16 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { TransactionStatus } from '../domain/transactions.js';
-import { transactionView } from '../domain/transactions.js';
-import { runDueWork } from '../due-work.js';
+import type { GatewayDeps } from '../deps.js';
+import { sessionView } from '../domain/sessions.js';
+import { type TransactionStatus, transactionView } from '../domain/transactions.js';
 import { canSee, principalOf, requireMerchantKey } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { respond } from '../http/envelope.js';
 import { ApiError, notFound } from '../http/errors.js';
 import { parseOr422 } from '../http/validate.js';
-import { applySessionTrigger, sessionView } from '../sessions.js';
-import type { GatewayDeps } from '../state.js';
+import { runDueWork } from '../lifecycle/due-work.js';
+import { applySessionTrigger } from '../lifecycle/session-moves.js';
 
 const TEN_YEARS_S = 10 * 365 * 24 * 3600;
 const seconds = z

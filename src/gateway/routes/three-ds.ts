@@ -3,6 +3,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { randomHex, randomId } from '../../shared/ids.js';
+import type { GatewayDeps } from '../deps.js';
 import { cardExpired, luhnValid, testCard } from '../domain/cards.js';
 import { type Verification, verificationView } from '../domain/three-ds.js';
 import { requireMerchantKey } from '../http/auth.js';
@@ -18,7 +19,7 @@ import {
   withMinorAmount,
 } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
-import type { GatewayDeps, GatewayState } from '../state.js';
+import type { GatewayState } from '../state/gateway-state.js';
 
 const verifySchema = z
   .object({ amount: amountField, currency: currencyField, card: cardSchema, auth_url: httpUrl })

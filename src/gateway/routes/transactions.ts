@@ -3,10 +3,12 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { randomHex } from '../../shared/ids.js';
 import { formatMinor, parseMajor } from '../../shared/money.js';
+import type { GatewayDeps } from '../deps.js';
 import { cardExpired, DECLINE_MESSAGES, luhnValid, testCard } from '../domain/cards.js';
 import { checkVerification } from '../domain/three-ds.js';
 import {
   type ChildSeed,
+  type Operation,
   type Plan,
   planCapture,
   planRefund,
@@ -31,7 +33,6 @@ import {
   withMinorAmount,
 } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
-import type { GatewayDeps, Operation } from '../state.js';
 import { findVerification } from './three-ds.js';
 
 const DO_NOT_RETRY_MS = 24 * 60 * 60 * 1000;

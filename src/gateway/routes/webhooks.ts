@@ -3,22 +3,24 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { randomId } from '../../shared/ids.js';
+import type { GatewayDeps } from '../deps.js';
 import { isNonPublicAddress } from '../domain/addresses.js';
-import { EVENT_TYPES, nextSubscription, webhookUrlProblem } from '../domain/webhooks.js';
+import {
+  type Endpoint,
+  EVENT_TYPES,
+  endpointView,
+  eventDetailView,
+  eventRowView,
+  nextSubscription,
+  type WebhookEvent,
+  webhookUrlProblem,
+} from '../domain/webhooks.js';
 import { canSee, principalOf, rateLimited, requireScope, resolveMerchantId } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { respond } from '../http/envelope.js';
 import { ApiError, authFailed, notFound, validationFailed } from '../http/errors.js';
 import { merchantIdField } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
-import type { GatewayDeps } from '../state.js';
-import {
-  type Endpoint,
-  endpointView,
-  eventDetailView,
-  eventRowView,
-  type WebhookEvent,
-} from '../webhooks/registry.js';
 
 const eventType = z.enum(EVENT_TYPES, { message: `must be one of ${EVENT_TYPES.join(', ')}` });
 

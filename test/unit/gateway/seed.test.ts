@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { loadSeedFile, parseSeed, SeedError } from '../../../src/gateway/seed.js';
+import { loadSeedFile, parseSeed, SeedError } from '../../../src/gateway/state/seed.js';
 
 /** sandbox.md section 2: the seed file, its defaults and the rules a seed must keep. */
 

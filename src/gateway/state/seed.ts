@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { CURRENCY_EXPONENTS, isCurrencyCode } from '../shared/money.js';
+import { CURRENCY_EXPONENTS, isCurrencyCode } from '../../shared/money.js';
 
 const currency = z.string().refine(isCurrencyCode, { message: 'must be a platform currency' });
 const country = z.string().regex(/^[A-Z]{2}$/, 'must be a 2-letter uppercase country code');
