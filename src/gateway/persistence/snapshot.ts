@@ -252,10 +252,7 @@ export function restore(json: unknown, state: GatewayState, o: { keyId: string }
   checkReferences(s);
 
   for (const t of s.transactions) state.transactions.set(t.id, t);
-  for (const v of s.verifications) {
-    state.verifications.set(v.publicId, v);
-    state.verificationIds.set(v.id, v.publicId);
-  }
+  for (const v of s.verifications) state.saveVerification(v);
   for (const [merchantId, refs] of s.references) state.references.set(merchantId, new Map(refs));
   for (const [k, until] of s.doNotRetry) state.doNotRetry.set(k, until);
   for (const [k, cardholderId] of s.cardholders) state.cardholders.set(k, cardholderId);

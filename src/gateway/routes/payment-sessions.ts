@@ -3,19 +3,19 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { randomHex, randomId } from '../../shared/ids.js';
 import type { GatewayDeps } from '../deps.js';
+import { amountRefusal, duplicateRefusal } from '../domain/payment-checks.js';
 import { type PaymentSession, sessionView } from '../domain/sessions.js';
 import type { Transaction } from '../domain/transactions.js';
 import { canSee, principalOf, resolveMerchantId } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { respond } from '../http/envelope.js';
-import { ApiError, declined, notFound, validationFailed } from '../http/errors.js';
+import { ApiError, declined, notFound, refused, validationFailed } from '../http/errors.js';
 import {
   amountField,
   currencyField,
   customerSchema,
   httpUrl,
   merchantIdField,
-  overPlatformMaximum,
   withMinorAmount,
 } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
@@ -72,12 +72,8 @@ export function paymentSessionRoutes(
     const merchantId = resolveMerchantId(state, principalOf(ctx), body.merchant_id);
     const merchant = state.merchants.get(merchantId)!;
     const currency = body.currency as Transaction['currency'];
-    if (!merchant.currencies.includes(currency)) {
-      throw declined('ERR_PAYMENT_METHOD_NOT_ENABLED', `${currency} is not enabled for this merchant.`);
-    }
-    if (overPlatformMaximum(body.minor, currency)) {
-      throw declined('ERR_ADAPTER_INVALID_AMOUNT', 'The amount is above the maximum of 1,000,000.00.');
-    }
+    const amountProblem = amountRefusal(merchant.currencies, body.minor, currency);
+    if (amountProblem) throw refused(amountProblem);
     if (merchant.webhook_readiness_gate && state.webhooks.endpoints.get(merchantId)?.lastSuccessAt == null) {
       throw declined(
         'ERR_WEBHOOK_NOT_READY',
@@ -101,12 +97,8 @@ export function paymentSessionRoutes(
         `${body.payment_method} is not available in ${country}.`,
       );
     }
-    const holder = state.referencesOf(merchantId).get(body.reference);
-    if (holder) {
-      throw new ApiError(409, 'ERR_DUPLICATE', 'An active transaction already uses this reference.', {
-        data: { transaction_id: holder.id },
-      });
-    }
+    const duplicate = duplicateRefusal(state.referenceHolder(merchantId, body.reference)?.id);
+    if (duplicate) throw refused(duplicate);
 
     const now = clock.now();
     const transaction: Transaction = {

@@ -96,6 +96,18 @@ export class GatewayState {
     return this.#nextVerificationId++;
   }
 
+  /** Stores a 3DS record under both of its ids. */
+  saveVerification(v: Verification): void {
+    this.verifications.set(v.publicId, v);
+    this.verificationIds.set(v.id, v.publicId);
+  }
+
+  /** A 3DS record by its `tds_` id or the deprecated numeric one (gateway-api.md, Versioning rule 5), as number or digits. */
+  verification(id: string | number): Verification | undefined {
+    const publicId = typeof id === 'number' || /^\d+$/.test(id) ? this.verificationIds.get(Number(id)) : id;
+    return publicId === undefined ? undefined : this.verifications.get(publicId);
+  }
+
   counters(): IdCounters {
     return {
       transaction: this.#nextTransactionId,
@@ -117,7 +129,7 @@ export class GatewayState {
   saveTransaction(t: Transaction): void {
     this.transactions.set(t.id, t);
     if (t.type !== 'sale' && t.type !== 'auth') return; // child records share their parent's reference
-    const refs = this.referencesOf(t.merchantId);
+    const refs = this.#referencesOf(t.merchantId);
     const holder = refs.get(t.reference);
     if (holdsReference(t.status)) {
       if (!holder) refs.set(t.reference, { kind: 'transaction', id: t.id });
@@ -126,7 +138,12 @@ export class GatewayState {
     }
   }
 
-  referencesOf(merchantId: number): Map<string, ReferenceHolder> {
+  /** Who holds a merchant's reference now, if anyone: a read, which adds no index entry. */
+  referenceHolder(merchantId: number, reference: string): ReferenceHolder | undefined {
+    return this.references.get(merchantId)?.get(reference);
+  }
+
+  #referencesOf(merchantId: number): Map<string, ReferenceHolder> {
     let refs = this.references.get(merchantId);
     if (!refs) {
       refs = new Map();
