@@ -59,6 +59,11 @@ export interface GatewayOptions {
   publicBaseUrl?: string;
   /** Webhook host resolution. Default: the system resolver. */
   resolve?: Resolver;
+  /**
+   * How webhook deliveries and test pings are sent. Default: the global `fetch`, looked up at each
+   * send, so that an interceptor installed after the gateway is created still sees them.
+   */
+  fetch?: typeof fetch;
   /** How long a receiver has to answer. Default: 10 s (sandbox.md section 8). */
   deliveryTimeoutMs?: number;
   /**
@@ -126,6 +131,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     logger,
     allowPrivate: options.seed.settings.allow_private_webhook_urls,
     resolve,
+    fetch: options.fetch ?? ((input, init) => fetch(input, init)),
     timeoutMs: options.deliveryTimeoutMs ?? DELIVERY_TIMEOUT_MS,
     outages: state.outages,
   });

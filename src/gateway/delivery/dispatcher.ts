@@ -19,6 +19,8 @@ export interface DispatcherDeps {
   logger: Logger;
   allowPrivate: boolean;
   resolve: Resolver;
+  /** What sends each attempt and ping. */
+  fetch: typeof fetch;
   timeoutMs: number;
   /** merchant id -> until when every delivery fails with connection_refused (sandbox.md section 10). */
   outages: Map<number, number>;
@@ -170,6 +172,7 @@ export class Dispatcher {
       timeoutMs: this.deps.timeoutMs,
       allowPrivate: this.deps.allowPrivate,
       resolve: this.deps.resolve,
+      fetch: this.deps.fetch,
       now: () => performance.now(),
     });
     this.deps.logger.debug(

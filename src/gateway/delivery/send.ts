@@ -25,6 +25,7 @@ export interface SendOptions {
   /** sandbox.md section 8: without `allow_private_webhook_urls`, a host resolving to a private address is refused. */
   allowPrivate: boolean;
   resolve: Resolver;
+  fetch: typeof fetch;
   now: () => number;
 }
 
@@ -44,7 +45,7 @@ export async function sendWebhook(o: SendOptions): Promise<SendResult> {
   if (!o.allowPrivate && !(await resolvesPublicly(new URL(o.url).hostname, o.resolve)))
     return failed('dns_error');
   try {
-    const response = await fetch(o.url, {
+    const response = await o.fetch(o.url, {
       method: 'POST',
       headers: o.headers,
       body: o.body,

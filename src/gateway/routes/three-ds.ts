@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { randomHex, randomId } from '../../shared/ids.js';
+import { randomHex, randomId, randomUuid } from '../../shared/ids.js';
 import type { GatewayDeps } from '../deps.js';
 import { testCard } from '../domain/cards.js';
 import { amountRefusal, cardRefusal } from '../domain/payment-checks.js';
@@ -61,7 +60,7 @@ export function threeDsRoutes(router: Router, deps: GatewayDeps, baseUrlOf: (ctx
       authType: scenario.kind === 'challenge' ? 'challenge' : 'frictionless',
       eci: authenticated ? scenario.eci : '',
       cavv: authenticated ? randomHex(deps.random, 20) : '',
-      dsTransId: randomUUID(),
+      dsTransId: randomUuid(deps.random),
       authUrl: body.auth_url,
       createdAt: now,
       updatedAt: now,
