@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { verify } from '../../src/shared/signature.js';
+import { verify } from '../../../src/shared/signature.js';
 import {
   advance,
   expectStatus,
@@ -10,7 +10,7 @@ import {
   startGateway,
   type TestGateway,
   transactionBody,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 import {
   allowPrivateUrls,
   type Receiver,
@@ -19,7 +19,7 @@ import {
   startReceiver,
   tOf,
   verifies,
-} from '../support/receiver.js';
+} from '../../support/receiver.js';
 
 /**
  * Webhook delivery (gateway-api.md: Webhook event record, Webhook event statuses, Webhook management

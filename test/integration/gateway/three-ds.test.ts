@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { seededRandom } from '../../src/shared/ids.js';
+import { seededRandom } from '../../../src/shared/ids.js';
 import {
   type Answer,
   card,
@@ -10,7 +10,7 @@ import {
   type TestGateway,
   transactionBody,
   uniqueReference,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 
 const MINUTE_MS = 60 * 1000;
 const PUBLIC_ID = /^tds_[A-Za-z0-9]{24}$/;
