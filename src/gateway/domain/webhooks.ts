@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { isoMicros, isoMicrosOrNull } from '../../shared/clock.js';
-import { isLocalStyleHost, isNonPublicAddress } from './addresses.js';
+import { bareHost, isLocalStyleHost, isNonPublicAddress } from './addresses.js';
 import type { Transaction } from './transactions.js';
 
 /** sandbox.md section 8. */
@@ -69,7 +69,7 @@ export function webhookUrlProblem(url: string, allowPrivate: boolean): string | 
       ? null
       : 'must be an http or https URL';
   if (parsed.protocol !== 'https:') return 'must use https';
-  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  const host = bareHost(parsed.hostname);
   if (isIP(host) !== 0)
     return isNonPublicAddress(host) ? 'must not point at a private or loopback address' : null;
   if (isLocalStyleHost(host)) return 'must be a publicly resolvable host, not a local name';

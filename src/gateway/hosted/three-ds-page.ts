@@ -1,9 +1,9 @@
 import type Router from '@koa/router';
-import getRawBody from 'raw-body';
 import { randomHex } from '../../shared/ids.js';
 import { formatMinor } from '../../shared/money.js';
 import type { GatewayDeps } from '../deps.js';
 import { effectiveStatus, type Verification } from '../domain/three-ds.js';
+import { readForm } from '../http/body.js';
 import { ApiError, notFound } from '../http/errors.js';
 import { escapeHtml, page } from './html.js';
 
@@ -48,7 +48,7 @@ ${
 
   router.post('/hosted/3ds/:publicId', async (ctx) => {
     const v = challengeOf(ctx.params.publicId);
-    const form = new URLSearchParams(await getRawBody(ctx.req, { limit: 4096, encoding: 'utf8' }));
+    const form = await readForm(ctx);
     const action = form.get('action');
     if (action !== 'authenticate' && action !== 'fail') {
       throw new ApiError(422, 'ERR_VALIDATION_FAILED', 'Unknown challenge action.', {

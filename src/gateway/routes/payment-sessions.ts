@@ -6,10 +6,10 @@ import type { GatewayDeps } from '../deps.js';
 import { amountRefusal, duplicateRefusal } from '../domain/payment-checks.js';
 import { type PaymentSession, sessionView } from '../domain/sessions.js';
 import type { Transaction } from '../domain/transactions.js';
-import { canSee, principalOf, resolveMerchantId } from '../http/auth.js';
+import { principalOf, resolveMerchantId } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { respond } from '../http/envelope.js';
-import { ApiError, declined, notFound, refused, validationFailed } from '../http/errors.js';
+import { ApiError, declined, refused, validationFailed } from '../http/errors.js';
 import {
   amountField,
   currencyField,
@@ -19,6 +19,7 @@ import {
   withMinorAmount,
 } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
+import { visibleSession } from '../http/visibility.js';
 import { applySessionTrigger } from '../lifecycle/session-moves.js';
 
 const createSchema = z
@@ -55,7 +56,6 @@ export function paymentSessionRoutes(
   baseUrlOf: (ctx: Context) => string,
 ): void {
   const { state, clock } = deps;
-  const checkoutUrl = (ctx: Context, s: PaymentSession) => `${baseUrlOf(ctx)}/hosted/checkout/${s.id}`;
 
   router.post('/api/v1/payment-sessions', async (ctx) => {
     const raw = await readJsonObject(ctx);
@@ -158,21 +158,15 @@ export function paymentSessionRoutes(
         ? 'The provider declined to open a checkout for this customer.'
         : 'The provider could not prepare the hosted session.';
       applySessionTrigger(deps, session, 'failed', reason);
-      const data = { payment_session: sessionView(session, checkoutUrl(ctx, session)) };
+      const data = { payment_session: sessionView(session, baseUrlOf(ctx)) };
       if (rejected) throw new ApiError(400, 'ERR_PROVIDER_REJECTED', reason, { data });
       throw new ApiError(502, 'ERR_GATEWAY_ERROR', reason, { data });
     }
-    respond(
-      ctx,
-      { payment_session: sessionView(session, checkoutUrl(ctx, session)) },
-      'Payment session created.',
-      201,
-    );
+    respond(ctx, { payment_session: sessionView(session, baseUrlOf(ctx)) }, 'Payment session created.', 201);
   });
 
   router.get('/api/v1/payment-sessions/:sessionId', (ctx) => {
-    const session = state.sessions.get(ctx.params.sessionId ?? '');
-    if (!session || !canSee(state, principalOf(ctx), session.merchantId)) throw notFound('Payment session');
-    respond(ctx, { payment_session: sessionView(session, checkoutUrl(ctx, session)) }, 'Payment session.');
+    const session = visibleSession(ctx, state);
+    respond(ctx, { payment_session: sessionView(session, baseUrlOf(ctx)) }, 'Payment session.');
   });
 }

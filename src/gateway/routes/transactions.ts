@@ -1,5 +1,4 @@
 import type Router from '@koa/router';
-import type { Context } from 'koa';
 import { z } from 'zod';
 import { randomHex } from '../../shared/ids.js';
 import { formatMinor, parseMajor } from '../../shared/money.js';
@@ -16,10 +15,10 @@ import {
   type Transaction,
   transactionView,
 } from '../domain/transactions.js';
-import { canSee, principalOf, requireMerchantKey, resolveMerchantId } from '../http/auth.js';
+import { principalOf, requireMerchantKey, resolveMerchantId } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { respond } from '../http/envelope.js';
-import { declined, notFound, refused, validationFailed } from '../http/errors.js';
+import { declined, refused, validationFailed } from '../http/errors.js';
 import { idempotencyKeyOf, idempotent } from '../http/idempotency.js';
 import {
   amountField,
@@ -33,6 +32,7 @@ import {
   withMinorAmount,
 } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
+import { visibleTransaction } from '../http/visibility.js';
 
 /** Which request fields are required is "not shown" in gateway-api.md: the sandbox requires these. */
 const initiateSchema = z
@@ -145,14 +145,14 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
   });
 
   router.get('/api/v1/transactions/:id/status', (ctx) => {
-    respond(ctx, transactionView(visibleTransaction(ctx, deps)), 'Transaction status.');
+    respond(ctx, transactionView(visibleTransaction(ctx, state)), 'Transaction status.');
   });
 
   for (const operation of ['capture', 'refund', 'void'] as const) {
     router.post(`/api/v1/transactions/:id/${operation}`, async (ctx) => {
       requireMerchantKey(ctx);
       const key = idempotencyKeyOf(ctx);
-      const target = visibleTransaction(ctx, deps);
+      const target = visibleTransaction(ctx, state);
       const raw = await readJsonObject(ctx);
       const body = parseOr422(operationSchemas[operation], raw);
       const amount = parseMajor(body.amount, target.currency);
@@ -201,20 +201,9 @@ function planOperation(
       return planVoid(target, amount, reason, seed);
     case 'refund': {
       const payment = target.type === 'capture' ? state.transactions.get(target.relatedId!)! : target;
-      const capture = [...state.transactions.values()].find(
-        (t) => t.type === 'capture' && t.relatedId === payment.id,
-      );
-      return planRefund(target, payment, capture, amount, reason, seed);
+      return planRefund(target, payment, state.captureOf(payment.id), amount, reason, seed);
     }
     default:
       return operation satisfies never;
   }
-}
-
-/** gateway-api.md: a transaction the key may not see is a 404, the same as one that does not exist. */
-function visibleTransaction(ctx: Context, deps: GatewayDeps): Transaction {
-  const id = ctx.params.id ?? '';
-  const t = /^\d{1,15}$/.test(id) ? deps.state.transactions.get(Number(id)) : undefined;
-  if (!t || !canSee(deps.state, principalOf(ctx), t.merchantId)) throw notFound('Transaction');
-  return t;
 }

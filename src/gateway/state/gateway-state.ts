@@ -138,6 +138,11 @@ export class GatewayState {
     }
   }
 
+  /** The capture record of an auth that was captured (one at most: an auth is captured once). */
+  captureOf(paymentId: number): Transaction | undefined {
+    return [...this.transactions.values()].find((t) => t.type === 'capture' && t.relatedId === paymentId);
+  }
+
   /** Who holds a merchant's reference now, if anyone: a read, which adds no index entry. */
   referenceHolder(merchantId: number, reference: string): ReferenceHolder | undefined {
     return this.references.get(merchantId)?.get(reference);
