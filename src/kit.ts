@@ -6,7 +6,7 @@ import type { GatewayClient } from './client/gateway-client.js';
 import type { ClientDeps } from './client/request.js';
 import type { Config } from './config.js';
 import type { Gateway } from './gateway/app.js';
-import type { Seed } from './gateway/seed.js';
+import type { Seed } from './gateway/state/seed.js';
 import { bindHttpServer } from './infra/http-server.js';
 import { buildAdapters } from './kit/adapters.js';
 import { startApi } from './kit/api.js';

@@ -1,6 +1,6 @@
 import { type Config, ConfigError, configFromEnvironment, type Reader } from './config.js';
 import { SandboxStateError } from './gateway/persistence/state-file.js';
-import { SeedError } from './gateway/seed.js';
+import { SeedError } from './gateway/state/seed.js';
 
 /**
  * The configuration of an entry point (`npm start`, the CLI, the standalone sandbox). A bad value

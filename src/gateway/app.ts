@@ -8,13 +8,16 @@ import { type AdvanceableClock, OffsetClock } from '../shared/clock.js';
 import { cryptoRandom, type RandomSource } from '../shared/ids.js';
 import { Dispatcher } from './delivery/dispatcher.js';
 import { type Resolver, systemResolver } from './delivery/send.js';
-import { DELIVERY_TIMEOUT_MS } from './domain/webhooks.js';
-import { runDueWork, type TickReport } from './due-work.js';
+import type { GatewayDeps } from './deps.js';
+import type { Operation } from './domain/transactions.js';
+import { CARD_PROVIDER, DELIVERY_TIMEOUT_MS } from './domain/webhooks.js';
 import { checkoutPageRoutes } from './hosted/checkout-page.js';
 import { threeDsPageRoutes } from './hosted/three-ds-page.js';
 import { authenticate, principalOf } from './http/auth.js';
 import { envelopeMiddleware } from './http/envelope.js';
 import { byApiKey, byIp, rateLimit } from './http/rate-limit.js';
+import { runDueWork, type TickReport } from './lifecycle/due-work.js';
+import { expireDueSessions } from './lifecycle/session-moves.js';
 import { deriveSandboxKeys, randomSandboxKeys } from './persistence/keys.js';
 import { StateFile } from './persistence/state-file.js';
 import { paymentMethodRoutes } from './routes/payment-methods.js';
@@ -23,9 +26,8 @@ import { sandboxControlRoutes } from './routes/sandbox-controls.js';
 import { threeDsRoutes } from './routes/three-ds.js';
 import { transactionRoutes } from './routes/transactions.js';
 import { webhookRoutes } from './routes/webhooks.js';
-import type { Seed } from './seed.js';
-import { expireDueSessions } from './sessions.js';
-import { CARD_PROVIDER, type GatewayDeps, GatewayState, type Operation } from './state.js';
+import { GatewayState } from './state/gateway-state.js';
+import type { Seed } from './state/seed.js';
 
 /** Where the sandbox keeps its state across restarts (a real gateway keeps its state). */
 export interface GatewayPersistence {
@@ -57,6 +59,11 @@ export interface GatewayOptions {
   publicBaseUrl?: string;
   /** Webhook host resolution. Default: the system resolver. */
   resolve?: Resolver;
+  /**
+   * How webhook deliveries and test pings are sent. Default: the global `fetch`, looked up at each
+   * send, so that an interceptor installed after the gateway is created still sees them.
+   */
+  fetch?: typeof fetch;
   /** How long a receiver has to answer. Default: 10 s (sandbox.md section 8). */
   deliveryTimeoutMs?: number;
   /**
@@ -124,6 +131,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     logger,
     allowPrivate: options.seed.settings.allow_private_webhook_urls,
     resolve,
+    fetch: options.fetch ?? ((input, init) => fetch(input, init)),
     timeoutMs: options.deliveryTimeoutMs ?? DELIVERY_TIMEOUT_MS,
     outages: state.outages,
   });

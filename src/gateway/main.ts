@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { configOrExit, exitOnSettingProblem } from '../startup.js';
 import { createGateway } from './app.js';
 import { removeStateFile } from './persistence/state-file.js';
-import { loadSeedFile } from './seed.js';
+import { loadSeedFile } from './state/seed.js';
 
 /**
  * `npm run gateway`: the sandbox standalone (sandbox.md section 1), driven by real time. Its state is

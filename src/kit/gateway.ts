@@ -3,7 +3,7 @@ import { GatewayClient } from '../client/gateway-client.js';
 import type { ClientDeps } from '../client/request.js';
 import type { Config } from '../config.js';
 import { createGateway, type Gateway } from '../gateway/app.js';
-import { loadSeedFile, type Seed } from '../gateway/seed.js';
+import { loadSeedFile, type Seed } from '../gateway/state/seed.js';
 import type { SecretStore } from '../merchant/store/secrets.js';
 import type { AdvanceableClock } from '../shared/clock.js';
 import type { Shutdown } from './shutdown.js';

@@ -44,6 +44,11 @@ export function isoMicros(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
+/** `isoMicros` of a moment that may not have happened yet (null stays null). */
+export function isoMicrosOrNull(ms: number | null): string | null {
+  return ms === null ? null : isoMicros(ms);
+}
+
 /** `YYYY-MM-DD HH:MM:SS`, the format of card verification records. */
 export function sqlDateTime(ms: number): string {
   return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');

@@ -41,3 +41,12 @@ export function randomId(prefix: string, random: RandomSource, length = 24): str
 export function randomHex(random: RandomSource, bytes: number): string {
   return Buffer.from(random(bytes)).toString('hex');
 }
+
+/** A version 4 UUID (RFC 9562) from 16 bytes of `random`: a seeded source gives the same one every run. */
+export function randomUuid(random: RandomSource): string {
+  const bytes = Uint8Array.from(random(16));
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40; // version 4
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80; // variant 10
+  const hex = Buffer.from(bytes).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { createGateway, type Gateway, type GatewayPersistence } from '../../src/gateway/app.js';
-import { parseSeed, type SeedInput } from '../../src/gateway/seed.js';
+import { parseSeed, type SeedInput } from '../../src/gateway/state/seed.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { type RandomSource, seededRandom } from '../../src/shared/ids.js';
 
@@ -127,6 +127,8 @@ export interface StartOptions {
   random?: RandomSource;
   /** Default a new ManualClock at 2026-11-01 12:00 UTC. */
   clock?: ManualClock;
+  /** What sends webhooks; default the global fetch, to real receivers on local ports. */
+  fetch?: typeof fetch;
 }
 
 /** A sandbox on port 0 with a manual clock, seeded randomness and captured logs. */
@@ -155,6 +157,7 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
         sleeps.push(ms);
       }),
     persistence: options.persistence,
+    fetch: options.fetch,
   });
   const { url, close } = await gateway.listen(0);
   const call = async (method: string, path: string, o: CallOptions = {}): Promise<Answer> => {

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import mysql from 'mysql2/promise';
 import type { ClientDeps } from '../../src/client/request.js';
 import { loadConfig } from '../../src/config.js';
-import { parseSeed, type SeedInput } from '../../src/gateway/seed.js';
+import { parseSeed, type SeedInput } from '../../src/gateway/state/seed.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { type Kit, startKit } from '../../src/kit.js';
 import { type Clock, ManualClock } from '../../src/shared/clock.js';

@@ -2,17 +2,25 @@ import type { Logger } from 'pino';
 import { type Clock, isoMicros, unixSeconds } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { sign } from '../../shared/signature.js';
-import { API_VERSION, deliveryStatus, nextAttemptAt } from '../domain/webhooks.js';
-import type { Endpoint, WebhookEvent, WebhookRegistry } from '../webhooks/registry.js';
+import {
+  API_VERSION,
+  deliveryStatus,
+  type Endpoint,
+  nextAttemptAt,
+  type WebhookEvent,
+} from '../domain/webhooks.js';
+import type { WebhookStore } from '../state/webhook-store.js';
 import { type Resolver, type SendResult, sendWebhook } from './send.js';
 
 export interface DispatcherDeps {
-  registry: WebhookRegistry;
+  registry: WebhookStore;
   clock: Clock;
   random: RandomSource;
   logger: Logger;
   allowPrivate: boolean;
   resolve: Resolver;
+  /** What sends each attempt and ping. */
+  fetch: typeof fetch;
   timeoutMs: number;
   /** merchant id -> until when every delivery fails with connection_refused (sandbox.md section 10). */
   outages: Map<number, number>;
@@ -164,6 +172,7 @@ export class Dispatcher {
       timeoutMs: this.deps.timeoutMs,
       allowPrivate: this.deps.allowPrivate,
       resolve: this.deps.resolve,
+      fetch: this.deps.fetch,
       now: () => performance.now(),
     });
     this.deps.logger.debug(

@@ -1,21 +1,25 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { isNonPublicAddress } from '../domain/addresses.js';
-import { type DeliveryErrorReason, RESPONSE_EXCERPT_CHARS } from '../domain/webhooks.js';
+import { allPublic, bareHost } from '../domain/addresses.js';
+import { type Attempt, type DeliveryErrorReason, RESPONSE_EXCERPT_CHARS } from '../domain/webhooks.js';
 
-export interface SendResult {
-  ok: boolean;
-  statusCode: number | null;
-  errorReason: DeliveryErrorReason | null;
-  responseExcerpt: string | null;
-  durationMs: number;
-}
+/** What one attempt recorded (its answer, or why there was none), and whether it succeeded. */
+export type SendResult = { ok: boolean } & Pick<
+  Attempt,
+  'statusCode' | 'errorReason' | 'responseExcerpt' | 'durationMs'
+>;
 
 /** Resolves a host name to its addresses: a seam, so strict-mode tests need no DNS. */
 export type Resolver = (host: string) => Promise<string[]>;
 
 export const systemResolver: Resolver = async (host) =>
   (await lookup(host, { all: true })).map((a) => a.address);
+
+/** The addresses a URL's hostname stands for: an IP literal itself, a name what `resolve` answers. */
+export async function addressesOf(hostname: string, resolve: Resolver): Promise<string[]> {
+  const host = bareHost(hostname);
+  return isIP(host) ? [host] : resolve(host);
+}
 
 export interface SendOptions {
   url: string;
@@ -25,6 +29,7 @@ export interface SendOptions {
   /** sandbox.md section 8: without `allow_private_webhook_urls`, a host resolving to a private address is refused. */
   allowPrivate: boolean;
   resolve: Resolver;
+  fetch: typeof fetch;
   now: () => number;
 }
 
@@ -44,7 +49,7 @@ export async function sendWebhook(o: SendOptions): Promise<SendResult> {
   if (!o.allowPrivate && !(await resolvesPublicly(new URL(o.url).hostname, o.resolve)))
     return failed('dns_error');
   try {
-    const response = await fetch(o.url, {
+    const response = await o.fetch(o.url, {
       method: 'POST',
       headers: o.headers,
       body: o.body,
@@ -65,10 +70,8 @@ export async function sendWebhook(o: SendOptions): Promise<SendResult> {
 }
 
 async function resolvesPublicly(hostname: string, resolve: Resolver): Promise<boolean> {
-  const host = hostname.replace(/^\[|\]$/g, '');
   try {
-    const addresses = isIP(host) ? [host] : await resolve(host);
-    return addresses.length > 0 && !addresses.some(isNonPublicAddress);
+    return allPublic(await addressesOf(hostname, resolve));
   } catch {
     return false;
   }

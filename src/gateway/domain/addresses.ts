@@ -5,11 +5,21 @@ import { isIP } from 'node:net';
  * IPv4-mapped IPv6). gateway-api.md, Webhook management rule 1; sandbox.md section 8.
  */
 export function isNonPublicAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, '');
+  const bare = bareHost(address);
   const family = isIP(bare);
   if (family === 4) return nonPublicV4(bare);
   if (family === 6) return nonPublicV6(bare);
   return false;
+}
+
+/** A URL's hostname without the brackets of an IPv6 literal. */
+export function bareHost(hostname: string): string {
+  return hostname.replace(/^\[|\]$/g, '');
+}
+
+/** Strict mode (sandbox.md section 8): a host must resolve, and only to public addresses. */
+export function allPublic(addresses: readonly string[]): boolean {
+  return addresses.length > 0 && !addresses.some(isNonPublicAddress);
 }
 
 function nonPublicV4(address: string): boolean {

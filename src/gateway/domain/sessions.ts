@@ -1,4 +1,5 @@
-import type { CurrencyCode } from '../../shared/money.js';
+import { isoMicros, isoMicrosOrNull } from '../../shared/clock.js';
+import { type CurrencyCode, formatMinor } from '../../shared/money.js';
 import type { TransactionStatus } from './transactions.js';
 import type { EventType } from './webhooks.js';
 
@@ -27,38 +28,38 @@ export interface SessionMove {
 const OPEN: readonly SessionStatus[] = ['pending_redirect', 'pending_provider'];
 
 /**
- * The transition table (gateway-api.md, States; sandbox.md sections 7 and 10). Only
- * pending_redirect expires: a session handed to the provider waits for its report.
+ * The transition table (gateway-api.md, States; sandbox.md sections 7 and 10): the states each
+ * trigger applies in, and where it leads. Only pending_redirect expires: a session handed to the
+ * provider waits for its report.
  */
+const MOVES: Readonly<Record<SessionTrigger, SessionMove & { from: readonly SessionStatus[] }>> = {
+  pending: {
+    from: ['pending_redirect'],
+    to: 'pending_provider',
+    transaction: 'pending',
+    event: 'transaction.pending',
+  },
+  paid: { from: OPEN, to: 'paid', transaction: 'captured', event: 'transaction.captured' },
+  failed: { from: OPEN, to: 'failed', transaction: 'failed', event: 'transaction.failed' },
+  cancelled: { from: OPEN, to: 'cancelled', transaction: 'cancelled', event: 'transaction.cancelled' },
+  expired: {
+    from: ['pending_redirect'],
+    to: 'expired',
+    transaction: 'cancelled',
+    event: 'transaction.cancelled',
+  },
+  chargeback: {
+    from: ['paid'],
+    to: 'chargeback',
+    transaction: 'chargeback',
+    event: 'transaction.chargeback',
+  },
+};
+
+/** Where `trigger` moves a session in state `from`, or null when it does not apply there. */
 export function moveSession(from: SessionStatus, trigger: SessionTrigger): SessionMove | null {
-  switch (trigger) {
-    case 'pending':
-      return from === 'pending_redirect'
-        ? { to: 'pending_provider', transaction: 'pending', event: 'transaction.pending' }
-        : null;
-    case 'paid':
-      return OPEN.includes(from)
-        ? { to: 'paid', transaction: 'captured', event: 'transaction.captured' }
-        : null;
-    case 'failed':
-      return OPEN.includes(from)
-        ? { to: 'failed', transaction: 'failed', event: 'transaction.failed' }
-        : null;
-    case 'cancelled':
-      return OPEN.includes(from)
-        ? { to: 'cancelled', transaction: 'cancelled', event: 'transaction.cancelled' }
-        : null;
-    case 'expired':
-      return from === 'pending_redirect'
-        ? { to: 'expired', transaction: 'cancelled', event: 'transaction.cancelled' }
-        : null;
-    case 'chargeback':
-      return from === 'paid'
-        ? { to: 'chargeback', transaction: 'chargeback', event: 'transaction.chargeback' }
-        : null;
-    default:
-      return trigger satisfies never;
-  }
+  const { from: allowed, ...move } = MOVES[trigger];
+  return allowed.includes(from) ? move : null;
 }
 
 export function isFinal(status: SessionStatus): boolean {
@@ -90,4 +91,31 @@ export interface PaymentSession {
 
 export function expiresAt(session: PaymentSession): number {
   return session.createdAt + SESSION_LIFETIME_MS;
+}
+
+/** The wire record (gateway-api.md, Payment session record); `baseUrl` is where the hosted pages are reached. */
+export function sessionView(s: PaymentSession, baseUrl: string) {
+  return {
+    payment_session_id: s.id,
+    transaction_id: s.transactionId,
+    merchant_id: s.merchantId,
+    merchant_reference: s.reference,
+    provider: s.provider,
+    payment_method: s.paymentMethod,
+    status: s.status,
+    status_reason: s.statusReason,
+    amount: s.amount,
+    amount_formatted: formatMinor(s.amount, s.currency),
+    currency: s.currency,
+    checkout_url: `${baseUrl}/hosted/checkout/${s.id}`, // sandbox.md section 7
+    return_url: s.returnUrl,
+    cancel_url: s.cancelUrl,
+    provider_session_id: s.providerSessionId,
+    provider_transaction_id: s.providerTransactionId,
+    customer_reference: s.customerReference,
+    expires_at: isoMicros(expiresAt(s)),
+    finalised_at: isoMicrosOrNull(s.finalisedAt),
+    created_at: isoMicros(s.createdAt),
+    updated_at: isoMicros(s.updatedAt),
+  };
 }

@@ -59,16 +59,20 @@ export interface PaymentFacts {
   currency: CurrencyCode;
 }
 
+export type VerificationCheck =
+  | { ok: true }
+  | { ok: false; code: 'ERR_3DS_FAILED' | 'ERR_3DS_TIMEOUT'; message: string };
+
 /**
  * sandbox.md section 5: valid for a transaction when it is the same merchant, card, amount and
- * currency, `full_auth`, and at most 30 minutes old.
+ * currency, `full_auth`, and at most 30 minutes old. Another merchant's record is as missing as none.
  */
 export function checkVerification(
-  v: Verification,
+  v: Verification | undefined,
   payment: PaymentFacts,
   now: number,
-): { ok: true } | { ok: false; code: 'ERR_3DS_FAILED' | 'ERR_3DS_TIMEOUT'; message: string } {
-  if (v.merchantId !== payment.merchantId)
+): VerificationCheck {
+  if (!v || v.merchantId !== payment.merchantId)
     return { ok: false, code: 'ERR_3DS_FAILED', message: 'The card verification does not exist.' };
   if (now - v.createdAt > VERIFICATION_VALIDITY_MS) {
     return {

@@ -13,6 +13,9 @@ export type TransactionStatus =
   | 'chargeback';
 export type TransactionType = 'sale' | 'auth' | 'capture' | 'refund' | 'void';
 
+/** What can be done to a payment once it exists (sandbox.md section 6). */
+export type Operation = 'capture' | 'refund' | 'void';
+
 export interface Transaction {
   id: number;
   relatedId: number | null;

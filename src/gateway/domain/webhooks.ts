@@ -1,5 +1,7 @@
 import { isIP } from 'node:net';
-import { isLocalStyleHost, isNonPublicAddress } from './addresses.js';
+import { isoMicros, isoMicrosOrNull } from '../../shared/clock.js';
+import { bareHost, isLocalStyleHost, isNonPublicAddress } from './addresses.js';
+import type { Transaction } from './transactions.js';
 
 /** sandbox.md section 8. */
 export const EVENT_TYPES = [
@@ -67,7 +69,7 @@ export function webhookUrlProblem(url: string, allowPrivate: boolean): string | 
       ? null
       : 'must be an http or https URL';
   if (parsed.protocol !== 'https:') return 'must use https';
-  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  const host = bareHost(parsed.hostname);
   if (isIP(host) !== 0)
     return isNonPublicAddress(host) ? 'must not point at a private or loopback address' : null;
   if (isLocalStyleHost(host)) return 'must be a publicly resolvable host, not a local name';
@@ -100,3 +102,138 @@ export type DeliveryErrorReason =
   | 'tls_error'
   | 'http_status'
   | 'endpoint_deleted';
+
+/** The `acquirer_provider` of card payments; a session's payment carries its method's provider. */
+export const CARD_PROVIDER = 'sandbox-acquirer';
+
+export interface Endpoint {
+  id: number;
+  merchantId: number;
+  url: string;
+  isActive: boolean;
+  events: EventType[] | null;
+  /** gateway-api.md, Webhook management rule 2: stored encrypted, never read back through the API. */
+  sealedSecret: string;
+  lastSuccessAt: number | null;
+  lastFailureAt: number | null;
+  consecutiveFailures: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface Attempt {
+  deliveryId: string;
+  attempt: number;
+  statusCode: number | null;
+  errorReason: DeliveryErrorReason | null;
+  responseExcerpt: string | null;
+  durationMs: number;
+  isReplay: boolean;
+  createdAt: number;
+}
+
+export type EventStatus = 'pending' | 'delivered' | 'failed';
+
+export interface WebhookEvent {
+  id: string;
+  merchantId: number;
+  type: EventType;
+  transactionId: number;
+  reference: string;
+  /** The payload exactly as signed and sent, every time. */
+  body: string;
+  status: EventStatus;
+  attempts: Attempt[];
+  /** Scheduled (non-replay) attempts made: what the retry schedule counts. */
+  scheduledAttempts: number;
+  /** When the next scheduled attempt is due; null when none is (delivered, failed, or paused). */
+  nextAttemptAt: number | null;
+  /** Replays asked for and not yet attempted. */
+  queuedReplays: number;
+  createdAt: number;
+  deliveredAt: number | null;
+  failedAt: number | null;
+}
+
+/** The payload of a transaction event (sandbox.md section 8), as it is signed and sent. */
+export function eventPayload(id: string, type: EventType, t: Transaction, provider: string, now: number) {
+  return {
+    id,
+    type,
+    created_at: isoMicros(now),
+    api_version: API_VERSION,
+    data: {
+      transaction: {
+        id: t.id,
+        merchant_trans_id: t.reference,
+        related_trans_id: t.relatedId,
+        transaction_type: t.type,
+        status: t.status,
+        amount: t.amount,
+        currency: t.currency,
+        acquirer_provider: provider,
+        acquirer_trans_id: t.acquirerTransId,
+        acquirer_auth_code: t.acquirerAuthCode,
+        description: t.description,
+        created_at: isoMicros(t.createdAt),
+        updated_at: isoMicros(t.updatedAt),
+        refunded_amount: t.refundedAmount,
+      },
+    },
+  };
+}
+
+export function endpointView(e: Endpoint) {
+  const status = deliveryStatus(e.isActive, e.consecutiveFailures);
+  return {
+    id: e.id,
+    merchant_id: e.merchantId,
+    url: e.url,
+    is_active: e.isActive,
+    events: e.events,
+    has_secret: true,
+    last_success_at: isoMicrosOrNull(e.lastSuccessAt),
+    last_failure_at: isoMicrosOrNull(e.lastFailureAt),
+    consecutive_failures: e.consecutiveFailures,
+    delivery_status: status,
+    status_message: STATUS_MESSAGES[status],
+    created_at: isoMicros(e.createdAt),
+    updated_at: isoMicros(e.updatedAt),
+  };
+}
+
+export function attemptView(a: Attempt) {
+  return {
+    delivery_id: a.deliveryId,
+    attempt: a.attempt,
+    status_code: a.statusCode,
+    error_reason: a.errorReason,
+    response_excerpt: a.responseExcerpt,
+    duration_ms: a.durationMs,
+    is_replay: a.isReplay,
+    created_at: isoMicros(a.createdAt),
+  };
+}
+
+/** A list row: never the payload (gateway-api.md, Webhook event record). */
+export function eventRowView(e: WebhookEvent) {
+  const last = e.attempts.at(-1);
+  return {
+    id: e.id,
+    event_type: e.type,
+    transaction_id: e.transactionId,
+    merchant_trans_id: e.reference,
+    status: e.status,
+    attempts: e.attempts.length,
+    created_at: isoMicros(e.createdAt),
+    delivered_at: isoMicrosOrNull(e.deliveredAt),
+    failed_at: isoMicrosOrNull(e.failedAt),
+    last_attempt: last ? attemptView(last) : null,
+  };
+}
+
+/** A single event: the payload and every attempt in order, in place of `last_attempt`. */
+export function eventDetailView(e: WebhookEvent) {
+  const { last_attempt: _, ...row } = eventRowView(e);
+  return { ...row, payload: JSON.parse(e.body) as unknown, delivery_attempts: e.attempts.map(attemptView) };
+}

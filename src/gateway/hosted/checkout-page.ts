@@ -1,10 +1,10 @@
 import type Router from '@koa/router';
-import getRawBody from 'raw-body';
 import { formatMinor } from '../../shared/money.js';
+import type { GatewayDeps } from '../deps.js';
 import type { PaymentSession, SessionTrigger } from '../domain/sessions.js';
+import { readForm } from '../http/body.js';
 import { ApiError, notFound } from '../http/errors.js';
-import { applySessionTrigger } from '../sessions.js';
-import type { GatewayDeps } from '../state.js';
+import { applySessionTrigger } from '../lifecycle/session-moves.js';
 import { escapeHtml, page } from './html.js';
 
 const ACTIONS: Record<string, SessionTrigger> = {
@@ -56,7 +56,7 @@ ${
 
   router.post('/hosted/checkout/:sessionId', async (ctx) => {
     const s = sessionOf(ctx.params.sessionId);
-    const form = new URLSearchParams(await getRawBody(ctx.req, { limit: 4096, encoding: 'utf8' }));
+    const form = await readForm(ctx);
     const trigger = ACTIONS[form.get('action') ?? ''];
     if (!trigger) {
       throw new ApiError(422, 'ERR_VALIDATION_FAILED', 'Unknown checkout action.', {

@@ -1,10 +1,10 @@
 import type Router from '@koa/router';
-import getRawBody from 'raw-body';
 import { randomHex } from '../../shared/ids.js';
 import { formatMinor } from '../../shared/money.js';
+import type { GatewayDeps } from '../deps.js';
 import { effectiveStatus, type Verification } from '../domain/three-ds.js';
+import { readForm } from '../http/body.js';
 import { ApiError, notFound } from '../http/errors.js';
-import type { GatewayDeps } from '../state.js';
 import { escapeHtml, page } from './html.js';
 
 /** gateway-api.md, 3D Secure flow step 2: back to `auth_url` with the verification id and its status. */
@@ -48,7 +48,7 @@ ${
 
   router.post('/hosted/3ds/:publicId', async (ctx) => {
     const v = challengeOf(ctx.params.publicId);
-    const form = new URLSearchParams(await getRawBody(ctx.req, { limit: 4096, encoding: 'utf8' }));
+    const form = await readForm(ctx);
     const action = form.get('action');
     if (action !== 'authenticate' && action !== 'fail') {
       throw new ApiError(422, 'ERR_VALIDATION_FAILED', 'Unknown challenge action.', {

@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import type { GatewayState } from '../state.js';
+import type { GatewayState } from '../state/gateway-state.js';
 import { ApiError, authFailed } from './errors.js';
 
 /** gateway-api.md, Authentication. */

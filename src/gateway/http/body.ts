@@ -3,6 +3,8 @@ import getRawBody from 'raw-body';
 import { validationFailed } from './errors.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** The hosted pages' forms send one button's name and value. */
+const MAX_FORM_BYTES = 4096;
 
 /**
  * Reads and parses a JSON object body once (sandbox.md section 9): malformed JSON or a non-object
@@ -24,4 +26,9 @@ export async function readJsonObject(ctx: Context): Promise<Record<string, unkno
   }
   ctx.state.jsonBody = parsed;
   return parsed as Record<string, unknown>;
+}
+
+/** Reads the url-encoded form a hosted page posts. */
+export async function readForm(ctx: Context): Promise<URLSearchParams> {
+  return new URLSearchParams(await getRawBody(ctx.req, { limit: MAX_FORM_BYTES, encoding: 'utf8' }));
 }

@@ -1,3 +1,5 @@
+import type { Refusal } from '../domain/payment-checks.js';
+
 /** The gateway's one error type: everything that is not a success becomes one of these, then the envelope. */
 export class ApiError extends Error {
   constructor(
@@ -22,6 +24,10 @@ export const notFound = (what = 'Resource') => new ApiError(404, 'ERR_NOT_FOUND'
 
 export const authFailed = (status: 400 | 401 | 403, message: string) =>
   new ApiError(status, 'ERR_AUTH_FAILED', message);
+
+/** A refusal of the domain's rules; `data` goes in the envelope, the duplicate's holder by default. */
+export const refused = (r: Refusal, data: unknown = r.data ?? null) =>
+  new ApiError(r.status, r.code, r.message, { data });
 
 /** A 400 from the transaction endpoints: a decline, a gateway failure, a 3DS outcome. */
 export const declined = (code: string, message: string, data: unknown = null) =>

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
+import type { GatewayDeps } from '../deps.js';
 import { canonicalJson, MAX_IDEMPOTENCY_KEY_LENGTH } from '../domain/idempotency.js';
-import type { GatewayDeps, Operation } from '../state.js';
+import type { Operation } from '../domain/transactions.js';
 import { principalOf } from './auth.js';
 import { errorEnvelope } from './envelope.js';
 import { ApiError, validationFailed } from './errors.js';

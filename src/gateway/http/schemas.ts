@@ -3,7 +3,8 @@ import { customerSchema, ipAddress } from '../../shared/customer.js';
 
 export { customerSchema, ipAddress };
 
-import { type CurrencyCode, currencyExponent, isCurrencyCode, parseMajor } from '../../shared/money.js';
+import { isCurrencyCode, parseMajor } from '../../shared/money.js';
+import type { CardFacts } from '../domain/payment-checks.js';
 
 /** Request schemas shared by 3DS verify and transactions (gateway-api.md, Conventions on values). */
 
@@ -36,6 +37,11 @@ export const cardSchema = z.object({
 
 export type CardInput = z.output<typeof cardSchema>;
 
+/** What the card rules read of a card from a request. */
+export function cardFacts(card: CardInput): CardFacts {
+  return { number: card.number, expMonth: card.exp_month, expYear: card.exp_year };
+}
+
 export const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).max(2048);
 
 /**
@@ -53,11 +59,6 @@ export function withMinorAmount<T extends { amount: number | string; currency: s
     return { ...body, minor: 0 };
   }
   return { ...body, minor: parsed.minor };
-}
-
-/** sandbox.md section 3: above 1,000,000.00 in major units is a 400, per currency, same number. */
-export function overPlatformMaximum(minor: number, currency: CurrencyCode): boolean {
-  return minor > 1_000_000 * 10 ** currencyExponent(currency);
 }
 
 export const merchantIdField = z.number().int().positive().nullable().optional();

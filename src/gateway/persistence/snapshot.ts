@@ -4,9 +4,8 @@ import type { IdempotencyRecord } from '../domain/idempotency.js';
 import type { PaymentSession } from '../domain/sessions.js';
 import type { Verification } from '../domain/three-ds.js';
 import type { Transaction } from '../domain/transactions.js';
-import { EVENT_TYPES } from '../domain/webhooks.js';
-import type { GatewayState, IdCounters, ReferenceHolder } from '../state.js';
-import type { Attempt, Endpoint, WebhookEvent } from '../webhooks/registry.js';
+import { type Attempt, type Endpoint, EVENT_TYPES, type WebhookEvent } from '../domain/webhooks.js';
+import type { GatewayState, IdCounters, ReferenceHolder } from '../state/gateway-state.js';
 
 /**
  * The sandbox's state as plain JSON, and back: pure code, no I/O (the file is state-file.ts's).
@@ -253,10 +252,7 @@ export function restore(json: unknown, state: GatewayState, o: { keyId: string }
   checkReferences(s);
 
   for (const t of s.transactions) state.transactions.set(t.id, t);
-  for (const v of s.verifications) {
-    state.verifications.set(v.publicId, v);
-    state.verificationIds.set(v.id, v.publicId);
-  }
+  for (const v of s.verifications) state.saveVerification(v);
   for (const [merchantId, refs] of s.references) state.references.set(merchantId, new Map(refs));
   for (const [k, until] of s.doNotRetry) state.doNotRetry.set(k, until);
   for (const [k, cardholderId] of s.cardholders) state.cardholders.set(k, cardholderId);

@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Clock } from '../../shared/clock.js';
-import type { GatewayState } from '../state.js';
+import type { GatewayState } from '../state/gateway-state.js';
 import { keyId } from './keys.js';
 import { restore, SnapshotError, snapshot } from './snapshot.js';
 

@@ -1,11 +1,11 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
+import type { GatewayDeps } from '../deps.js';
 import { principalOf, resolveMerchantId } from '../http/auth.js';
 import { respond } from '../http/envelope.js';
 import { authFailed } from '../http/errors.js';
 import { currencyField } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
-import type { GatewayDeps } from '../state.js';
 
 const query = z.object({
   country: z

@@ -2,24 +2,25 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { randomHex, randomId } from '../../shared/ids.js';
-import type { PaymentSession } from '../domain/sessions.js';
+import type { GatewayDeps } from '../deps.js';
+import { amountRefusal, duplicateRefusal } from '../domain/payment-checks.js';
+import { type PaymentSession, sessionView } from '../domain/sessions.js';
 import type { Transaction } from '../domain/transactions.js';
-import { canSee, principalOf, resolveMerchantId } from '../http/auth.js';
+import { principalOf, resolveMerchantId } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { respond } from '../http/envelope.js';
-import { ApiError, declined, notFound, validationFailed } from '../http/errors.js';
+import { ApiError, declined, refused, validationFailed } from '../http/errors.js';
 import {
   amountField,
   currencyField,
   customerSchema,
   httpUrl,
   merchantIdField,
-  overPlatformMaximum,
   withMinorAmount,
 } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
-import { applySessionTrigger, sessionView } from '../sessions.js';
-import type { GatewayDeps } from '../state.js';
+import { visibleSession } from '../http/visibility.js';
+import { applySessionTrigger } from '../lifecycle/session-moves.js';
 
 const createSchema = z
   .object({
@@ -55,7 +56,6 @@ export function paymentSessionRoutes(
   baseUrlOf: (ctx: Context) => string,
 ): void {
   const { state, clock } = deps;
-  const checkoutUrl = (ctx: Context, s: PaymentSession) => `${baseUrlOf(ctx)}/hosted/checkout/${s.id}`;
 
   router.post('/api/v1/payment-sessions', async (ctx) => {
     const raw = await readJsonObject(ctx);
@@ -72,12 +72,8 @@ export function paymentSessionRoutes(
     const merchantId = resolveMerchantId(state, principalOf(ctx), body.merchant_id);
     const merchant = state.merchants.get(merchantId)!;
     const currency = body.currency as Transaction['currency'];
-    if (!merchant.currencies.includes(currency)) {
-      throw declined('ERR_PAYMENT_METHOD_NOT_ENABLED', `${currency} is not enabled for this merchant.`);
-    }
-    if (overPlatformMaximum(body.minor, currency)) {
-      throw declined('ERR_ADAPTER_INVALID_AMOUNT', 'The amount is above the maximum of 1,000,000.00.');
-    }
+    const amountProblem = amountRefusal(merchant.currencies, body.minor, currency);
+    if (amountProblem) throw refused(amountProblem);
     if (merchant.webhook_readiness_gate && state.webhooks.endpoints.get(merchantId)?.lastSuccessAt == null) {
       throw declined(
         'ERR_WEBHOOK_NOT_READY',
@@ -101,12 +97,8 @@ export function paymentSessionRoutes(
         `${body.payment_method} is not available in ${country}.`,
       );
     }
-    const holder = state.referencesOf(merchantId).get(body.reference);
-    if (holder) {
-      throw new ApiError(409, 'ERR_DUPLICATE', 'An active transaction already uses this reference.', {
-        data: { transaction_id: holder.id },
-      });
-    }
+    const duplicate = duplicateRefusal(state.referenceHolder(merchantId, body.reference)?.id);
+    if (duplicate) throw refused(duplicate);
 
     const now = clock.now();
     const transaction: Transaction = {
@@ -166,21 +158,15 @@ export function paymentSessionRoutes(
         ? 'The provider declined to open a checkout for this customer.'
         : 'The provider could not prepare the hosted session.';
       applySessionTrigger(deps, session, 'failed', reason);
-      const data = { payment_session: sessionView(session, checkoutUrl(ctx, session)) };
+      const data = { payment_session: sessionView(session, baseUrlOf(ctx)) };
       if (rejected) throw new ApiError(400, 'ERR_PROVIDER_REJECTED', reason, { data });
       throw new ApiError(502, 'ERR_GATEWAY_ERROR', reason, { data });
     }
-    respond(
-      ctx,
-      { payment_session: sessionView(session, checkoutUrl(ctx, session)) },
-      'Payment session created.',
-      201,
-    );
+    respond(ctx, { payment_session: sessionView(session, baseUrlOf(ctx)) }, 'Payment session created.', 201);
   });
 
   router.get('/api/v1/payment-sessions/:sessionId', (ctx) => {
-    const session = state.sessions.get(ctx.params.sessionId ?? '');
-    if (!session || !canSee(state, principalOf(ctx), session.merchantId)) throw notFound('Payment session');
-    respond(ctx, { payment_session: sessionView(session, checkoutUrl(ctx, session)) }, 'Payment session.');
+    const session = visibleSession(ctx, state);
+    respond(ctx, { payment_session: sessionView(session, baseUrlOf(ctx)) }, 'Payment session.');
   });
 }

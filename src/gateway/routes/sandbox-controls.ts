@@ -1,16 +1,17 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { TransactionStatus } from '../domain/transactions.js';
-import { transactionView } from '../domain/transactions.js';
-import { runDueWork } from '../due-work.js';
+import type { GatewayDeps } from '../deps.js';
+import { sessionView } from '../domain/sessions.js';
+import { type TransactionStatus, transactionView } from '../domain/transactions.js';
 import { canSee, principalOf, requireMerchantKey } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { respond } from '../http/envelope.js';
 import { ApiError, notFound } from '../http/errors.js';
 import { parseOr422 } from '../http/validate.js';
-import { applySessionTrigger, sessionView } from '../sessions.js';
-import type { GatewayDeps } from '../state.js';
+import { visibleSession } from '../http/visibility.js';
+import { runDueWork } from '../lifecycle/due-work.js';
+import { applySessionTrigger } from '../lifecycle/session-moves.js';
 
 const TEN_YEARS_S = 10 * 365 * 24 * 3600;
 const seconds = z
@@ -43,8 +44,7 @@ export function sandboxControlRoutes(
 
   router.post('/sandbox/payment-sessions/:sessionId/settle', async (ctx) => {
     const body = parseOr422(settleSchema, await readJsonObject(ctx));
-    const session = state.sessions.get(ctx.params.sessionId ?? '');
-    if (!session || !canSee(state, principalOf(ctx), session.merchantId)) throw notFound('Payment session');
+    const session = visibleSession(ctx, state);
     if (!applySessionTrigger(deps, session, body.outcome)) {
       throw new ApiError(
         409,
@@ -52,10 +52,9 @@ export function sandboxControlRoutes(
         `The session is ${session.status}; only an open session settles.`,
       );
     }
-    const checkoutUrl = `${baseUrlOf(ctx)}/hosted/checkout/${session.id}`;
     respond(
       ctx,
-      { payment_session: sessionView(session, checkoutUrl) },
+      { payment_session: sessionView(session, baseUrlOf(ctx)) },
       `Session settled: ${session.status}.`,
     );
   });
@@ -79,9 +78,8 @@ export function sandboxControlRoutes(
       applySessionTrigger(deps, session, 'chargeback');
     } else {
       // A captured auth and its capture record are one payment: both are charged back.
-      const family = [...state.transactions.values()].filter(
-        (t) => t.id === payment.id || (t.type === 'capture' && t.relatedId === payment.id),
-      );
+      const capture = state.captureOf(payment.id);
+      const family = capture ? [payment, capture] : [payment];
       const status: TransactionStatus = 'chargeback';
       for (const t of family) state.saveTransaction({ ...t, status, updatedAt: now });
       deps.emit('transaction.chargeback', state.transactions.get(target.id)!);

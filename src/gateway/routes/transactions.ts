@@ -1,12 +1,13 @@
 import type Router from '@koa/router';
-import type { Context } from 'koa';
 import { z } from 'zod';
 import { randomHex } from '../../shared/ids.js';
 import { formatMinor, parseMajor } from '../../shared/money.js';
-import { cardExpired, DECLINE_MESSAGES, luhnValid, testCard } from '../domain/cards.js';
+import type { GatewayDeps } from '../deps.js';
+import { planInitiation } from '../domain/initiation.js';
 import { checkVerification } from '../domain/three-ds.js';
 import {
   type ChildSeed,
+  type Operation,
   type Plan,
   planCapture,
   planRefund,
@@ -14,27 +15,24 @@ import {
   type Transaction,
   transactionView,
 } from '../domain/transactions.js';
-import { canSee, principalOf, requireMerchantKey, resolveMerchantId } from '../http/auth.js';
+import { principalOf, requireMerchantKey, resolveMerchantId } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { respond } from '../http/envelope.js';
-import { ApiError, declined, notFound, validationFailed } from '../http/errors.js';
+import { declined, refused, validationFailed } from '../http/errors.js';
 import { idempotencyKeyOf, idempotent } from '../http/idempotency.js';
 import {
   amountField,
+  cardFacts,
   cardSchema,
   currencyField,
   customerSchema,
   httpUrl,
   ipAddress,
   merchantIdField,
-  overPlatformMaximum,
   withMinorAmount,
 } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
-import type { GatewayDeps, Operation } from '../state.js';
-import { findVerification } from './three-ds.js';
-
-const DO_NOT_RETRY_MS = 24 * 60 * 60 * 1000;
+import { visibleTransaction } from '../http/visibility.js';
 
 /** Which request fields are required is "not shown" in gateway-api.md: the sandbox requires these. */
 const initiateSchema = z
@@ -78,32 +76,35 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
   router.post('/api/v1/transactions', async (ctx) => {
     const body = parseOr422(initiateSchema, await readJsonObject(ctx));
     const merchantId = resolveMerchantId(state, principalOf(ctx), body.merchant_id);
-    const merchant = state.merchants.get(merchantId)!;
     const currency = body.currency as Transaction['currency'];
     const now = clock.now();
+    const { card } = body;
+    // Undefined only with a vault token, which the rules refuse before anything is recorded.
+    const fingerprint = card && state.fingerprint(card.number);
+    const doNotRetryKey = `${merchantId}:${fingerprint}`;
+    const verificationId = body.card_verification_data?.id;
 
-    if (!merchant.currencies.includes(currency)) {
-      throw declined('ERR_PAYMENT_METHOD_NOT_ENABLED', `${currency} is not enabled for this merchant.`);
-    }
-    if (overPlatformMaximum(body.minor, currency)) {
-      throw declined('ERR_ADAPTER_INVALID_AMOUNT', 'The amount is above the maximum of 1,000,000.00.');
-    }
-    const holder = state.referencesOf(merchantId).get(body.reference);
-    if (holder) {
-      throw new ApiError(409, 'ERR_DUPLICATE', 'An active transaction already uses this reference.', {
-        data: { transaction_id: holder.id },
-      });
-    }
-    // No endpoint of gateway-api.md creates payment instruments, so no vault token can be recognised.
-    if (body.vault_token !== undefined)
-      throw declined('ERR_INVALID_CARD_TOKEN', 'The vault token is not recognised.');
-    const card = body.card!;
-    if (!luhnValid(card.number))
-      throw declined('ERR_INVALID_ACCOUNT_NUMBER', 'The card number is not valid.');
-    if (cardExpired(card.exp_month, card.exp_year, now))
-      throw declined('ERR_EXPIRED_CARD', 'The card has expired.');
+    const plan = planInitiation({
+      type: body.transaction_type,
+      amount: body.minor,
+      currency,
+      merchantCurrencies: state.merchants.get(merchantId)!.currencies,
+      referenceHeldBy: state.referenceHolder(merchantId, body.reference)?.id,
+      card: card && cardFacts(card),
+      vaultToken: body.vault_token,
+      customerEmail: body.customer?.email,
+      verification:
+        verificationId === undefined || fingerprint === undefined
+          ? undefined
+          : checkVerification(
+              state.verification(verificationId),
+              { merchantId, cardFingerprint: fingerprint, amount: body.minor, currency },
+              now,
+            ),
+      doNotRetryUntil: fingerprint === undefined ? undefined : state.doNotRetry.get(doNotRetryKey),
+      now,
+    });
 
-    const fingerprint = state.fingerprint(card.number);
     const record = (
       status: Transaction['status'],
       statusReason: string | null,
@@ -112,7 +113,7 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
       id: state.nextTransactionId(),
       relatedId: null,
       merchantId,
-      cardholderId: state.cardholderId(merchantId, fingerprint),
+      cardholderId: state.cardholderId(merchantId, fingerprint!),
       type: body.transaction_type,
       status,
       amount: body.minor,
@@ -129,70 +130,29 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
       createdAt: now,
       updatedAt: now,
     });
-    const refuse = (status: 'failed' | 'cancelled', code: string, message: string): never => {
-      const t = record(status, code, '');
+    if (!plan.ok) {
+      if (plan.doNotRetryUntil !== undefined) state.doNotRetry.set(doNotRetryKey, plan.doNotRetryUntil);
+      if (!plan.record) throw refused(plan);
+      const t = record(plan.record.status, plan.code, '');
       state.saveTransaction(t);
-      deps.emit(status === 'failed' ? 'transaction.failed' : 'transaction.cancelled', t);
-      throw declined(code, message, transactionView(t));
-    };
-
-    // sandbox.md section 4: the risk rule blocks, records the transaction cancelled and releases the reference.
-    if (body.customer?.email?.toLowerCase().endsWith('@risk.test')) {
-      refuse('cancelled', 'ERR_RISK_REJECTED', 'The payment was blocked by risk rules.');
+      deps.emit(plan.record.event, t);
+      throw refused(plan, transactionView(t));
     }
-    const scenario = testCard(card.number);
-    if (body.card_verification_data !== undefined) {
-      const verification = findVerification(state, body.card_verification_data.id);
-      const check = verification
-        ? checkVerification(
-            verification,
-            { merchantId, cardFingerprint: fingerprint, amount: body.minor, currency },
-            now,
-          )
-        : ({ ok: false, code: 'ERR_3DS_FAILED', message: 'The card verification does not exist.' } as const);
-      if (!check.ok) throw declined(check.code, check.message);
-    } else if (scenario.issuer.kind === 'requires_3ds') {
-      throw declined(
-        'ERR_3DS_REQUIRED',
-        'This card requires 3D Secure: verify it first and send card_verification_data.id.',
-      );
-    }
-    const doNotRetryKey = `${merchantId}:${fingerprint}`;
-    if ((state.doNotRetry.get(doNotRetryKey) ?? 0) > now) {
-      refuse('failed', 'ERR_DO_NOT_RETRY', DECLINE_MESSAGES.ERR_DO_NOT_RETRY!);
-    }
-    if (scenario.issuer.kind === 'decline') {
-      if (scenario.issuer.doNotRetryAfter) state.doNotRetry.set(doNotRetryKey, now + DO_NOT_RETRY_MS);
-      refuse(
-        'failed',
-        scenario.issuer.code,
-        DECLINE_MESSAGES[scenario.issuer.code] ?? 'The card was declined.',
-      );
-    }
-
-    const approved = record(
-      body.transaction_type === 'sale' ? 'captured' : 'auth',
-      null,
-      randomHex(deps.random, 3).toUpperCase(),
-    );
+    const approved = record(plan.status, null, randomHex(deps.random, 3).toUpperCase());
     state.saveTransaction(approved);
-    deps.emit(approved.status === 'captured' ? 'transaction.captured' : 'transaction.pending', approved);
-    respond(
-      ctx,
-      transactionView(approved),
-      body.transaction_type === 'sale' ? 'Payment captured.' : 'Payment authorised.',
-    );
+    deps.emit(plan.event, approved);
+    respond(ctx, transactionView(approved), plan.message);
   });
 
   router.get('/api/v1/transactions/:id/status', (ctx) => {
-    respond(ctx, transactionView(visibleTransaction(ctx, deps)), 'Transaction status.');
+    respond(ctx, transactionView(visibleTransaction(ctx, state)), 'Transaction status.');
   });
 
   for (const operation of ['capture', 'refund', 'void'] as const) {
     router.post(`/api/v1/transactions/:id/${operation}`, async (ctx) => {
       requireMerchantKey(ctx);
       const key = idempotencyKeyOf(ctx);
-      const target = visibleTransaction(ctx, deps);
+      const target = visibleTransaction(ctx, state);
       const raw = await readJsonObject(ctx);
       const body = parseOr422(operationSchemas[operation], raw);
       const amount = parseMajor(body.amount, target.currency);
@@ -241,20 +201,9 @@ function planOperation(
       return planVoid(target, amount, reason, seed);
     case 'refund': {
       const payment = target.type === 'capture' ? state.transactions.get(target.relatedId!)! : target;
-      const capture = [...state.transactions.values()].find(
-        (t) => t.type === 'capture' && t.relatedId === payment.id,
-      );
-      return planRefund(target, payment, capture, amount, reason, seed);
+      return planRefund(target, payment, state.captureOf(payment.id), amount, reason, seed);
     }
     default:
       return operation satisfies never;
   }
-}
-
-/** gateway-api.md: a transaction the key may not see is a 404, the same as one that does not exist. */
-function visibleTransaction(ctx: Context, deps: GatewayDeps): Transaction {
-  const id = ctx.params.id ?? '';
-  const t = /^\d{1,15}$/.test(id) ? deps.state.transactions.get(Number(id)) : undefined;
-  if (!t || !canSee(deps.state, principalOf(ctx), t.merchantId)) throw notFound('Transaction');
-  return t;
 }

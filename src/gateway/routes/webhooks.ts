@@ -1,24 +1,26 @@
-import { isIP } from 'node:net';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { randomId } from '../../shared/ids.js';
-import { isNonPublicAddress } from '../domain/addresses.js';
-import { EVENT_TYPES, nextSubscription, webhookUrlProblem } from '../domain/webhooks.js';
+import { addressesOf } from '../delivery/send.js';
+import type { GatewayDeps } from '../deps.js';
+import { allPublic } from '../domain/addresses.js';
+import {
+  type Endpoint,
+  EVENT_TYPES,
+  endpointView,
+  eventDetailView,
+  eventRowView,
+  nextSubscription,
+  type WebhookEvent,
+  webhookUrlProblem,
+} from '../domain/webhooks.js';
 import { canSee, principalOf, rateLimited, requireScope, resolveMerchantId } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { respond } from '../http/envelope.js';
 import { ApiError, authFailed, notFound, validationFailed } from '../http/errors.js';
 import { merchantIdField } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
-import type { GatewayDeps } from '../state.js';
-import {
-  type Endpoint,
-  endpointView,
-  eventDetailView,
-  eventRowView,
-  type WebhookEvent,
-} from '../webhooks/registry.js';
 
 const eventType = z.enum(EVENT_TYPES, { message: `must be one of ${EVENT_TYPES.join(', ')}` });
 
@@ -283,14 +285,11 @@ async function checkUrl(deps: GatewayDeps, url: string): Promise<void> {
   const problem = webhookUrlProblem(url, allowPrivate);
   if (problem) throw validationFailed({ url: [problem] });
   if (allowPrivate) return;
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   try {
-    addresses = isIP(host) ? [host] : await deps.resolve(host);
+    addresses = await addressesOf(new URL(url).hostname, deps.resolve);
   } catch {
     throw validationFailed({ url: ['must be a publicly resolvable host'] });
   }
-  if (addresses.length === 0 || addresses.some(isNonPublicAddress)) {
-    throw validationFailed({ url: ['must resolve to public addresses only'] });
-  }
+  if (!allPublic(addresses)) throw validationFailed({ url: ['must resolve to public addresses only'] });
 }

@@ -92,4 +92,14 @@ describe('3DS verification rules (pure)', () => {
     }
     expect(checkVerification({ ...v, status: 'failed' }, facts, T0)).to.include({ code: 'ERR_3DS_FAILED' });
   });
+
+  it("a missing record and another merchant's record are refused alike, as not existing", () => {
+    const missing = checkVerification(undefined, facts, T0);
+    expect(missing).to.deep.equal({
+      ok: false,
+      code: 'ERR_3DS_FAILED',
+      message: 'The card verification does not exist.',
+    });
+    expect(checkVerification(v, { ...facts, merchantId: 1002 }, T0)).to.deep.equal(missing);
+  });
 });

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { loadSeedFile, parseSeed, SeedError } from '../../../src/gateway/seed.js';
+import { loadSeedFile, parseSeed, SeedError } from '../../../src/gateway/state/seed.js';
+import { testSeed } from '../../support/gateway.js';
 
 /** sandbox.md section 2: the seed file, its defaults and the rules a seed must keep. */
 
@@ -26,46 +27,16 @@ const PUBLISHED_SETTINGS = {
 // biome-ignore lint/suspicious/noExplicitAny: seeds are edited freely to break them
 type Json = any;
 
-/** The example seed of sandbox.md section 2 (the same accounts as config/gateway-seed.json). */
+/** The accounts the gateway tests run on (test/support/gateway.ts), with every setting written out. */
 function validSeed(): Json {
-  return {
-    merchants: [
-      {
-        id: 1001,
-        name: 'Acme Shop',
-        active: true,
-        currencies: ['EUR', 'USD', 'GBP', 'JPY'],
-        webhook_readiness_gate: false,
-        payment_methods: [
-          {
-            payment_method: 'ideal',
-            label: 'iDEAL',
-            provider: 'sandbox-ideal',
-            countries: ['NL'],
-            currencies: ['EUR'],
-            enabled: true,
-          },
-          {
-            payment_method: 'psc',
-            label: 'paysafecard',
-            provider: 'sandbox-psc',
-            countries: [],
-            currencies: ['EUR', 'USD', 'GBP'],
-            enabled: true,
-          },
-        ],
-      },
-    ],
-    partners: [{ id: 9001, merchant_ids: [1001] }],
-    api_keys: [
-      { key: 'sk_test_merchant_1001', merchant_id: 1001, scopes: ['webhooks:manage'], active: true },
-      { key: 'sk_test_partner_9001', partner_id: 9001, scopes: ['webhooks:manage'], active: true },
-    ],
-    settings: structuredClone(PUBLISHED_SETTINGS),
-  };
+  return { ...testSeed(), settings: structuredClone(PUBLISHED_SETTINGS) };
 }
 
-function secondMerchant(id = 1002): Json {
+/** Where the seed's first partner key sits among its keys. */
+const partnerKeyIndex = (seed: Json): number =>
+  seed.api_keys.findIndex((k: { partner_id?: number }) => k.partner_id !== undefined);
+
+function secondMerchant(id: number): Json {
   return {
     id,
     name: 'Other',
@@ -108,7 +79,7 @@ describe('gateway seed: parseSeed', () => {
       expect(await loadSeedFile(CONFIG_SEED)).to.deep.equal(seed);
     });
 
-    it('the example of sandbox.md section 2 parses to itself', () => {
+    it('a seed with every field written out parses to itself', () => {
       expect(parseSeed(validSeed())).to.deep.equal(validSeed());
     });
 
@@ -178,21 +149,28 @@ describe('gateway seed: parseSeed', () => {
 
     it('a key with neither merchant_id nor partner_id', () => {
       const input = validSeed();
-      delete input.api_keys[1].partner_id;
-      expectSeedError(input, 'api_keys.1');
+      const partner = partnerKeyIndex(input);
+      delete input.api_keys[partner].partner_id;
+      expectSeedError(input, `api_keys.${partner}`);
     });
 
     it('a key naming an unknown merchant', () => {
       const input = validSeed();
-      input.api_keys.push({ key: 'sk_test_merchant_7777', merchant_id: 7777, scopes: [], active: true });
-      const error = expectSeedError(input, 'api_keys.2.merchant_id');
+      const added = input.api_keys.push({
+        key: 'sk_test_merchant_7777',
+        merchant_id: 7777,
+        scopes: [],
+        active: true,
+      });
+      const error = expectSeedError(input, `api_keys.${added - 1}.merchant_id`);
       expect(error.message).to.include('7777');
     });
 
     it('a key naming an unknown partner', () => {
       const input = validSeed();
-      input.api_keys[1].partner_id = 9999;
-      expectSeedError(input, 'api_keys.1.partner_id');
+      const partner = partnerKeyIndex(input);
+      input.api_keys[partner].partner_id = 9999;
+      expectSeedError(input, `api_keys.${partner}.partner_id`);
     });
 
     it('a partner naming an unknown merchant', () => {
@@ -204,14 +182,19 @@ describe('gateway seed: parseSeed', () => {
 
     it('duplicate merchant ids', () => {
       const input = validSeed();
-      input.merchants.push(secondMerchant(1002), secondMerchant(1001));
-      expectSeedError(input, 'merchants.2.id');
+      const count = input.merchants.push(secondMerchant(1004), secondMerchant(1001));
+      expectSeedError(input, `merchants.${count - 1}.id`);
     });
 
     it('duplicate keys', () => {
       const input = validSeed();
-      input.api_keys.push({ key: 'sk_test_merchant_1001', merchant_id: 1001, scopes: [], active: false });
-      expectSeedError(input, 'api_keys.2.key');
+      const count = input.api_keys.push({
+        key: 'sk_test_merchant_1001',
+        merchant_id: 1001,
+        scopes: [],
+        active: false,
+      });
+      expectSeedError(input, `api_keys.${count - 1}.key`);
     });
 
     it('slowdown not in ascending order', () => {
@@ -285,7 +268,7 @@ describe('gateway seed: parseSeed', () => {
         ['partners', '0', 'id'],
         ['partners', '0', 'merchant_ids'],
         ...['key', 'scopes', 'active'].map((f) => ['api_keys', '0', f]),
-        ...['key', 'scopes', 'active'].map((f) => ['api_keys', '1', f]),
+        ...['key', 'scopes', 'active'].map((f) => ['api_keys', String(partnerKeyIndex(validSeed())), f]),
       ];
       fc.assert(
         fc.property(fc.constantFrom(...required), (path) => {

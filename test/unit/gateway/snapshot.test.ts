@@ -3,8 +3,8 @@ import { expect } from 'chai';
 import type { Transaction } from '../../../src/gateway/domain/transactions.js';
 import { deriveSandboxKeys, keyId } from '../../../src/gateway/persistence/keys.js';
 import { restore, SnapshotError, snapshot } from '../../../src/gateway/persistence/snapshot.js';
-import { parseSeed } from '../../../src/gateway/seed.js';
-import { GatewayState } from '../../../src/gateway/state.js';
+import { GatewayState } from '../../../src/gateway/state/gateway-state.js';
+import { parseSeed } from '../../../src/gateway/state/seed.js';
 import { seededRandom } from '../../../src/shared/ids.js';
 import { testSeed } from '../../support/gateway.js';
 

@@ -8,7 +8,7 @@ import {
   startGateway,
   type TestGateway,
   transactionBody,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 
 /** gateway-api.md, Response envelope; sandbox.md section 9: every answer is the envelope with the rate header. */
 const ENVELOPE_FIELDS = ['success', 'message', 'code', 'data', 'errors'];

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { verify } from '../../../src/shared/signature.js';
 import {
   advance,
   expectStatus,
@@ -9,7 +10,7 @@ import {
   startGateway,
   type TestGateway,
   transactionBody,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 import {
   allowPrivateUrls,
   type Receiver,
@@ -18,7 +19,7 @@ import {
   startReceiver,
   tOf,
   verifies,
-} from '../support/receiver.js';
+} from '../../support/receiver.js';
 
 /**
  * Webhook delivery (gateway-api.md: Webhook event record, Webhook event statuses, Webhook management
@@ -801,6 +802,40 @@ describe('gateway: webhook delivery', () => {
       expect(
         (await gw.call('GET', `/api/v1/transactions/${auth.body.data.id}/status`)).body.data.status,
       ).to.equal('auth');
+    });
+  });
+  describe('the sender (GatewayOptions.fetch)', () => {
+    it('sends pings and attempts through the injected fetch, signed, and records what it answers', async () => {
+      const sent: { url: string; init: RequestInit }[] = [];
+      const gw = await startGateway({
+        fetch: async (input, init) => {
+          sent.push({ url: String(input), init: init ?? {} });
+          return new Response('accepted', { status: 202 });
+        },
+      });
+      extra.push(() => gw.close());
+      const url = 'https://webhooks.acme-shop.com/in';
+      const secret = await register(gw, url);
+
+      const ping = await gw.call('POST', '/api/v1/webhook/test', { body: {} });
+      expectStatus(ping, 200);
+      expect(ping.body.data).to.include({ success: true, status_code: 202 });
+      const t = await sale(gw);
+      await gw.gateway.controls.tick();
+
+      expect(sent.map((s) => [s.url, s.init.method])).to.deep.equal([
+        [url, 'POST'],
+        [url, 'POST'],
+      ]);
+      expect(JSON.parse(String(sent[0]!.init.body)).type).to.equal('webhook.ping');
+      const delivery = sent[1]!;
+      const payload = String(delivery.init.body);
+      expect(JSON.parse(payload).data.transaction.id).to.equal(t.id);
+      const header = (delivery.init.headers as Record<string, string>)['X-Service-Signature'];
+      expect(verify({ payload, header, secrets: [secret], nowSeconds: nowSeconds(gw) }).ok).to.equal(true);
+      const stored = await event(gw, await eventIdOf(gw, t.id));
+      expect(stored.status).to.equal('delivered');
+      expect(stored.delivery_attempts[0]).to.include({ status_code: 202, response_excerpt: 'accepted' });
     });
   });
 });

@@ -7,7 +7,7 @@ import {
   startGateway,
   type TestGateway,
   transactionBody,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 
 type Operation = 'capture' | 'refund' | 'void';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isoMicros } from '../../src/shared/clock.js';
+import { isoMicros } from '../../../src/shared/clock.js';
 import {
   type Answer,
   type CallOptions,
@@ -10,7 +10,7 @@ import {
   startGateway,
   type TestGateway,
   transactionBody,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 
 /**
  * gateway-api.md, Webhook endpoint record, Webhook management (rules 1-5 and 7-8), Authentication

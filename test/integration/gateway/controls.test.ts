@@ -8,7 +8,7 @@ import {
   startGateway,
   type TestGateway,
   transactionBody,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 
 /** sandbox.md section 10: POST /sandbox/clock/advance and POST /sandbox/tick. */
 

@@ -12,12 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { createGateway, type GatewayPersistence } from '../../src/gateway/app.js';
-import { deriveSandboxKeys } from '../../src/gateway/persistence/keys.js';
-import { SandboxStateError } from '../../src/gateway/persistence/state-file.js';
-import { parseSeed, type SeedInput } from '../../src/gateway/seed.js';
-import { ManualClock } from '../../src/shared/clock.js';
-import { seededRandom } from '../../src/shared/ids.js';
+import { createGateway, type GatewayPersistence } from '../../../src/gateway/app.js';
+import { deriveSandboxKeys } from '../../../src/gateway/persistence/keys.js';
+import { SandboxStateError } from '../../../src/gateway/persistence/state-file.js';
+import { parseSeed, type SeedInput } from '../../../src/gateway/state/seed.js';
+import { ManualClock } from '../../../src/shared/clock.js';
+import { seededRandom } from '../../../src/shared/ids.js';
 import {
   card,
   DECLINING_CARDS,
@@ -29,8 +29,8 @@ import {
   testSeed,
   transactionBody,
   uniqueReference,
-} from '../support/gateway.js';
-import { allowPrivateUrls, type Receiver, startReceiver, verifies } from '../support/receiver.js';
+} from '../../support/gateway.js';
+import { allowPrivateUrls, type Receiver, startReceiver, verifies } from '../../support/receiver.js';
 
 /**
  * Issue 8: the sandbox keeps its state across restarts in a JSON file, so no transaction id is handed

@@ -8,7 +8,7 @@ import {
   type TestGateway,
   transactionBody,
   uniqueReference,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;

@@ -5,7 +5,7 @@ import {
   PARTNER_KEY,
   startGateway,
   type TestGateway,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 
 /**
  * GET /api/v1/payment-methods: gateway-api.md "Payment method entry" and Payment sessions rule 6

@@ -6,7 +6,7 @@ import {
   startGateway,
   type TestGateway,
   transactionBody,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 import {
   allowPrivateUrls,
   type Receiver,
@@ -15,7 +15,7 @@ import {
   startReceiver,
   tOf,
   verifies,
-} from '../support/receiver.js';
+} from '../../support/receiver.js';
 
 /**
  * Test pings and replays (gateway-api.md, Webhook management rules 5 and 6, Limits; sandbox.md

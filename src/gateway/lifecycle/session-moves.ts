@@ -1,14 +1,12 @@
-import { isoMicros } from '../shared/clock.js';
-import { randomHex } from '../shared/ids.js';
-import { formatMinor } from '../shared/money.js';
+import { randomHex } from '../../shared/ids.js';
+import type { GatewayDeps } from '../deps.js';
 import {
   expiresAt,
   isFinal,
   moveSession,
   type PaymentSession,
   type SessionTrigger,
-} from './domain/sessions.js';
-import type { GatewayDeps } from './state.js';
+} from '../domain/sessions.js';
 
 /**
  * Moves a session and its linked transaction together through the state table, and records the
@@ -56,31 +54,4 @@ export function expireDueSessions(deps: GatewayDeps): number {
     if (applySessionTrigger(deps, session, 'expired')) expired++;
   }
   return expired;
-}
-
-export function sessionView(s: PaymentSession, checkoutUrl: string) {
-  const iso = (ms: number | null) => (ms === null ? null : isoMicros(ms));
-  return {
-    payment_session_id: s.id,
-    transaction_id: s.transactionId,
-    merchant_id: s.merchantId,
-    merchant_reference: s.reference,
-    provider: s.provider,
-    payment_method: s.paymentMethod,
-    status: s.status,
-    status_reason: s.statusReason,
-    amount: s.amount,
-    amount_formatted: formatMinor(s.amount, s.currency),
-    currency: s.currency,
-    checkout_url: checkoutUrl,
-    return_url: s.returnUrl,
-    cancel_url: s.cancelUrl,
-    provider_session_id: s.providerSessionId,
-    provider_transaction_id: s.providerTransactionId,
-    customer_reference: s.customerReference,
-    expires_at: isoMicros(expiresAt(s)),
-    finalised_at: iso(s.finalisedAt),
-    created_at: isoMicros(s.createdAt),
-    updated_at: isoMicros(s.updatedAt),
-  };
 }

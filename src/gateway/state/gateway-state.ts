@@ -1,45 +1,16 @@
 import { createHmac } from 'node:crypto';
-import type { Logger } from 'pino';
-import type { AdvanceableClock } from '../shared/clock.js';
-import type { RandomSource } from '../shared/ids.js';
-import type { Dispatcher } from './delivery/dispatcher.js';
-import type { Resolver } from './delivery/send.js';
-import { IdempotencyStore } from './domain/idempotency.js';
-import { RateWindows } from './domain/rate-window.js';
-import type { PaymentSession } from './domain/sessions.js';
-import type { Verification } from './domain/three-ds.js';
-import { holdsReference, type Transaction } from './domain/transactions.js';
-import type { EventType } from './domain/webhooks.js';
-import { randomSandboxKeys, type SandboxKeys } from './persistence/keys.js';
+import type { RandomSource } from '../../shared/ids.js';
+import { IdempotencyStore } from '../domain/idempotency.js';
+import { RateWindows } from '../domain/rate-window.js';
+import type { PaymentSession } from '../domain/sessions.js';
+import type { Verification } from '../domain/three-ds.js';
+import { holdsReference, type Operation, type Transaction } from '../domain/transactions.js';
+import { randomSandboxKeys, type SandboxKeys } from '../persistence/keys.js';
 import type { Seed, SeedApiKey, SeedMerchant } from './seed.js';
-import { WebhookRegistry } from './webhooks/registry.js';
+import { WebhookStore } from './webhook-store.js';
 
 /** Who holds a merchant reference: a sale or auth, or a session's linked transaction. */
 export type ReferenceHolder = { kind: 'transaction'; id: number };
-
-export const CARD_PROVIDER = 'sandbox-acquirer';
-
-export type Operation = 'capture' | 'refund' | 'void';
-
-/**
- * The seams and the state every route shares. State lives in memory (sandbox.md section 1) and, when the
- * gateway is given a state file, is written there after every change (src/gateway/persistence/).
- */
-export interface GatewayDeps {
-  seed: Seed;
-  clock: AdvanceableClock;
-  random: RandomSource;
-  sleep: (ms: number) => Promise<void>;
-  logger: Logger;
-  state: GatewayState;
-  dispatcher: Dispatcher;
-  /** Resolves webhook hosts (sandbox.md section 8: resolved again at delivery time). */
-  resolve: Resolver;
-  /** Records a webhook event for a transaction change, if the merchant's endpoint subscribes. */
-  emit(type: EventType, t: Transaction): void;
-  /** Asks for due deliveries to run soon (a no-op unless the gateway delivers by itself). */
-  kick(): void;
-}
 
 /** The next id of each sequence: persisted, so that no id is handed out twice across restarts. */
 export interface IdCounters {
@@ -49,6 +20,7 @@ export interface IdCounters {
   endpoint: number;
 }
 
+/** Everything the sandbox knows: accounts from the seed, records, indexes, id counters and limits. */
 export class GatewayState {
   readonly merchants = new Map<number, SeedMerchant>();
   readonly keys = new Map<string, SeedApiKey>();
@@ -70,7 +42,7 @@ export class GatewayState {
   readonly sessionByTransaction = new Map<number, string>();
   /** Sessions still on the hosted page (pending_redirect), in creation order: the order they expire in. */
   readonly openSessions = new Set<string>();
-  readonly webhooks: WebhookRegistry;
+  readonly webhooks: WebhookStore;
   /** merchant id -> until when its deliveries fail (sandbox.md section 10, webhook outage). */
   readonly outages = new Map<number, number>();
   /** gateway-api.md, Limits: test pings 10 and replays 30 a minute per API key. */
@@ -99,7 +71,7 @@ export class GatewayState {
     });
     // Fingerprints match cards within a run (across runs too with a persisted key) and reveal nothing.
     this.#fingerprintKey = keys.fingerprints;
-    this.webhooks = new WebhookRegistry(random, keys.secrets);
+    this.webhooks = new WebhookStore(random, keys.secrets);
   }
 
   fingerprint(cardNumber: string): string {
@@ -124,6 +96,18 @@ export class GatewayState {
     return this.#nextVerificationId++;
   }
 
+  /** Stores a 3DS record under both of its ids. */
+  saveVerification(v: Verification): void {
+    this.verifications.set(v.publicId, v);
+    this.verificationIds.set(v.id, v.publicId);
+  }
+
+  /** A 3DS record by its `tds_` id or the deprecated numeric one (gateway-api.md, Versioning rule 5), as number or digits. */
+  verification(id: string | number): Verification | undefined {
+    const publicId = typeof id === 'number' || /^\d+$/.test(id) ? this.verificationIds.get(Number(id)) : id;
+    return publicId === undefined ? undefined : this.verifications.get(publicId);
+  }
+
   counters(): IdCounters {
     return {
       transaction: this.#nextTransactionId,
@@ -145,7 +129,7 @@ export class GatewayState {
   saveTransaction(t: Transaction): void {
     this.transactions.set(t.id, t);
     if (t.type !== 'sale' && t.type !== 'auth') return; // child records share their parent's reference
-    const refs = this.referencesOf(t.merchantId);
+    const refs = this.#referencesOf(t.merchantId);
     const holder = refs.get(t.reference);
     if (holdsReference(t.status)) {
       if (!holder) refs.set(t.reference, { kind: 'transaction', id: t.id });
@@ -154,7 +138,17 @@ export class GatewayState {
     }
   }
 
-  referencesOf(merchantId: number): Map<string, ReferenceHolder> {
+  /** The capture record of an auth that was captured (one at most: an auth is captured once). */
+  captureOf(paymentId: number): Transaction | undefined {
+    return [...this.transactions.values()].find((t) => t.type === 'capture' && t.relatedId === paymentId);
+  }
+
+  /** Who holds a merchant's reference now, if anyone: a read, which adds no index entry. */
+  referenceHolder(merchantId: number, reference: string): ReferenceHolder | undefined {
+    return this.references.get(merchantId)?.get(reference);
+  }
+
+  #referencesOf(merchantId: number): Map<string, ReferenceHolder> {
     let refs = this.references.get(merchantId);
     if (!refs) {
       refs = new Map();

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { createGateway } from '../../src/gateway/app.js';
-import { parseSeed } from '../../src/gateway/seed.js';
-import { verify } from '../../src/shared/signature.js';
-import { MERCHANT_KEY, testSeed, transactionBody } from '../support/gateway.js';
-import { allowPrivateUrls, startReceiver } from '../support/receiver.js';
+import { createGateway } from '../../../src/gateway/app.js';
+import { parseSeed } from '../../../src/gateway/state/seed.js';
+import { verify } from '../../../src/shared/signature.js';
+import { MERCHANT_KEY, testSeed, transactionBody } from '../../support/gateway.js';
+import { allowPrivateUrls, startReceiver } from '../../support/receiver.js';
 
 /** Resolves once `done()` holds, checking after each turn of the event loop; fails after `limit` turns. */
 async function eventually(done: () => boolean, limit = 2000): Promise<void> {

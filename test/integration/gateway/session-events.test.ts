@@ -1,13 +1,13 @@
 import { expect } from 'chai';
-import type { SeedInput } from '../../src/gateway/seed.js';
+import type { SeedInput } from '../../../src/gateway/state/seed.js';
 import {
   type Answer,
   liftRateLimits,
   startGateway,
   type TestGateway,
   uniqueReference,
-} from '../support/gateway.js';
-import { allowPrivateUrls, type Receiver, startReceiver } from '../support/receiver.js';
+} from '../../support/gateway.js';
+import { allowPrivateUrls, type Receiver, startReceiver } from '../../support/receiver.js';
 
 /**
  * Webhook events of payment sessions (gateway-api.md "Events" and the transaction rows for sessions;

@@ -9,7 +9,7 @@ import {
   startGateway,
   type TestGateway,
   transactionBody,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 
 /**
  * sandbox.md section 1: "Nothing here stores a full card number: keep the last four digits and a

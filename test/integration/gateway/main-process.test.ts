@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { MERCHANT_KEY, transactionBody } from '../support/gateway.js';
-import { exitWithin, freePort, leftovers, lines, type Proc, start, waitFor } from '../support/process.js';
+import { MERCHANT_KEY, transactionBody } from '../../support/gateway.js';
+import { exitWithin, freePort, leftovers, lines, type Proc, start, waitFor } from '../../support/process.js';
 
 /**
  * `npm run gateway` (src/gateway/main.ts) as a real process: its state file survives SIGTERM and a

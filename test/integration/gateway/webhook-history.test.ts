@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { isoMicros, unixSeconds } from '../../src/shared/clock.js';
-import { verify } from '../../src/shared/signature.js';
+import { isoMicros, unixSeconds } from '../../../src/shared/clock.js';
+import { verify } from '../../../src/shared/signature.js';
 import {
   type Answer,
   card,
@@ -10,8 +10,8 @@ import {
   startGateway,
   type TestGateway,
   transactionBody,
-} from '../support/gateway.js';
-import { allowPrivateUrls, type Receiver, startReceiver } from '../support/receiver.js';
+} from '../../support/gateway.js';
+import { allowPrivateUrls, type Receiver, startReceiver } from '../../support/receiver.js';
 
 /**
  * gateway-api.md, Webhook event record, Webhook management (events endpoints, rules 3 and 8),

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { admit, type RatePolicy, type WindowState } from '../../src/gateway/domain/rate-window.js';
-import { parseSeed } from '../../src/gateway/seed.js';
+import { admit, type RatePolicy, type WindowState } from '../../../src/gateway/domain/rate-window.js';
+import { parseSeed } from '../../../src/gateway/state/seed.js';
 import {
   type Answer,
   card,
@@ -13,7 +13,7 @@ import {
   type TestGateway,
   testSeed,
   transactionBody,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 
 /** gateway-api.md, Limits; sandbox.md section 2 (rate_limit, slowdown, public_pages_per_minute). */
 

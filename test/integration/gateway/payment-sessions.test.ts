@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { SeedInput } from '../../src/gateway/seed.js';
+import type { SeedInput } from '../../../src/gateway/state/seed.js';
 import {
   type Answer,
   liftRateLimits,
@@ -9,8 +9,8 @@ import {
   type TestGateway,
   transactionBody,
   uniqueReference,
-} from '../support/gateway.js';
-import { allowPrivateUrls, type Receiver, startReceiver } from '../support/receiver.js';
+} from '../../support/gateway.js';
+import { allowPrivateUrls, type Receiver, startReceiver } from '../../support/receiver.js';
 
 /**
  * Hosted redirect payment sessions over HTTP: gateway-api.md "Payment session record", "States and

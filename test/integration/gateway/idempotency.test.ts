@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Transaction } from '../../src/gateway/domain/transactions.js';
+import type { Transaction } from '../../../src/gateway/domain/transactions.js';
 import {
   type Answer,
   type CallOptions,
@@ -9,7 +9,7 @@ import {
   startGateway,
   type TestGateway,
   transactionBody,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 
 /** gateway-api.md, Idempotency contract (capture, refund, void), rules 1-6. */
 

@@ -11,7 +11,7 @@ import {
   startGateway,
   type TestGateway,
   transactionBody,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 
 /** gateway-api.md, Authentication rules 1, 2 and 4. */
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { CURRENCY_EXPONENTS, isCurrencyCode } from '../shared/money.js';
+import { CURRENCY_EXPONENTS, isCurrencyCode } from '../../shared/money.js';
 
 const currency = z.string().refine(isCurrencyCode, { message: 'must be a platform currency' });
 const country = z.string().regex(/^[A-Z]{2}$/, 'must be a 2-letter uppercase country code');
@@ -47,28 +47,10 @@ const settingsSchema = z
           [750, 1.0],
         ]),
       })
-      .default({
-        limit: 1000,
-        window_s: 60,
-        slowdown: [
-          [500, 0.5],
-          [750, 1.0],
-        ],
-      }),
+      .prefault({}), // absent: parsed as {}, so each field's default above applies, written once
     public_pages_per_minute: z.number().int().positive().default(60),
   })
-  .default({
-    allow_private_webhook_urls: false,
-    rate_limit: {
-      limit: 1000,
-      window_s: 60,
-      slowdown: [
-        [500, 0.5],
-        [750, 1.0],
-      ],
-    },
-    public_pages_per_minute: 60,
-  });
+  .prefault({});
 
 /** sandbox.md section 2. Every field is required except `settings` and each of its fields. */
 export const seedSchema = z
@@ -81,56 +63,34 @@ export const seedSchema = z
     settings: settingsSchema,
   })
   .superRefine((seed, ctx) => {
+    const fail = (path: (string | number)[], message: string) =>
+      ctx.addIssue({ code: 'custom', path, message });
     const merchantIds = new Set<number>();
     seed.merchants.forEach((m, i) => {
-      if (merchantIds.has(m.id))
-        ctx.addIssue({ code: 'custom', path: ['merchants', i, 'id'], message: 'is a duplicate' });
+      if (merchantIds.has(m.id)) fail(['merchants', i, 'id'], 'is a duplicate');
       merchantIds.add(m.id);
     });
     const partnerIds = new Set(seed.partners.map((p) => p.id));
     seed.partners.forEach((p, i) => {
       p.merchant_ids.forEach((id, j) => {
-        if (!merchantIds.has(id))
-          ctx.addIssue({
-            code: 'custom',
-            path: ['partners', i, 'merchant_ids', j],
-            message: `names no merchant (${id})`,
-          });
+        if (!merchantIds.has(id)) fail(['partners', i, 'merchant_ids', j], `names no merchant (${id})`);
       });
     });
     const keys = new Set<string>();
     seed.api_keys.forEach((k, i) => {
-      if (keys.has(k.key))
-        ctx.addIssue({ code: 'custom', path: ['api_keys', i, 'key'], message: 'is a duplicate' });
+      if (keys.has(k.key)) fail(['api_keys', i, 'key'], 'is a duplicate');
       keys.add(k.key);
       if (k.merchant_id !== undefined && !merchantIds.has(k.merchant_id))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['api_keys', i, 'merchant_id'],
-          message: `names no merchant (${k.merchant_id})`,
-        });
+        fail(['api_keys', i, 'merchant_id'], `names no merchant (${k.merchant_id})`);
       if (k.partner_id !== undefined && !partnerIds.has(k.partner_id))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['api_keys', i, 'partner_id'],
-          message: `names no partner (${k.partner_id})`,
-        });
+        fail(['api_keys', i, 'partner_id'], `names no partner (${k.partner_id})`);
     });
     const { limit, slowdown } = seed.settings.rate_limit;
     slowdown.forEach(([n], i) => {
       const previous = slowdown[i - 1];
-      if (n >= limit)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['settings', 'rate_limit', 'slowdown', i],
-          message: 'must start below limit',
-        });
+      if (n >= limit) fail(['settings', 'rate_limit', 'slowdown', i], 'must start below limit');
       if (previous && n <= previous[0])
-        ctx.addIssue({
-          code: 'custom',
-          path: ['settings', 'rate_limit', 'slowdown', i],
-          message: 'must be in ascending order',
-        });
+        fail(['settings', 'rate_limit', 'slowdown', i], 'must be in ascending order');
     });
   });
 

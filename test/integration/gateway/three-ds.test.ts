@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { seededRandom } from '../../../src/shared/ids.js';
 import {
   type Answer,
   card,
@@ -9,13 +10,14 @@ import {
   type TestGateway,
   transactionBody,
   uniqueReference,
-} from '../support/gateway.js';
+} from '../../support/gateway.js';
 
 const MINUTE_MS = 60 * 1000;
 const PUBLIC_ID = /^tds_[A-Za-z0-9]{24}$/;
 const AUTH_URL = 'https://shop.example/checkout/3ds-return?order=42';
 const CHALLENGE_CARD = '4000000000003220';
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe('gateway: 3D Secure (POST /api/v1/3ds/verify, hosted challenge)', () => {
   let t: TestGateway;
@@ -184,6 +186,31 @@ describe('gateway: 3D Secure (POST /api/v1/3ds/verify, hosted challenge)', () =>
         ids.add(res.body.data.public_id);
       }
       expect(ids.size).to.equal(4);
+    });
+
+    it('takes ds_trans_id, a UUID v4, from the injected random source: the same seed gives the same one', async () => {
+      const first = async (seed: number) => {
+        const gw = await startGateway({ random: seededRandom(seed) });
+        try {
+          const res = await gw.call('POST', '/api/v1/3ds/verify', {
+            body: { amount: 12.34, currency: 'EUR', card: card('4242424242424242'), auth_url: AUTH_URL },
+          });
+          expect(res.status, res.text).to.equal(200);
+          return res.body.data.ds_trans_id as string;
+        } finally {
+          await gw.close();
+        }
+      };
+      const once = await first(7);
+      expect(once).to.match(UUID_V4);
+      expect(await first(7)).to.equal(once);
+      expect(await first(8))
+        .to.match(UUID_V4)
+        .and.not.equal(once);
+      // Within one sandbox every verification draws a new one.
+      const a = await verify('4242424242424242');
+      const b = await verify('4242424242424242');
+      expect(a.body.data.ds_trans_id).to.match(UUID_V4).and.not.equal(b.body.data.ds_trans_id);
     });
 
     it('refuses a partner key with 403 ERR_AUTH_FAILED and records nothing', async () => {

@@ -1,7 +1,7 @@
-import type { DeliveryReport } from './delivery/dispatcher.js';
-import { effectiveStatus } from './domain/three-ds.js';
-import { expireDueSessions } from './sessions.js';
-import type { GatewayDeps } from './state.js';
+import type { DeliveryReport } from '../delivery/dispatcher.js';
+import type { GatewayDeps } from '../deps.js';
+import { effectiveStatus } from '../domain/three-ds.js';
+import { expireDueSessions } from './session-moves.js';
 
 export interface TickReport extends DeliveryReport {
   now: string;
