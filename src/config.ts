@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { type CurrencyCode, isCurrencyCode, parseMajor } from './shared/money.js';
+import { SettingError } from './shared/setting-error.js';
 
 /** The embedded sandbox's merchant key (config/gateway-seed.json), the default when no gateway is configured. */
 export const SANDBOX_MERCHANT_KEY = 'sk_test_merchant_1001';
@@ -19,8 +20,9 @@ export const EMBEDDED = 'embedded';
 /** Who reads the settings: the kit (and its CLI), or the standalone sandbox, which is a gateway itself. */
 export type Reader = 'kit' | 'sandbox';
 
-export class ConfigError extends Error {
+export class ConfigError extends SettingError {
   override name = 'ConfigError';
+  readonly label = 'configuration';
 }
 
 const port = z

@@ -1,6 +1,5 @@
-import { type Config, ConfigError, configFromEnvironment, type Reader } from './config.js';
-import { SandboxStateError } from './gateway/persistence/state-file.js';
-import { SeedError } from './gateway/state/seed.js';
+import { type Config, configFromEnvironment, type Reader } from './config.js';
+import { SettingError } from './shared/setting-error.js';
 
 /**
  * The configuration of an entry point (`npm start`, the CLI, the standalone sandbox). A bad value
@@ -20,9 +19,7 @@ export function configOrExit(reader: Reader = 'kit'): Config {
  * Shared by `npm start`, the CLI and the standalone sandbox.
  */
 export function settingProblem(error: unknown): string | null {
-  if (error instanceof ConfigError) return `configuration: ${error.message}`;
-  if (error instanceof SeedError) return `gateway seed: ${error.message}`;
-  if (error instanceof SandboxStateError) return `GATEWAY_SANDBOX_STATE: ${error.message}`;
+  if (error instanceof SettingError) return error.line();
   const e = error as { name?: string; code?: string; message?: string; parent?: { code?: string } };
   const code = e?.code ?? e?.parent?.code;
   if (

@@ -10,13 +10,15 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Clock } from '../../shared/clock.js';
+import { SettingError } from '../../shared/setting-error.js';
 import type { GatewayState } from '../state/gateway-state.js';
 import { keyId } from './keys.js';
 import { restore, SnapshotError, snapshot } from './snapshot.js';
 
 /** The state file cannot be read, parsed, matched to this version and key, or written: one line naming it. */
-export class SandboxStateError extends Error {
+export class SandboxStateError extends SettingError {
   override name = 'SandboxStateError';
+  readonly label = 'GATEWAY_SANDBOX_STATE';
   constructor(
     readonly file: string,
     problem: string,

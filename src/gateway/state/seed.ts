@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { CURRENCY_EXPONENTS, isCurrencyCode } from '../../shared/money.js';
+import { SettingError } from '../../shared/setting-error.js';
 
 const currency = z.string().refine(isCurrencyCode, { message: 'must be a platform currency' });
 const country = z.string().regex(/^[A-Z]{2}$/, 'must be a 2-letter uppercase country code');
@@ -99,8 +100,9 @@ export type SeedInput = z.input<typeof seedSchema>;
 export type SeedMerchant = Seed['merchants'][number];
 export type SeedApiKey = Seed['api_keys'][number];
 
-export class SeedError extends Error {
+export class SeedError extends SettingError {
   override name = 'SeedError';
+  readonly label = 'gateway seed';
 }
 
 /** Validates a parsed seed; the error names the first bad field, e.g. `api_keys.1.merchant_id: names no merchant (7)`. */
