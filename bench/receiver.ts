@@ -15,7 +15,7 @@ import mysql from 'mysql2/promise';
 import { pino } from 'pino';
 import getRawBody from 'raw-body';
 import { createSequelize, migrate } from '../src/infra/database.js';
-import { createObservationQueue, enqueueEvent } from '../src/merchant/reconciler/queue.js';
+import { closeQueue, createObservationQueue, enqueueEvent } from '../src/merchant/reconciler/queue.js';
 import { createStore } from '../src/merchant/store/index.js';
 import { webhookReceiver } from '../src/merchant/webhooks/receiver.js';
 import { SecretCache } from '../src/merchant/webhooks/secret-cache.js';
@@ -160,7 +160,7 @@ async function main(): Promise<void> {
     receiver.server.close();
     bare.server.close();
     await queue.obliterate({ force: true }).catch(() => {});
-    await queue.close();
+    await closeQueue(queue);
     await sequelize.close();
     const admin = await mysql.createConnection('mysql://root@127.0.0.1:3306');
     await admin.query(`DROP DATABASE IF EXISTS \`${DATABASE}\``);
