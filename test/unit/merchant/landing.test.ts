@@ -148,7 +148,7 @@ describe('merchant: the landing page (renderLanding)', () => {
   });
 });
 
-/** A repository and a gateway in memory: what refreshOrder asks and applies. */
+/** A store, the apply path and a gateway in memory: what refreshOrder asks and applies. */
 function fakes(o: OrderRecord, attempt: Partial<AttemptRecord>) {
   let current = o;
   const applied: TransactionObservation[] = [];
