@@ -50,9 +50,7 @@ export function observeTransaction(
   now: number,
 ): TransactionObservation {
   return {
-    source,
-    sourceId,
-    observedAt: now,
+    ...seen(source, sourceId, now),
     transaction: {
       id: t.id,
       relatedId: t.related_trans_id,
@@ -87,9 +85,7 @@ export function observeSession(
   now: number,
 ): TransactionObservation {
   return {
-    source,
-    sourceId,
-    observedAt: now,
+    ...seen(source, sourceId, now),
     sessionStatus: s.status,
     transaction: {
       id: s.transaction_id,
@@ -111,5 +107,10 @@ export function observeFinding(
   sourceId: string,
   now: number,
 ): AttemptObservation {
-  return { source: 'api', sourceId, observedAt: now, attemptId, finding };
+  return { ...seen('api', sourceId, now), attemptId, finding };
+}
+
+/** Who saw it, under which id, and when: what every observation carries. */
+function seen<S extends ObservationSource>(source: S, sourceId: string, now: number) {
+  return { source, sourceId, observedAt: now };
 }
