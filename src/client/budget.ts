@@ -15,6 +15,26 @@ export const DEFAULT_BUDGET: BudgetOptions = { backgroundPerMinute: 400, reserve
 
 export type Priority = 'foreground' | 'background';
 
+/**
+ * Who makes a call, for the budget and for what it reports: the shopper's checkout and landings and
+ * the operator's commands go first; the poller, recovery, the health check and the CLI's bulk
+ * commands are background work.
+ */
+export type Caller = 'checkout' | 'landing' | 'operator' | 'poller' | 'recovery' | 'health' | 'cli';
+export const CALLERS: readonly Caller[] = [
+  'checkout',
+  'landing',
+  'operator',
+  'poller',
+  'recovery',
+  'health',
+  'cli',
+];
+
+export function priorityOf(caller: Caller): Priority {
+  return caller === 'checkout' || caller === 'landing' || caller === 'operator' ? 'foreground' : 'background';
+}
+
 export class RateBudget {
   #tokens: number;
   #refilledAt: number;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type CurrencyCode, toMajorNumber } from '../shared/money.js';
-import type { Priority } from './budget.js';
+import type { Caller } from './budget.js';
 import { type Answer, Requester, type RequesterOptions } from './request.js';
 import {
   endpointSchema,
@@ -163,18 +163,19 @@ export class GatewayClient {
       body,
       idempotencyKey,
       schema: transactionData,
+      caller: 'operator',
     });
   }
 
   async transactionStatus(
     transactionId: string,
-    priority: Priority = 'foreground',
+    caller: Caller = 'checkout',
   ): Promise<Answer<GatewayTransaction>> {
     return this.requester.send({
       method: 'GET',
       path: `/api/v1/transactions/${encodeURIComponent(transactionId)}/status`,
       schema: transactionData,
-      priority,
+      caller,
     });
   }
 
@@ -208,15 +209,12 @@ export class GatewayClient {
     });
   }
 
-  async getPaymentSession(
-    id: string,
-    priority: Priority = 'foreground',
-  ): Promise<Answer<GatewayPaymentSession>> {
+  async getPaymentSession(id: string, caller: Caller = 'checkout'): Promise<Answer<GatewayPaymentSession>> {
     return this.requester.send({
       method: 'GET',
       path: `/api/v1/payment-sessions/${encodeURIComponent(id)}`,
       schema: paymentSessionData,
-      priority,
+      caller,
     });
   }
 
@@ -231,12 +229,13 @@ export class GatewayClient {
     });
   }
 
-  async getWebhook() {
+  async getWebhook(caller: Caller = 'operator') {
     return this.requester.send({
       method: 'GET',
       path: '/api/v1/webhook',
       query: this.#query(),
       schema: endpointSchema,
+      caller,
     });
   }
 
@@ -247,6 +246,7 @@ export class GatewayClient {
       path: '/api/v1/webhook',
       body: { url: input.url, is_active: input.isActive, events: input.events, ...this.#merchant() },
       schema: putEndpointData,
+      caller: 'operator',
     });
   }
 
@@ -256,6 +256,7 @@ export class GatewayClient {
       path: '/api/v1/webhook',
       query: this.#query(),
       schema: nothing,
+      caller: 'operator',
     });
   }
 
@@ -265,6 +266,7 @@ export class GatewayClient {
       path: '/api/v1/webhook/rotate-secret',
       body: this.#merchant(),
       schema: endpointWithSecret,
+      caller: 'operator',
     });
   }
 
@@ -274,6 +276,7 @@ export class GatewayClient {
       path: '/api/v1/webhook/test',
       body: this.#merchant(),
       schema: pingSchema,
+      caller: 'operator',
     });
   }
 
@@ -287,7 +290,7 @@ export class GatewayClient {
       page?: number;
       perPage?: number;
     } = {},
-    priority: Priority = 'foreground',
+    caller: Caller = 'operator',
   ) {
     return this.requester.send({
       method: 'GET',
@@ -303,25 +306,26 @@ export class GatewayClient {
         ...this.#query(),
       },
       schema: eventListSchema,
-      priority,
+      caller,
     });
   }
 
-  async getEvent(id: string, priority: Priority = 'foreground') {
+  async getEvent(id: string, caller: Caller = 'operator') {
     return this.requester.send({
       method: 'GET',
       path: `/api/v1/webhook/events/${encodeURIComponent(id)}`,
       schema: eventDetailSchema,
-      priority,
+      caller,
     });
   }
 
-  async replayEvent(id: string) {
+  async replayEvent(id: string, caller: Caller = 'operator') {
     return this.requester.send({
       method: 'POST',
       path: `/api/v1/webhook/events/${encodeURIComponent(id)}/replay`,
       body: this.#merchant(),
       schema: replaySchema,
+      caller,
     });
   }
 }

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { type Priority, RateBudget } from './budget.js';
+import { type Caller, priorityOf, RateBudget } from './budget.js';
 import { GatewayError, GatewayNetworkError } from './errors.js';
 import { DEFAULT_RETRY, type RetryPolicy, retryDelayMs, shouldRetry } from './retry.js';
 import { envelopeSchema } from './schemas.js';
@@ -28,8 +28,8 @@ export interface RequestSpec<T> {
   schema: z.ZodType<T>;
   /** Sent as `Idempotency-Key`, the same on every retry. */
   idempotencyKey?: string;
-  /** Background work waits on the budget; checkout does not. Default foreground. */
-  priority?: Priority;
+  /** Who calls: background callers wait on the budget; checkout does not. Default `checkout`. */
+  caller?: Caller;
 }
 
 export interface Answer<T> {
@@ -89,7 +89,7 @@ export class Requester {
   }
 
   async #once<T>(spec: RequestSpec<T>): Promise<Answer<T>> {
-    const wait = this.budget.reserve(spec.priority ?? 'foreground');
+    const wait = this.budget.reserve(priorityOf(spec.caller ?? 'checkout'));
     if (wait > 0) await this.deps.sleep(wait);
     const url = new URL(this.#baseUrl + spec.path);
     for (const [k, v] of Object.entries(spec.query ?? {}))

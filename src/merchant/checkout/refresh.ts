@@ -1,4 +1,4 @@
-import type { Priority } from '../../client/budget.js';
+import type { Caller } from '../../client/budget.js';
 import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import { observeSession, observeTransaction } from '../orders/from-gateway.js';
 import type { Observation } from '../orders/observation.js';
@@ -13,8 +13,8 @@ export interface RefreshOptions {
    * client's own timeouts and retries apply).
    */
   signal?: AbortSignal;
-  /** Default `foreground`: a shopper is waiting. A background poller passes `background`. */
-  priority?: Priority;
+  /** Who asks, for the budget. Default `landing`: a shopper is waiting. The poller passes `poller`. */
+  caller?: Caller;
 }
 
 /**
@@ -35,15 +35,15 @@ export async function refreshOrder(
   const attempt = await deps.store.attempts.get(order.current_attempt_id);
   if (!attempt || (!attempt.payment_session_id && !attempt.gateway_transaction_id)) return order;
 
-  const priority = options.priority ?? 'foreground';
+  const caller = options.caller ?? 'landing';
   // `poll:att_<24>:<ms>`: about 48 characters, well under the history's 128.
   const sourceId = `poll:${attempt.id}:${deps.clock.now()}`;
   const poll = async (): Promise<Observation> => {
     if (attempt.payment_session_id) {
-      const session = (await deps.gateway.getPaymentSession(attempt.payment_session_id, priority)).data;
+      const session = (await deps.gateway.getPaymentSession(attempt.payment_session_id, caller)).data;
       return observeSession(session, 'poll', sourceId, deps.clock.now());
     }
-    const record = (await deps.gateway.transactionStatus(attempt.gateway_transaction_id!, priority)).data;
+    const record = (await deps.gateway.transactionStatus(attempt.gateway_transaction_id!, caller)).data;
     return observeTransaction(record, 'poll', sourceId, deps.clock.now());
   };
   const work = poll().then((obs) => deps.apply(obs));

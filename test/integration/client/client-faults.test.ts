@@ -749,10 +749,10 @@ describe('client against scripted faults (nock)', () => {
           .times(2)
           .reply(200, ok(record({ id: 1 })), { 'X-RateLimit-Remaining': '499' });
         const h = clientFor();
-        await h.client.transactionStatus('1', 'foreground');
-        await h.client.transactionStatus('1', 'foreground');
+        await h.client.transactionStatus('1', 'checkout');
+        await h.client.transactionStatus('1', 'checkout');
         expect(h.sleeps).to.deep.equal([]);
-        await h.client.transactionStatus('1', 'background');
+        await h.client.transactionStatus('1', 'poller');
         expect(h.sleeps).to.deep.equal([60_000]);
       },
     );
@@ -763,7 +763,7 @@ describe('client against scripted faults (nock)', () => {
         .reply(200, ok(record({ id: 1 })));
       const h = clientFor();
       const start = h.now();
-      for (let i = 0; i < 70; i++) await h.client.transactionStatus('1', 'background');
+      for (let i = 0; i < 70; i++) await h.client.transactionStatus('1', 'poller');
       // 66 go in the burst (a sixth of 400); the other 4 wait for 3.33 tokens' worth of refill, 150 ms each
       expect(h.sleeps, h.sleeps.join(', ')).to.have.length(4);
       expect(h.now() - start).to.be.closeTo(500, 5);

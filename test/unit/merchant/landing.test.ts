@@ -229,7 +229,7 @@ describe('merchant: refreshOrder (a poll of the current attempt, through the one
       gateway_transaction_id: '77',
     });
     const after = await refreshOrder(f.deps, 'ord_unit');
-    expect(f.calls).to.deep.equal(['session ps_unit foreground']);
+    expect(f.calls).to.deep.equal(['session ps_unit landing']);
     expect(f.applied).to.have.length(1);
     const obs = f.applied[0]!;
     expect(obs.source).to.equal('poll');
@@ -240,10 +240,10 @@ describe('merchant: refreshOrder (a poll of the current attempt, through the one
     expect(after!.status).to.equal('paid');
   });
 
-  it('asks for a card attempt’s transaction status, at the priority it is given', async () => {
+  it('asks for a card attempt’s transaction status, as the caller it is given', async () => {
     const f = fakes(order('pending'), { gateway_transaction_id: '77' });
-    await refreshOrder(f.deps, 'ord_unit', { priority: 'background' });
-    expect(f.calls).to.deep.equal(['status 77 background']);
+    await refreshOrder(f.deps, 'ord_unit', { caller: 'poller' });
+    expect(f.calls).to.deep.equal(['status 77 poller']);
     expect(f.applied[0]!.source).to.equal('poll');
     expect(f.applied[0]!.transaction.type).to.equal('sale');
   });
