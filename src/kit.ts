@@ -17,19 +17,23 @@ import type { CheckoutDeps } from './merchant/checkout/deps.js';
 import type { Apply } from './merchant/reconciler/apply.js';
 import type { ObservationJob, RetryPolicy } from './merchant/reconciler/queue.js';
 import type { Store } from './merchant/store/index.js';
-import { type AdvanceableClock, type Clock, systemClock } from './shared/clock.js';
+import { type AdvanceableClock, type Clock, OffsetClock, systemClock } from './shared/clock.js';
 import { cryptoRandom, type RandomSource } from './shared/ids.js';
 import type { SecretBox } from './shared/secret-box.js';
 
 export interface KitOptions {
   config: Config;
   logger: Logger;
-  /** The merchant side's clock (hold expiry, timestamps). Default: real time. */
+  /**
+   * The merchant side's clock (signature age, hold expiry, timestamps, the budget). Default: the
+   * embedded sandbox's clock when the kit runs one, so both sides agree on the time however the
+   * sandbox's clock is moved; real time against a real gateway.
+   */
   clock?: Clock;
   random?: RandomSource;
   /** Seams of the gateway client (tests: a recording sleep). */
   clientDeps?: Partial<ClientDeps>;
-  /** The embedded sandbox's clock and seed, for tests; default real time and GATEWAY_SEED. */
+  /** The embedded sandbox's clock and seed, for tests; default real time (that its controls can advance) and GATEWAY_SEED. */
   sandbox?: { clock?: AdvanceableClock; seed?: Seed };
   /** Redis key prefix of the queue and locks (tests: one per kit). Default `kit`. */
   redisPrefix?: string;
@@ -87,16 +91,19 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     const port = server?.port ?? null;
     const publicBaseUrl = config.publicBaseUrl ?? `http://127.0.0.1:${port ?? config.port}`;
 
+    const sandboxClock =
+      config.gateway.baseUrl === null ? (options.sandbox?.clock ?? new OffsetClock()) : undefined;
+    const clock = options.clock ?? sandboxClock ?? systemClock;
     const a = await buildAdapters(
       {
         config,
         logger,
-        clock: options.clock ?? systemClock,
+        clock,
         random,
         redisPrefix: options.redisPrefix ?? 'kit',
         jobRetry: options.jobRetry,
-        clientDeps: options.clientDeps,
-        sandbox: options.sandbox,
+        clientDeps: { now: () => clock.now(), ...options.clientDeps },
+        sandbox: { ...options.sandbox, clock: sandboxClock },
         publicBaseUrl,
       },
       shutdown,

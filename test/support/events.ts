@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { Transaction } from '../../src/gateway/domain/transactions.js';
-import { type Clock, isoMicros, systemClock, unixSeconds } from '../../src/shared/clock.js';
+import { type Clock, isoMicros, unixSeconds } from '../../src/shared/clock.js';
 import { sign } from '../../src/shared/signature.js';
 import { row } from './db.js';
 import { card, jsonOf, MERCHANT_KEY } from './gateway.js';
@@ -133,7 +133,7 @@ export interface Delivery {
 }
 
 /** A function that POSTs a body to the kit's /webhooks/gateway, signed (by default) at `clock`'s now. */
-export function poster(t: TestKit, clock: Clock = systemClock) {
+export function poster(t: TestKit, clock: Clock = t.clock) {
   return async (body: string, o: Delivery = {}) => {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (o.header !== null)

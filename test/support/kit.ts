@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { parseSeed, type SeedInput } from '../../src/gateway/state/seed.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { type Kit, startKit } from '../../src/kit.js';
-import { type Clock, ManualClock } from '../../src/shared/clock.js';
+import { type AdvanceableClock, type Clock, ManualClock, OffsetClock } from '../../src/shared/clock.js';
 import { type Answer, jsonOf, testSeed } from './gateway.js';
 import { ADMIN_URL, dropDatabases } from './process.js';
 
@@ -16,8 +16,13 @@ export const OPS_TOKEN = 'test-ops-token-0123456789';
 export interface TestKit {
   kit: Kit;
   url: string;
-  /** The embedded sandbox's clock: advance it to expire challenges and sessions. */
-  sandboxClock: ManualClock;
+  /**
+   * The embedded sandbox's clock: advance it to expire challenges and sessions. Unless the test gave
+   * the kit a clock of its own, it is the kit's too (real time, plus what it was advanced by).
+   */
+  sandboxClock: AdvanceableClock;
+  /** The kit's clock: signatures the test makes are timed by it. */
+  clock: Clock;
   /** Every log line, from both sides. */
   logs: string[];
   database: string;
@@ -41,7 +46,7 @@ export interface TestKitOptions {
   jobRetry?: { attempts: number; delayMs: number };
   /** Passed to startKit: cron schedules (default: none; tests call kit.sweep() themselves). */
   schedules?: { sweeper?: string | null; holds?: string | null };
-  /** The merchant side's clock. */
+  /** The merchant side's clock, apart from the sandbox's (which then stands still unless advanced). */
   clock?: Clock;
   seed?: (seed: SeedInput) => void;
   clientDeps?: Partial<ClientDeps>;
@@ -77,7 +82,7 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
   );
   const seedInput = testSeed();
   options.seed?.(seedInput);
-  const sandboxClock = new ManualClock(Date.now());
+  const sandboxClock: AdvanceableClock = options.clock ? new ManualClock(Date.now()) : new OffsetClock();
   const redisPrefix = `test-${database}`;
   const kit = await startKit({
     redisPrefix,
@@ -94,6 +99,7 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
     kit,
     url,
     sandboxClock,
+    clock: options.clock ?? sandboxClock,
     logs,
     database,
     call: async (method, path, o = {}) => {
