@@ -32,9 +32,12 @@ export async function payByRedirect(
         description: order.description ?? undefined,
       })
     ).data;
+    const expiresAt = session.expires_at === undefined ? Number.NaN : Date.parse(session.expires_at);
     await deps.store.attempts.setIds(attempt.id, {
       payment_session_id: session.payment_session_id,
       gateway_transaction_id: session.transaction_id,
+      // The poller asks right after it: an abandoned session is known expired within seconds.
+      ...(Number.isNaN(expiresAt) ? {} : { session_expires_at: new Date(expiresAt) }),
     });
     await deps.apply(observeSession(session, 'api', `api:${attempt.id}:session`, deps.clock.now()));
     return { kind: 'action', order: await reload(deps, order.id), url: session.checkout_url };

@@ -1,5 +1,7 @@
 import { type AttemptFacts, type Decision, decide } from '../orders/decide.js';
 import { isFinding, type Observation, type TransactionFact } from '../orders/observation.js';
+import { nextPollAt, pollable } from '../orders/poll-schedule.js';
+import { withReason } from '../orders/review.js';
 import type { Change, Store } from '../store/index.js';
 import type { AttemptRecord, OrderRecord } from '../store/records.js';
 
@@ -10,11 +12,20 @@ export interface ApplyResult {
   decision?: Decision;
 }
 
+export interface ApplyOptions {
+  /**
+   * A scheduled check (the poller): when it finds nothing new it leaves no history line, so an order
+   * polled for a month does not carry 57 lines saying nothing. Default false: every observation is
+   * history (merchant.md, Orders).
+   */
+  routine?: boolean;
+}
+
 /** The one apply path, as every source receives it: the worker, checkout, landings, poller, recovery. */
-export type Apply = (obs: Observation) => Promise<ApplyResult>;
+export type Apply = (obs: Observation, options?: ApplyOptions) => Promise<ApplyResult>;
 
 export function applier(store: Pick<Store, 'orders' | 'attempts'>): Apply {
-  return (obs) => applyObservation(store, obs);
+  return (obs, options) => applyObservation(store, obs, options);
 }
 
 /**
@@ -25,22 +36,22 @@ export function applier(store: Pick<Store, 'orders' | 'attempts'>): Apply {
 export async function applyObservation(
   store: Pick<Store, 'orders' | 'attempts'>,
   obs: Observation,
+  options: ApplyOptions = {},
 ): Promise<ApplyResult> {
   const found = isFinding(obs)
     ? await store.attempts.get(obs.attemptId)
     : ((await holderOf(store, obs.transaction)) ?? (await adopt(store, obs.transaction)));
   if (!found) return { matched: false };
-  return store.orders.transition(found.order_id, found.id, (order, attempt) => {
+  return store.orders.transition(found.order_id, found.id, (order, attempt, now) => {
     const facts = attemptFacts(order, attempt);
     const decision = decide(
       { status: order.status, amountMinor: order.amount_minor, currency: order.currency },
       facts,
       obs,
     );
-    return {
-      change: changeOf(order, attempt, facts, obs, decision),
-      result: { matched: true, orderId: order.id, decision },
-    };
+    const change = changeOf(order, attempt, facts, obs, decision, now);
+    if (options.routine && decision.outcome === 'duplicate') change.history = null;
+    return { change, result: { matched: true, orderId: order.id, decision } };
   });
 }
 
@@ -82,13 +93,17 @@ function attemptFacts(order: OrderRecord, attempt: AttemptRecord): AttemptFacts 
   };
 }
 
-/** What the decision writes: the attempt's money, the order's if it follows this attempt, the review. */
+/**
+ * What the decision writes: the attempt's money, the order's if it follows this attempt, the review,
+ * and when to poll next (the schedule starts again from a change; a final order is not polled).
+ */
 function changeOf(
   order: OrderRecord,
   attempt: AttemptRecord,
   facts: AttemptFacts,
   obs: Observation,
   decision: Decision,
+  now: Date,
 ): Change {
   const next = decision.attempt;
   const ended = next.status === 'failed' || next.status === 'cancelled';
@@ -113,13 +128,16 @@ function changeOf(
       ...(decision.review
         ? { needs_review: true, review_reason: withReason(order.review_reason, decision.review) }
         : {}),
+      ...(facts.current && (decision.outcome === 'applied' || decision.outcome === 'flagged')
+        ? { next_poll_at: pollAfterChange(decision, attempt, now) }
+        : {}),
     },
     history: { source: obs.source, sourceId: obs.sourceId, outcome: decision.outcome, detail: decision.note },
   };
 }
 
-/** Adds a review reason once: the same problem seen again (a redelivery) is not repeated. */
-function withReason(existing: string | null, reason: string): string {
-  if (!existing) return reason;
-  return existing.split('; ').includes(reason) ? existing : `${existing}; ${reason}`.slice(0, 512);
+function pollAfterChange(decision: Decision, attempt: AttemptRecord, now: Date): Date | null {
+  if (!pollable(decision.orderStatus, attempt)) return null;
+  const at = nextPollAt(now.getTime(), now.getTime(), attempt.session_expires_at?.getTime() ?? null);
+  return at === null ? null : new Date(at);
 }

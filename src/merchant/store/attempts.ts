@@ -24,7 +24,11 @@ export class AttemptStore {
     return row && attemptRecord(row);
   }
 
-  async setIds(id: string, ids: Partial<Record<AttemptKey, string>>): Promise<void> {
+  /** What the gateway answered an attempt with: its ids, and a session's expiry. */
+  async setIds(
+    id: string,
+    ids: Partial<Record<AttemptKey, string>> & { session_expires_at?: Date },
+  ): Promise<void> {
     await this.models.Attempt.update({ ...ids, updated_at: new Date(this.clock.now()) }, { where: { id } });
   }
 

@@ -3,12 +3,14 @@ import type { Clock } from '../../shared/clock.js';
 import type { RandomSource } from '../../shared/ids.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import { AttemptStore } from './attempts.js';
+import { CheckpointStore } from './checkpoints.js';
 import { HistoryStore } from './history.js';
 import { HoldStore } from './holds.js';
 import { InboxStore } from './inbox.js';
 import { defineModels } from './models.js';
 import { OperationStore } from './operations.js';
 import { OrderStore } from './orders.js';
+import { PollStore } from './polls.js';
 import { SecretStore } from './secrets.js';
 
 /**
@@ -23,6 +25,8 @@ export interface Store {
   operations: OperationStore;
   inbox: InboxStore;
   secrets: SecretStore;
+  polls: PollStore;
+  checkpoints: CheckpointStore;
 }
 
 export interface StoreDeps {
@@ -44,9 +48,12 @@ export function createStore({ sequelize, clock, random, box }: StoreDeps): Store
     operations: new OperationStore(models, clock, random),
     inbox: new InboxStore(sequelize, models),
     secrets: new SecretStore(models, box, clock),
+    polls: new PollStore(sequelize, models),
+    checkpoints: new CheckpointStore(models, clock),
   };
 }
 
 export type { Change, NewOrder, OrderBeforeAttempt } from './orders.js';
 export { DuplicateReference, OrderNotFound } from './orders.js';
+export type { PollTarget } from './polls.js';
 export type * from './records.js';

@@ -8,6 +8,7 @@ import {
 } from 'sequelize';
 import type {
   AttemptRecord,
+  CheckpointRecord,
   HistoryRecord,
   InboxRecord,
   OperationRecord,
@@ -27,12 +28,13 @@ export interface HoldColumns {
 }
 
 type Row<A extends object, Defaults extends keyof A = never> = Model<A, Optional<A, Defaults>> & A;
-export type OrderRow = Row<OrderRecord, 'refunded_minor' | 'needs_review' | 'version'>;
-export type AttemptRow = Row<AttemptRecord & HoldColumns, 'refunded_minor'>;
+export type OrderRow = Row<OrderRecord, 'refunded_minor' | 'needs_review' | 'version' | 'next_poll_at'>;
+export type AttemptRow = Row<AttemptRecord & HoldColumns, 'refunded_minor' | 'session_expires_at'>;
 export type OperationRow = Row<OperationRecord>;
 export type HistoryRow = Row<HistoryRecord, 'id'>;
 export type SecretRow = Row<SecretRecord, 'id' | 'active'>;
 export type InboxRow = Row<InboxRecord, 'queued_at' | 'processed_at' | 'outcome' | 'attempts' | 'last_error'>;
+export type CheckpointRow = Row<CheckpointRecord>;
 
 export interface Models {
   Order: ModelStatic<OrderRow>;
@@ -41,6 +43,7 @@ export interface Models {
   History: ModelStatic<HistoryRow>;
   Secret: ModelStatic<SecretRow>;
   Inbox: ModelStatic<InboxRow>;
+  Checkpoint: ModelStatic<CheckpointRow>;
 }
 
 // Factories: Sequelize writes into attribute definitions, so two attributes must never share one object.
@@ -69,6 +72,7 @@ export function defineModels(sequelize: Sequelize): Models {
       review_reason: str(512),
       current_attempt_id: str(32),
       version: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+      next_poll_at: when(true),
       created_at: when(),
       updated_at: when(),
     },
@@ -92,6 +96,7 @@ export function defineModels(sequelize: Sequelize): Models {
       failure_code: str(64),
       hold_sealed: { type: DataTypes.TEXT, allowNull: true },
       hold_expires_at: when(true),
+      session_expires_at: when(true),
       created_at: when(),
       updated_at: when(),
     },
@@ -162,11 +167,17 @@ export function defineModels(sequelize: Sequelize): Models {
     },
     options('webhook_inbox'),
   );
-  return { Order, Attempt, Operation, History, Secret, Inbox };
+  const Checkpoint = sequelize.define<CheckpointRow>(
+    'Checkpoint',
+    { name: id(64), value: str(64, false), updated_at: when() },
+    options('kit_checkpoints'),
+  );
+  return { Order, Attempt, Operation, History, Secret, Inbox, Checkpoint };
 }
 
 /** A row as its plain record. */
-export const plain = <R extends Model>(row: R): Attributes<R> => row.get({ plain: true });
+// `clone`: without it Sequelize hands out the row's own dataValues, which a later update would change.
+export const plain = <R extends Model>(row: R): Attributes<R> => row.get({ plain: true, clone: true });
 
 /** An attempt's row as its record: the sealed hold stays behind. */
 export function attemptRecord(row: AttemptRow): AttemptRecord {

@@ -26,7 +26,7 @@ export interface NewOrder {
 /** What an order was before an attempt started: what withdrawing the attempt restores. */
 export type OrderBeforeAttempt = Pick<
   OrderRecord,
-  'status' | 'current_attempt_id' | 'failure_code' | 'captured_minor' | 'refunded_minor'
+  'status' | 'current_attempt_id' | 'failure_code' | 'captured_minor' | 'refunded_minor' | 'next_poll_at'
 >;
 
 /** What one observation does to the attempt and its order, as `decide` worked it out. */
@@ -38,10 +38,17 @@ export interface Change {
   order: Partial<
     Pick<
       OrderRecord,
-      'status' | 'captured_minor' | 'refunded_minor' | 'failure_code' | 'needs_review' | 'review_reason'
+      | 'status'
+      | 'captured_minor'
+      | 'refunded_minor'
+      | 'failure_code'
+      | 'needs_review'
+      | 'review_reason'
+      | 'next_poll_at'
     >
   >;
-  history: Pick<HistoryEntry, 'source' | 'sourceId' | 'outcome' | 'detail'>;
+  /** Null: nothing to record (a routine poll that found nothing new). */
+  history: Pick<HistoryEntry, 'source' | 'sourceId' | 'outcome' | 'detail'> | null;
 }
 
 /**
@@ -105,6 +112,7 @@ export class OrderStore {
         failure_code: order.failure_code,
         captured_minor: order.captured_minor,
         refunded_minor: order.refunded_minor,
+        next_poll_at: order.next_poll_at,
       };
       const now = this.#now();
       const attempt = await this.models.Attempt.create(
@@ -135,6 +143,8 @@ export class OrderStore {
           failure_code: null,
           captured_minor: null,
           refunded_minor: 0,
+          // Nothing at the gateway to ask about yet: the attempt's first answer schedules the poll.
+          next_poll_at: null,
           version: order.version + 1,
           updated_at: now,
         },
@@ -177,12 +187,14 @@ export class OrderStore {
 
   /**
    * Locks the order and the attempt, asks `plan` what they become, and writes that with its history
-   * line, all in one transaction. `plan` is pure: it sees the locked rows as plain records.
+   * line, all in one transaction. `plan` is pure: it sees the locked rows as plain records and the
+   * time. The order's row is written only when something in it changes, so `updated_at` is its last
+   * change (what the polling schedule counts from) and `version` counts changes.
    */
   async transition<T>(
     orderId: string,
     attemptId: string,
-    plan: (order: OrderRecord, attempt: AttemptRecord) => { change: Change; result: T },
+    plan: (order: OrderRecord, attempt: AttemptRecord, now: Date) => { change: Change; result: T },
   ): Promise<T> {
     return this.sequelize.transaction(async (tx) => {
       const order = await this.#lock(orderId, tx);
@@ -192,18 +204,25 @@ export class OrderStore {
       });
       if (!attempt || attempt.order_id !== orderId)
         throw new OrderNotFound(`order ${orderId} has no attempt ${attemptId}`);
-      const { change, result } = plan(plain(order), attemptRecord(attempt));
       const now = this.#now();
+      const before = plain(order);
+      const { change, result } = plan(before, attemptRecord(attempt), now);
       if (change.attempt) await attempt.update({ ...change.attempt, updated_at: now }, { transaction: tx });
-      const before = order.status;
-      await order.update(
-        { ...change.order, version: order.version + 1, updated_at: now },
-        { transaction: tx },
+      const changed = Object.entries(change.order).filter(
+        ([field, value]) => !same(before[field as keyof OrderRecord], value),
       );
-      await this.history.record(
-        { ...change.history, orderId, attemptId, statusBefore: before, statusAfter: order.status },
-        tx,
-      );
+      if (changed.length > 0) {
+        await order.update(
+          { ...Object.fromEntries(changed), version: order.version + 1, updated_at: now },
+          { transaction: tx },
+        );
+      }
+      if (change.history) {
+        await this.history.record(
+          { ...change.history, orderId, attemptId, statusBefore: before.status, statusAfter: order.status },
+          tx,
+        );
+      }
       return result;
     });
   }
@@ -217,4 +236,11 @@ export class OrderStore {
   #now(): Date {
     return new Date(this.clock.now());
   }
+}
+
+/** Column values compared as stored: dates by their time. */
+function same(a: unknown, b: unknown): boolean {
+  if (a instanceof Date || b instanceof Date)
+    return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
+  return a === b;
 }

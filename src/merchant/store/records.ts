@@ -19,7 +19,10 @@ export interface OrderRecord {
   review_reason: string | null;
   current_attempt_id: string | null;
   version: number;
+  /** When the poller next asks the gateway about it; null: nothing to ask (final, or nothing at the gateway). */
+  next_poll_at: Date | null;
   created_at: Date;
+  /** The order's last change: what the polling schedule counts its age from. */
   updated_at: Date;
 }
 
@@ -38,6 +41,8 @@ export interface AttemptRecord {
   refunded_minor: number;
   capture_id: string | null;
   failure_code: string | null;
+  /** A payment session's `expires_at`: the poller asks right after it. */
+  session_expires_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -90,6 +95,13 @@ export interface InboxRecord {
   outcome: string | null;
   attempts: number;
   last_error: string | null;
+}
+
+/** A named position a background job resumes from (recovery's checkpoint). */
+export interface CheckpointRecord {
+  name: string;
+  value: string;
+  updated_at: Date;
 }
 
 export interface SecretRecord {

@@ -53,6 +53,21 @@ describe('merchant: the store', () => {
     expect(Object.getPrototypeOf(order)).to.equal(Object.prototype);
     const { attempt } = await store.orders.startAttempt(order.id, { kind: 'card', mode: 'sale' });
     await store.holds.put(attempt.id, 'v1.sealed-hold', new Date(clock.now() + 60_000));
+    // A record is a copy: the change a transition writes does not reach the record its plan was shown.
+    let shown: { status: string; version: number } | undefined;
+    await store.orders.transition(order.id, attempt.id, (locked, _attempt, now) => {
+      shown = locked;
+      return {
+        change: {
+          attempt: null,
+          order: { status: 'requires_action', next_poll_at: now },
+          history: { source: 'api', sourceId: 'test', outcome: 'applied', detail: null },
+        },
+        result: null,
+      };
+    });
+    expect(shown).to.include({ status: 'pending', version: 1 });
+    expect(await store.orders.find(order.id)).to.include({ status: 'requires_action', version: 2 });
 
     for (const record of [
       await store.attempts.get(attempt.id),
@@ -66,6 +81,7 @@ describe('merchant: the store', () => {
     const history = await store.history.ofOrder(order.id);
     expect(history.map((h) => [h.source, h.status_before, h.status_after, h.outcome])).to.deep.equal([
       ['api', 'pending', 'pending', 'applied'],
+      ['api', 'pending', 'requires_action', 'applied'],
     ]);
     expect(Object.getPrototypeOf(history[0])).to.equal(Object.prototype);
     // The hold is taken once, through the hold store alone.

@@ -1,0 +1,85 @@
+import { Op, QueryTypes, type Sequelize } from 'sequelize';
+import { OPEN } from '../orders/status.js';
+import { attemptRecord, type Models, plain } from './models.js';
+import type { AttemptRecord, OrderRecord } from './records.js';
+
+/** Open orders whose current attempt has something at the gateway to ask about (replacement: OPEN). */
+const AT_THE_GATEWAY = `JOIN payment_attempts a ON a.id = o.current_attempt_id
+  WHERE o.status IN (?) AND (a.gateway_transaction_id IS NOT NULL OR a.payment_session_id IS NOT NULL)`;
+
+/** An open order and the attempt at the gateway the poller asks about. */
+export interface PollTarget {
+  order: OrderRecord;
+  attempt: AttemptRecord;
+}
+
+/**
+ * The poller's view of the orders: which are due (`next_poll_at`, indexed, so a tick reads only what
+ * is due), claimed so that two schedulers never ask about the same order at once.
+ */
+export class PollStore {
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly models: Models,
+  ) {}
+
+  /**
+   * Takes up to `limit` orders due at `now`, oldest due first, and moves each one's `next_poll_at` to
+   * `leaseUntil` in the same transaction: another instance's claim skips them (SKIP LOCKED) and, if
+   * this one dies before rescheduling, they come due again when the lease ends.
+   */
+  async claimDue(now: Date, limit: number, leaseUntil: Date): Promise<PollTarget[]> {
+    const ids = await this.sequelize.transaction(async (tx) => {
+      const rows = await this.sequelize.query<{ id: string }>(
+        'SELECT id FROM orders WHERE next_poll_at <= ? ORDER BY next_poll_at LIMIT ? FOR UPDATE SKIP LOCKED',
+        { replacements: [now, limit], type: QueryTypes.SELECT, transaction: tx },
+      );
+      const claimed = rows.map((r) => r.id);
+      if (claimed.length > 0)
+        await this.models.Order.update(
+          { next_poll_at: leaseUntil },
+          { where: { id: { [Op.in]: claimed } }, transaction: tx },
+        );
+      return claimed;
+    });
+    return this.#targets(ids);
+  }
+
+  /** Open orders with an attempt at the gateway, in id order after `afterId`: what `cli poll` walks. */
+  async open(afterId: string, limit: number): Promise<PollTarget[]> {
+    const rows = await this.sequelize.query<{ id: string }>(
+      `SELECT o.id FROM orders o ${AT_THE_GATEWAY} AND o.id > ? ORDER BY o.id LIMIT ?`,
+      { replacements: [[...OPEN], afterId, limit], type: QueryTypes.SELECT },
+    );
+    return this.#targets(rows.map((r) => r.id));
+  }
+
+  /** How many orders are open with an attempt at the gateway (for a progress bar). */
+  async countOpen(): Promise<number> {
+    const [row] = await this.sequelize.query<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM orders o ${AT_THE_GATEWAY}`,
+      { replacements: [[...OPEN]], type: QueryTypes.SELECT },
+    );
+    return Number(row!.n);
+  }
+
+  /** Sets when the order is next due; null: not again. */
+  async reschedule(orderId: string, at: Date | null): Promise<void> {
+    await this.models.Order.update({ next_poll_at: at }, { where: { id: orderId } });
+  }
+
+  async #targets(ids: string[]): Promise<PollTarget[]> {
+    if (ids.length === 0) return [];
+    const orders = await this.models.Order.findAll({ where: { id: { [Op.in]: ids } } });
+    const attemptIds = orders.map((o) => o.current_attempt_id).filter((id): id is string => id !== null);
+    const attempts = await this.models.Attempt.findAll({ where: { id: { [Op.in]: attemptIds } } });
+    const byId = new Map(attempts.map((a) => [a.id, attemptRecord(a)]));
+    const targets: PollTarget[] = [];
+    for (const id of ids) {
+      const order = orders.find((o) => o.id === id);
+      const attempt = order?.current_attempt_id ? byId.get(order.current_attempt_id) : undefined;
+      if (order && attempt) targets.push({ order: plain(order), attempt });
+    }
+    return targets;
+  }
+}
