@@ -1,9 +1,12 @@
 import { Command } from 'commander';
+import { withKit } from './cli/kit-session.js';
+import { progressBar, summaryLines } from './cli/progress.js';
 import { GatewayNetworkError } from './client/errors.js';
 import { GatewayClient } from './client/gateway-client.js';
 import type { Config } from './config.js';
 import { removeStateFile } from './gateway/persistence/state-file.js';
 import { createSequelize, migrate } from './infra/database.js';
+import { secretLabel } from './kit/gateway.js';
 import { createStore, type Store } from './merchant/store/index.js';
 import { systemClock } from './shared/clock.js';
 import { cryptoRandom } from './shared/ids.js';
@@ -65,7 +68,7 @@ webhook
     });
     if (answer.data.secret) {
       const secret = answer.data.secret;
-      await withStore(c, (store) => store.secrets.put(secret, 'gateway'));
+      await withStore(c, (store) => store.secrets.put(secret, secretLabel(c)));
       console.log('endpoint created; its signing secret is stored (encrypted)');
     } else {
       console.log('endpoint updated; the stored secret is unchanged');
@@ -75,8 +78,22 @@ webhook
 
 webhook
   .command('status')
-  .description("the endpoint's configuration and delivery health")
-  .action(async () => print((await client(config()).getWebhook()).data));
+  .description("the endpoint's configuration and delivery health, and the secrets the receiver accepts")
+  .action(async () => {
+    const c = config();
+    const endpoint = (await client(c).getWebhook()).data;
+    const secrets = await withStore(c, (store) => store.secrets.counts());
+    print(endpoint);
+    console.log(
+      summaryLines('delivery health', [
+        ['status', endpoint.delivery_status ?? null],
+        ['consecutive failures', endpoint.consecutive_failures],
+        ['last failure', endpoint.last_failure_at ?? null],
+        ['last success', endpoint.last_success_at ?? null],
+        ['secrets accepted', `${secrets.active} active, ${secrets.inGrace} retired in their grace`],
+      ]),
+    );
+  });
 
 webhook
   .command('rotate')
@@ -84,14 +101,64 @@ webhook
   .action(async () => {
     const c = config();
     const answer = await client(c).rotateWebhookSecret();
-    await withStore(c, (store) => store.secrets.put(answer.data.secret, 'gateway'));
-    console.log('secret rotated and stored; the old one no longer signs');
+    await withStore(c, (store) => store.secrets.put(answer.data.secret, secretLabel(c)));
+    console.log(
+      'secret rotated and stored; the gateway signs with the new one only, and the receiver still accepts the old one for 5 minutes (deliveries already on their way)',
+    );
   });
 
 webhook
   .command('test')
   .description('ask the gateway to send a signed test ping')
   .action(async () => print((await client(config()).testWebhook()).data));
+
+program
+  .command('recover')
+  .description(
+    "fetch the gateway's events the inbox lacks, store and queue them (default: from the checkpoint)",
+  )
+  .option(
+    '--since <timestamp>',
+    'list events created from this ISO 8601 time instead of the stored checkpoint',
+  )
+  .action(async (options: { since?: string }) => {
+    const c = config();
+    const since = options.since === undefined ? undefined : timestamp('--since', options.since);
+    const bar = progressBar();
+    const s = await withKit(c, (_a, jobs) =>
+      jobs.recover({ since, onProgress: (phase, done, total) => bar.update(phase, done, total) }),
+    ).finally(() => bar.stop());
+    console.log(
+      summaryLines(`recovery from ${s.from}`, [
+        ['listed', s.listed],
+        ['missing', s.missing],
+        ['recovered', s.recovered],
+        ['replayed', s.replayed],
+        ['failed', s.failed],
+        ['gateway calls', s.gatewayCalls],
+        ['checkpoint', s.checkpoint],
+      ]),
+    );
+  });
+
+program
+  .command('poll')
+  .description('ask the gateway now about every open order, whatever its schedule, within the shared budget')
+  .action(async () => {
+    const c = config();
+    const bar = progressBar();
+    const s = await withKit(c, (_a, jobs) =>
+      jobs.pollAll((done, total) => bar.update('polling', done, total)),
+    ).finally(() => bar.stop());
+    console.log(
+      summaryLines(`polled ${s.orders} open orders`, [
+        ['changed', s.changed],
+        ['flagged (open 30 days)', s.exhausted],
+        ['failed', s.failed],
+        ['gateway calls', s.gatewayCalls],
+      ]),
+    );
+  });
 
 program
   .command('sandbox')
@@ -140,4 +207,14 @@ function explain(error: Error): string {
     return `GATEWAY_BASE_URL: the gateway at ${c.gateway.baseUrl} does not answer (${error.message})`;
   }
   return settingProblem(error) ?? `${error.name}: ${error.message}`;
+}
+
+/** A command-line timestamp, or one line naming the option and exit 1. */
+function timestamp(option: string, value: string): Date {
+  const ms = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(ms)) {
+    console.error(`${option}: must be an ISO 8601 time, such as 2026-11-23T08:00:00Z (got "${value}")`);
+    process.exit(1);
+  }
+  return new Date(ms);
 }

@@ -8,9 +8,10 @@ import type { Config } from './config.js';
 import type { Gateway } from './gateway/app.js';
 import type { Seed } from './gateway/state/seed.js';
 import { bindHttpServer } from './infra/http-server.js';
-import { buildAdapters } from './kit/adapters.js';
+import { buildAdapters, REDIS_PREFIX } from './kit/adapters.js';
 import { startApi } from './kit/api.js';
-import { type Schedules, startScheduler, sweep } from './kit/scheduler.js';
+import { type Jobs, jobsOf } from './kit/jobs.js';
+import { type Schedules, startScheduler } from './kit/scheduler.js';
 import { Shutdown } from './kit/shutdown.js';
 import { startWorker } from './kit/worker.js';
 import type { CheckoutDeps } from './merchant/checkout/deps.js';
@@ -41,7 +42,7 @@ export interface KitOptions {
   workerConcurrency?: number;
   /** The reconciler's retries. Default 8 attempts, backoff from 1 s, doubling. */
   jobRetry?: RetryPolicy;
-  /** Cron expressions (seconds first); null turns a job off. Default: the sweeper every 20 s, the hold eraser every minute. */
+  /** Cron expressions (seconds first); null turns a job off. Defaults: `JOB_TIMING` in src/kit/jobs.ts. */
   schedules?: Schedules;
 }
 
@@ -65,6 +66,8 @@ export interface Kit {
   enqueue(eventId: string): Promise<void>;
   /** The sweeper, run now (what the scheduler runs on its schedule). */
   sweep(): Promise<number>;
+  /** The background jobs, to run now (tests, the CLI): the poller, recovery, the health check, ... */
+  jobs: Jobs;
   /**
    * Stops taking work (HTTP, cron, the worker's next job), lets the work in hand finish for up to
    * `config.shutdownGraceMs`, cuts off what is left, then closes the connections. Called twice, it
@@ -100,7 +103,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
         logger,
         clock,
         random,
-        redisPrefix: options.redisPrefix ?? 'kit',
+        redisPrefix: options.redisPrefix ?? REDIS_PREFIX,
         jobRetry: options.jobRetry,
         clientDeps: { now: () => clock.now(), ...options.clientDeps },
         sandbox: { ...options.sandbox, clock: sandboxClock },
@@ -108,8 +111,9 @@ export async function startKit(options: KitOptions): Promise<Kit> {
       },
       shutdown,
     );
+    const jobs = jobsOf(a, random);
     if (roles.has('worker')) startWorker(a, shutdown, options.workerConcurrency ?? 8);
-    if (roles.has('scheduler')) startScheduler(a, shutdown, random, options.schedules);
+    if (roles.has('scheduler')) startScheduler(a, jobs, shutdown, random, options.schedules);
     if (server) startApi(a, server);
 
     return {
@@ -126,7 +130,8 @@ export async function startKit(options: KitOptions): Promise<Kit> {
       box: a.box,
       checkout: a.checkout,
       enqueue: a.enqueue,
-      sweep: () => sweep(a),
+      sweep: jobs.sweep,
+      jobs,
       close: () => shutdown.stop(),
     };
   } catch (error) {

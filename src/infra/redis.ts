@@ -26,7 +26,9 @@ export function createRedis(
 
 /**
  * A lock for one instance at a time (SET NX PX); released only by its holder, whom a random token
- * tells apart from the next holder once the lock expired. Null: another holder has it.
+ * tells apart from the next holder once the lock expired. While `fn` runs the holder extends the lock
+ * every third of `ttlMs`, so a long run (a recovery of thousands of events) keeps it, and a holder that
+ * dies loses it within `ttlMs`. Null: another holder has it.
  */
 export async function withLock<T>(
   redis: Redis,
@@ -38,15 +40,22 @@ export async function withLock<T>(
   const token = `${process.pid}:${randomId('', random, 16)}`;
   const acquired = await redis.set(key, token, 'PX', ttlMs, 'NX');
   if (acquired !== 'OK') return null;
+  const renewal = setInterval(
+    () => {
+      redis.eval(IF_OURS_EXTEND, 1, key, token, ttlMs).catch(() => {}); // a missed renewal: the next one, or expiry
+    },
+    Math.max(100, Math.floor(ttlMs / 3)),
+  );
   try {
     return await fn();
   } finally {
+    clearInterval(renewal);
     // Delete only if still ours: the lock may have expired and been taken by another instance.
-    await redis.eval(
-      "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end",
-      1,
-      key,
-      token,
-    );
+    await redis.eval(IF_OURS_DELETE, 1, key, token);
   }
 }
+
+const IF_OURS_DELETE =
+  "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+const IF_OURS_EXTEND =
+  "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";

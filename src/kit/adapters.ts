@@ -20,6 +20,9 @@ import { SecretBox } from '../shared/secret-box.js';
 import { type ConnectOptions, connectGateway, type GatewayConnection } from './gateway.js';
 import type { Shutdown } from './shutdown.js';
 
+/** The default Redis key prefix of the queue, the locks and the budget: every process of a kit shares it. */
+export const REDIS_PREFIX = 'kit';
+
 /** What every role runs on, built once per process from the configuration. */
 export interface Adapters {
   config: Config;
@@ -41,7 +44,8 @@ export interface Adapters {
   checkout: CheckoutDeps;
 }
 
-export interface AdapterOptions extends Pick<ConnectOptions, 'clientDeps' | 'sandbox' | 'publicBaseUrl'> {
+export interface AdapterOptions
+  extends Pick<ConnectOptions, 'clientDeps' | 'sandbox' | 'publicBaseUrl' | 'embedded'> {
   config: Config;
   logger: Logger;
   clock: Clock;

@@ -11,6 +11,11 @@ import type { Shutdown } from './shutdown.js';
 /** The label of the embedded sandbox's signing secret in webhook_secrets. */
 export const SANDBOX_SECRET_LABEL = 'embedded-sandbox';
 
+/** Which stored secret a rotation replaces: the embedded sandbox's, or the configured gateway's. */
+export function secretLabel(config: Config): string {
+  return config.gateway.baseUrl === null ? SANDBOX_SECRET_LABEL : 'gateway';
+}
+
 /** The gateway the kit talks to: a real one at GATEWAY_BASE_URL, or the sandbox it embeds. */
 export interface GatewayConnection {
   url: string;
@@ -29,12 +34,18 @@ export interface ConnectOptions {
   clientDeps?: Partial<ClientDeps>;
   /** The embedded sandbox's clock and seed, for tests; default real time and GATEWAY_SEED. */
   sandbox?: { clock?: AdvanceableClock; seed?: Seed };
+  /**
+   * Without GATEWAY_BASE_URL: `start` the sandbox in this process (the kit), or `attach` to the one a
+   * running kit serves on GATEWAY_PORT (the CLI). Default `start`.
+   */
+  embedded?: 'start' | 'attach';
 }
 
 export async function connectGateway(o: ConnectOptions): Promise<GatewayConnection> {
   const { config } = o;
-  const embedded = config.gateway.baseUrl === null ? await startEmbeddedSandbox(o) : null;
-  const url = embedded?.url ?? config.gateway.baseUrl!;
+  const attach = o.embedded === 'attach';
+  const embedded = config.gateway.baseUrl === null && !attach ? await startEmbeddedSandbox(o) : null;
+  const url = embedded?.url ?? config.gateway.baseUrl ?? `http://127.0.0.1:${config.gateway.sandboxPort}`;
   const client = new GatewayClient({
     baseUrl: url,
     apiKey: config.gateway.apiKey,

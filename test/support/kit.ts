@@ -6,6 +6,7 @@ import type { ClientDeps } from '../../src/client/request.js';
 import { loadConfig } from '../../src/config.js';
 import { parseSeed, type SeedInput } from '../../src/gateway/state/seed.js';
 import { createLogger } from '../../src/infra/logger.js';
+import type { Schedules } from '../../src/kit/scheduler.js';
 import { type Kit, startKit } from '../../src/kit.js';
 import { type AdvanceableClock, type Clock, ManualClock, OffsetClock } from '../../src/shared/clock.js';
 import { type Answer, jsonOf, testSeed } from './gateway.js';
@@ -44,8 +45,8 @@ export interface TestKitOptions {
   env?: Record<string, string>;
   /** Passed to startKit: the reconciler's retries (default here: 3 attempts from 20 ms). */
   jobRetry?: { attempts: number; delayMs: number };
-  /** Passed to startKit: cron schedules (default: none; tests call kit.sweep() themselves). */
-  schedules?: { sweeper?: string | null; holds?: string | null };
+  /** Passed to startKit: cron schedules (default: none; tests run the jobs themselves, kit.jobs). */
+  schedules?: Schedules;
   /** The merchant side's clock, apart from the sandbox's (which then stands still unless advanced). */
   clock?: Clock;
   seed?: (seed: SeedInput) => void;
@@ -86,7 +87,14 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
   const redisPrefix = `test-${database}`;
   const kit = await startKit({
     redisPrefix,
-    schedules: { sweeper: null, holds: null, ...options.schedules },
+    schedules: {
+      sweeper: null,
+      holds: null,
+      poller: null,
+      recovery: null,
+      health: null,
+      ...options.schedules,
+    },
     jobRetry: options.jobRetry ?? { attempts: 3, delayMs: 20 },
     config,
     logger,

@@ -36,8 +36,7 @@ export class Scheduler {
       const task = cron.createTask(job.schedule, async () => {
         if (busy) return;
         busy = true;
-        const lock = `${this.lockPrefix}:lock:${job.name}`;
-        const run = withLock(this.redis, lock, job.lockMs, job.run, this.random)
+        const run = runLocked(this.redis, this.lockPrefix, job, this.random)
           .then((result) => {
             if (result !== null) this.logger.debug({ job: job.name, result }, 'cron job ran');
           })
@@ -60,4 +59,17 @@ export class Scheduler {
     for (const task of this.#tasks) await task.stop();
     await Promise.all([...this.#running]);
   }
+}
+
+/**
+ * Runs a job now as the scheduler does, under its lock (`<prefix>:lock:<name>`); null when another
+ * instance holds it. What tests and an operator's "run it now" call too.
+ */
+export function runLocked<T>(
+  redis: Redis,
+  prefix: string,
+  job: { name: string; lockMs: number; run: () => Promise<T> },
+  random: RandomSource = cryptoRandom,
+): Promise<T | null> {
+  return withLock(redis, `${prefix}:lock:${job.name}`, job.lockMs, job.run, random);
 }

@@ -45,6 +45,19 @@ export class InboxStore {
     }
   }
 
+  /** Which of these event ids the inbox holds. */
+  async holding(eventIds: readonly string[]): Promise<Set<string>> {
+    const held = new Set<string>();
+    for (let i = 0; i < eventIds.length; i += 500) {
+      const rows = await this.models.Inbox.findAll({
+        attributes: ['event_id'],
+        where: { event_id: { [Op.in]: eventIds.slice(i, i + 500) } },
+      });
+      for (const row of rows) held.add(row.event_id);
+    }
+    return held;
+  }
+
   async get(eventId: string): Promise<InboxRecord | null> {
     const row = await this.models.Inbox.findByPk(eventId);
     return row && plain(row);

@@ -1,8 +1,17 @@
+import { Op } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import type { SecretBox } from '../../shared/secret-box.js';
+import { DEFAULT_TOLERANCE_SECONDS } from '../../shared/signature.js';
 import type { Models } from './models.js';
 
 const AAD = 'webhook-secret';
+
+/**
+ * How long a secret replaced by a rotation is still accepted: the gateway signs nothing with it
+ * after the rotation (gateway-api.md, rule 7), but a delivery signed just before may still be on its
+ * way, and its signature stays fresh this long (sandbox.md section 8).
+ */
+export const RETIRED_SECRET_GRACE_MS = DEFAULT_TOLERANCE_SECONDS * 1000;
 
 /** The webhook signing secrets, sealed under APP_ENCRYPTION_KEY: never stored or handed out in clear but here. */
 export class SecretStore {
@@ -25,10 +34,30 @@ export class SecretStore {
     });
   }
 
-  /** Every secret a signature may be made with: the stored active ones, newest first, and the operator's extra ones. */
+  /**
+   * Every secret a signature may be made with: the stored active ones, newest first, those retired
+   * within the grace, and the operator's extra ones.
+   */
   async active(extra: readonly string[] = []): Promise<string[]> {
-    const rows = await this.models.Secret.findAll({ where: { active: true }, order: [['id', 'DESC']] });
+    const graceStart = new Date(this.clock.now() - RETIRED_SECRET_GRACE_MS);
+    const rows = await this.models.Secret.findAll({
+      where: { [Op.or]: [{ active: true }, { retired_at: { [Op.gt]: graceStart } }] },
+      order: [
+        ['active', 'DESC'],
+        ['id', 'DESC'],
+      ],
+    });
     return [...rows.map((r) => this.box.open(r.secret_sealed, AAD)), ...extra];
+  }
+
+  /** How many secrets are active, and how many retired ones are still in their grace. */
+  async counts(): Promise<{ active: number; inGrace: number }> {
+    const graceStart = new Date(this.clock.now() - RETIRED_SECRET_GRACE_MS);
+    const active = await this.models.Secret.count({ where: { active: true } });
+    const inGrace = await this.models.Secret.count({
+      where: { active: false, retired_at: { [Op.gt]: graceStart } },
+    });
+    return { active, inGrace };
   }
 
   /** Whether an active secret of this label is stored. */

@@ -208,6 +208,19 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
       expect(await withLock(t.kit.redis, key, 10_000, async () => 'third')).to.equal('third');
     });
 
+    it('a holder keeps its lock past the TTL while it works (renewed every third of it)', async () => {
+      const key = lockKey();
+      const result = withLock(t.kit.redis, key, 300, async () => {
+        await delay(1_000);
+        return 'done';
+      });
+      await delay(700);
+      expect(await t.kit.redis.exists(key), 'held past its 300 ms').to.equal(1);
+      expect(await withLock(t.kit.redis, key, 300, async () => 'other')).to.equal(null);
+      expect(await result).to.equal('done');
+      expect(await t.kit.redis.exists(key), 'released at the end').to.equal(0);
+    });
+
     it('a holder whose lock expired does not delete the lock another holder took since', async () => {
       const key = lockKey();
       const secondStarted = gate();
@@ -215,7 +228,8 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
       let second: Promise<string | null> | undefined;
 
       const first = withLock(t.kit.redis, key, 150, async () => {
-        // Outlive the lock, then let another holder take it.
+        // The lock is lost under its holder (a pause longer than the TTL, a Redis failover): expire it.
+        await t.kit.redis.pexpire(key, 1);
         await waitFor('the first lock expires', async () => (await t.kit.redis.exists(key)) === 0, 5000, {
           everyMs: 20,
         });

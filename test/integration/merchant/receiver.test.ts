@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { expect } from 'chai';
 import type { Transaction } from '../../../src/gateway/domain/transactions.js';
+import { RETIRED_SECRET_GRACE_MS } from '../../../src/merchant/store/secrets.js';
 import { isoMicros, ManualClock, systemClock, unixSeconds } from '../../../src/shared/clock.js';
 import { generateSecret, sign, verify } from '../../../src/shared/signature.js';
 import { count, rows } from '../../support/db.js';
@@ -522,13 +523,34 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
       later(5_000);
       const newSecret = await rotate();
       await store(newSecret);
-      expect(await t.kit.store.secrets.active()).to.deep.equal([newSecret]);
+      // The old secret stays accepted for the grace (a delivery signed just before may be on its way).
+      expect(await t.kit.store.secrets.active()).to.deep.equal([newSecret, oldSecret]);
       expect(newSecret).to.not.equal(oldSecret);
 
       const e = event('transaction.captured', wire(order.sale));
       const answer = await post(e.body, { secret: newSecret });
       expect(answer.status, answer.text).to.equal(200);
       await processed(t, e.id);
+    });
+
+    it('a delivery signed with the replaced secret just before the rotation is accepted within the grace, not after', async () => {
+      const order = await settledOrder();
+      const oldSecret = await storedSecret(t);
+      const signedBefore = unixSeconds(clock.now());
+      later(1_000);
+      const newSecret = await rotate();
+      await store(newSecret);
+      later(2_000);
+      const inFlight = event('transaction.captured', wire(order.sale));
+      const accepted = await post(inFlight.body, { secret: oldSecret, at: signedBefore });
+      expect(accepted.status, accepted.text).to.equal(200);
+
+      later(RETIRED_SECRET_GRACE_MS);
+      expect(await t.kit.store.secrets.active()).to.deep.equal([newSecret]);
+      const late = event('transaction.captured', wire(order.sale));
+      // Signed now with the retired secret: the receiver re-reads its secrets on a miss, and refuses.
+      const refused = await post(late.body, { secret: oldSecret });
+      expect(refused.status, refused.text).to.equal(401);
     });
 
     describe('the gateway delivers while the CLI rotates', () => {

@@ -1,0 +1,88 @@
+import { expireHolds } from '../merchant/checkout/card.js';
+import { type PollSummary, pollAll, pollDue, type TickOptions } from '../merchant/jobs/poller.js';
+import { type RecoveryOptions, type RecoverySummary, recoverEvents } from '../merchant/jobs/recovery.js';
+import { runLocked } from '../merchant/jobs/scheduler.js';
+import { sweepInbox } from '../merchant/jobs/sweeper.js';
+import {
+  checkWebhookHealth,
+  type HealthMemory,
+  type WebhookHealth,
+} from '../merchant/jobs/webhook-health.js';
+import type { RandomSource } from '../shared/ids.js';
+import type { Adapters } from './adapters.js';
+
+/** The background jobs by name: what the scheduler runs, each under its own lock. */
+export type JobName = 'sweeper' | 'holds' | 'poller' | 'recovery' | 'health';
+
+/** Cron expressions (seconds first) and how long each job's lock lasts without renewal. */
+export const JOB_TIMING: Record<JobName, { schedule: string; lockMs: number }> = {
+  sweeper: { schedule: '*/20 * * * * *', lockMs: 60_000 },
+  holds: { schedule: '0 * * * * *', lockMs: 60_000 },
+  // Every 15 s: an order due 2 minutes after its change is asked about within about 2 minutes.
+  poller: { schedule: '*/15 * * * * *', lockMs: 60_000 },
+  recovery: { schedule: '0 */5 * * * *', lockMs: 60_000 },
+  health: { schedule: '30 * * * * *', lockMs: 30_000 },
+};
+
+/** The jobs' work, over the adapters: what the scheduler runs, and what tests and the CLI call. */
+export interface Jobs {
+  sweep(): Promise<number>;
+  expireHolds(): Promise<number>;
+  /** One poller tick: the orders due now. */
+  poll(options?: TickOptions): Promise<PollSummary>;
+  /** Every open order now, whatever its schedule (`cli poll`). */
+  pollAll(onOrder?: (done: number, total: number) => void): Promise<PollSummary>;
+  recover(options?: RecoveryOptions): Promise<RecoverySummary>;
+  checkHealth(): Promise<WebhookHealth & { recovered: boolean }>;
+  /** The last health check's result (any instance's). */
+  lastHealth(): Promise<WebhookHealth | null>;
+  /** A job run now as the scheduler runs it: under its lock; null when another instance holds it. */
+  run(name: JobName): Promise<unknown | null>;
+  /** Each job's work, unlocked: what the scheduler runs under its lock. */
+  work: Record<JobName, () => Promise<unknown>>;
+}
+
+export function jobsOf(a: Adapters, random: RandomSource): Jobs {
+  const deps = {
+    store: a.store,
+    gateway: a.gateway.client,
+    apply: a.apply,
+    clock: a.clock,
+    logger: a.logger,
+  };
+  const locked = <T>(name: JobName, run: () => Promise<T>) =>
+    runLocked(a.redis, a.redisPrefix, { name, lockMs: JOB_TIMING[name].lockMs, run }, random);
+  const memory = healthMemory(a);
+  const recover = (options?: RecoveryOptions) => recoverEvents({ ...deps, enqueue: a.enqueue }, options);
+  const jobs: Omit<Jobs, 'run' | 'work'> = {
+    sweep: () => sweepInbox({ inbox: a.store.inbox, enqueue: a.enqueue, now: a.clock.now() }),
+    expireHolds: () => expireHolds(a.checkout),
+    poll: (options) => pollDue(deps, options),
+    pollAll: (onOrder) => pollAll({ ...deps, gateway: a.gateway.client }, onOrder),
+    recover,
+    // Back to healthy after a streak: recovery at once, under its own lock so it never runs twice.
+    checkHealth: () =>
+      checkWebhookHealth({ ...deps, memory, recover: () => locked('recovery', () => recover()) }),
+    lastHealth: () => memory.get(),
+  };
+  const work: Record<JobName, () => Promise<unknown>> = {
+    sweeper: jobs.sweep,
+    holds: jobs.expireHolds,
+    poller: () => jobs.poll(),
+    recovery: () => jobs.recover(),
+    health: jobs.checkHealth,
+  };
+  return { ...jobs, work, run: (name) => locked(name, work[name]) };
+}
+
+/** The last health, in Redis: shared by every scheduler, read by whoever reports it. */
+function healthMemory(a: Adapters): HealthMemory {
+  const key = `${a.redisPrefix}:webhook-health`;
+  return {
+    get: async () => {
+      const text = await a.redis.get(key);
+      return text === null ? null : (JSON.parse(text) as WebhookHealth);
+    },
+    set: async (health) => void (await a.redis.set(key, JSON.stringify(health))),
+  };
+}

@@ -1,0 +1,184 @@
+import type { Logger } from 'pino';
+import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
+import type { GatewayClient } from '../../client/gateway-client.js';
+import type { GatewayEventRow } from '../../client/schemas.js';
+import type { Clock } from '../../shared/clock.js';
+import { parseEvent } from '../orders/from-gateway.js';
+import type { Store } from '../store/index.js';
+
+/** The checkpoint's name in kit_checkpoints: the gateway time up to which every event is stored. */
+export const RECOVERY_CHECKPOINT = 'recovery';
+/** Listed again before the checkpoint, for events the gateway wrote with a slightly earlier time. */
+export const OVERLAP_MS = 5 * 60_000;
+/** How far back the very first run looks. */
+export const FIRST_LOOKBACK_MS = 24 * 60 * 60_000;
+/** gateway-api.md, Limits: the largest page. */
+const PAGE_SIZE = 100;
+
+export interface RecoveryDeps {
+  store: Pick<Store, 'inbox' | 'checkpoints'>;
+  gateway: Pick<GatewayClient, 'listEvents' | 'getEvent' | 'replayEvent'>;
+  /** Queues a stored event for the reconciler; a failure only delays it (the sweeper queues it later). */
+  enqueue: (eventId: string) => Promise<void>;
+  clock: Clock;
+  logger: Logger;
+}
+
+export interface RecoverySummary {
+  /** Where the listing started (gateway time, ISO). */
+  from: string;
+  /** Events the gateway listed from there. */
+  listed: number;
+  /** Listed events the inbox did not hold. */
+  missing: number;
+  /** Missing events fetched by id and stored, source `recovery`. */
+  recovered: number;
+  /** Missing events asked to be delivered again, where fetching could not serve. */
+  replayed: number;
+  /** Missing events neither fetched nor replayed: the checkpoint stays before the first of them. */
+  failed: number;
+  gatewayCalls: number;
+  /** The checkpoint after this run. */
+  checkpoint: string | null;
+}
+
+export interface RecoveryOptions {
+  /** List from here instead of the checkpoint (`cli recover --since`). */
+  since?: Date;
+  /** Told as the run goes: the listing, then each missing event (the CLI's progress bar). */
+  onProgress?: (phase: 'listing' | 'recovering', done: number, total: number) => void;
+}
+
+/**
+ * Recovery (merchant.md, Background work): lists the gateway's event history from the stored
+ * checkpoint (minus an overlap), pages of 100, and compares it with the inbox. Each missing event's
+ * payload is fetched by id and stored in the inbox with source `recovery`, then queued, oldest
+ * first; an event whose payload cannot be fetched is replayed instead (30 a minute at the gateway).
+ * The checkpoint moves only past events that are all stored, so a run cut short, or an event that
+ * could not be had, is looked at again next time. Its cost: one call per 100 listed, plus one per
+ * missing event. Running it twice changes nothing the second time.
+ */
+export async function recoverEvents(
+  deps: RecoveryDeps,
+  options: RecoveryOptions = {},
+): Promise<RecoverySummary> {
+  const progress = options.onProgress ?? (() => {});
+  const checkpoint = await deps.store.checkpoints.get(RECOVERY_CHECKPOINT);
+  const fromMs =
+    options.since?.getTime() ??
+    (checkpoint === null ? deps.clock.now() - FIRST_LOOKBACK_MS : Date.parse(checkpoint) - OVERLAP_MS);
+  const from = new Date(fromMs).toISOString();
+  const summary: RecoverySummary = {
+    from,
+    listed: 0,
+    missing: 0,
+    recovered: 0,
+    replayed: 0,
+    failed: 0,
+    gatewayCalls: 0,
+    checkpoint,
+  };
+
+  // Newest first, page by page. An event recorded meanwhile pushes the rest one place down: it is
+  // seen twice at worst, never skipped.
+  const listed = new Map<string, GatewayEventRow>();
+  for (let page = 1, last = 1; page <= last; page++) {
+    summary.gatewayCalls += 1;
+    const answer = await deps.gateway.listEvents({ from, page, perPage: PAGE_SIZE }, 'recovery');
+    for (const row of answer.data.events) listed.set(row.id, row);
+    last = answer.data.pagination.last_page;
+    progress('listing', page, last);
+  }
+  summary.listed = listed.size;
+  const rows = [...listed.values()].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
+  const held = await deps.store.inbox.holding(rows.map((r) => r.id));
+  const missing = rows.filter((r) => !held.has(r.id));
+  summary.missing = missing.length;
+
+  // The first event not stored by this run (replayed ones arrive later, if at all): the checkpoint stops before it.
+  let firstNotStored: GatewayEventRow | null = null;
+  for (const [i, row] of missing.entries()) {
+    const outcome = await recoverOne(deps, row, summary);
+    if (outcome === 'failed' || outcome === 'replayed') firstNotStored ??= row;
+    progress('recovering', i + 1, missing.length);
+  }
+
+  const stored = firstNotStored
+    ? rows.filter((r) => Date.parse(r.created_at) < Date.parse(firstNotStored.created_at))
+    : rows;
+  const reached = stored.at(-1)?.created_at;
+  if (reached !== undefined && (checkpoint === null || Date.parse(reached) > Date.parse(checkpoint))) {
+    await deps.store.checkpoints.put(RECOVERY_CHECKPOINT, reached);
+    summary.checkpoint = reached;
+  }
+  if (summary.missing > 0)
+    deps.logger.info(
+      {
+        listed: summary.listed,
+        missing: summary.missing,
+        recovered: summary.recovered,
+        failed: summary.failed,
+      },
+      'missed webhook events recovered',
+    );
+  return summary;
+}
+
+/** Fetches one missing event by id and stores it; replays it when the fetch cannot serve. */
+async function recoverOne(
+  deps: RecoveryDeps,
+  row: GatewayEventRow,
+  summary: RecoverySummary,
+): Promise<'recovered' | 'replayed' | 'skipped' | 'failed'> {
+  let payload: string;
+  try {
+    summary.gatewayCalls += 1;
+    payload = JSON.stringify((await deps.gateway.getEvent(row.id, 'recovery')).data.payload);
+  } catch (error) {
+    if (!(error instanceof GatewayError || error instanceof GatewayNetworkError)) throw error;
+    return replay(deps, row, summary, error);
+  }
+  const event = parseEvent(payload, 'recovery', deps.clock.now());
+  if (event.kind !== 'observation') return 'skipped'; // not a transaction's event: nothing to apply
+  await deps.store.inbox.store({
+    id: event.id,
+    type: event.type,
+    transactionId: event.observation.transaction.id,
+    source: 'recovery',
+    payload,
+    now: new Date(deps.clock.now()),
+  });
+  summary.recovered += 1;
+  await deps
+    .enqueue(event.id)
+    .catch((error: Error) =>
+      deps.logger.warn(
+        { event: event.id, err: { message: error.message } },
+        'recovered event stored, not queued',
+      ),
+    );
+  return 'recovered';
+}
+
+async function replay(
+  deps: RecoveryDeps,
+  row: GatewayEventRow,
+  summary: RecoverySummary,
+  cause: Error,
+): Promise<'replayed' | 'failed'> {
+  // A pruned event (past the 30-day retention) cannot be replayed either.
+  if (!(cause instanceof GatewayError && cause.status === 404)) {
+    try {
+      summary.gatewayCalls += 1;
+      await deps.gateway.replayEvent(row.id, 'recovery');
+      summary.replayed += 1;
+      return 'replayed';
+    } catch (error) {
+      if (!(error instanceof GatewayError || error instanceof GatewayNetworkError)) throw error;
+      cause = error;
+    }
+  }
+  summary.failed += 1;
+  deps.logger.warn({ event: row.id, err: { message: cause.message } }, 'missed event could not be recovered');
+  return 'failed';
+}
