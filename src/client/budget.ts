@@ -1,17 +1,23 @@
 /**
- * A request budget per API key (gateway-api.md, Limits: 1000 a minute, slowdown from 500). Checkout
- * traffic goes first and never waits on the budget; background callers (the poller, recovery) take
- * tokens from a bucket that refills at `backgroundPerMinute` and also hold back while the gateway
- * says fewer than `reserve` requests remain in its window, so together they stay under the slowdown.
+ * The request budget of one API key (gateway-api.md, Limits: 1000 a minute, every answer slowed from
+ * 500 counted in the gateway's window). Checkout traffic goes first and never waits on the budget;
+ * background callers share what is left so that together they keep the key under the slowdown.
+ *
+ * The policy is one pure function, `decide`, over plain state. `MemoryBudget` runs it for one process;
+ * the Redis budget (src/infra/gateway-budget.ts) runs the same steps in a Lua script, so every process
+ * using the key spends from one budget.
  */
 export interface BudgetOptions {
-  /** Default 400: under the 500-a-minute slowdown threshold, with room for checkout. */
+  /** Default 400: background calls go only while fewer calls (of any caller) than this were admitted in the last minute. */
   backgroundPerMinute: number;
-  /** Default 500: what X-RateLimit-Remaining must stay above before background calls go. */
+  /** Default 500: background calls go only while the gateway's last X-RateLimit-Remaining is above this. */
   reserve: number;
 }
 
 export const DEFAULT_BUDGET: BudgetOptions = { backgroundPerMinute: 400, reserve: 500 };
+
+/** gateway-api.md, Limits: the gateway counts a 60-second window per key. */
+export const WINDOW_MS = 60_000;
 
 export type Priority = 'foreground' | 'background';
 
@@ -35,54 +41,183 @@ export function priorityOf(caller: Caller): Priority {
   return caller === 'checkout' || caller === 'landing' || caller === 'operator' ? 'foreground' : 'background';
 }
 
-export class RateBudget {
-  #tokens: number;
-  #refilledAt: number;
-  #remaining: number | null = null;
-  #remainingSeenAt = 0;
-  #blockedUntil = 0;
+/**
+ * What the Requester asks before every attempt and tells after every answer. Neither method rejects:
+ * a budget that cannot reach its store decides without it.
+ */
+export interface Budget {
+  /** 0: send now (the call is counted). n > 0: sleep n ms and ask again (nothing was counted). */
+  reserve(caller: Caller): Promise<number>;
+  /** What every answer says: `X-RateLimit-Remaining`, and `Retry-After` of a 429 that holds back the whole key. */
+  observe(remaining: number | null, retryAfterSeconds: number | null): Promise<void>;
+}
+
+export interface SpendRow {
+  /** Start of the minute, ISO 8601. */
+  minute: string;
+  byCaller: Partial<Record<Caller, number>>;
+  total: number;
+}
+
+/** What a budget can tell an operator: admitted calls per caller and minute, and the gateway's last count. */
+export interface BudgetReport {
+  /** The last `minutes` minutes (at most `SPEND_RETENTION_MINUTES`), oldest first, the current one included. */
+  spending(minutes: number): Promise<SpendRow[]>;
+  /** The gateway's last X-RateLimit-Remaining, or null when none was seen in the last minute. */
+  lastRemaining(): Promise<number | null>;
+}
+
+/** How long admitted calls are counted per minute: three hours. */
+export const SPEND_RETENTION_MINUTES = 180;
+
+/** The state `decide` reads and returns. Times are integer milliseconds. */
+export interface BudgetState {
+  /** When the calls admitted within the last window were admitted (every caller), ascending. */
+  log: readonly number[];
+  /** Background pacing (a generic cell rate algorithm): when the next background call is due; 0 at first. */
+  paceAt: number;
+  /** A 429 of the whole key holds every caller back until then; 0: no block. */
+  blockedUntil: number;
+  remaining: { value: number; seenAt: number } | null;
+}
+
+export const EMPTY_BUDGET: BudgetState = { log: [], paceAt: 0, blockedUntil: 0, remaining: null };
+
+/**
+ * Background calls are spaced `intervalMs` apart, with `toleranceMs` of credit so that a burst of about
+ * a sixth of a minute's worth may go at once. Whole milliseconds, so that every step of `decide` is
+ * exact in JavaScript and in Lua alike (both compute in doubles).
+ */
+export function pacingOf(options: BudgetOptions): { intervalMs: number; toleranceMs: number } {
+  const intervalMs = Math.ceil(WINDOW_MS / options.backgroundPerMinute);
+  const burst = Math.max(1, Math.floor(options.backgroundPerMinute / 6));
+  return { intervalMs, toleranceMs: burst * intervalMs };
+}
+
+/**
+ * The policy. A call is admitted (wait 0, and it joins the log) when:
+ * - no Retry-After block is in force (both priorities);
+ * - and, for a background call: fewer than `backgroundPerMinute` calls were admitted in the last
+ *   window; the gateway's last X-RateLimit-Remaining, if seen within the window, is above `reserve`;
+ *   and its pacing slot has come.
+ * Otherwise the wait is the time until every failing condition holds again, each of which only gets
+ * better as time passes: a caller that sleeps it is admitted next time unless other calls came first.
+ * The Lua script in src/infra/gateway-budget.ts mirrors this step for step: change both together.
+ */
+export function decide(
+  state: BudgetState,
+  priority: Priority,
+  now: number,
+  options: BudgetOptions,
+): { wait: number; state: BudgetState } {
+  // A call admitted at or before now - window has left the window.
+  let gone = 0;
+  while (gone < state.log.length && state.log[gone]! <= now - WINDOW_MS) gone++;
+  const log = state.log.slice(gone);
+  let wait = Math.max(0, state.blockedUntil - now);
+  let paceAt = state.paceAt;
+  if (priority === 'background') {
+    const limit = options.backgroundPerMinute;
+    // Room comes when the call that would be one too many in a window leaves it.
+    if (log.length >= limit) wait = Math.max(wait, log[log.length - limit]! + WINDOW_MS - now);
+    // The gateway's own count ages out with its window: a minute-old answer says nothing.
+    const seen = state.remaining;
+    if (seen !== null && now - seen.seenAt < WINDOW_MS && seen.value <= options.reserve)
+      wait = Math.max(wait, seen.seenAt + WINDOW_MS - now);
+    const { intervalMs, toleranceMs } = pacingOf(options);
+    const from = Math.max(state.paceAt, now);
+    wait = Math.max(wait, from + intervalMs - toleranceMs - now);
+    if (wait === 0) paceAt = from + intervalMs;
+  }
+  if (wait > 0) return { wait, state: { ...state, log } };
+  // Kept in order even when another process's clock put later times in the log.
+  let at = log.length;
+  while (at > 0 && log[at - 1]! > now) at--;
+  return { wait: 0, state: { ...state, log: [...log.slice(0, at), now, ...log.slice(at)], paceAt } };
+}
+
+/** What an answer changes: the gateway's count, and a block that a shorter Retry-After never shortens. */
+export function observed(
+  state: BudgetState,
+  remaining: number | null,
+  retryAfterSeconds: number | null,
+  now: number,
+): BudgetState {
+  return {
+    ...state,
+    remaining: remaining === null ? state.remaining : { value: remaining, seenAt: now },
+    blockedUntil:
+      retryAfterSeconds === null
+        ? state.blockedUntil
+        : Math.max(state.blockedUntil, now + Math.ceil(retryAfterSeconds * 1000)),
+  };
+}
+
+/** The last X-RateLimit-Remaining while it still says something (seen within the window). */
+export function lastRemainingOf(seen: BudgetState['remaining'], now: number): number | null {
+  return seen !== null && now - seen.seenAt < WINDOW_MS ? seen.value : null;
+}
+
+/** Starts of the last `minutes` minutes, oldest first, the current one included. */
+export function minuteStarts(now: number, minutes: number): number[] {
+  const count = Math.max(0, Math.min(Math.floor(minutes), SPEND_RETENTION_MINUTES));
+  const current = Math.floor(now / WINDOW_MS) * WINDOW_MS;
+  return Array.from({ length: count }, (_, i) => current - (count - 1 - i) * WINDOW_MS);
+}
+
+/** One row of `spending`, from counts by caller name (unknown names, from a newer version, are left out). */
+export function spendRow(start: number, counts: Record<string, number>): SpendRow {
+  const byCaller: Partial<Record<Caller, number>> = {};
+  let total = 0;
+  for (const caller of CALLERS) {
+    const n = counts[caller] ?? 0;
+    if (n > 0) {
+      byCaller[caller] = n;
+      total += n;
+    }
+  }
+  return { minute: new Date(start).toISOString(), byCaller, total };
+}
+
+/** The budget of one process: the default of a client built without one (tests, a client used alone). */
+export class MemoryBudget implements Budget, BudgetReport {
+  #state: BudgetState = EMPTY_BUDGET;
+  /** Minute start -> admitted calls by caller. */
+  readonly #spent = new Map<number, Record<string, number>>();
 
   constructor(
     private readonly now: () => number,
-    private readonly options: BudgetOptions = DEFAULT_BUDGET,
-  ) {
-    this.#tokens = options.backgroundPerMinute / 6; // a ten-second burst at most
-    this.#refilledAt = now();
+    readonly options: BudgetOptions = DEFAULT_BUDGET,
+  ) {}
+
+  async reserve(caller: Caller): Promise<number> {
+    const now = Math.floor(this.now());
+    const { wait, state } = decide(this.#state, priorityOf(caller), now, this.options);
+    this.#state = state;
+    if (wait === 0) this.#count(caller, now);
+    return wait;
   }
 
-  /** How long a caller of this priority should wait before sending (0: go now); a background call is counted either way. */
-  reserve(priority: Priority): number {
-    const now = this.now();
-    if (now < this.#blockedUntil) return this.#blockedUntil - now;
-    if (priority === 'foreground') return 0;
-    // The gateway's own count ages out with its window: after a minute it says nothing.
-    if (
-      this.#remaining !== null &&
-      now - this.#remainingSeenAt < 60_000 &&
-      this.#remaining <= this.options.reserve
-    ) {
-      return Math.max(250, 60_000 - (now - this.#remainingSeenAt));
-    }
-    const perMs = this.options.backgroundPerMinute / 60_000;
-    this.#tokens = Math.min(
-      this.options.backgroundPerMinute / 6,
-      this.#tokens + (now - this.#refilledAt) * perMs,
+  async observe(remaining: number | null, retryAfterSeconds: number | null): Promise<void> {
+    this.#state = observed(this.#state, remaining, retryAfterSeconds, Math.floor(this.now()));
+  }
+
+  async spending(minutes: number): Promise<SpendRow[]> {
+    return minuteStarts(Math.floor(this.now()), minutes).map((start) =>
+      spendRow(start, this.#spent.get(start) ?? {}),
     );
-    this.#refilledAt = now;
-    // Counted now even when it must wait: the caller sends once the wait is over without asking again,
-    // so a wait handed out is a token spent (a negative balance is the queue of callers waiting).
-    this.#tokens -= 1;
-    return this.#tokens >= 0 ? 0 : Math.ceil(-this.#tokens / perMs);
   }
 
-  /** What every answer says: `X-RateLimit-Remaining`, and `Retry-After` on a 429. */
-  observe(remaining: number | null, retryAfterSeconds: number | null): void {
-    const now = this.now();
-    if (remaining !== null) {
-      this.#remaining = remaining;
-      this.#remainingSeenAt = now;
-    }
-    if (retryAfterSeconds !== null)
-      this.#blockedUntil = Math.max(this.#blockedUntil, now + retryAfterSeconds * 1000);
+  async lastRemaining(): Promise<number | null> {
+    return lastRemainingOf(this.#state.remaining, Math.floor(this.now()));
+  }
+
+  #count(caller: Caller, now: number): void {
+    const minute = Math.floor(now / WINDOW_MS) * WINDOW_MS;
+    const counts = this.#spent.get(minute) ?? {};
+    counts[caller] = (counts[caller] ?? 0) + 1;
+    this.#spent.set(minute, counts);
+    for (const start of this.#spent.keys())
+      if (start <= minute - SPEND_RETENTION_MINUTES * WINDOW_MS) this.#spent.delete(start);
   }
 }

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { type Caller, priorityOf, RateBudget } from './budget.js';
+import { type Budget, type Caller, MemoryBudget } from './budget.js';
 import { GatewayError, GatewayNetworkError } from './errors.js';
 import { DEFAULT_RETRY, type RetryPolicy, retryDelayMs, shouldRetry } from './retry.js';
 import { envelopeSchema } from './schemas.js';
@@ -45,7 +45,8 @@ export interface RequesterOptions {
   /** Per attempt. Default 15 s. */
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
-  budget?: RateBudget;
+  /** Shared by every client of the key in every process (the Redis budget). Default: this client's own. */
+  budget?: Budget;
   deps?: Partial<ClientDeps>;
 }
 
@@ -62,14 +63,14 @@ const NOTHING_SENT = new Set([
 /** The one request builder: auth, JSON, timeouts, the envelope, errors, retries and the budget. */
 export class Requester {
   readonly deps: ClientDeps;
-  readonly budget: RateBudget;
+  readonly budget: Budget;
   readonly #retry: RetryPolicy;
   readonly #timeoutMs: number;
   readonly #baseUrl: string;
 
   constructor(private readonly options: RequesterOptions) {
     this.deps = { ...defaultDeps, ...options.deps };
-    this.budget = options.budget ?? new RateBudget(this.deps.now);
+    this.budget = options.budget ?? new MemoryBudget(this.deps.now);
     this.#retry = { ...DEFAULT_RETRY, ...options.retry };
     this.#timeoutMs = options.timeoutMs ?? 15_000;
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -89,8 +90,11 @@ export class Requester {
   }
 
   async #once<T>(spec: RequestSpec<T>): Promise<Answer<T>> {
-    const wait = this.budget.reserve(priorityOf(spec.caller ?? 'checkout'));
-    if (wait > 0) await this.deps.sleep(wait);
+    // Every attempt, retries included, goes only once the budget admits it (and so counts it): a wait
+    // is not a promise of a slot, since other callers, in this process or another, may take it first.
+    const caller = spec.caller ?? 'checkout';
+    for (let wait = await this.budget.reserve(caller); wait > 0; wait = await this.budget.reserve(caller))
+      await this.deps.sleep(wait);
     const url = new URL(this.#baseUrl + spec.path);
     for (const [k, v] of Object.entries(spec.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
@@ -119,7 +123,7 @@ export class Requester {
       response.status === 429 ? (numberHeader(response.headers.get('Retry-After')) ?? 1) : null;
     // A 429 that shows budget left is a per-endpoint limit (test pings, replays): it delays only this
     // request's own retry. Any other 429 holds every caller of the key back.
-    this.budget.observe(remaining, remaining !== null && remaining > 0 ? null : retryAfter);
+    await this.budget.observe(remaining, remaining !== null && remaining > 0 ? null : retryAfter);
 
     const envelope = parseEnvelope(text);
     if (!envelope) {

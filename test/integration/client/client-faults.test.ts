@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { inspect } from 'node:util';
 import { expect } from 'chai';
 import nock from 'nock';
+import { MemoryBudget } from '../../../src/client/budget.js';
 import { GatewayError, GatewayNetworkError } from '../../../src/client/errors.js';
 import { GatewayClient, type GatewayClientOptions } from '../../../src/client/gateway-client.js';
 import { rejection } from '../../support/client.js';
@@ -764,10 +765,26 @@ describe('client against scripted faults (nock)', () => {
       const h = clientFor();
       const start = h.now();
       for (let i = 0; i < 70; i++) await h.client.transactionStatus('1', 'poller');
-      // 66 go in the burst (a sixth of 400); the other 4 wait for 3.33 tokens' worth of refill, 150 ms each
-      expect(h.sleeps, h.sleeps.join(', ')).to.have.length(4);
-      expect(h.now() - start).to.be.closeTo(500, 5);
+      // 66 go in the burst (a sixth of 400); each of the other 4 waits one emission interval, 150 ms
+      expect(h.sleeps).to.deep.equal([150, 150, 150, 150]);
+      expect(h.now() - start).to.equal(600);
     });
+
+    scripted(
+      'every attempt of a background request, retries included, waits until the budget admits it',
+      async () => {
+        status().reply(500, failed('ERR_UNEXPECTED'));
+        status().reply(200, ok(record({ id: 1 })));
+        // Six a minute: one at once, then one every 10 s.
+        const budget = new MemoryBudget(() => h.now(), { backgroundPerMinute: 6, reserve: 500 });
+        const h = clientFor({ budget });
+        await h.client.transactionStatus('1', 'poller');
+        // The backoff (100 ms), then the rest of the 10 s until the budget admits the second attempt.
+        expect(h.sleeps).to.deep.equal([100, 9900]);
+        const spent = await budget.spending(1);
+        expect(spent[0]!.byCaller).to.deep.equal({ poller: 2 });
+      },
+    );
   });
 
   describe('card data never appears in an error', () => {

@@ -725,7 +725,12 @@ describe('client against the sandbox', () => {
           seed.settings = { ...seed.settings, rate_limit: { limit: 1, window_s: 60, slowdown: [] } };
         },
       });
-      const h = clientOn(gw); // the sleep does not move the clock: the window never ends
+      // The client's clock moves with its sleeps, so its budget lets each retry go once the Retry-After
+      // has passed; the gateway's clock does not move, so its window never ends.
+      let clientNow = gw.clock.now();
+      const h = clientOn(gw, { deps: { now: () => clientNow } }, (ms) => {
+        clientNow += ms;
+      });
       await h.client.paymentMethods();
       const error = await gatewayErrorOf(h.client.paymentMethods(), 429, 'ERR_RATE_LIMITED');
       expect(error.details.retryAfterSeconds).to.equal(60);

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { DEFAULT_BUDGET, RateBudget } from '../../../src/client/budget.js';
 import { GatewayError, GatewayNetworkError } from '../../../src/client/errors.js';
 import {
   backoffMs,
@@ -10,21 +9,10 @@ import {
   shouldRetry,
 } from '../../../src/client/retry.js';
 
-/** Pure tests of the client's retry rules and rate budget: no I/O, no timers, time injected. */
+/** Pure tests of the client's retry rules: no I/O, no timers. */
 
 const gatewayError = (status: number, code: string, details: GatewayError['details'] = {}) =>
   new GatewayError(status, code, `HTTP ${status} ${code}`, details);
-
-/** A clock the tests move by hand, for RateBudget's injected `now`. */
-function manualNow(start = 1_000_000) {
-  let t = start;
-  return {
-    now: () => t,
-    advance: (ms: number) => {
-      t += ms;
-    },
-  };
-}
 
 describe('client/retry: backoffMs', () => {
   const policyArb = fc.record({
@@ -234,145 +222,5 @@ describe('client/errors: retryable', () => {
     expect(error.status).to.equal(422);
     expect(error.code).to.equal('ERR_VALIDATION_FAILED');
     expect(error.details.errors).to.deep.equal({ amount: ['must be positive'] });
-  });
-});
-
-describe('client/budget: RateBudget', () => {
-  const perToken = 60_000 / DEFAULT_BUDGET.backgroundPerMinute; // 150 ms at 400 a minute
-  const burst = Math.floor(DEFAULT_BUDGET.backgroundPerMinute / 6); // 66 whole tokens to start with
-
-  it('has the documented defaults: 400 background requests a minute, reserve 500', () => {
-    expect(DEFAULT_BUDGET).to.deep.equal({ backgroundPerMinute: 400, reserve: 500 });
-  });
-
-  it('foreground never waits: not after thousands of calls, not while the gateway says little remains', () => {
-    const clock = manualNow();
-    const budget = new RateBudget(clock.now);
-    for (let i = 0; i < 2000; i++) expect(budget.reserve('foreground')).to.equal(0);
-    budget.observe(0, null);
-    expect(budget.reserve('foreground')).to.equal(0);
-    budget.observe(3, null);
-    expect(budget.reserve('foreground')).to.equal(0);
-  });
-
-  it('background: a burst of a sixth of a minute goes at once, then it must wait for a token', () => {
-    const clock = manualNow();
-    const budget = new RateBudget(clock.now);
-    for (let i = 0; i < burst; i++) expect(budget.reserve('background'), `call ${i + 1}`).to.equal(0);
-    const wait = budget.reserve('background');
-    expect(wait).to.be.greaterThan(0);
-    expect(wait).to.be.at.most(perToken);
-  });
-
-  it('background: tokens refill at 400 a minute (one per 150 ms) and never pile up past the burst', () => {
-    const clock = manualNow();
-    const budget = new RateBudget(clock.now);
-    for (let i = 0; i < burst; i++) budget.reserve('background');
-    clock.advance(60_000); // a whole idle minute refills the bucket only up to the burst
-    let goes = 0;
-    while (budget.reserve('background') === 0) goes++;
-    expect(goes).to.equal(burst);
-
-    const steady = new RateBudget(clock.now);
-    for (let i = 0; i < burst; i++) steady.reserve('background');
-    clock.advance(perToken * 2);
-    expect(steady.reserve('background'), 'first refilled token').to.equal(0);
-    expect(steady.reserve('background'), 'second refilled token').to.equal(0);
-  });
-
-  it('background: a caller told to wait is counted, so callers at the same instant are spread out', () => {
-    // The Requester waits what reserve() said and then sends without asking again: every wait handed
-    // out is a request that will go, and must not be handed to the next caller as well.
-    const clock = manualNow();
-    const budget = new RateBudget(clock.now);
-    for (let i = 0; i < burst; i++) budget.reserve('background');
-    const waits = Array.from({ length: 5 }, () => budget.reserve('background'));
-    for (let i = 1; i < waits.length; i++) {
-      expect(waits[i]! - waits[i - 1]!, `waits ${waits.join(', ')}`).to.be.closeTo(perToken, 1);
-    }
-  });
-
-  it('background: steady demand, each caller waiting what it was told, sends at most 400 a minute past the burst', () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 60, max: 2000 }),
-        fc.integer({ min: 1, max: 5 }),
-        (perMinute, minutes) => {
-          const clock = manualNow();
-          const budget = new RateBudget(clock.now, { backgroundPerMinute: perMinute, reserve: 500 });
-          const start = clock.now();
-          let sent = 0;
-          // One caller after another, as a poller does: reserve, wait what it said, send.
-          while (clock.now() - start < minutes * 60_000) {
-            clock.advance(budget.reserve('background'));
-            if (clock.now() - start < minutes * 60_000) sent++;
-          }
-          const allowed = Math.floor(perMinute / 6) + perMinute * minutes + 1;
-          expect(sent, `${sent} sent in ${minutes} min at ${perMinute}/min`).to.be.at.most(allowed);
-          expect(sent, 'and it does not starve').to.be.at.least(perMinute * minutes - 1);
-        },
-      ),
-      { numRuns: 50 },
-    );
-  });
-
-  it('reserve rule: background holds back while the last X-RateLimit-Remaining was at or below 500 within a minute', () => {
-    const clock = manualNow();
-    const budget = new RateBudget(clock.now);
-    budget.observe(500, null);
-    expect(budget.reserve('background'), 'at 500').to.equal(60_000);
-    expect(budget.reserve('foreground'), 'foreground unaffected').to.equal(0);
-    clock.advance(20_000);
-    expect(budget.reserve('background'), 'waits out the rest of the minute').to.equal(40_000);
-    clock.advance(39_900);
-    expect(budget.reserve('background'), 'never less than 250 ms').to.equal(250);
-    clock.advance(100);
-    expect(budget.reserve('background'), 'a minute-old count says nothing').to.equal(0);
-  });
-
-  it('reserve rule: above 500 remaining background goes; a newer answer replaces an older one', () => {
-    const clock = manualNow();
-    const budget = new RateBudget(clock.now);
-    budget.observe(501, null);
-    expect(budget.reserve('background')).to.equal(0);
-    budget.observe(120, null);
-    expect(budget.reserve('background')).to.be.greaterThan(0);
-    clock.advance(1000);
-    budget.observe(999, null); // a new window at the gateway
-    expect(budget.reserve('background')).to.equal(0);
-    budget.observe(null, null); // an answer without the header changes nothing
-    expect(budget.reserve('background')).to.equal(0);
-  });
-
-  it('reserve rule: honours a custom reserve', () => {
-    const clock = manualNow();
-    const budget = new RateBudget(clock.now, { backgroundPerMinute: 400, reserve: 100 });
-    budget.observe(101, null);
-    expect(budget.reserve('background')).to.equal(0);
-    budget.observe(100, null);
-    expect(budget.reserve('background')).to.be.greaterThan(0);
-  });
-
-  it('a Retry-After blocks both priorities until it has passed', () => {
-    const clock = manualNow();
-    const budget = new RateBudget(clock.now);
-    budget.observe(0, 3);
-    expect(budget.reserve('foreground')).to.equal(3000);
-    expect(budget.reserve('background')).to.be.at.least(3000);
-    clock.advance(1000);
-    expect(budget.reserve('foreground')).to.equal(2000);
-    expect(budget.reserve('background')).to.be.at.least(2000);
-    clock.advance(2000);
-    expect(budget.reserve('foreground')).to.equal(0);
-  });
-
-  it('a shorter Retry-After never shortens a block already in force; a longer one extends it', () => {
-    const clock = manualNow();
-    const budget = new RateBudget(clock.now);
-    budget.observe(null, 10);
-    budget.observe(null, 2);
-    expect(budget.reserve('foreground')).to.equal(10_000);
-    budget.observe(null, 30);
-    expect(budget.reserve('foreground')).to.equal(30_000);
   });
 });
