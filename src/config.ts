@@ -79,6 +79,15 @@ const envSchema = z.object({
     )
     .optional(),
   GATEWAY_PORT: port.default(4010),
+  GATEWAY_BACKGROUND_PER_MINUTE: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number of requests a minute')
+    .transform(Number)
+    .refine(
+      (n) => n >= 1 && n <= 499,
+      "must be from 1 to 499: background calls stay under the gateway's slowdown at 500 a minute",
+    )
+    .default(400),
   GATEWAY_SEED: z.string().min(1).default('config/gateway-seed.json'),
   OPS_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   APP_ENCRYPTION_KEY: z
@@ -126,6 +135,8 @@ export interface Config {
     merchantId: number | undefined;
     /** Operator-supplied signing secrets, accepted beside the stored ones. */
     extraWebhookSecrets: string[];
+    /** Background calls (poller, recovery, health, the CLI's bulk commands) a minute, all processes together. */
+    backgroundPerMinute: number;
     sandboxPort: number;
     sandboxSeed: string;
     /** Where the embedded or standalone sandbox keeps its state across restarts; null: in memory only. */
@@ -200,6 +211,7 @@ export function loadConfig(
       apiKey: e.GATEWAY_API_KEY ?? SANDBOX_MERCHANT_KEY,
       merchantId: e.GATEWAY_MERCHANT_ID,
       extraWebhookSecrets: e.GATEWAY_WEBHOOK_SECRETS ?? [],
+      backgroundPerMinute: e.GATEWAY_BACKGROUND_PER_MINUTE,
       sandboxPort: e.GATEWAY_PORT,
       sandboxSeed: e.GATEWAY_SEED,
       sandboxStateFile: e.GATEWAY_SANDBOX_STATE === 'memory' ? null : e.GATEWAY_SANDBOX_STATE,

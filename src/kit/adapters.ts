@@ -2,8 +2,10 @@ import type Queue from 'bull';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
+import { DEFAULT_BUDGET } from '../client/budget.js';
 import type { Config } from '../config.js';
 import { createSequelize, migrate } from '../infra/database.js';
+import { RedisBudget } from '../infra/gateway-budget.js';
 import { createRedis } from '../infra/redis.js';
 import type { CheckoutDeps } from '../merchant/checkout/deps.js';
 import { type Apply, applier } from '../merchant/reconciler/apply.js';
@@ -40,6 +42,8 @@ export interface Adapters {
   /** Queues an inbox event for the reconciler (job id = event id). */
   enqueue: (eventId: string) => Promise<void>;
   gateway: GatewayConnection;
+  /** The key's shared budget and what it reports it spends. */
+  budget: RedisBudget;
   /** What the checkout flows, landings and jobs run with. */
   checkout: CheckoutDeps;
 }
@@ -75,7 +79,16 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
   const queue = createObservationQueue(config.redisUrl, o.redisPrefix, o.jobRetry, redisDown);
   shutdown.connection({ name: 'queue', close: () => closeQueue(queue) });
 
-  const gateway = await connectGateway({ ...o, shutdown, secrets: store.secrets });
+  // One budget for the API key in every process of this kit: the poller, recovery and the CLI's bulk
+  // commands share it, and checkout, never held back by it, counts in it.
+  const budget = new RedisBudget({
+    redis,
+    prefix: o.redisPrefix,
+    apiKey: config.gateway.apiKey,
+    now: () => clock.now(),
+    options: { ...DEFAULT_BUDGET, backgroundPerMinute: config.gateway.backgroundPerMinute },
+  });
+  const gateway = await connectGateway({ ...o, shutdown, secrets: store.secrets, budget });
   return {
     config,
     logger,
@@ -89,6 +102,7 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
     queue,
     enqueue: (eventId) => enqueueEvent(queue, eventId),
     gateway,
+    budget,
     checkout: { store, apply, gateway: gateway.client, box, clock, logger, publicBaseUrl: o.publicBaseUrl },
   };
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Budget } from '../client/budget.js';
 import { GatewayClient } from '../client/gateway-client.js';
 import type { ClientDeps } from '../client/request.js';
 import type { Config } from '../config.js';
@@ -32,6 +33,8 @@ export interface ConnectOptions {
   /** Where the kit's receiver is reached: the embedded sandbox delivers there. */
   publicBaseUrl: string;
   clientDeps?: Partial<ClientDeps>;
+  /** The key's rate budget, shared by every process (the Redis budget). */
+  budget?: Budget;
   /** The embedded sandbox's clock and seed, for tests; default real time and GATEWAY_SEED. */
   sandbox?: { clock?: AdvanceableClock; seed?: Seed };
   /**
@@ -51,6 +54,7 @@ export async function connectGateway(o: ConnectOptions): Promise<GatewayConnecti
     apiKey: config.gateway.apiKey,
     merchantId: config.gateway.merchantId,
     deps: o.clientDeps,
+    budget: o.budget,
   });
   if (embedded) await registerWithSandbox(client, o.secrets, o.publicBaseUrl);
   return { url, client, sandbox: embedded?.sandbox ?? null };

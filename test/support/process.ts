@@ -35,6 +35,7 @@ export const KIT_VARIABLES = [
   'SHUTDOWN_GRACE_MS',
   'HTTP_REQUEST_TIMEOUT_MS',
   'GATEWAY_SANDBOX_STATE',
+  'GATEWAY_BACKGROUND_PER_MINUTE',
 ];
 
 export interface Proc {

@@ -100,6 +100,9 @@ describe('merchant: configuration (loadConfig)', () => {
       ['ROLES', { ROLES: ',' }],
       ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
       ['OPS_API_TOKEN', { OPS_API_TOKEN: 'short' }],
+      ['GATEWAY_BACKGROUND_PER_MINUTE', { GATEWAY_BACKGROUND_PER_MINUTE: '500' }],
+      ['GATEWAY_BACKGROUND_PER_MINUTE', { GATEWAY_BACKGROUND_PER_MINUTE: '0' }],
+      ['GATEWAY_BACKGROUND_PER_MINUTE', { GATEWAY_BACKGROUND_PER_MINUTE: 'many' }],
       ['OPS_API_TOKEN', { OPS_API_TOKEN: '123456789012345' }],
     ];
     for (const [variable, env] of cases) {
