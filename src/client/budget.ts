@@ -57,6 +57,8 @@ export interface SpendRow {
   minute: string;
   byCaller: Partial<Record<Caller, number>>;
   total: number;
+  /** How many times each caller was told to wait in that minute: checkout never should be. */
+  waited: Partial<Record<Caller, number>>;
 }
 
 /** What a budget can tell an operator: admitted calls per caller and minute, and the gateway's last count. */
@@ -165,9 +167,13 @@ export function minuteStarts(now: number, minutes: number): number[] {
   return Array.from({ length: count }, (_, i) => current - (count - 1 - i) * WINDOW_MS);
 }
 
-/** One row of `spending`, from counts by caller name (unknown names, from a newer version, are left out). */
+/**
+ * One row of `spending`, from counts by caller name and `<caller>:waited` (unknown names, from a
+ * newer version, are left out).
+ */
 export function spendRow(start: number, counts: Record<string, number>): SpendRow {
   const byCaller: Partial<Record<Caller, number>> = {};
+  const waited: Partial<Record<Caller, number>> = {};
   let total = 0;
   for (const caller of CALLERS) {
     const n = counts[caller] ?? 0;
@@ -175,8 +181,10 @@ export function spendRow(start: number, counts: Record<string, number>): SpendRo
       byCaller[caller] = n;
       total += n;
     }
+    const w = counts[`${caller}:waited`] ?? 0;
+    if (w > 0) waited[caller] = w;
   }
-  return { minute: new Date(start).toISOString(), byCaller, total };
+  return { minute: new Date(start).toISOString(), byCaller, total, waited };
 }
 
 /** The budget of one process: the default of a client built without one (tests, a client used alone). */
@@ -194,7 +202,7 @@ export class MemoryBudget implements Budget, BudgetReport {
     const now = Math.floor(this.now());
     const { wait, state } = decide(this.#state, priorityOf(caller), now, this.options);
     this.#state = state;
-    if (wait === 0) this.#count(caller, now);
+    this.#count(wait === 0 ? caller : `${caller}:waited`, now);
     return wait;
   }
 
@@ -212,7 +220,7 @@ export class MemoryBudget implements Budget, BudgetReport {
     return lastRemainingOf(this.#state.remaining, Math.floor(this.now()));
   }
 
-  #count(caller: Caller, now: number): void {
+  #count(caller: string, now: number): void {
     const minute = Math.floor(now / WINDOW_MS) * WINDOW_MS;
     const counts = this.#spent.get(minute) ?? {};
     counts[caller] = (counts[caller] ?? 0) + 1;

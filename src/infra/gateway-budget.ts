@@ -51,7 +51,11 @@ if background then
   from = math.max(tonumber(redis.call('GET', pace) or '0'), now)
   wait = math.max(wait, from + interval - tolerance - now)
 end
-if wait > 0 then return wait end
+if wait > 0 then
+  redis.call('HINCRBY', spend, caller .. ':waited', 1)
+  redis.call('PEXPIRE', spend, spendTtl)
+  return wait
+end
 
 redis.call('ZADD', log, ms(now), ms(now) .. ':' .. redis.call('INCR', seq))
 redis.call('PEXPIRE', log, window + keep)

@@ -84,6 +84,7 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
   const seedInput = testSeed();
   options.seed?.(seedInput);
   const sandboxClock: AdvanceableClock = options.clock ? new ManualClock(Date.now()) : new OffsetClock();
+  const kitClock = options.clock ?? sandboxClock;
   const redisPrefix = `test-${database}`;
   const kit = await startKit({
     redisPrefix,
@@ -99,7 +100,9 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
     config,
     logger,
     clock: options.clock,
-    clientDeps: { sleep: async () => {}, ...options.clientDeps },
+    // The client waits (retry backoff, the budget's pace) on the kit's clock: moved forward at once,
+    // so a test never sleeps, and the budget and the sandbox see the time those waits would take.
+    clientDeps: { sleep: virtualSleep(kitClock), ...options.clientDeps },
     sandbox: { clock: sandboxClock, seed: parseSeed(seedInput) },
   });
   const url = kit.url!;
@@ -140,6 +143,20 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
       await kit.close();
       await dropDatabases([database]);
     },
+  };
+}
+
+/**
+ * A sleep that moves `clock` to the moment the wait would end (once the caller's turn comes), and no
+ * further: sleepers waiting side by side do not add up their waits. A clock that cannot move (a test's
+ * own) is not waited on at all.
+ */
+export function virtualSleep(clock: Clock): (ms: number) => Promise<void> {
+  return async (ms) => {
+    const until = clock.now() + ms;
+    await new Promise((resolve) => setImmediate(resolve));
+    const left = until - clock.now();
+    if (left > 0 && 'advance' in clock) (clock as AdvanceableClock).advance(left);
   };
 }
 

@@ -220,9 +220,14 @@ describe('RedisBudget: one budget of the key for every process (real Redis)', ()
     expect(await a.reserve('health'), 'blocked: not counted').to.equal(10_000);
     const rows = await b.spending(3);
     expect(rows).to.deep.equal([
-      { minute: '2026-11-01T11:59:00.000Z', byCaller: {}, total: 0 },
-      { minute: '2026-11-01T12:00:00.000Z', byCaller: { checkout: 2, poller: 1 }, total: 3 },
-      { minute: '2026-11-01T12:01:00.000Z', byCaller: { cli: 1, recovery: 1 }, total: 2 },
+      { minute: '2026-11-01T11:59:00.000Z', byCaller: {}, total: 0, waited: {} },
+      { minute: '2026-11-01T12:00:00.000Z', byCaller: { checkout: 2, poller: 1 }, total: 3, waited: {} },
+      {
+        minute: '2026-11-01T12:01:00.000Z',
+        byCaller: { cli: 1, recovery: 1 },
+        total: 2,
+        waited: { health: 1 },
+      },
     ]);
     expect(await a.spending(3)).to.deep.equal(rows);
 

@@ -362,7 +362,7 @@ describe('client/budget: MemoryBudget', () => {
     expect(await budget.reserve('checkout')).to.equal(30_000);
   });
 
-  it('spending: admitted calls per caller and minute, oldest first; waits are not counted', async () => {
+  it('spending: admitted calls per caller and minute, oldest first; waits are counted apart', async () => {
     const clock = manualNow(Date.UTC(2026, 10, 1, 12, 0, 30));
     const budget = new MemoryBudget(clock.now);
     await budget.reserve('checkout');
@@ -373,9 +373,9 @@ describe('client/budget: MemoryBudget', () => {
     await budget.observe(null, 5);
     expect(await budget.reserve('poller'), 'blocked: not counted').to.equal(5000);
     expect(await budget.spending(3)).to.deep.equal([
-      { minute: '2026-11-01T11:59:00.000Z', byCaller: {}, total: 0 },
-      { minute: '2026-11-01T12:00:00.000Z', byCaller: { checkout: 2, poller: 1 }, total: 3 },
-      { minute: '2026-11-01T12:01:00.000Z', byCaller: { recovery: 1 }, total: 1 },
+      { minute: '2026-11-01T11:59:00.000Z', byCaller: {}, total: 0, waited: {} },
+      { minute: '2026-11-01T12:00:00.000Z', byCaller: { checkout: 2, poller: 1 }, total: 3, waited: {} },
+      { minute: '2026-11-01T12:01:00.000Z', byCaller: { recovery: 1 }, total: 1, waited: { poller: 1 } },
     ]);
     expect(await budget.spending(0)).to.deep.equal([]);
   });
@@ -387,7 +387,12 @@ describe('client/budget: MemoryBudget', () => {
     clock.advance((SPEND_RETENTION_MINUTES - 1) * 60_000);
     const rows = await budget.spending(10_000);
     expect(rows).to.have.length(SPEND_RETENTION_MINUTES);
-    expect(rows[0]).to.deep.equal({ minute: '2026-11-01T12:00:00.000Z', byCaller: { cli: 1 }, total: 1 });
+    expect(rows[0]).to.deep.equal({
+      minute: '2026-11-01T12:00:00.000Z',
+      byCaller: { cli: 1 },
+      total: 1,
+      waited: {},
+    });
     expect(minuteStarts(clock.now(), 2.7)).to.have.length(2);
   });
 });
