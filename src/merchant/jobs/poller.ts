@@ -5,8 +5,9 @@ import type { GatewayClient } from '../../client/gateway-client.js';
 import type { Clock } from '../../shared/clock.js';
 import { observeSession, observeTransaction } from '../orders/from-gateway.js';
 import type { Observation } from '../orders/observation.js';
-import { nextPollAt, pollable } from '../orders/poll-schedule.js';
+import { nextPollAt, pollable, unsettledWhenSilent } from '../orders/poll-schedule.js';
 import { withReason } from '../orders/review.js';
+import { OPEN } from '../orders/status.js';
 import type { Apply } from '../reconciler/apply.js';
 import type { PollTarget, Store } from '../store/index.js';
 
@@ -102,7 +103,9 @@ export async function pollOrder(deps: PollerDeps, target: PollTarget, caller: Ca
   const result: PollSummary = { ...emptySummary(), orders: 1 };
   const sourceId = `poll:${attempt.id}:${deps.clock.now()}`;
   const ask: (() => Promise<Observation>)[] = [];
-  if (attempt.payment_session_id) {
+  // The session matters while the payment is open (it tells expired from cancelled); then only the
+  // transaction can still move (refunds, chargebacks).
+  if (attempt.payment_session_id && OPEN.includes(target.order.status)) {
     const id = attempt.payment_session_id;
     ask.push(async () =>
       observeSession(
@@ -163,8 +166,8 @@ async function scheduleNext(deps: PollerDeps, target: PollTarget, sourceId: stri
   const now = deps.clock.now();
   const expiresAt = target.attempt.session_expires_at?.getTime() ?? null;
   const next = nextPollAt(order.updated_at.getTime(), now, expiresAt);
-  if (next !== null) {
-    await deps.store.polls.reschedule(order.id, new Date(next));
+  if (next !== null || !unsettledWhenSilent(order.status)) {
+    await deps.store.polls.reschedule(order.id, next === null ? null : new Date(next));
     return true;
   }
   const reason = `still ${order.status} at the gateway 30 days after its last change: no longer polled`;

@@ -42,14 +42,29 @@ export function nextPollAt(
   return next;
 }
 
+/**
+ * What the poller watches: open payments, and captured money the gateway can still refund or charge
+ * back without the kit (from its dashboard, say). Voided, failed, cancelled and expired are dead ends;
+ * refunded and disputed are settled by people, and their events are still recovered.
+ */
+export const POLLED: readonly OrderStatus[] = [...OPEN, 'paid', 'partially_refunded'];
+
 /** Whether the gateway may still move this order and there is something there to ask about. */
 export function pollable(
   status: OrderStatus,
   attempt: { gateway_transaction_id: string | null; payment_session_id: string | null } | null,
 ): boolean {
   return (
-    OPEN.includes(status) &&
+    POLLED.includes(status) &&
     attempt !== null &&
     (attempt.gateway_transaction_id !== null || attempt.payment_session_id !== null)
   );
+}
+
+/**
+ * Whether an order the schedule is done with (30 days without a change) needs a person: a payment
+ * still open does (an auth never captured, a payment never confirmed); paid money at rest does not.
+ */
+export function unsettledWhenSilent(status: OrderStatus): boolean {
+  return OPEN.includes(status);
 }

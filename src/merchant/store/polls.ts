@@ -1,9 +1,9 @@
 import { Op, QueryTypes, type Sequelize } from 'sequelize';
-import { OPEN } from '../orders/status.js';
+import { POLLED } from '../orders/poll-schedule.js';
 import { attemptRecord, type Models, plain } from './models.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
 
-/** Open orders whose current attempt has something at the gateway to ask about (replacement: OPEN). */
+/** Watched orders whose current attempt has something at the gateway to ask about (replacement: POLLED). */
 const AT_THE_GATEWAY = `JOIN payment_attempts a ON a.id = o.current_attempt_id
   WHERE o.status IN (?) AND (a.gateway_transaction_id IS NOT NULL OR a.payment_session_id IS NOT NULL)`;
 
@@ -45,20 +45,20 @@ export class PollStore {
     return this.#targets(ids);
   }
 
-  /** Open orders with an attempt at the gateway, in id order after `afterId`: what `cli poll` walks. */
+  /** Watched orders with an attempt at the gateway, in id order after `afterId`: what `cli poll` walks. */
   async open(afterId: string, limit: number): Promise<PollTarget[]> {
     const rows = await this.sequelize.query<{ id: string }>(
       `SELECT o.id FROM orders o ${AT_THE_GATEWAY} AND o.id > ? ORDER BY o.id LIMIT ?`,
-      { replacements: [[...OPEN], afterId, limit], type: QueryTypes.SELECT },
+      { replacements: [[...POLLED], afterId, limit], type: QueryTypes.SELECT },
     );
     return this.#targets(rows.map((r) => r.id));
   }
 
-  /** How many orders are open with an attempt at the gateway (for a progress bar). */
+  /** How many orders are watched with an attempt at the gateway (for a progress bar). */
   async countOpen(): Promise<number> {
     const [row] = await this.sequelize.query<{ n: number }>(
       `SELECT COUNT(*) AS n FROM orders o ${AT_THE_GATEWAY}`,
-      { replacements: [[...OPEN]], type: QueryTypes.SELECT },
+      { replacements: [[...POLLED]], type: QueryTypes.SELECT },
     );
     return Number(row!.n);
   }

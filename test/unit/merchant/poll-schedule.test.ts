@@ -6,6 +6,7 @@ import {
   POLL_HORIZON_MS,
   POLL_OFFSETS_MS,
   pollable,
+  unsettledWhenSilent,
 } from '../../../src/merchant/orders/poll-schedule.js';
 
 const MINUTE = 60_000;
@@ -57,25 +58,27 @@ describe('merchant: the poll schedule (nextPollAt)', () => {
     expect(nextPollAt(T0, T0 + 30 * DAY - 1)).to.equal(T0 + 30 * DAY);
   });
 
-  it('polls only open orders with something at the gateway to ask about', () => {
+  it('polls open orders and captured money that can still move, with something at the gateway to ask about', () => {
     const txn = { gateway_transaction_id: '100', payment_session_id: null };
     const session = { gateway_transaction_id: null, payment_session_id: 'ps_1' };
     const nothing = { gateway_transaction_id: null, payment_session_id: null };
-    for (const status of ['pending', 'requires_action', 'authorized'] as const) {
+    for (const status of [
+      'pending',
+      'requires_action',
+      'authorized',
+      'paid',
+      'partially_refunded',
+    ] as const) {
       expect(pollable(status, txn), status).to.equal(true);
       expect(pollable(status, session), status).to.equal(true);
       expect(pollable(status, nothing), `${status}, a 3DS challenge still open`).to.equal(false);
       expect(pollable(status, null), `${status}, no attempt`).to.equal(false);
     }
-    for (const status of [
-      'paid',
-      'refunded',
-      'voided',
-      'failed',
-      'cancelled',
-      'expired',
-      'disputed',
-    ] as const)
+    for (const status of ['refunded', 'voided', 'failed', 'cancelled', 'expired', 'disputed'] as const)
       expect(pollable(status, txn), status).to.equal(false);
+    // After 30 days of silence a payment still open needs a person; paid money at rest does not.
+    for (const status of ['pending', 'requires_action', 'authorized'] as const)
+      expect(unsettledWhenSilent(status), status).to.equal(true);
+    expect(unsettledWhenSilent('paid')).to.equal(false);
   });
 });

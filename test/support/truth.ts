@@ -1,0 +1,175 @@
+import { expect } from 'chai';
+import type { Transaction } from '../../src/gateway/domain/transactions.js';
+import { rows } from './db.js';
+import { alnum, newOrder, sandboxCall, stateOf } from './events.js';
+import { card } from './gateway.js';
+import { pressButton, type TestKit } from './kit.js';
+
+/**
+ * The gateway's truth about orders, read from the embedded sandbox's own records (never from the
+ * kit), and the two checks every background-work test ends with: each order equals it, and nothing
+ * was applied twice.
+ */
+
+export interface Truth {
+  status: string;
+  captured: number | null;
+  refunded: number;
+}
+
+/** What the sandbox says the order's current attempt came to; null when it has nothing there. */
+export function truthOf(
+  t: TestKit,
+  attempt: { kind: string; gateway_transaction_id: string | null; payment_session_id: string | null },
+): Truth | null {
+  const state = stateOf(t);
+  const session = attempt.payment_session_id ? state.sessions.get(attempt.payment_session_id) : undefined;
+  const id = session ? session.transactionId : Number(attempt.gateway_transaction_id);
+  const txn = state.transactions.get(id);
+  if (!txn) return null;
+  const capture = [...state.transactions.values()].find(
+    (x) => x.type === 'capture' && x.relatedId === txn.id,
+  );
+  const captured = txn.type === 'sale' ? txn.amount : (capture?.amount ?? null);
+  const refunded = txn.refundedAmount;
+  const money = (status: string) => ({ status, captured, refunded });
+  switch (txn.status) {
+    case 'pending':
+      return {
+        status: attempt.kind === 'redirect' ? 'requires_action' : 'pending',
+        captured: null,
+        refunded: 0,
+      };
+    case 'auth':
+      return { status: 'authorized', captured: null, refunded: 0 };
+    case 'captured':
+      return money(refunded === 0 ? 'paid' : 'partially_refunded');
+    case 'refunded':
+      return money('refunded');
+    case 'chargeback':
+      return money('disputed');
+    case 'voided':
+      return { status: 'voided', captured: null, refunded: 0 };
+    case 'failed':
+      return { status: 'failed', captured: null, refunded: 0 };
+    case 'cancelled':
+      return { status: session?.status === 'expired' ? 'expired' : 'cancelled', captured: null, refunded: 0 };
+    default:
+      throw new Error(`a sandbox status this check does not know: ${txn.status}`);
+  }
+}
+
+/** Every order with an attempt at the gateway equals the gateway's truth, and none needs review. */
+export async function expectOrdersTrue(t: TestKit): Promise<number> {
+  const orders = await rows(t, 'orders');
+  const attempts = new Map((await rows(t, 'payment_attempts')).map((a) => [a.id, a]));
+  let checked = 0;
+  for (const order of orders) {
+    const attempt = order.current_attempt_id ? attempts.get(order.current_attempt_id) : undefined;
+    const truth = attempt ? truthOf(t, attempt as Parameters<typeof truthOf>[1]) : null;
+    if (!truth) continue;
+    const got = {
+      status: order.status,
+      captured: order.captured_minor === null ? null : Number(order.captured_minor),
+      refunded: Number(order.refunded_minor),
+    };
+    const want = ['paid', 'partially_refunded', 'refunded', 'disputed'].includes(truth.status)
+      ? truth
+      : { ...truth, captured: got.captured, refunded: got.refunded };
+    expect(got, `order ${order.id} (${order.reference})`).to.deep.equal(want);
+    expect(order.needs_review, `order ${order.id}: ${order.review_reason}`).to.equal(0);
+    checked += 1;
+  }
+  return checked;
+}
+
+/**
+ * Nothing applied twice: no gateway event is applied more than once, whichever way it came (webhook,
+ * replay, recovery), and no order moved into the same money state twice.
+ */
+export async function expectNothingAppliedTwice(t: TestKit): Promise<void> {
+  const applied = (await rows(t, 'order_history')).filter((h) => h.outcome === 'applied');
+  const byEvent = new Map<string, number>();
+  for (const h of applied)
+    if (h.source_id.startsWith('evt_')) byEvent.set(h.source_id, (byEvent.get(h.source_id) ?? 0) + 1);
+  for (const [event, n] of byEvent) expect(n, `event ${event} applied`).to.equal(1);
+  const into = new Map<string, number>();
+  for (const h of applied) {
+    if (
+      !['authorized', 'paid', 'voided', 'disputed', 'refunded', 'expired', 'cancelled'].includes(
+        h.status_after,
+      )
+    )
+      continue;
+    if (h.status_before === h.status_after) continue; // a superseded attempt's own record
+    const key = `${h.order_id} -> ${h.status_after}`;
+    into.set(key, (into.get(key) ?? 0) + 1);
+  }
+  for (const [key, n] of into) expect(n, `${key}, times`).to.equal(1);
+}
+
+/** What the story made, and what the gateway did to it behind the kit's back. */
+export interface Story {
+  orders: string[];
+  /** The redirect session left open, which expires 15 minutes after it was made. */
+  abandonedSession: string;
+}
+
+async function pay(t: TestKit, id: string, mode: 'sale' | 'auth') {
+  const answer = await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card(), mode } });
+  expect(answer.status, answer.text).to.equal(200);
+  return Number(answer.body.data.order.payment.gateway_transaction_id);
+}
+
+async function redirect(t: TestKit, id: string) {
+  const answer = await t.call('POST', `/orders/${id}/pay/redirect`, {
+    body: { payment_method: 'ideal', customer: { country_code: 'NL' } },
+  });
+  expect(answer.status, answer.text).to.equal(200);
+  return answer.body.data.next_action.url as string;
+}
+
+async function atGateway(t: TestKit, id: number, operation: 'capture' | 'refund' | 'void', amount: number) {
+  const answer = await sandboxCall(
+    t,
+    'POST',
+    `/api/v1/transactions/${id}/${operation}`,
+    { amount, reason: 'done at the gateway' },
+    { 'Idempotency-Key': `idem-${alnum(16)}` },
+  );
+  expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+}
+
+/**
+ * Payments of every kind, each finished by the gateway where the kit can only learn it from an event
+ * or a poll: a refund, a capture and a void made at the gateway directly, a redirect paid or
+ * cancelled on the hosted page (no landing visited), a chargeback, and a session left to expire.
+ */
+export async function storyOfPayments(t: TestKit): Promise<Story> {
+  const orders: string[] = [];
+  const order = async () => {
+    const id = await newOrder(t, '20.00');
+    orders.push(id);
+    return id;
+  };
+  const refunded = await pay(t, await order(), 'sale');
+  await atGateway(t, refunded, 'refund', 7.5);
+  await atGateway(t, await pay(t, await order(), 'auth'), 'capture', 20);
+  await atGateway(t, await pay(t, await order(), 'auth'), 'void', 20);
+  await pressButton(await redirect(t, await order()), 'pay');
+  await pressButton(await redirect(t, await order()), 'cancel');
+  const charged = await pay(t, await order(), 'sale');
+  expect((await sandboxCall(t, 'POST', `/sandbox/transactions/${charged}/chargeback`)).status).to.equal(200);
+  const abandoned = await redirect(t, await order());
+  return { orders, abandonedSession: abandoned.split('/').pop()! };
+}
+
+/** Moves both clocks on by `ms` in steps, running what falls due in each (deliveries, retries, expiries). */
+export async function passTime(t: TestKit, ms: number, stepMs = 30 * 60_000): Promise<void> {
+  for (let left = ms; left > 0; left -= stepMs) {
+    t.sandboxClock.advance(Math.min(stepMs, left));
+    await t.kit.sandbox!.controls.tick();
+  }
+}
+
+export type { Transaction };
