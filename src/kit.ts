@@ -2,6 +2,7 @@ import type Queue from 'bull';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
+import type { BudgetReport } from './client/budget.js';
 import type { GatewayClient } from './client/gateway-client.js';
 import type { ClientDeps } from './client/request.js';
 import type { Config } from './config.js';
@@ -53,6 +54,8 @@ export interface Kit {
   gatewayUrl: string;
   sandbox: Gateway | null;
   client: GatewayClient;
+  /** The API key's budget, shared with every process of the kit: what each caller spends. */
+  budget: BudgetReport;
   store: Store;
   /** The one apply path. */
   apply: Apply;
@@ -122,6 +125,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
       gatewayUrl: a.gateway.url,
       sandbox: a.gateway.sandbox,
       client: a.gateway.client,
+      budget: a.budget,
       store: a.store,
       apply: a.apply,
       queue: a.queue,

@@ -3,13 +3,13 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import mysql from 'mysql2/promise';
 import type { ClientDeps } from '../../src/client/request.js';
-import { loadConfig } from '../../src/config.js';
+import { type Config, loadConfig } from '../../src/config.js';
 import { parseSeed, type SeedInput } from '../../src/gateway/state/seed.js';
 import { createLogger } from '../../src/infra/logger.js';
 import type { Schedules } from '../../src/kit/scheduler.js';
 import { type Kit, startKit } from '../../src/kit.js';
 import { type AdvanceableClock, type Clock, ManualClock, OffsetClock } from '../../src/shared/clock.js';
-import { type Answer, jsonOf, testSeed } from './gateway.js';
+import { type Answer, jsonOf, MERCHANT_KEY, testSeed } from './gateway.js';
 import { ADMIN_URL, dropDatabases } from './process.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789';
@@ -24,6 +24,9 @@ export interface TestKit {
   sandboxClock: AdvanceableClock;
   /** The kit's clock: signatures the test makes are timed by it. */
   clock: Clock;
+  /** The kit's Redis key prefix (queue, locks, budget). */
+  redisPrefix: string;
+  config: Config;
   /** Every log line, from both sides. */
   logs: string[];
   database: string;
@@ -72,15 +75,7 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
     () => 'unused-generated-token',
   );
   const logs: string[] = [];
-  const logger = createLogger(
-    'trace',
-    new Writable({
-      write(chunk, _enc, done) {
-        logs.push(String(chunk));
-        done();
-      },
-    }),
-  );
+  const logger = createLogger('trace', collect(logs));
   const seedInput = testSeed();
   options.seed?.(seedInput);
   const sandboxClock: AdvanceableClock = options.clock ? new ManualClock(Date.now()) : new OffsetClock();
@@ -113,6 +108,8 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
     clock: options.clock ?? sandboxClock,
     logs,
     database,
+    redisPrefix,
+    config,
     call: async (method, path, o = {}) => {
       const headers: Record<string, string> = { ...o.headers };
       if (o.ops) headers.authorization = `Bearer ${OPS_TOKEN}`;
@@ -147,6 +144,36 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
 }
 
 /**
+ * Another kit process's worth beside `t`: the same database, Redis prefix and API key, `t`'s sandbox
+ * as its gateway (GATEWAY_BASE_URL: it starts no sandbox of its own) and `t`'s clock. For tests of
+ * several instances at once; closed by the caller, before `t`.
+ */
+export async function startSiblingKit(t: TestKit, roles: string, logs: string[] = []): Promise<Kit> {
+  const config = loadConfig(
+    {
+      NODE_ENV: 'test',
+      DATABASE_URL: `${ADMIN_URL}/${t.database}`,
+      PORT: '0',
+      GATEWAY_BASE_URL: t.kit.gatewayUrl,
+      GATEWAY_API_KEY: MERCHANT_KEY,
+      OPS_API_TOKEN: OPS_TOKEN,
+      APP_ENCRYPTION_KEY: t.config.encryptionKey.toString('base64'),
+      LOG_LEVEL: 'trace',
+      ROLES: roles,
+    },
+    () => 'unused-generated-token',
+  );
+  return startKit({
+    config,
+    logger: createLogger('trace', collect(logs)),
+    clock: t.clock,
+    redisPrefix: t.redisPrefix,
+    schedules: { sweeper: null, holds: null, poller: null, recovery: null, health: null },
+    clientDeps: { sleep: virtualSleep(t.clock) },
+  });
+}
+
+/**
  * A sleep that moves `clock` to the moment the wait would end (once the caller's turn comes), and no
  * further: sleepers waiting side by side do not add up their waits. A clock that cannot move (a test's
  * own) is not waited on at all.
@@ -158,6 +185,16 @@ export function virtualSleep(clock: Clock): (ms: number) => Promise<void> {
     const left = until - clock.now();
     if (left > 0 && 'advance' in clock) (clock as AdvanceableClock).advance(left);
   };
+}
+
+/** A stream that keeps every log line in `lines`. */
+function collect(lines: string[]): Writable {
+  return new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
 }
 
 /** Follows a hosted page's form the way a browser would: POST the button, return the 303's Location. */
