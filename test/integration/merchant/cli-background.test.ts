@@ -1,0 +1,143 @@
+import { expect } from 'chai';
+import { card, MERCHANT_KEY } from '../../support/gateway.js';
+import {
+  ADMIN_URL,
+  databaseName,
+  exitWithin,
+  freePort,
+  healthy,
+  leftovers,
+  lines,
+  type Proc,
+  start,
+  waitFor,
+} from '../../support/process.js';
+
+/**
+ * merchant.md, Running it: `npm run cli -- recover --since` and `poll` beside a running kit (its
+ * embedded sandbox, its database and Redis): a summary on stdout, exit 0; a bad `--since` is one line
+ * and exit 1. Processes, as an operator runs them.
+ */
+describe('merchant: the CLI’s recover and poll beside a running kit', function () {
+  this.timeout(120_000);
+  const { databases, track, cleanUp } = leftovers();
+  const database = databaseName('clibg', 'main');
+  databases.push(database);
+  let env: Record<string, string>;
+  let url: string;
+  let gatewayUrl: string;
+  let kit: Proc;
+
+  const call = async (base: string, method: string, path: string, body?: unknown, key?: string) => {
+    const res = await fetch(base + path, {
+      method,
+      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: an envelope of any shape
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const cli = async (...args: string[]) => {
+    const p = track(start('src/cli.ts', args, env));
+    const { code } = await exitWithin(p, 60_000);
+    return { code, out: p.stdout(), err: p.stderr() };
+  };
+  /** The summary's `name  value` lines as a record. */
+  const summary = (out: string) =>
+    Object.fromEntries(
+      lines(out)
+        .slice(1)
+        .map((l) => /^\s+(.+?)\s{2,}(\S.*)$/.exec(l))
+        .filter((m) => m !== null)
+        .map((m) => [m[1]!, m[2]!]),
+    );
+
+  before(async () => {
+    const port = await freePort();
+    const gatewayPort = await freePort([port]);
+    url = `http://127.0.0.1:${port}`;
+    gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    env = { PORT: String(port), GATEWAY_PORT: String(gatewayPort), DATABASE_URL: `${ADMIN_URL}/${database}` };
+    kit = track(start('src/main.ts', [], env));
+    await healthy(kit, url, 30_000);
+  });
+  after(async () => {
+    await cleanUp();
+  });
+
+  it('recover --since fetches what the paused endpoint did not deliver; the orders are paid; exit 0', async () => {
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const paused = await call(gatewayUrl, 'GET', '/api/v1/webhook', undefined, MERCHANT_KEY);
+    const put = await call(
+      gatewayUrl,
+      'PUT',
+      '/api/v1/webhook',
+      { url: paused.body.data.url, is_active: false },
+      MERCHANT_KEY,
+    );
+    expect(put.status).to.equal(200);
+    // Two redirect payments paid on the hosted page: only events (or polls) can tell the kit.
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const created = await call(url, 'POST', '/orders', { amount: '9.99', currency: 'EUR' });
+      const id = created.body.data.order.id as string;
+      const redirect = await call(url, 'POST', `/orders/${id}/pay/redirect`, {
+        payment_method: 'ideal',
+        customer: { country_code: 'NL' },
+      });
+      const page = redirect.body.data.next_action.url as string;
+      const pressed = await fetch(page, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'action=pay',
+        redirect: 'manual',
+      });
+      expect(pressed.status).to.equal(303);
+      ids.push(id);
+    }
+
+    const run = await cli('recover', '--since', since);
+    expect(run.code, run.err).to.equal(0);
+    expect(lines(run.out)[0]).to.equal(`recovery from ${since}`);
+    const s = summary(run.out);
+    expect(s).to.include({ missing: '2', recovered: '2', replayed: '0', failed: '0', 'gateway calls': '3' });
+    for (const id of ids)
+      await waitFor(
+        `order ${id} paid`,
+        async () => (await call(url, 'GET', `/orders/${id}`)).body.data.order.status === 'paid',
+      );
+
+    const again = await cli('recover', '--since', since);
+    expect(again.code, again.err).to.equal(0);
+    expect(summary(again.out)).to.include({ missing: '0', recovered: '0', 'gateway calls': '1' });
+  });
+
+  it('poll asks about every watched order now, whatever its schedule; exit 0', async () => {
+    const created = await call(url, 'POST', '/orders', { amount: '4.00', currency: 'EUR' });
+    const auth = await call(url, 'POST', `/orders/${created.body.data.order.id}/pay/card`, {
+      mode: 'auth',
+      card: card(),
+    });
+    expect(auth.body.data.order.status).to.equal('authorized');
+    const run = await cli('poll');
+    expect(run.code, run.err).to.equal(0);
+    expect(lines(run.out)[0]).to.match(/^polled \d+ open orders$/);
+    const s = summary(run.out);
+    expect(Number(s['gateway calls'])).to.be.at.least(1);
+    expect(s).to.include({ failed: '0' });
+  });
+
+  it('a bad --since is one line naming it, exit 1, and nothing is asked', async () => {
+    const run = await cli('recover', '--since', 'yesterday');
+    expect(run.code).to.equal(1);
+    expect(lines(run.err)).to.deep.equal([
+      '--since: must be an ISO 8601 time, such as 2026-11-23T08:00:00Z (got "yesterday")',
+    ]);
+    expect(run.out).to.equal('');
+  });
+
+  it('the kit stops cleanly after', async () => {
+    kit.child.kill('SIGTERM');
+    expect((await exitWithin(kit, 20_000)).code, kit.stderr()).to.equal(0);
+  });
+});
