@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { withKit } from './cli/kit-session.js';
 import { progressBar, summaryLines } from './cli/progress.js';
-import { GatewayNetworkError } from './client/errors.js';
+import { GatewayError, GatewayNetworkError } from './client/errors.js';
 import { GatewayClient } from './client/gateway-client.js';
 import type { Config } from './config.js';
 import { removeStateFile } from './gateway/persistence/state-file.js';
@@ -81,7 +81,14 @@ webhook
   .description("the endpoint's configuration and delivery health, and the secrets the receiver accepts")
   .action(async () => {
     const c = config();
-    const endpoint = (await client(c).getWebhook()).data;
+    const endpoint = await client(c)
+      .getWebhook()
+      .then((answer) => answer.data)
+      .catch((error) => {
+        if (!(error instanceof GatewayError && error.status === 404)) throw error;
+        console.error('no webhook endpoint at the gateway: `npm run cli -- webhook register` creates one');
+        process.exit(1);
+      });
     const secrets = await withStore(c, (store) => store.secrets.counts());
     print(endpoint);
     console.log(
@@ -151,7 +158,7 @@ program
       jobs.pollAll((done, total) => bar.update('polling', done, total)),
     ).finally(() => bar.stop());
     console.log(
-      summaryLines(`polled ${s.orders} open orders`, [
+      summaryLines(`polled ${s.orders} orders`, [
         ['changed', s.changed],
         ['flagged (open 30 days)', s.exhausted],
         ['failed', s.failed],

@@ -12,7 +12,12 @@ export interface WebhookHealth {
   lastFailureAt: string | null;
   lastSuccessAt: string | null;
   checkedAt: string;
+  /** When the last warning about this state was logged (ISO); null while healthy. */
+  warnedAt?: string | null;
 }
+
+/** While the state stays the same, a warning is repeated this often, not at every check. */
+export const WARN_AGAIN_MS = 15 * 60_000;
 
 /** Where the last health is kept between runs (Redis: shared by the schedulers, read by the metrics). */
 export interface HealthMemory {
@@ -39,8 +44,12 @@ const UNWELL = new Set<string>(['degraded', 'failing', 'paused', 'missing']);
 export async function checkWebhookHealth(deps: HealthDeps): Promise<WebhookHealth & { recovered: boolean }> {
   const before = await deps.memory.get();
   const now = await current(deps);
+  const unwell = UNWELL.has(now.status);
+  const warnedAt = before?.status === now.status ? (before.warnedAt ?? null) : null;
+  const warn = unwell && (warnedAt === null || deps.clock.now() - Date.parse(warnedAt) >= WARN_AGAIN_MS);
+  now.warnedAt = warn ? now.checkedAt : unwell ? warnedAt : null;
   await deps.memory.set(now);
-  if (UNWELL.has(now.status)) {
+  if (warn) {
     deps.logger.warn(
       {
         deliveryStatus: now.status,

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { Kit } from '../../../src/kit.js';
 import { count, rows } from '../../support/db.js';
 import { sandboxCall, stateOf } from '../../support/events.js';
+import { card } from '../../support/gateway.js';
 import { startSiblingKit, startTestKit, type TestKit } from '../../support/kit.js';
 import { waitFor } from '../../support/process.js';
 import {
@@ -222,6 +223,44 @@ describe('merchant: background work keeps orders true without webhooks', functio
       await expectNothingAppliedTwice(t);
       const back = await t.kit.jobs.checkHealth();
       expect(back).to.include({ status: 'healthy', recovered: true });
+    });
+  });
+
+  describe('30 days without a change: the poller stops, and flags a payment still open', () => {
+    let t: TestKit;
+    before(async () => {
+      t = await startTestKit();
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    it('an auth never captured is flagged for review; paid money at rest is left alone', async () => {
+      const pay = async (mode: 'sale' | 'auth') => {
+        const created = await t.call('POST', '/orders', { body: { amount: '3.00', currency: 'EUR' } });
+        const id = created.body.data.order.id as string;
+        const paid = await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card(), mode } });
+        expect(paid.status, paid.text).to.equal(200);
+        return id;
+      };
+      const auth = await pay('auth');
+      const sale = await pay('sale');
+      // A month of the schedule: 57 polls each, none finding anything new.
+      for (let day = 0; day < 31; day++) {
+        await passTime(t, 24 * HOUR, HOUR);
+        await t.kit.jobs.poll();
+      }
+      const [a, s] = [
+        (await rows(t, 'orders', { id: auth }))[0]!,
+        (await rows(t, 'orders', { id: sale }))[0]!,
+      ];
+      expect(a).to.include({ status: 'authorized', needs_review: 1, next_poll_at: null });
+      expect(a.review_reason).to.equal(
+        'still authorized at the gateway 30 days after its last change: no longer polled',
+      );
+      expect(s).to.include({ status: 'paid', needs_review: 0, next_poll_at: null });
+      const flagged = (await rows(t, 'order_history', { order_id: auth })).filter((h) => h.source === 'poll');
+      expect(flagged.map((h) => h.outcome)).to.deep.equal(['flagged']);
     });
   });
 

@@ -121,7 +121,7 @@ describe('merchant: the CLI’s recover and poll beside a running kit', function
     expect(auth.body.data.order.status).to.equal('authorized');
     const run = await cli('poll');
     expect(run.code, run.err).to.equal(0);
-    expect(lines(run.out)[0]).to.match(/^polled \d+ open orders$/);
+    expect(lines(run.out)[0]).to.match(/^polled \d+ orders$/);
     const s = summary(run.out);
     expect(Number(s['gateway calls'])).to.be.at.least(1);
     expect(s).to.include({ failed: '0' });

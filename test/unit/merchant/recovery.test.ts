@@ -1,0 +1,167 @@
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { GatewayError } from '../../../src/client/errors.js';
+import type { GatewayClient } from '../../../src/client/gateway-client.js';
+import {
+  FIRST_LOOKBACK_MS,
+  OVERLAP_MS,
+  RECOVERY_CHECKPOINT,
+  type RecoveryDeps,
+  recoverEvents,
+} from '../../../src/merchant/jobs/recovery.js';
+import { ManualClock } from '../../../src/shared/clock.js';
+
+/**
+ * merchant.md, Background work (recovery): what the job asks the gateway, what it stores, and where
+ * its checkpoint goes, against a gateway and a store in memory. The real ones: background.test.ts.
+ */
+const T0 = Date.UTC(2026, 10, 23, 12);
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function event(n: number) {
+  const id = `evt_${String(n).padStart(24, '0')}`;
+  const createdAt = iso(T0 + n * 1000);
+  return {
+    row: { id, event_type: 'transaction.captured', status: 'failed', attempts: 8, created_at: createdAt },
+    payload: {
+      id,
+      type: 'transaction.captured',
+      created_at: createdAt,
+      data: {
+        transaction: {
+          id: String(100000 + n),
+          related_trans_id: null,
+          transaction_type: 'sale',
+          status: 'captured',
+          amount: 1000,
+          currency: 'EUR',
+          refunded_amount: 0,
+        },
+      },
+    },
+  };
+}
+
+function harness(count: number, held: number[] = []) {
+  const clock = new ManualClock(T0 + 3_600_000);
+  const events = Array.from({ length: count }, (_, i) => event(i + 1));
+  const inbox = new Map<string, string>(held.map((n) => [events[n - 1]!.row.id, 'earlier']));
+  const checkpoints = new Map<string, string>();
+  const calls: string[] = [];
+  const queued: string[] = [];
+  const broken = new Map<string, number>(); // event id -> the status its fetch answers
+  const gateway = {
+    listEvents: async (filters: { from?: string; page?: number; perPage?: number }, caller: string) => {
+      expect(caller).to.equal('recovery');
+      calls.push(`list ${filters.from} p${filters.page}`);
+      const from = Date.parse(filters.from!);
+      const newestFirst = events.filter((e) => Date.parse(e.row.created_at) >= from).reverse();
+      const per = filters.perPage!;
+      const page = filters.page!;
+      return {
+        data: {
+          events: newestFirst.slice((page - 1) * per, page * per).map((e) => e.row),
+          pagination: {
+            current_page: page,
+            last_page: Math.max(1, Math.ceil(newestFirst.length / per)),
+            per_page: per,
+            total: newestFirst.length,
+          },
+        },
+      };
+    },
+    getEvent: async (id: string) => {
+      calls.push(`get ${id}`);
+      const status = broken.get(id);
+      if (status) throw new GatewayError(status, status === 404 ? 'ERR_NOT_FOUND' : 'ERR_INTERNAL', 'no');
+      return {
+        data: {
+          ...events.find((e) => e.row.id === id)!.row,
+          payload: events.find((e) => e.row.id === id)!.payload,
+        },
+      };
+    },
+    replayEvent: async (id: string) => {
+      calls.push(`replay ${id}`);
+      return { data: {} };
+    },
+  } as unknown as Pick<GatewayClient, 'listEvents' | 'getEvent' | 'replayEvent'>;
+  const deps: RecoveryDeps = {
+    store: {
+      inbox: {
+        holding: async (ids: readonly string[]) => new Set(ids.filter((id) => inbox.has(id))),
+        store: async (e: { id: string; source: string }) => {
+          inbox.set(e.id, e.source);
+          return 'stored' as const;
+        },
+      },
+      checkpoints: {
+        get: async (name: string) => checkpoints.get(name) ?? null,
+        put: async (name: string, value: string) => void checkpoints.set(name, value),
+      },
+    } as unknown as RecoveryDeps['store'],
+    gateway,
+    enqueue: async (id) => void queued.push(id),
+    clock,
+    logger: pino({ level: 'silent' }),
+  };
+  return { deps, events, inbox, checkpoints, calls, queued, broken, clock };
+}
+
+describe('merchant: recovery (recoverEvents)', () => {
+  it('first run: a day back; lists pages of 100, fetches what the inbox lacks, oldest first, and queues it', async () => {
+    const h = harness(250, [3, 250]);
+    const s = await recoverEvents(h.deps);
+    expect(s.from).to.equal(iso(h.clock.now() - FIRST_LOOKBACK_MS));
+    expect(h.calls.filter((c) => c.startsWith('list'))).to.have.length(3);
+    expect(s).to.include({ listed: 250, missing: 248, recovered: 248, replayed: 0, failed: 0 });
+    expect(s.gatewayCalls).to.equal(3 + 248);
+    expect(h.queued[0]).to.equal(h.events[0]!.row.id);
+    expect(h.queued).to.have.length(248);
+    expect([...h.inbox.values()].filter((v) => v === 'recovery')).to.have.length(248);
+    // Everything listed is stored: the checkpoint is the newest event's time.
+    expect(h.checkpoints.get(RECOVERY_CHECKPOINT)).to.equal(h.events[249]!.row.created_at);
+  });
+
+  it('the next run lists from the checkpoint minus the overlap, and twice changes nothing', async () => {
+    const h = harness(10);
+    await recoverEvents(h.deps);
+    const checkpoint = h.checkpoints.get(RECOVERY_CHECKPOINT)!;
+    h.calls.length = 0;
+    const s = await recoverEvents(h.deps);
+    expect(s.from).to.equal(iso(Date.parse(checkpoint) - OVERLAP_MS));
+    expect(s).to.include({ missing: 0, recovered: 0, gatewayCalls: 1 });
+    expect(h.checkpoints.get(RECOVERY_CHECKPOINT)).to.equal(checkpoint);
+  });
+
+  it('an event whose payload cannot be fetched is replayed; the checkpoint stops before it', async () => {
+    const h = harness(5);
+    h.broken.set(h.events[2]!.row.id, 500);
+    const s = await recoverEvents(h.deps);
+    expect(s).to.include({ missing: 5, recovered: 4, replayed: 1, failed: 0 });
+    expect(h.calls).to.include(`replay ${h.events[2]!.row.id}`);
+    expect(h.checkpoints.get(RECOVERY_CHECKPOINT)).to.equal(h.events[1]!.row.created_at);
+  });
+
+  it('a pruned event (404) is not replayed: failed, and the next run tries it again', async () => {
+    const h = harness(4);
+    h.broken.set(h.events[0]!.row.id, 404);
+    const first = await recoverEvents(h.deps);
+    expect(first).to.include({ recovered: 3, replayed: 0, failed: 1 });
+    expect(h.calls.some((c) => c.startsWith('replay'))).to.equal(false);
+    expect(h.checkpoints.has(RECOVERY_CHECKPOINT), 'nothing before the failure to stand on').to.equal(false);
+    h.broken.clear();
+    const second = await recoverEvents(h.deps);
+    expect(second).to.include({ missing: 1, recovered: 1, failed: 0 });
+    expect(h.checkpoints.get(RECOVERY_CHECKPOINT)).to.equal(h.events[3]!.row.created_at);
+  });
+
+  it('--since lists from there, and never moves the checkpoint back', async () => {
+    const h = harness(3);
+    await recoverEvents(h.deps);
+    const checkpoint = h.checkpoints.get(RECOVERY_CHECKPOINT)!;
+    const s = await recoverEvents(h.deps, { since: new Date(T0 - 10 * 86_400_000) });
+    expect(s.from).to.equal(iso(T0 - 10 * 86_400_000));
+    expect(h.checkpoints.get(RECOVERY_CHECKPOINT)).to.equal(checkpoint);
+  });
+});
