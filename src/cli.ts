@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { withKit } from './cli/kit-session.js';
-import { progressBar, summaryLines } from './cli/progress.js';
+import { summaryLines, withProgressBar } from './cli/progress.js';
 import { GatewayError, GatewayNetworkError } from './client/errors.js';
 import { GatewayClient } from './client/gateway-client.js';
 import type { Config } from './config.js';
@@ -131,10 +131,9 @@ program
   .action(async (options: { since?: string }) => {
     const c = config();
     const since = options.since === undefined ? undefined : timestamp('--since', options.since);
-    const bar = progressBar();
-    const s = await withKit(c, (_a, jobs) =>
-      jobs.recover({ since, onProgress: (phase, done, total) => bar.update(phase, done, total) }),
-    ).finally(() => bar.stop());
+    const s = await withProgressBar((bar) =>
+      withKit(c, (_a, jobs) => jobs.recover({ since, onProgress: (...at) => bar.update(...at) })),
+    );
     console.log(
       summaryLines(`recovery from ${s.from}`, [
         ['listed', s.listed],
@@ -150,13 +149,14 @@ program
 
 program
   .command('poll')
-  .description('ask the gateway now about every open order, whatever its schedule, within the shared budget')
+  .description(
+    'ask the gateway now about every watched order, whatever its schedule, within the shared budget',
+  )
   .action(async () => {
     const c = config();
-    const bar = progressBar();
-    const s = await withKit(c, (_a, jobs) =>
-      jobs.pollAll((done, total) => bar.update('polling', done, total)),
-    ).finally(() => bar.stop());
+    const s = await withProgressBar((bar) =>
+      withKit(c, (_a, jobs) => jobs.pollAll((done, total) => bar.update('polling', done, total))),
+    );
     console.log(
       summaryLines(`polled ${s.orders} orders`, [
         ['changed', s.changed],

@@ -31,6 +31,16 @@ export function progressBar(stream: NodeJS.WriteStream = process.stderr): Progre
   };
 }
 
+/** Runs `work` with a progress bar, stopped whatever happens. */
+export async function withProgressBar<T>(work: (bar: Progress) => Promise<T>): Promise<T> {
+  const bar = progressBar();
+  try {
+    return await work(bar);
+  } finally {
+    bar.stop();
+  }
+}
+
 /** A summary as aligned `name value` lines under a title. */
 export function summaryLines(title: string, rows: [string, string | number | null][]): string {
   const width = Math.max(...rows.map(([name]) => name.length));

@@ -58,7 +58,7 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
     sweep: () => sweepInbox({ inbox: a.store.inbox, enqueue: a.enqueue, now: a.clock.now() }),
     expireHolds: () => expireHolds(a.checkout),
     poll: (options) => pollDue(deps, options),
-    pollAll: (onOrder) => pollAll({ ...deps, gateway: a.gateway.client }, onOrder),
+    pollAll: (onOrder) => pollAll(deps, onOrder),
     recover,
     // Back to healthy after a streak: recovery at once, under its own lock so it never runs twice.
     checkHealth: () =>
