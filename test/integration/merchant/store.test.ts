@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { Sequelize } from 'sequelize';
-import { createSequelize, migrate } from '../../../src/infra/database.js';
+import { createSequelize, ensureDatabase, migrate, migrator } from '../../../src/infra/database.js';
 import { createStore, type Store } from '../../../src/merchant/store/index.js';
 import { defineModels } from '../../../src/merchant/store/models.js';
 import { ManualClock } from '../../../src/shared/clock.js';
@@ -106,5 +106,46 @@ describe('merchant: the store', () => {
       status: 'succeeded',
       result_transaction_id: '100200',
     });
+  });
+});
+
+describe('merchant: migration 04 on a database that already has orders', () => {
+  const database = `merchant_upgrade_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const url = `${ADMIN_URL}/${database}`;
+  let sequelize: Sequelize;
+  after(async () => {
+    await sequelize?.close();
+    await dropDatabases([database]);
+  });
+
+  it('orders the poller watches become due at once; final ones and old paid ones do not', async () => {
+    sequelize = createSequelize(url);
+    await ensureDatabase(url);
+    await migrator(sequelize).up({ to: '2026-11-23-03-attempt-transaction-index' });
+    const at = (days: number) =>
+      new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 23).replace('T', ' ');
+    const order = async (id: string, status: string, ids: [string | null, string | null], ageDays = 0) => {
+      await sequelize.query(
+        `INSERT INTO orders (id, reference, amount_minor, currency, status, refunded_minor, needs_review, current_attempt_id, version, created_at, updated_at)
+         VALUES (?, ?, 100, 'EUR', ?, 0, 0, ?, 1, ?, ?)`,
+        { replacements: [id, id, status, `att_${id}`, at(ageDays), at(ageDays)] },
+      );
+      await sequelize.query(
+        `INSERT INTO payment_attempts (id, order_id, kind, status, refunded_minor, gateway_transaction_id, payment_session_id, created_at, updated_at)
+         VALUES (?, ?, 'card', ?, 0, ?, ?, ?, ?)`,
+        { replacements: [`att_${id}`, id, status, ids[0], ids[1], at(ageDays), at(ageDays)] },
+      );
+    };
+    await order('ord_auth', 'authorized', ['100', null]);
+    await order('ord_session', 'requires_action', [null, 'ps_1']);
+    await order('ord_challenge', 'requires_action', [null, null]);
+    await order('ord_paid', 'paid', ['101', null], 2);
+    await order('ord_old_paid', 'paid', ['102', null], 40);
+    await order('ord_failed', 'failed', ['103', null]);
+    await migrator(sequelize).up();
+    const [due] = (await sequelize.query(
+      'SELECT id FROM orders WHERE next_poll_at IS NOT NULL ORDER BY id',
+    )) as [{ id: string }[], unknown];
+    expect(due.map((r) => r.id)).to.deep.equal(['ord_auth', 'ord_paid', 'ord_session']);
   });
 });
