@@ -1,3 +1,5 @@
+import { createWriteStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import { Command } from 'commander';
 import { withKit } from './cli/kit-session.js';
 import { summaryLines, withProgressBar } from './cli/progress.js';
@@ -7,6 +9,8 @@ import type { Config } from './config.js';
 import { removeStateFile } from './gateway/persistence/state-file.js';
 import { createSequelize, migrate } from './infra/database.js';
 import { secretLabel } from './kit/gateway.js';
+import { reportCsv } from './merchant/reports/csv.js';
+import { reconciliationReport } from './merchant/reports/generate.js';
 import { createStore, type Store } from './merchant/store/index.js';
 import { systemClock } from './shared/clock.js';
 import { cryptoRandom } from './shared/ids.js';
@@ -164,6 +168,49 @@ program
         ['failed', s.failed],
         ['gateway calls', s.gatewayCalls],
       ]),
+    );
+  });
+
+program
+  .command('report')
+  .description('the reconciliation report of the orders created in [from, to), as CSV; totals on stdout')
+  .requiredOption('--from <time>', 'orders created from this ISO 8601 date or time (inclusive)')
+  .requiredOption('--to <time>', 'to this one (exclusive): --from 2026-11-23 --to 2026-11-24 is the 23rd')
+  .requiredOption('--out <file.csv>', 'where to write the CSV')
+  .option('--refresh', 'ask the gateway first about every order not matched (within the shared budget)')
+  .action(async (options: { from: string; to: string; out: string; refresh?: boolean }) => {
+    const c = config();
+    const range = { from: timestamp('--from', options.from), to: timestamp('--to', options.to) };
+    if (range.to.getTime() <= range.from.getTime()) {
+      console.error('--to: must be after --from');
+      process.exit(1);
+    }
+    const report = await withProgressBar((bar) =>
+      withKit(c, (a) =>
+        reconciliationReport(a.checkout, range, {
+          refresh: options.refresh === true,
+          caller: 'cli',
+          onProgress: (...at) => bar.update(...at),
+        }),
+      ),
+    );
+    await pipeline(reportCsv(report.rows), createWriteStream(options.out));
+    const counts = (k: string) => report.rows.filter((r) => r.classification === k).length;
+    console.log(
+      summaryLines(
+        `reconciliation of the orders created from ${report.from.toISOString()} to ${report.to.toISOString()}`,
+        [
+          ['orders', report.rows.length],
+          ['matched', counts('matched')],
+          ['in flight', counts('in_flight')],
+          ['mismatched', counts('mismatched')],
+          ...report.totals.map((t): [string, string] => [
+            t.currency,
+            `captured ${t.captured_formatted}, refunded ${t.refunded_formatted}, net ${t.net_formatted}`,
+          ]),
+          ['written to', options.out],
+        ],
+      ),
     );
   });
 

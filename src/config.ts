@@ -119,6 +119,8 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_MS: milliseconds.default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: milliseconds.refine((n) => n >= 1000, 'must be at least 1000').default(30_000),
   GATEWAY_SANDBOX_STATE: z.string().min(1).default('var/sandbox-state.json'),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  METRICS_PORT: port.optional(),
 });
 
 export interface Config {
@@ -159,6 +161,10 @@ export interface Config {
   opsApiTokenGenerated: boolean;
   encryptionKey: Buffer;
   encryptionKeyIsDevDefault: boolean;
+  /** Null: GET /metrics is open (a private network); set, it needs this bearer token. */
+  metricsToken: string | null;
+  /** A port of its own for GET /metrics, in any role (a worker or scheduler has no API port). */
+  metricsPort: number | null;
   roles: Role[];
   logLevel: string;
 }
@@ -224,6 +230,8 @@ export function loadConfig(
     opsApiTokenGenerated: e.OPS_API_TOKEN === undefined,
     encryptionKey: Buffer.from(e.APP_ENCRYPTION_KEY ?? DEV_ENCRYPTION_KEY, 'base64'),
     encryptionKeyIsDevDefault: e.APP_ENCRYPTION_KEY === undefined,
+    metricsToken: e.METRICS_TOKEN ?? null,
+    metricsPort: e.METRICS_PORT ?? null,
     roles: [...new Set(e.ROLES)] as Role[],
     logLevel: e.LOG_LEVEL,
   };

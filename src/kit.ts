@@ -10,12 +10,14 @@ import type { Gateway } from './gateway/app.js';
 import type { Seed } from './gateway/state/seed.js';
 import { bindHttpServer } from './infra/http-server.js';
 import { buildAdapters, REDIS_PREFIX } from './kit/adapters.js';
-import { startApi } from './kit/api.js';
+import { metricsEndpoint, startApi } from './kit/api.js';
 import { type Jobs, jobsOf } from './kit/jobs.js';
+import { metricSources } from './kit/metric-sources.js';
 import { type Schedules, startScheduler } from './kit/scheduler.js';
 import { Shutdown } from './kit/shutdown.js';
 import { startWorker } from './kit/worker.js';
 import type { CheckoutDeps } from './merchant/checkout/deps.js';
+import { createMetricsApp } from './merchant/http/metrics-route.js';
 import type { Apply } from './merchant/reconciler/apply.js';
 import type { ObservationJob, RetryPolicy } from './merchant/reconciler/queue.js';
 import type { Store } from './merchant/store/index.js';
@@ -115,9 +117,16 @@ export async function startKit(options: KitOptions): Promise<Kit> {
       shutdown,
     );
     const jobs = jobsOf(a, random);
+    a.metrics.watch(metricSources(a, jobs));
     if (roles.has('worker')) startWorker(a, shutdown, options.workerConcurrency ?? 8);
     if (roles.has('scheduler')) startScheduler(a, jobs, shutdown, random, options.schedules);
     if (server) startApi(a, server);
+    if (config.metricsPort !== null) {
+      const metricsServer = await bindHttpServer(config.metricsPort, config.httpRequestTimeoutMs);
+      shutdown.work({ name: 'metrics', drain: metricsServer.drain, cutOff: metricsServer.cutOff });
+      metricsServer.ready(createMetricsApp(metricsEndpoint(a), logger).callback());
+      logger.info({ port: metricsServer.port }, 'metrics listening');
+    }
 
     return {
       url: port === null ? null : `http://127.0.0.1:${port}`,

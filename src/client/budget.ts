@@ -23,10 +23,18 @@ export type Priority = 'foreground' | 'background';
 
 /**
  * Who makes a call, for the budget and for what it reports: the shopper's checkout and landings and
- * the operator's commands go first; the poller, recovery, the health check and the CLI's bulk
+ * the operator's commands go first; the poller, recovery, the health check, the report's refresh and the CLI's bulk
  * commands are background work.
  */
-export type Caller = 'checkout' | 'landing' | 'operator' | 'poller' | 'recovery' | 'health' | 'cli';
+export type Caller =
+  | 'checkout'
+  | 'landing'
+  | 'operator'
+  | 'poller'
+  | 'recovery'
+  | 'health'
+  | 'cli'
+  | 'report';
 export const CALLERS: readonly Caller[] = [
   'checkout',
   'landing',
@@ -35,6 +43,7 @@ export const CALLERS: readonly Caller[] = [
   'recovery',
   'health',
   'cli',
+  'report',
 ];
 
 export function priorityOf(caller: Caller): Priority {

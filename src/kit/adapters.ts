@@ -6,6 +6,7 @@ import { DEFAULT_BUDGET } from '../client/budget.js';
 import type { Config } from '../config.js';
 import { createSequelize, migrate } from '../infra/database.js';
 import { RedisBudget } from '../infra/gateway-budget.js';
+import { KitMetrics } from '../infra/metrics.js';
 import { createRedis } from '../infra/redis.js';
 import type { CheckoutDeps } from '../merchant/checkout/deps.js';
 import { type Apply, applier } from '../merchant/reconciler/apply.js';
@@ -42,6 +43,8 @@ export interface Adapters {
   /** Queues an inbox event for the reconciler (job id = event id). */
   enqueue: (eventId: string) => Promise<void>;
   gateway: GatewayConnection;
+  /** This process's Prometheus metrics. */
+  metrics: KitMetrics;
   /** The key's shared budget and what it reports it spends. */
   budget: RedisBudget;
   /** What the checkout flows, landings and jobs run with. */
@@ -71,7 +74,8 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
   if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
   const box = new SecretBox(config.encryptionKey, random);
   const store = createStore({ sequelize, clock, random, box });
-  const apply = applier(store);
+  const metrics = new KitMetrics();
+  const apply = counted(applier(store), metrics);
 
   const redisDown = (error: Error) => logger.warn({ err: { message: error.message } }, 'redis unavailable');
   const redis = createRedis(config.redisUrl, 'client', redisDown);
@@ -102,7 +106,17 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
     queue,
     enqueue: (eventId) => enqueueEvent(queue, eventId),
     gateway,
+    metrics,
     budget,
     checkout: { store, apply, gateway: gateway.client, box, clock, logger, publicBaseUrl: o.publicBaseUrl },
+  };
+}
+
+/** The apply path, counting what each observation came to (by source and outcome) for the metrics. */
+function counted(apply: Apply, metrics: KitMetrics): Apply {
+  return async (obs, options) => {
+    const result = await apply(obs, options);
+    metrics.observed(obs.source, result.decision?.outcome ?? 'unmatched');
+    return result;
   };
 }

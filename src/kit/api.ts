@@ -1,5 +1,6 @@
 import type { HttpServer } from '../infra/http-server.js';
 import { createMerchantApp } from '../merchant/http/app.js';
+import type { MetricsEndpoint } from '../merchant/http/metrics-route.js';
 import { webhookReceiver } from '../merchant/webhooks/receiver.js';
 import { SecretCache } from '../merchant/webhooks/secret-cache.js';
 import type { Adapters } from './adapters.js';
@@ -13,7 +14,16 @@ export function startApi(a: Adapters, server: HttpServer): void {
     opsApiToken: config.opsApiToken,
     shopUrl: config.shopUrl ?? `${a.checkout.publicBaseUrl}/`,
     orderRules: config.orders,
-    receiver: webhookReceiver({ inbox: store.inbox, secrets, enqueue: a.enqueue, clock, logger }),
+    receiver: webhookReceiver({
+      inbox: store.inbox,
+      secrets,
+      enqueue: a.enqueue,
+      clock,
+      logger,
+      observe: (outcome, seconds) => a.metrics.receiver(outcome, seconds),
+    }),
+    metrics: metricsEndpoint(a),
+    queues: [a.queue],
     readiness: [
       { name: 'database', check: async () => void (await sequelize.query('SELECT 1')) },
       { name: 'redis', check: async () => void (await redis.ping()) },
@@ -28,4 +38,13 @@ export function startApi(a: Adapters, server: HttpServer): void {
     { url: `http://127.0.0.1:${server.port}`, publicBaseUrl: a.checkout.publicBaseUrl, roles: config.roles },
     'merchant API listening',
   );
+}
+
+/** This process's metrics, as GET /metrics serves them (on the API port, or METRICS_PORT). */
+export function metricsEndpoint(a: Adapters): MetricsEndpoint {
+  return {
+    text: () => a.metrics.text(),
+    contentType: a.metrics.registry.contentType,
+    token: a.config.metricsToken,
+  };
 }

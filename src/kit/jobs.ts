@@ -8,11 +8,12 @@ import {
   type HealthMemory,
   type WebhookHealth,
 } from '../merchant/jobs/webhook-health.js';
+import { type Report, reconciliationReport } from '../merchant/reports/generate.js';
 import type { RandomSource } from '../shared/ids.js';
 import type { Adapters } from './adapters.js';
 
 /** The background jobs by name: what the scheduler runs, each under its own lock. */
-export type JobName = 'sweeper' | 'holds' | 'poller' | 'recovery' | 'health';
+export type JobName = 'sweeper' | 'holds' | 'poller' | 'recovery' | 'health' | 'report';
 
 /** Cron expressions (seconds first) and how long each job's lock lasts without renewal. */
 export const JOB_TIMING: Record<JobName, { schedule: string; lockMs: number }> = {
@@ -22,6 +23,8 @@ export const JOB_TIMING: Record<JobName, { schedule: string; lockMs: number }> =
   poller: { schedule: '*/15 * * * * *', lockMs: 60_000 },
   recovery: { schedule: '0 */5 * * * *', lockMs: 60_000 },
   health: { schedule: '30 * * * * *', lockMs: 30_000 },
+  // The day before's reconciliation, ten minutes after midnight (the process's time zone: UTC in the image).
+  report: { schedule: '0 10 0 * * *', lockMs: 5 * 60_000 },
 };
 
 /** The jobs' work, over the adapters: what the scheduler runs, and what tests and the CLI call. */
@@ -36,6 +39,8 @@ export interface Jobs {
   checkHealth(): Promise<WebhookHealth & { recovered: boolean }>;
   /** The last health check's result (any instance's). */
   lastHealth(): Promise<WebhookHealth | null>;
+  /** Yesterday's (UTC) reconciliation: its totals and mismatches to the log and the metrics. */
+  dailyReport(): Promise<Report>;
   /** A job run now as the scheduler runs it: under its lock; null when another instance holds it. */
   run(name: JobName): Promise<unknown | null>;
   /** Each job's work, unlocked: what the scheduler runs under its lock. */
@@ -53,17 +58,19 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
   const locked = <T>(name: JobName, run: () => Promise<T>) =>
     runLocked(a.redis, a.redisPrefix, { name, lockMs: JOB_TIMING[name].lockMs, run }, random);
   const memory = healthMemory(a);
-  const recover = (options?: RecoveryOptions) => recoverEvents({ ...deps, enqueue: a.enqueue }, options);
+  const recover = (options?: RecoveryOptions) =>
+    recoverEvents({ ...deps, enqueue: a.enqueue }, options).then(tap((s) => a.metrics.recovered(s)));
   const jobs: Omit<Jobs, 'run' | 'work'> = {
     sweep: () => sweepInbox({ inbox: a.store.inbox, enqueue: a.enqueue, now: a.clock.now() }),
     expireHolds: () => expireHolds(a.checkout),
-    poll: (options) => pollDue(deps, options),
-    pollAll: (onOrder) => pollAll(deps, onOrder),
+    poll: (options) => pollDue(deps, options).then(tap((s) => a.metrics.polled(s))),
+    pollAll: (onOrder) => pollAll(deps, onOrder).then(tap((s) => a.metrics.polled(s))),
     recover,
     // Back to healthy after a streak: recovery at once, under its own lock so it never runs twice.
     checkHealth: () =>
       checkWebhookHealth({ ...deps, memory, recover: () => locked('recovery', () => recover()) }),
     lastHealth: () => memory.get(),
+    dailyReport: () => dailyReport(a),
   };
   const work: Record<JobName, () => Promise<unknown>> = {
     sweeper: jobs.sweep,
@@ -71,9 +78,40 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
     poller: () => jobs.poll(),
     recovery: () => jobs.recover(),
     health: jobs.checkHealth,
+    report: jobs.dailyReport,
   };
   return { ...jobs, work, run: (name) => locked(name, work[name]) };
 }
+
+/** Passes a value on after `use` has seen it. */
+const tap =
+  <T>(use: (value: T) => void) =>
+  (value: T): T => {
+    use(value);
+    return value;
+  };
+
+async function dailyReport(a: Adapters): Promise<Report> {
+  const today = Math.floor(a.clock.now() / DAY) * DAY;
+  const report = await reconciliationReport(a.checkout, { from: new Date(today - DAY), to: new Date(today) });
+  const day = report.from.toISOString().slice(0, 10);
+  a.metrics.reported(report.totals);
+  a.logger.info({ day, totals: report.totals }, 'daily reconciliation');
+  const mismatched = report.rows.filter((r) => r.classification === 'mismatched');
+  if (mismatched.length > 0)
+    a.logger.warn(
+      {
+        day,
+        count: mismatched.length,
+        // The first 50 name the orders; the report has them all.
+        orders: mismatched.slice(0, 50).map((r) => ({ order: r.order_id, reason: r.reason })),
+      },
+      'daily reconciliation: orders that do not match the gateway',
+    );
+  return report;
+}
+
+const DAY = 24 * 60 * 60_000;
 
 /** The last health, in Redis: shared by every scheduler, read by whoever reports it. */
 function healthMemory(a: Adapters): HealthMemory {

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type Queue from 'bull';
 import Koa, { type Context } from 'koa';
 import type { Logger } from 'pino';
 import { requestContext } from '../../infra/request-context.js';
@@ -6,6 +7,9 @@ import { requestLog } from '../../infra/request-log.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { errorMiddleware, ok } from './errors.js';
 import { landingRoutes } from './landing-routes.js';
+import { type MetricsEndpoint, metricsRoute } from './metrics-route.js';
+import { mountOpsBoard, opsLoginRoutes } from './ops-board.js';
+import { reportRoutes } from './report-routes.js';
 import { merchantRoutes, type RouteDeps } from './routes.js';
 
 export interface ReadinessCheck {
@@ -19,6 +23,9 @@ export function createMerchantApp(
     logger: Logger;
     readiness: ReadinessCheck[];
     receiver: (ctx: Context) => Promise<void>;
+    metrics: MetricsEndpoint;
+    /** The queues the operator's board shows (bull-board at /ops/queues). */
+    queues: Queue.Queue[];
   },
 ): Koa {
   const app = new Koa();
@@ -26,6 +33,7 @@ export function createMerchantApp(
   app.use(requestContext());
   app.use(requestLog(deps.logger));
   app.use(errorMiddleware(deps.logger));
+  mountOpsBoard(app, { queues: deps.queues, opsApiToken: deps.opsApiToken, clock: deps.clock });
   const router = new Router();
   router.get('/healthz', (ctx) => ok(ctx, { status: 'ok' }));
   router.get('/readyz', async (ctx) => {
@@ -51,6 +59,9 @@ export function createMerchantApp(
   router.post('/webhooks/gateway', deps.receiver);
   merchantRoutes(router, deps);
   landingRoutes(router, deps);
+  reportRoutes(router, deps);
+  metricsRoute(router, deps.metrics);
+  opsLoginRoutes(router, deps);
   app.use(router.routes());
   return app;
 }

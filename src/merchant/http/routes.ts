@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { type CurrencyCode, parseMajor } from '../../shared/money.js';
@@ -11,6 +10,7 @@ import { OrderNotFound } from '../store/index.js';
 import type { OrderRecord } from '../store/records.js';
 import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
+import { authorizeOperator } from './ops-auth.js';
 import {
   captureSchema,
   createOrderSchema,
@@ -176,19 +176,6 @@ function operatorKey(ctx: Context): string | undefined {
   if (key === '') return undefined;
   if (key.length > 255) throw invalid({ 'Idempotency-Key': ['must be at most 255 characters'] });
   return key;
-}
-
-/** Bearer OPS_API_TOKEN, compared in constant time (digests, so lengths do not leak either). */
-function authorizeOperator(ctx: Context, token: string): void {
-  const presented = /^Bearer\s+(\S+)$/i.exec(ctx.get('Authorization'))?.[1] ?? '';
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  if (!timingSafeEqual(digest(presented), digest(token))) {
-    throw new HttpError(
-      401,
-      'UNAUTHORIZED',
-      'Operator endpoints need Authorization: Bearer <OPS_API_TOKEN>.',
-    );
-  }
 }
 
 async function answerOperation(

@@ -1,4 +1,5 @@
 import { type AttemptFacts, type Decision, decide } from '../orders/decide.js';
+import { type GatewayView, viewAfter } from '../orders/gateway-view.js';
 import { isFinding, type Observation, type TransactionFact } from '../orders/observation.js';
 import { nextPollAt, pollable } from '../orders/poll-schedule.js';
 import { withReason } from '../orders/review.js';
@@ -109,18 +110,22 @@ function changeOf(
   const ended = next.status === 'failed' || next.status === 'cancelled';
   const code = isFinding(obs) ? obs.finding.code : (obs.transaction.statusReason ?? null);
   const failureCode = ended ? (code ?? attempt.failure_code) : attempt.failure_code;
+  // What the gateway said, kept beside the order for the report; older news does not replace newer.
+  const view = isFinding(obs) || decision.outcome === 'stale' ? null : viewAfter(viewOf(attempt), obs, facts);
   return {
     // decide returns the very same state object when nothing changed
-    attempt:
-      next === facts.state
-        ? null
+    attempt: {
+      ...(next === facts.state
+        ? {}
         : {
             status: next.status,
             captured_minor: next.capturedMinor,
             refunded_minor: next.refundedMinor,
             capture_id: next.captureId,
             failure_code: failureCode,
-          },
+          }),
+      ...(view ? viewColumns(view) : {}),
+    },
     order: {
       status: decision.orderStatus,
       ...(facts.current ? { captured_minor: next.capturedMinor, refunded_minor: next.refundedMinor } : {}),
@@ -133,6 +138,31 @@ function changeOf(
         : {}),
     },
     history: { source: obs.source, sourceId: obs.sourceId, outcome: decision.outcome, detail: decision.note },
+  };
+}
+
+function viewOf(a: AttemptRecord): GatewayView | null {
+  if (a.gateway_status === null || a.observed_at === null) return null;
+  return {
+    status: a.gateway_status,
+    amountMinor: a.gateway_amount_minor ?? 0,
+    currency: a.gateway_currency ?? '',
+    capturedMinor: a.gateway_captured_minor,
+    refundedMinor: a.gateway_refunded_minor ?? 0,
+    observedAt: a.observed_at.getTime(),
+    source: a.observed_source as GatewayView['source'],
+  };
+}
+
+function viewColumns(v: GatewayView) {
+  return {
+    gateway_status: v.status,
+    gateway_amount_minor: v.amountMinor,
+    gateway_currency: v.currency,
+    gateway_captured_minor: v.capturedMinor,
+    gateway_refunded_minor: v.refundedMinor,
+    observed_at: new Date(v.observedAt),
+    observed_source: v.source,
   };
 }
 

@@ -80,6 +80,16 @@ export class InboxStore {
     await this.models.Inbox.update({ last_error: error.slice(0, 512) }, { where: { event_id: eventId } });
   }
 
+  /** When the oldest event still unprocessed was stored; null when none is (the metrics' inbox lag). */
+  async oldestUnprocessed(): Promise<Date | null> {
+    const row = await this.models.Inbox.findOne({
+      attributes: ['received_at'],
+      where: { processed_at: null },
+      order: [['received_at', 'ASC']],
+    });
+    return row?.received_at ?? null;
+  }
+
   /** Stored but not processed, and older than `before`: what the sweeper queues again. */
   async stuck(before: Date, limit: number): Promise<string[]> {
     const rows = await this.models.Inbox.findAll({

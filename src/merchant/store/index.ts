@@ -11,6 +11,7 @@ import { defineModels } from './models.js';
 import { OperationStore } from './operations.js';
 import { OrderStore } from './orders.js';
 import { PollStore } from './polls.js';
+import { ReportStore } from './reports.js';
 import { SecretStore } from './secrets.js';
 
 /**
@@ -27,6 +28,7 @@ export interface Store {
   secrets: SecretStore;
   polls: PollStore;
   checkpoints: CheckpointStore;
+  reports: ReportStore;
 }
 
 export interface StoreDeps {
@@ -50,6 +52,7 @@ export function createStore({ sequelize, clock, random, box }: StoreDeps): Store
     secrets: new SecretStore(models, box, clock),
     polls: new PollStore(sequelize, models),
     checkpoints: new CheckpointStore(models, clock),
+    reports: new ReportStore(models),
   };
 }
 
@@ -57,3 +60,4 @@ export type { Change, NewOrder, OrderBeforeAttempt } from './orders.js';
 export { DuplicateReference, OrderNotFound } from './orders.js';
 export type { PollTarget } from './polls.js';
 export type * from './records.js';
+export type { ReportCursor, ReportSource } from './reports.js';

@@ -29,7 +29,18 @@ export interface HoldColumns {
 
 type Row<A extends object, Defaults extends keyof A = never> = Model<A, Optional<A, Defaults>> & A;
 export type OrderRow = Row<OrderRecord, 'refunded_minor' | 'needs_review' | 'version' | 'next_poll_at'>;
-export type AttemptRow = Row<AttemptRecord & HoldColumns, 'refunded_minor' | 'session_expires_at'>;
+export type AttemptRow = Row<
+  AttemptRecord & HoldColumns,
+  | 'refunded_minor'
+  | 'session_expires_at'
+  | 'gateway_status'
+  | 'gateway_amount_minor'
+  | 'gateway_currency'
+  | 'gateway_captured_minor'
+  | 'gateway_refunded_minor'
+  | 'observed_at'
+  | 'observed_source'
+>;
 export type OperationRow = Row<OperationRecord>;
 export type HistoryRow = Row<HistoryRecord, 'id'>;
 export type SecretRow = Row<SecretRecord, 'id' | 'active'>;
@@ -97,6 +108,13 @@ export function defineModels(sequelize: Sequelize): Models {
       hold_sealed: { type: DataTypes.TEXT, allowNull: true },
       hold_expires_at: when(true),
       session_expires_at: when(true),
+      gateway_status: str(32),
+      gateway_amount_minor: minor(),
+      gateway_currency: { type: DataTypes.CHAR(3), allowNull: true },
+      gateway_captured_minor: minor(),
+      gateway_refunded_minor: minor(),
+      observed_at: when(true),
+      observed_source: str(16),
       created_at: when(),
       updated_at: when(),
     },

@@ -31,9 +31,23 @@ export type OrderBeforeAttempt = Pick<
 
 /** What one observation does to the attempt and its order, as `decide` worked it out. */
 export interface Change {
-  /** Null: the attempt stays as it is. */
+  /** Null (or empty): the attempt stays as it is. */
   attempt: Partial<
-    Pick<AttemptRecord, 'status' | 'captured_minor' | 'refunded_minor' | 'capture_id' | 'failure_code'>
+    Pick<
+      AttemptRecord,
+      | 'status'
+      | 'captured_minor'
+      | 'refunded_minor'
+      | 'capture_id'
+      | 'failure_code'
+      | 'gateway_status'
+      | 'gateway_amount_minor'
+      | 'gateway_currency'
+      | 'gateway_captured_minor'
+      | 'gateway_refunded_minor'
+      | 'observed_at'
+      | 'observed_source'
+    >
   > | null;
   order: Partial<
     Pick<
@@ -207,7 +221,8 @@ export class OrderStore {
       const now = this.#now();
       const before = plain(order);
       const { change, result } = plan(before, attemptRecord(attempt), now);
-      if (change.attempt) await attempt.update({ ...change.attempt, updated_at: now }, { transaction: tx });
+      if (change.attempt && Object.keys(change.attempt).length > 0)
+        await attempt.update({ ...change.attempt, updated_at: now }, { transaction: tx });
       const changed = Object.entries(change.order).filter(
         ([field, value]) => !same(before[field as keyof OrderRecord], value),
       );

@@ -43,6 +43,14 @@ export interface AttemptRecord {
   failure_code: string | null;
   /** A payment session's `expires_at`: the poller asks right after it. */
   session_expires_at: Date | null;
+  /** What the gateway last said of the attempt's transaction (the reconciliation report's right side). */
+  gateway_status: string | null;
+  gateway_amount_minor: number | null;
+  gateway_currency: string | null;
+  gateway_captured_minor: number | null;
+  gateway_refunded_minor: number | null;
+  observed_at: Date | null;
+  observed_source: string | null;
   created_at: Date;
   updated_at: Date;
 }

@@ -20,12 +20,19 @@ export interface ReceiverDeps {
   enqueue: (eventId: string) => Promise<void>;
   clock: Clock;
   logger: Logger;
+  /** Told of every answer: its outcome and how long it took (the metrics). */
+  observe?: (outcome: ReceiverOutcome, seconds: number) => void;
 }
 
-const answer = (ctx: Context, status: number, code: string, message: string) => {
-  ctx.status = status;
-  ctx.body = { success: status < 300, message, code, data: null };
-};
+/** What the receiver answered: for the metrics and the log. */
+export type ReceiverOutcome =
+  | 'accepted'
+  | 'duplicate'
+  | 'bad_signature'
+  | 'malformed'
+  | 'too_large'
+  | 'unavailable'
+  | 'ping';
 
 /**
  * POST /webhooks/gateway. Verify first, on the raw bytes; nothing unverified is parsed, stored or
@@ -33,71 +40,82 @@ const answer = (ctx: Context, status: number, code: string, message: string) => 
  */
 export function webhookReceiver(deps: ReceiverDeps) {
   return async (ctx: Context): Promise<void> => {
-    let raw: Buffer;
-    try {
-      raw = await getRawBody(ctx.req, { limit: MAX_WEBHOOK_BYTES });
-    } catch (error) {
-      if ((error as { type?: string }).type === 'entity.too.large')
-        return answer(ctx, 413, 'PAYLOAD_TOO_LARGE', 'The body is over 256 KiB.');
-      throw error;
-    }
-    const header = ctx.get('X-Service-Signature');
-    const nowSeconds = unixSeconds(deps.clock.now());
-    const check = async () =>
-      verify({
-        payload: raw,
-        header,
-        secrets: await deps.secrets.get(),
-        nowSeconds,
-        toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
-      });
-    let verdict = await check();
-    // A miss may be a secret rotated by another process: re-read the secrets once and try again.
-    if (!verdict.ok && verdict.reason === 'signature_mismatch') {
-      await deps.secrets.refresh();
-      verdict = await check();
-    }
-    if (!verdict.ok) {
-      deps.logger.warn({ reason: verdict.reason }, 'webhook refused: signature');
-      return answer(ctx, 401, 'INVALID_SIGNATURE', verdict.message);
-    }
-
-    const text = raw.toString('utf8');
-    const source = ctx.get('X-Service-Replay') === 'true' ? 'replay' : 'webhook';
-    const event = parseEvent(text, source, deps.clock.now());
-    if (event.kind === 'rejected') return answer(ctx, 400, 'MALFORMED_EVENT', event.message);
-    if (event.kind === 'ping') return answer(ctx, 200, '', 'pong');
-
-    let stored: 'stored' | 'duplicate';
-    try {
-      stored = await deps.inbox.store({
-        id: event.id,
-        type: event.type,
-        transactionId: event.observation.transaction.id,
-        source,
-        payload: text,
-        now: new Date(deps.clock.now()),
-      });
-    } catch (error) {
-      // Without the inbox nothing is safe: 503, and the gateway delivers it again later.
-      deps.logger.error(
-        { err: { message: (error as Error).message }, event: event.id },
-        'webhook not stored: database unavailable',
-      );
-      ctx.set('Retry-After', '30');
-      return answer(ctx, 503, 'UNAVAILABLE', 'The event could not be stored; please retry.');
-    }
-    if (stored === 'duplicate') return answer(ctx, 200, '', 'Already received.');
-
-    try {
-      await withDeadline(deps.enqueue(event.id), ENQUEUE_DEADLINE_MS, 'the queue');
-    } catch (error) {
-      // Stored is what matters: the sweeper queues whatever is stored and unprocessed after a minute.
-      deps.logger.warn(
-        { err: { message: (error as Error).message }, event: event.id },
-        'webhook stored, not queued',
-      );
-    }
-    return answer(ctx, 200, '', 'Received.');
+    const started = performance.now();
+    const outcome = await receive(ctx, deps);
+    deps.observe?.(outcome, (performance.now() - started) / 1000);
   };
+}
+
+async function receive(ctx: Context, deps: ReceiverDeps): Promise<ReceiverOutcome> {
+  const answer = (outcome: ReceiverOutcome, status: number, code: string, message: string) => {
+    ctx.status = status;
+    ctx.body = { success: status < 300, message, code, data: null };
+    return outcome;
+  };
+  let raw: Buffer;
+  try {
+    raw = await getRawBody(ctx.req, { limit: MAX_WEBHOOK_BYTES });
+  } catch (error) {
+    if ((error as { type?: string }).type === 'entity.too.large')
+      return answer('too_large', 413, 'PAYLOAD_TOO_LARGE', 'The body is over 256 KiB.');
+    throw error;
+  }
+  const header = ctx.get('X-Service-Signature');
+  const nowSeconds = unixSeconds(deps.clock.now());
+  const check = async () =>
+    verify({
+      payload: raw,
+      header,
+      secrets: await deps.secrets.get(),
+      nowSeconds,
+      toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
+    });
+  let verdict = await check();
+  // A miss may be a secret rotated by another process: re-read the secrets once and try again.
+  if (!verdict.ok && verdict.reason === 'signature_mismatch') {
+    await deps.secrets.refresh();
+    verdict = await check();
+  }
+  if (!verdict.ok) {
+    deps.logger.warn({ reason: verdict.reason }, 'webhook refused: signature');
+    return answer('bad_signature', 401, 'INVALID_SIGNATURE', verdict.message);
+  }
+
+  const text = raw.toString('utf8');
+  const source = ctx.get('X-Service-Replay') === 'true' ? 'replay' : 'webhook';
+  const event = parseEvent(text, source, deps.clock.now());
+  if (event.kind === 'rejected') return answer('malformed', 400, 'MALFORMED_EVENT', event.message);
+  if (event.kind === 'ping') return answer('ping', 200, '', 'pong');
+
+  let stored: 'stored' | 'duplicate';
+  try {
+    stored = await deps.inbox.store({
+      id: event.id,
+      type: event.type,
+      transactionId: event.observation.transaction.id,
+      source,
+      payload: text,
+      now: new Date(deps.clock.now()),
+    });
+  } catch (error) {
+    // Without the inbox nothing is safe: 503, and the gateway delivers it again later.
+    deps.logger.error(
+      { err: { message: (error as Error).message }, event: event.id },
+      'webhook not stored: database unavailable',
+    );
+    ctx.set('Retry-After', '30');
+    return answer('unavailable', 503, 'UNAVAILABLE', 'The event could not be stored; please retry.');
+  }
+  if (stored === 'duplicate') return answer('duplicate', 200, '', 'Already received.');
+
+  try {
+    await withDeadline(deps.enqueue(event.id), ENQUEUE_DEADLINE_MS, 'the queue');
+  } catch (error) {
+    // Stored is what matters: the sweeper queues whatever is stored and unprocessed after a minute.
+    deps.logger.warn(
+      { err: { message: (error as Error).message }, event: event.id },
+      'webhook stored, not queued',
+    );
+  }
+  return answer('accepted', 200, '', 'Received.');
 }

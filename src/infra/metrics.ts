@@ -1,0 +1,202 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What the gauges read at each scrape: shared state (the queue, the inbox, the budget, the health). */
+export interface MetricSources {
+  /** Seconds since the oldest inbox row still unprocessed was stored; 0 when none is. */
+  inboxLagSeconds(): Promise<number>;
+  queueJobs(): Promise<Record<'waiting' | 'active' | 'delayed' | 'failed', number>>;
+  /** Calls (and waits) by caller in the last complete minute, and the gateway's last remaining. */
+  budget(): Promise<{
+    calls: Record<string, number>;
+    waits: Record<string, number>;
+    remaining: number | null;
+  }>;
+  webhookHealth(): Promise<{ status: string; consecutiveFailures: number } | null>;
+}
+
+/**
+ * The kit's Prometheus metrics (prom-client), one registry per kit: the process's own, the counters
+ * this process adds to, and gauges that read shared state when scraped. Names start with `kit_`.
+ */
+export class KitMetrics {
+  readonly registry = new Registry();
+  readonly #receiver: Counter<'outcome'>;
+  readonly #receiverSeconds: Histogram;
+  readonly #observations: Counter<'source' | 'outcome'>;
+  readonly #polls: Counter<'result'>;
+  readonly #recovery: Counter<'result'>;
+  readonly #report: Gauge<'currency' | 'classification'>;
+  #sources: MetricSources | null = null;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.#receiver = new Counter({
+      name: 'kit_webhook_requests_total',
+      help: 'Webhook deliveries answered by the receiver, by outcome',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.#receiverSeconds = new Histogram({
+      name: 'kit_webhook_request_duration_seconds',
+      help: 'Time the receiver took to answer a delivery',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    });
+    this.#observations = new Counter({
+      name: 'kit_observations_total',
+      help: 'Observations applied through the one apply path, by source and outcome',
+      labelNames: ['source', 'outcome'],
+      registers,
+    });
+    this.#polls = new Counter({
+      name: 'kit_poll_orders_total',
+      help: 'Orders the poller asked the gateway about, by result (polled, changed, exhausted, failed)',
+      labelNames: ['result'],
+      registers,
+    });
+    this.#recovery = new Counter({
+      name: 'kit_recovery_events_total',
+      help: 'Events recovery listed, found missing, recovered, replayed or failed to recover',
+      labelNames: ['result'],
+      registers,
+    });
+    this.#report = new Gauge({
+      name: 'kit_report_orders',
+      help: 'Orders of the last daily reconciliation report, by currency and classification',
+      labelNames: ['currency', 'classification'],
+      registers,
+    });
+    const metrics = this;
+    new Gauge({
+      name: 'kit_inbox_oldest_unprocessed_seconds',
+      help: 'How long the oldest stored, unprocessed webhook event has waited',
+      registers,
+      async collect() {
+        const lag = await metrics.#read((s) => s.inboxLagSeconds());
+        if (lag !== null) this.set(lag);
+      },
+    });
+    new Gauge({
+      name: 'kit_queue_jobs',
+      help: "The reconciler queue's jobs by state",
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        const jobs = await metrics.#read((s) => s.queueJobs());
+        for (const [state, n] of Object.entries(jobs ?? {})) this.set({ state }, n);
+      },
+    });
+    const budget = () => this.#read((s) => s.budget());
+    new Gauge({
+      name: 'kit_gateway_calls_last_minute',
+      help: 'Gateway calls of the API key in the last complete minute, all processes, by caller',
+      labelNames: ['caller'],
+      registers,
+      async collect() {
+        for (const [caller, n] of Object.entries((await budget())?.calls ?? {})) this.set({ caller }, n);
+      },
+    });
+    new Gauge({
+      name: 'kit_gateway_budget_waits_last_minute',
+      help: 'Times a caller was told to wait by the shared budget in the last complete minute',
+      labelNames: ['caller'],
+      registers,
+      async collect() {
+        for (const [caller, n] of Object.entries((await budget())?.waits ?? {})) this.set({ caller }, n);
+      },
+    });
+    new Gauge({
+      name: 'kit_gateway_rate_limit_remaining',
+      help: "The gateway's last X-RateLimit-Remaining for the key (absent when none was seen in a minute)",
+      registers,
+      async collect() {
+        this.reset();
+        const remaining = (await budget())?.remaining;
+        if (remaining !== null && remaining !== undefined) this.set(remaining);
+      },
+    });
+    new Gauge({
+      name: 'kit_webhook_delivery_status',
+      help: "The endpoint's delivery health at the last check: 1 for the current status",
+      labelNames: ['status'],
+      registers,
+      async collect() {
+        this.reset();
+        const health = await metrics.#read((s) => s.webhookHealth());
+        if (health) this.set({ status: health.status }, 1);
+      },
+    });
+    new Gauge({
+      name: 'kit_webhook_consecutive_failures',
+      help: 'Consecutive failed deliveries at the last health check',
+      registers,
+      async collect() {
+        const health = await metrics.#read((s) => s.webhookHealth());
+        if (health) this.set(health.consecutiveFailures);
+      },
+    });
+  }
+
+  /** Gives the gauges what they read; until then (or if reading fails) they say nothing. */
+  watch(sources: MetricSources): void {
+    this.#sources = sources;
+  }
+
+  /** A delivery the receiver answered: its outcome (accepted, duplicate, bad_signature, ...) and time. */
+  receiver(outcome: string, seconds: number): void {
+    this.#receiver.inc({ outcome });
+    this.#receiverSeconds.observe(seconds);
+  }
+
+  observed(source: string, outcome: string): void {
+    this.#observations.inc({ source, outcome });
+  }
+
+  polled(summary: { orders: number; changed: number; exhausted: number; failed: number }): void {
+    this.#polls.inc({ result: 'polled' }, summary.orders);
+    this.#polls.inc({ result: 'changed' }, summary.changed);
+    this.#polls.inc({ result: 'exhausted' }, summary.exhausted);
+    this.#polls.inc({ result: 'failed' }, summary.failed);
+  }
+
+  recovered(summary: {
+    listed: number;
+    missing: number;
+    recovered: number;
+    replayed: number;
+    failed: number;
+  }): void {
+    for (const result of ['listed', 'missing', 'recovered', 'replayed', 'failed'] as const)
+      this.#recovery.inc({ result }, summary[result]);
+  }
+
+  reported(
+    totals: readonly { currency: string; orders: number; in_flight: number; mismatched: number }[],
+  ): void {
+    this.#report.reset();
+    for (const t of totals) {
+      this.#report.set(
+        { currency: t.currency, classification: 'matched' },
+        t.orders - t.in_flight - t.mismatched,
+      );
+      this.#report.set({ currency: t.currency, classification: 'in_flight' }, t.in_flight);
+      this.#report.set({ currency: t.currency, classification: 'mismatched' }, t.mismatched);
+    }
+  }
+
+  /** The Prometheus text of every metric. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** A scrape must not fail because Redis or the database does: that gauge is left out this time. */
+  async #read<T>(read: (s: MetricSources) => Promise<T>): Promise<T | null> {
+    if (!this.#sources) return null;
+    try {
+      return await read(this.#sources);
+    } catch {
+      return null;
+    }
+  }
+}

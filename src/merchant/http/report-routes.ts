@@ -1,0 +1,61 @@
+import type Router from '@koa/router';
+import { z } from 'zod';
+import type { CheckoutDeps } from '../checkout/deps.js';
+import { reportCsv } from '../reports/csv.js';
+import { reconciliationReport, reportRows } from '../reports/generate.js';
+import { invalid, ok, parse } from './errors.js';
+import { authorizeOperator } from './ops-auth.js';
+
+const timestamp = z
+  .string({ message: 'is required: an ISO 8601 date or time, such as 2026-11-23 or 2026-11-23T08:00:00Z' })
+  .refine(
+    (v) => /^\d{4}-\d{2}-\d{2}/.test(v) && !Number.isNaN(Date.parse(v)),
+    'must be an ISO 8601 date or time, such as 2026-11-23 or 2026-11-23T08:00:00Z',
+  )
+  .transform((v) => new Date(Date.parse(v)));
+
+export const reportQuerySchema = z.object({
+  /** Orders created from here (inclusive); a date alone is its midnight, UTC. */
+  from: timestamp,
+  /** To here (exclusive): `from=2026-11-23&to=2026-11-24` is the 23rd. */
+  to: timestamp,
+  format: z.enum(['json', 'csv'], { message: 'must be json or csv' }).default('json'),
+  refresh: z.enum(['true', 'false'], { message: 'must be true or false' }).default('false'),
+});
+
+/** The range of a report's query, checked: `to` after `from`. */
+export function reportRange(query: unknown) {
+  const q = parse(reportQuerySchema, query);
+  if (q.to.getTime() <= q.from.getTime()) throw invalid({ to: ['must be after from'] });
+  return q;
+}
+
+/** merchant.md, HTTP interface: GET /reports/reconciliation (finance; the ops token). */
+export function reportRoutes(router: Router, deps: CheckoutDeps & { opsApiToken: string }): void {
+  router.get('/reports/reconciliation', async (ctx) => {
+    authorizeOperator(ctx, deps.opsApiToken);
+    const q = reportRange(ctx.query);
+    const range = { from: q.from, to: q.to };
+    if (q.format === 'csv') {
+      // Streamed: a month of orders never sits in memory. A refresh asks the gateway first.
+      if (q.refresh === 'true') await reconciliationReport(deps, range, { refresh: true, caller: 'report' });
+      ctx.set('Content-Disposition', `attachment; filename="reconciliation-${day(q.from)}-${day(q.to)}.csv"`);
+      ctx.type = 'text/csv; charset=utf-8';
+      ctx.body = reportCsv(reportRows(deps, range));
+      return;
+    }
+    const report = await reconciliationReport(deps, range, {
+      refresh: q.refresh === 'true',
+      caller: 'report',
+    });
+    ok(ctx, {
+      from: report.from.toISOString(),
+      to: report.to.toISOString(),
+      generated_at: report.generatedAt,
+      totals: report.totals,
+      rows: report.rows,
+    });
+  });
+}
+
+const day = (d: Date) => d.toISOString().slice(0, 10);

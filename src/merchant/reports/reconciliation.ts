@@ -1,0 +1,223 @@
+import { type CurrencyCode, formatMinor, isCurrencyCode } from '../../shared/money.js';
+import type { AttemptRecord, OrderRecord } from '../store/records.js';
+
+/**
+ * The finance reconciliation report (merchant.md, HTTP interface): each order beside what the gateway
+ * last said of its payment, classified. Pure: rows and totals from records.
+ *
+ * - `matched`: the order and the gateway agree (or nothing ever reached the gateway).
+ * - `in_flight`: a matter of timing: the gateway has not finished (a session or a challenge still
+ *   open), or has not yet said everything (a capture's amount): they will agree once events land.
+ * - `mismatched`: an integrity problem a person must look at: another amount or currency, a second
+ *   capture, money on a superseded attempt, anything the reconciler flagged (`needs_review`).
+ */
+export type Classification = 'matched' | 'in_flight' | 'mismatched';
+
+export interface ReportRow {
+  order_id: string;
+  reference: string;
+  created_at: string;
+  status: string;
+  currency: string;
+  amount: number;
+  amount_formatted: string;
+  captured_amount: number | null;
+  captured_amount_formatted: string | null;
+  refunded_amount: number;
+  refunded_amount_formatted: string;
+  gateway_transaction_id: string | null;
+  gateway_status: string | null;
+  gateway_currency: string | null;
+  gateway_amount: number | null;
+  gateway_amount_formatted: string | null;
+  gateway_captured_amount: number | null;
+  gateway_captured_amount_formatted: string | null;
+  gateway_refunded_amount: number | null;
+  gateway_refunded_amount_formatted: string | null;
+  observed_at: string | null;
+  observed_source: string | null;
+  classification: Classification;
+  reason: string;
+  match: boolean;
+}
+
+/** The CSV's columns, in order: stable names (the README lists them). */
+export const REPORT_COLUMNS: readonly (keyof ReportRow)[] = [
+  'order_id',
+  'reference',
+  'created_at',
+  'status',
+  'currency',
+  'amount',
+  'amount_formatted',
+  'captured_amount',
+  'captured_amount_formatted',
+  'refunded_amount',
+  'refunded_amount_formatted',
+  'gateway_transaction_id',
+  'gateway_status',
+  'gateway_currency',
+  'gateway_amount',
+  'gateway_amount_formatted',
+  'gateway_captured_amount',
+  'gateway_captured_amount_formatted',
+  'gateway_refunded_amount',
+  'gateway_refunded_amount_formatted',
+  'observed_at',
+  'observed_source',
+  'classification',
+  'reason',
+  'match',
+];
+
+export interface CurrencyTotals {
+  currency: string;
+  orders: number;
+  captured: number;
+  captured_formatted: string;
+  refunded: number;
+  refunded_formatted: string;
+  /** Captured minus refunded: what the shop keeps. */
+  net: number;
+  net_formatted: string;
+  in_flight: number;
+  mismatched: number;
+}
+
+/** The order statuses a gateway status may stand behind (the reconciler's mapping, read backwards). */
+function statusesFor(gatewayStatus: string, refunded: number, captured: number | null): readonly string[] {
+  switch (gatewayStatus) {
+    case 'pending':
+      return ['pending', 'requires_action'];
+    case 'auth':
+      return ['authorized'];
+    case 'captured':
+      return refunded === 0
+        ? ['paid']
+        : captured !== null && refunded >= captured
+          ? ['refunded']
+          : ['partially_refunded'];
+    case 'refunded':
+      return ['refunded'];
+    case 'voided':
+      return ['voided'];
+    case 'failed':
+      return ['failed'];
+    case 'cancelled':
+      return ['cancelled', 'expired']; // a session's own status tells which; its transaction says cancelled
+    case 'chargeback':
+      return ['disputed'];
+    default:
+      return [];
+  }
+}
+
+/** Classifies one order against the gateway's last word, with the reason in plain words. */
+export function classify(
+  order: OrderRecord,
+  attempt: AttemptRecord | null,
+): { classification: Classification; reason: string } {
+  const verdict = (classification: Classification, reason: string) => ({ classification, reason });
+  if (order.needs_review) return verdict('mismatched', order.review_reason ?? 'flagged for review');
+  const atGateway =
+    attempt && (attempt.gateway_transaction_id !== null || attempt.payment_session_id !== null);
+  if (!atGateway) {
+    if (order.status === 'requires_action')
+      return verdict('in_flight', 'the customer has not finished the 3D Secure challenge');
+    return verdict('matched', order.current_attempt_id ? 'nothing reached the gateway' : 'not paid for yet');
+  }
+  if (attempt.gateway_status === null) return verdict('in_flight', 'no answer from the gateway seen yet');
+  if (attempt.gateway_currency !== order.currency)
+    return verdict(
+      'mismatched',
+      `currency ${attempt.gateway_currency} at the gateway, ${order.currency} on the order`,
+    );
+  if (attempt.gateway_amount_minor !== order.amount_minor)
+    return verdict(
+      'mismatched',
+      `amount ${attempt.gateway_amount_minor} at the gateway, ${order.amount_minor} on the order`,
+    );
+  const refunded = attempt.gateway_refunded_minor ?? 0;
+  if (attempt.gateway_status === 'pending')
+    return verdict('in_flight', 'the gateway has not finished the payment');
+  if (!statusesFor(attempt.gateway_status, refunded, attempt.gateway_captured_minor).includes(order.status))
+    return verdict('mismatched', `the order is ${order.status}, the gateway said ${attempt.gateway_status}`);
+  const moneyMoved = ['captured', 'refunded', 'chargeback'].includes(attempt.gateway_status);
+  if (moneyMoved && attempt.gateway_captured_minor === null)
+    return verdict('in_flight', 'captured at the gateway; the amount comes with its event');
+  if (moneyMoved && order.captured_minor !== attempt.gateway_captured_minor)
+    return verdict(
+      'mismatched',
+      `captured ${order.captured_minor} on the order, ${attempt.gateway_captured_minor} at the gateway`,
+    );
+  if (order.refunded_minor !== refunded)
+    return verdict('mismatched', `refunded ${order.refunded_minor} on the order, ${refunded} at the gateway`);
+  return verdict('matched', '');
+}
+
+const format = (minor: number | null, currency: string) =>
+  minor === null || !isCurrencyCode(currency) ? null : formatMinor(minor, currency as CurrencyCode);
+
+export function reportRow(order: OrderRecord, attempt: AttemptRecord | null): ReportRow {
+  const { classification, reason } = classify(order, attempt);
+  const gatewayCurrency = attempt?.gateway_currency ?? null;
+  const gateway = (minor: number | null | undefined) => format(minor ?? null, gatewayCurrency ?? '');
+  return {
+    order_id: order.id,
+    reference: order.reference,
+    created_at: order.created_at.toISOString(),
+    status: order.status,
+    currency: order.currency,
+    amount: order.amount_minor,
+    amount_formatted: format(order.amount_minor, order.currency) ?? '',
+    captured_amount: order.captured_minor,
+    captured_amount_formatted: format(order.captured_minor, order.currency),
+    refunded_amount: order.refunded_minor,
+    refunded_amount_formatted: format(order.refunded_minor, order.currency) ?? '',
+    gateway_transaction_id: attempt?.gateway_transaction_id ?? null,
+    gateway_status: attempt?.gateway_status ?? null,
+    gateway_currency: gatewayCurrency,
+    gateway_amount: attempt?.gateway_amount_minor ?? null,
+    gateway_amount_formatted: gateway(attempt?.gateway_amount_minor),
+    gateway_captured_amount: attempt?.gateway_captured_minor ?? null,
+    gateway_captured_amount_formatted: gateway(attempt?.gateway_captured_minor),
+    gateway_refunded_amount: attempt?.gateway_refunded_minor ?? null,
+    gateway_refunded_amount_formatted: gateway(attempt?.gateway_refunded_minor),
+    observed_at: attempt?.observed_at?.toISOString() ?? null,
+    observed_source: attempt?.observed_source ?? null,
+    classification,
+    reason,
+    match: classification === 'matched',
+  };
+}
+
+/** Totals per currency, from the orders' own amounts, in minor units (exact) and formatted. */
+export function totalsOf(rows: readonly ReportRow[]): CurrencyTotals[] {
+  const by = new Map<string, Omit<CurrencyTotals, `${string}_formatted`>>();
+  for (const row of rows) {
+    const t = by.get(row.currency) ?? {
+      currency: row.currency,
+      orders: 0,
+      captured: 0,
+      refunded: 0,
+      net: 0,
+      in_flight: 0,
+      mismatched: 0,
+    };
+    t.orders += 1;
+    t.captured += row.captured_amount ?? 0;
+    t.refunded += row.refunded_amount;
+    t.net = t.captured - t.refunded;
+    if (row.classification === 'in_flight') t.in_flight += 1;
+    if (row.classification === 'mismatched') t.mismatched += 1;
+    by.set(row.currency, t);
+  }
+  return [...by.values()]
+    .sort((a, b) => a.currency.localeCompare(b.currency))
+    .map((t) => ({
+      ...t,
+      captured_formatted: format(t.captured, t.currency) ?? '',
+      refunded_formatted: format(t.refunded, t.currency) ?? '',
+      net_formatted: format(t.net, t.currency) ?? '',
+    }));
+}

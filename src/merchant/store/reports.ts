@@ -1,0 +1,58 @@
+import { Op } from 'sequelize';
+import { attemptRecord, type Models, plain } from './models.js';
+import type { AttemptRecord, OrderRecord } from './records.js';
+
+/** An order with its current attempt: one line of the reconciliation report. */
+export interface ReportSource {
+  order: OrderRecord;
+  attempt: AttemptRecord | null;
+}
+
+/** Where a page of the report ends: the next page starts after it. */
+export interface ReportCursor {
+  createdAt: Date;
+  id: string;
+}
+
+/** The orders the reconciliation report reads: by the time they were created (indexed), in pages. */
+export class ReportStore {
+  constructor(private readonly models: Models) {}
+
+  /** Orders created in [from, to), oldest first, up to `limit` after `after`. */
+  async created(
+    from: Date,
+    to: Date,
+    limit: number,
+    after: ReportCursor | null = null,
+  ): Promise<ReportSource[]> {
+    const range = { [Op.gte]: from, [Op.lt]: to };
+    const where = after
+      ? {
+          [Op.or]: [
+            { created_at: { ...range, [Op.gt]: after.createdAt } },
+            { created_at: after.createdAt, id: { [Op.gt]: after.id } },
+          ],
+        }
+      : { created_at: range };
+    const orders = await this.models.Order.findAll({
+      where,
+      order: [
+        ['created_at', 'ASC'],
+        ['id', 'ASC'],
+      ],
+      limit,
+    });
+    const ids = orders.map((o) => o.current_attempt_id).filter((id): id is string => id !== null);
+    const attempts =
+      ids.length === 0 ? [] : await this.models.Attempt.findAll({ where: { id: { [Op.in]: ids } } });
+    const byId = new Map(attempts.map((a) => [a.id, attemptRecord(a)]));
+    return orders.map((o) => ({
+      order: plain(o),
+      attempt: o.current_attempt_id ? (byId.get(o.current_attempt_id) ?? null) : null,
+    }));
+  }
+
+  async countCreated(from: Date, to: Date): Promise<number> {
+    return this.models.Order.count({ where: { created_at: { [Op.gte]: from, [Op.lt]: to } } });
+  }
+}
