@@ -59,6 +59,10 @@ const envSchema = z.object({
   PUBLIC_BASE_URL: url(['http:', 'https:'], 'http(s)').optional(),
   DATABASE_URL: url(['mysql:', 'mariadb:'], 'mysql://').default('mysql://root@127.0.0.1:3306/merchant'),
   REDIS_URL: url(['redis:', 'rediss:'], 'redis://').default('redis://127.0.0.1:6379'),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1 to 32 letters, digits, _ or -')
+    .default('kit'),
   GATEWAY_BASE_URL: z
     .string()
     .refine(
@@ -130,6 +134,8 @@ export interface Config {
   publicBaseUrl: string | null;
   databaseUrl: string;
   redisUrl: string;
+  /** Keys of the queue, the locks and the budget: every process of one kit shares it; two kits on one Redis must not. */
+  redisPrefix: string;
   gateway: {
     /** Null: start the embedded sandbox and use it. */
     baseUrl: string | null;
@@ -212,6 +218,7 @@ export function loadConfig(
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? null,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
+    redisPrefix: e.REDIS_PREFIX,
     gateway: {
       baseUrl: remote?.replace(/\/+$/, '') ?? null,
       apiKey: e.GATEWAY_API_KEY ?? SANDBOX_MERCHANT_KEY,

@@ -9,7 +9,7 @@ import type { Config } from './config.js';
 import type { Gateway } from './gateway/app.js';
 import type { Seed } from './gateway/state/seed.js';
 import { bindHttpServer } from './infra/http-server.js';
-import { buildAdapters, REDIS_PREFIX } from './kit/adapters.js';
+import { buildAdapters } from './kit/adapters.js';
 import { metricsEndpoint, startApi } from './kit/api.js';
 import { type Jobs, jobsOf } from './kit/jobs.js';
 import { metricSources } from './kit/metric-sources.js';
@@ -39,7 +39,7 @@ export interface KitOptions {
   clientDeps?: Partial<ClientDeps>;
   /** The embedded sandbox's clock and seed, for tests; default real time (that its controls can advance) and GATEWAY_SEED. */
   sandbox?: { clock?: AdvanceableClock; seed?: Seed };
-  /** Redis key prefix of the queue and locks (tests: one per kit). Default `kit`. */
+  /** Redis key prefix of the queue, locks and budget (tests: one per kit). Default REDIS_PREFIX (`kit`). */
   redisPrefix?: string;
   /** Jobs the reconciler runs at once. Default 8. */
   workerConcurrency?: number;
@@ -108,7 +108,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
         logger,
         clock,
         random,
-        redisPrefix: options.redisPrefix ?? REDIS_PREFIX,
+        redisPrefix: options.redisPrefix ?? config.redisPrefix,
         jobRetry: options.jobRetry,
         clientDeps: { now: () => clock.now(), ...options.clientDeps },
         sandbox: { ...options.sandbox, clock: sandboxClock },

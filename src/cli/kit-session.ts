@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import { createLogger } from '../infra/logger.js';
-import { type Adapters, buildAdapters, REDIS_PREFIX } from '../kit/adapters.js';
+import { type Adapters, buildAdapters } from '../kit/adapters.js';
 import { type Jobs, jobsOf } from '../kit/jobs.js';
 import { Shutdown } from '../kit/shutdown.js';
 import { systemClock } from '../shared/clock.js';
@@ -22,7 +22,7 @@ export async function withKit<T>(config: Config, fn: (a: Adapters, jobs: Jobs) =
         logger,
         clock: systemClock,
         random: cryptoRandom,
-        redisPrefix: REDIS_PREFIX,
+        redisPrefix: config.redisPrefix,
         publicBaseUrl: config.publicBaseUrl ?? `http://127.0.0.1:${config.port}`,
         embedded: 'attach',
       },

@@ -23,9 +23,6 @@ import { SecretBox } from '../shared/secret-box.js';
 import { type ConnectOptions, connectGateway, type GatewayConnection } from './gateway.js';
 import type { Shutdown } from './shutdown.js';
 
-/** The default Redis key prefix of the queue, the locks and the budget: every process of a kit shares it. */
-export const REDIS_PREFIX = 'kit';
-
 /** What every role runs on, built once per process from the configuration. */
 export interface Adapters {
   config: Config;

@@ -10,6 +10,7 @@ import type { Schedules } from '../../src/kit/scheduler.js';
 import { type Kit, startKit } from '../../src/kit.js';
 import { type AdvanceableClock, type Clock, ManualClock, OffsetClock } from '../../src/shared/clock.js';
 import { type Answer, jsonOf, MERCHANT_KEY, testSeed } from './gateway.js';
+import { logged } from './log-sink.js';
 import { ADMIN_URL, dropDatabases } from './process.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789';
@@ -192,6 +193,7 @@ function collect(lines: string[]): Writable {
   return new Writable({
     write(chunk, _enc, done) {
       lines.push(String(chunk));
+      logged(String(chunk));
       done();
     },
   });

@@ -2,7 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
+import { logged } from './log-sink.js';
 
 /**
  * The real entry points (`src/main.ts`, `src/cli.ts`) as child processes, and what tests around them
@@ -36,6 +38,9 @@ export const KIT_VARIABLES = [
   'HTTP_REQUEST_TIMEOUT_MS',
   'GATEWAY_SANDBOX_STATE',
   'GATEWAY_BACKGROUND_PER_MINUTE',
+  'REDIS_PREFIX',
+  'METRICS_TOKEN',
+  'METRICS_PORT',
 ];
 
 export interface Proc {
@@ -50,12 +55,23 @@ export interface Proc {
 
 export const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** The Redis prefix of the processes this run starts: theirs alone, shared among them. */
+export const SUITE_PREFIX = `test-proc-${process.pid}`;
+
 /** The test runner's environment without the kit's variables, then the defaults of a test run, then `env`. */
 function kitEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = { ...process.env };
   for (const name of KIT_VARIABLES) delete base[name];
   // The sandbox keeps no state file unless a test asks for one: runs never share state.
-  return { ...base, NODE_ENV: 'development', LOG_LEVEL: 'warn', GATEWAY_SANDBOX_STATE: 'memory', ...env };
+  // Its own Redis keys too: a suite running beside another (on one Redis) never takes the other's jobs.
+  return {
+    ...base,
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    GATEWAY_SANDBOX_STATE: 'memory',
+    REDIS_PREFIX: SUITE_PREFIX,
+    ...env,
+  };
 }
 
 /** Runs `script` (relative to the repository) under tsx with `env` over a cleaned environment. */
@@ -99,9 +115,11 @@ function watch(child: ChildProcess, end: 'close' | 'exit'): Proc {
   let err = '';
   child.stdout!.on('data', (chunk) => {
     out += String(chunk);
+    logged(String(chunk));
   });
   child.stderr!.on('data', (chunk) => {
     err += String(chunk);
+    logged(String(chunk));
   });
   let done = false;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
@@ -158,8 +176,23 @@ export function leftovers() {
         }
       }
       await dropDatabases(databases);
+      await dropRedisKeys(`${SUITE_PREFIX}:*`);
     },
   };
+}
+
+/** Deletes the Redis keys matching `pattern` (what a suite's processes left: queue, locks, budget). */
+async function dropRedisKeys(pattern: string): Promise<void> {
+  const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1, lazyConnect: true });
+  try {
+    await redis.connect();
+    const keys = await redis.keys(pattern);
+    if (keys.length > 0) await redis.del(...keys);
+  } catch {
+    // Redis away: nothing to clean, and nothing a test should fail on here
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /**

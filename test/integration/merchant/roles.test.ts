@@ -14,6 +14,7 @@ import {
   leftovers,
   lines,
   type Proc,
+  SUITE_PREFIX,
   start,
   waitFor,
 } from '../../support/process.js';
@@ -78,9 +79,9 @@ async function claimRedisDatabase(): Promise<{ index: number; redis: Redis }> {
   throw new Error('no empty Redis database index to claim');
 }
 
-/** Deletes what the processes left in a claimed index (the queue's `kit:` keys) and the claim. */
+/** Deletes what the processes left in a claimed index (the queue's keys) and the claim. */
 async function releaseRedisDatabase(redis: Redis): Promise<void> {
-  const keys = await redis.keys('kit:*');
+  const keys = await redis.keys(`${SUITE_PREFIX}:*`);
   if (keys.length > 0) await redis.del(...keys);
   await redis.del(CLAIM_KEY);
   await redis.quit();
@@ -222,7 +223,9 @@ describe('merchant: ROLES as processes (merchant.md, Running it)', function () {
       const waiting = await waitFor(
         'the job waiting in the queue',
         async () =>
-          (await redis.lrange('kit:observations:wait', 0, -1)).includes(eventId) ? true : undefined,
+          (await redis.lrange(`${SUITE_PREFIX}:observations:wait`, 0, -1)).includes(eventId)
+            ? true
+            : undefined,
         5000,
         { everyMs: 100 },
       );
@@ -234,9 +237,10 @@ describe('merchant: ROLES as processes (merchant.md, Running it)', function () {
         expect(stored?.processed_at ?? null, 'processed with no worker running').to.equal(null);
         await delay(150);
       }
-      expect(await redis.lrange('kit:observations:active', 0, -1), 'no worker took the job').to.not.include(
-        eventId,
-      );
+      expect(
+        await redis.lrange(`${SUITE_PREFIX}:observations:active`, 0, -1),
+        'no worker took the job',
+      ).to.not.include(eventId);
       const got = await call(apiUrl, 'GET', `/orders/${order.id}`);
       expect(got.body.data.order.status, 'the order waits for the worker').to.equal('requires_action');
     });

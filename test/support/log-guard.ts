@@ -1,0 +1,62 @@
+import { expect } from 'chai';
+import { suiteLogLines } from './log-sink.js';
+
+/**
+ * Root hooks (.mocharc.json `require`): after the whole suite, every log line any kit or process of it
+ * wrote is read once more. Card data never reaches a log (merchant.md, Card data), nor a signing
+ * secret; an expected refusal (4xx) logs no stack trace; and every line of a request names it.
+ */
+
+/** sandbox.md section 4: every test card a test may use. */
+const TEST_CARDS = [
+  '4242424242424242',
+  '4000000000003220',
+  '4000000000003063',
+  '4000000000003097',
+  '4000000000003089',
+  '4000000000003055',
+  '4000000000000002',
+  '4000000000009995',
+  '4000000000000069',
+  '4000000000000127',
+  '4000000000000119',
+  '4000000000000259',
+  '4100000000000019',
+  '4000000000009987',
+];
+
+const json = (line: string): Record<string, unknown> | null => {
+  try {
+    const parsed = JSON.parse(line);
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+};
+
+export const mochaHooks = {
+  afterAll() {
+    const lines = suiteLogLines;
+    const leaks = lines.filter((l) => TEST_CARDS.some((n) => l.includes(n)) || l.includes('whsec_'));
+    expect(
+      leaks.slice(0, 3),
+      `${leaks.length} of ${lines.length} log lines carry a card number or a secret`,
+    ).to.deep.equal([]);
+    const entries = lines.map(json).filter((e): e is Record<string, unknown> => e !== null);
+    const stacks = entries.filter(
+      (e) => JSON.stringify(e).includes('"stack"') && Number(e.status ?? 500) < 500 && Number(e.level) < 50,
+    );
+    expect(stacks.slice(0, 3), 'a stack trace below error level').to.deep.equal([]);
+    // The kit's requests (the embedded sandbox is the gateway's side: its lines say side=sandbox).
+    const requests = entries.filter(
+      (e) => e.msg === 'request' && e.method !== undefined && e.side !== 'sandbox',
+    );
+    const anonymous = requests.filter((e) => typeof e.request_id !== 'string');
+    expect(anonymous.slice(0, 3), `request lines without a request id (of ${requests.length})`).to.deep.equal(
+      [],
+    );
+    console.log(
+      `      log guard: ${lines.length} log lines read, ${requests.length} request lines; no card number, no secret`,
+    );
+  },
+};

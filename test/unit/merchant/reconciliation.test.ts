@@ -1,0 +1,282 @@
+import { expect } from 'chai';
+import { observeTransaction } from '../../../src/merchant/orders/from-gateway.js';
+import { viewAfter } from '../../../src/merchant/orders/gateway-view.js';
+import {
+  classify,
+  REPORT_COLUMNS,
+  reportRow,
+  totalsOf,
+} from '../../../src/merchant/reports/reconciliation.js';
+import type { AttemptRecord, OrderRecord } from '../../../src/merchant/store/records.js';
+
+/** merchant.md, HTTP interface (the reconciliation report): what each order is called, and why. */
+const T = new Date(Date.UTC(2026, 10, 23, 12));
+const order = (over: Partial<OrderRecord> = {}): OrderRecord => ({
+  id: 'ord_1',
+  reference: 'ref-1',
+  amount_minor: 1000,
+  currency: 'EUR',
+  description: null,
+  customer: null,
+  status: 'paid',
+  captured_minor: 1000,
+  refunded_minor: 0,
+  failure_code: null,
+  needs_review: false,
+  review_reason: null,
+  current_attempt_id: 'att_1',
+  version: 3,
+  next_poll_at: null,
+  created_at: T,
+  updated_at: T,
+  ...over,
+});
+const attempt = (over: Partial<AttemptRecord> = {}): AttemptRecord => ({
+  id: 'att_1',
+  order_id: 'ord_1',
+  kind: 'card',
+  mode: 'sale',
+  payment_method: null,
+  gateway_transaction_id: '100',
+  payment_session_id: null,
+  verification_id: null,
+  status: 'paid',
+  captured_minor: 1000,
+  refunded_minor: 0,
+  capture_id: null,
+  failure_code: null,
+  session_expires_at: null,
+  gateway_status: 'captured',
+  gateway_amount_minor: 1000,
+  gateway_currency: 'EUR',
+  gateway_captured_minor: 1000,
+  gateway_refunded_minor: 0,
+  observed_at: T,
+  observed_source: 'webhook',
+  created_at: T,
+  updated_at: T,
+  ...over,
+});
+
+describe('merchant: the reconciliation report (classify, rows, totals)', () => {
+  it('matched: the order and the gateway agree', () => {
+    expect(classify(order(), attempt())).to.deep.equal({ classification: 'matched', reason: '' });
+    expect(
+      classify(
+        order({ status: 'partially_refunded', refunded_minor: 250 }),
+        attempt({ gateway_refunded_minor: 250 }),
+      ).classification,
+    ).to.equal('matched');
+    expect(
+      classify(order({ status: 'expired', captured_minor: null }), attempt({ gateway_status: 'cancelled' })),
+    ).to.include({ classification: 'matched' });
+  });
+
+  it('matched: nothing reached the gateway (not paid for yet, or refused before any transaction)', () => {
+    expect(
+      classify(order({ status: 'pending', current_attempt_id: null, captured_minor: null }), null),
+    ).to.deep.equal({
+      classification: 'matched',
+      reason: 'not paid for yet',
+    });
+    const refused = attempt({ gateway_transaction_id: null, verification_id: 'tds_1', gateway_status: null });
+    expect(classify(order({ status: 'failed', captured_minor: null }), refused).reason).to.equal(
+      'nothing reached the gateway',
+    );
+  });
+
+  it('in flight: a matter of timing', () => {
+    const open = attempt({ gateway_status: 'pending', gateway_captured_minor: null, kind: 'redirect' });
+    expect(classify(order({ status: 'requires_action', captured_minor: null }), open)).to.deep.equal({
+      classification: 'in_flight',
+      reason: 'the gateway has not finished the payment',
+    });
+    const challenge = attempt({
+      gateway_transaction_id: null,
+      verification_id: 'tds_1',
+      gateway_status: null,
+    });
+    expect(
+      classify(order({ status: 'requires_action', captured_minor: null }), challenge).classification,
+    ).to.equal('in_flight');
+    const unknownAmount = attempt({ mode: 'auth', gateway_captured_minor: null });
+    expect(classify(order({ captured_minor: null }), unknownAmount)).to.deep.equal({
+      classification: 'in_flight',
+      reason: 'captured at the gateway; the amount comes with its event',
+    });
+  });
+
+  it('mismatched: an integrity problem, with the reason', () => {
+    expect(
+      classify(order({ needs_review: true, review_reason: 'a second capture 7 after 5' }), attempt()),
+    ).to.deep.equal({
+      classification: 'mismatched',
+      reason: 'a second capture 7 after 5',
+    });
+    expect(classify(order(), attempt({ gateway_currency: 'USD' })).reason).to.equal(
+      'currency USD at the gateway, EUR on the order',
+    );
+    expect(classify(order(), attempt({ gateway_amount_minor: 999 })).reason).to.equal(
+      'amount 999 at the gateway, 1000 on the order',
+    );
+    expect(classify(order({ status: 'authorized' }), attempt()).reason).to.equal(
+      'the order is authorized, the gateway said captured',
+    );
+    expect(
+      classify(
+        order({ refunded_minor: 100, status: 'partially_refunded' }),
+        attempt({ gateway_refunded_minor: 200 }),
+      ).classification,
+    ).to.equal('mismatched');
+  });
+
+  it('a row carries both sides in minor units and formatted, and the boolean match', () => {
+    const row = reportRow(
+      order({ currency: 'KWD', amount_minor: 1234, captured_minor: 1234 }),
+      attempt({ gateway_currency: 'KWD', gateway_amount_minor: 1234, gateway_captured_minor: 1234 }),
+    );
+    expect(row).to.include({
+      amount: 1234,
+      amount_formatted: '1.234',
+      gateway_amount_formatted: '1.234',
+      classification: 'matched',
+      match: true,
+      observed_source: 'webhook',
+      observed_at: T.toISOString(),
+    });
+    expect(Object.keys(row)).to.deep.equal([...REPORT_COLUMNS]);
+  });
+
+  it('totals per currency: orders, captured, refunded, net, exactly, in minor units', () => {
+    const rows = [
+      reportRow(
+        order({ id: 'a', captured_minor: 1000, refunded_minor: 300, status: 'partially_refunded' }),
+        attempt({ gateway_refunded_minor: 300 }),
+      ),
+      reportRow(
+        order({ id: 'b', captured_minor: 1 }),
+        attempt({ gateway_amount_minor: 1000, gateway_captured_minor: 2 }),
+      ),
+      reportRow(
+        order({ id: 'c', currency: 'JPY', amount_minor: 500, captured_minor: 500 }),
+        attempt({ gateway_currency: 'JPY', gateway_amount_minor: 500, gateway_captured_minor: 500 }),
+      ),
+    ];
+    expect(totalsOf(rows)).to.deep.equal([
+      {
+        currency: 'EUR',
+        orders: 2,
+        captured: 1001,
+        refunded: 300,
+        net: 701,
+        in_flight: 0,
+        mismatched: 1,
+        captured_formatted: '10.01',
+        refunded_formatted: '3.00',
+        net_formatted: '7.01',
+      },
+      {
+        currency: 'JPY',
+        orders: 1,
+        captured: 500,
+        refunded: 0,
+        net: 500,
+        in_flight: 0,
+        mismatched: 0,
+        captured_formatted: '500',
+        refunded_formatted: '0',
+        net_formatted: '500',
+      },
+    ]);
+    expect(totalsOf([])).to.deep.equal([]);
+  });
+});
+
+describe('merchant: what the gateway last said (viewAfter)', () => {
+  const fact = (over: Record<string, unknown>) =>
+    observeTransaction(
+      {
+        id: '100',
+        related_trans_id: null,
+        transaction_type: 'auth',
+        status: 'auth',
+        amount: 1000,
+        currency: 'EUR',
+        refunded_amount: 0,
+        ...over,
+      } as never,
+      'webhook',
+      'evt',
+      Date.UTC(2026, 10, 23),
+    );
+  const auth = { transactionId: '100', sale: false };
+
+  it('the attempt own record, then a capture, a partial refund and a full one', () => {
+    let view = viewAfter(null, fact({}), auth);
+    expect(view).to.include({ status: 'auth', amountMinor: 1000, capturedMinor: null, refundedMinor: 0 });
+    view = viewAfter(
+      view,
+      fact({
+        id: '101',
+        related_trans_id: '100',
+        transaction_type: 'capture',
+        status: 'captured',
+        amount: 800,
+      }),
+      auth,
+    );
+    expect(view).to.include({ status: 'captured', capturedMinor: 800, amountMinor: 1000 });
+    view = viewAfter(
+      view,
+      fact({
+        id: '102',
+        related_trans_id: '100',
+        transaction_type: 'refund',
+        status: 'refunded',
+        amount: 300,
+        refunded_amount: 300,
+      }),
+      auth,
+    );
+    expect(view).to.include({ status: 'captured', refundedMinor: 300 });
+    view = viewAfter(
+      view,
+      fact({
+        id: '103',
+        related_trans_id: '100',
+        transaction_type: 'refund',
+        status: 'refunded',
+        amount: 500,
+        refunded_amount: 800,
+      }),
+      auth,
+    );
+    expect(view).to.include({ status: 'refunded', refundedMinor: 800 });
+  });
+
+  it("a sale's own record says how much was captured; a void ends an auth; a child first says nothing", () => {
+    expect(
+      viewAfter(null, fact({ transaction_type: 'sale', status: 'captured' }), {
+        transactionId: '100',
+        sale: true,
+      }),
+    ).to.include({
+      capturedMinor: 1000,
+    });
+    const authView = viewAfter(null, fact({}), auth);
+    expect(
+      viewAfter(
+        authView,
+        fact({ id: '104', related_trans_id: '100', transaction_type: 'void', status: 'voided' }),
+        auth,
+      ),
+    ).to.include({ status: 'voided' });
+    expect(
+      viewAfter(
+        null,
+        fact({ id: '104', related_trans_id: '100', transaction_type: 'void', status: 'voided' }),
+        auth,
+      ),
+    ).to.equal(null);
+  });
+});
