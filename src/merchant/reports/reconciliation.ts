@@ -126,7 +126,8 @@ export function classify(
       return verdict('in_flight', 'the customer has not finished the 3D Secure challenge');
     return verdict('matched', order.current_attempt_id ? 'nothing reached the gateway' : 'not paid for yet');
   }
-  if (attempt.gateway_status === null) return verdict('in_flight', 'no answer from the gateway seen yet');
+  // Nothing recorded yet: an answer on its way, or an order older than the record (refresh asks).
+  if (attempt.gateway_status === null) return verdict('in_flight', 'nothing the gateway said is recorded yet');
   if (attempt.gateway_currency !== order.currency)
     return verdict(
       'mismatched',
