@@ -1,4 +1,8 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'chai';
+import { REPORT_COLUMNS } from '../../../src/merchant/reports/reconciliation.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
 import {
   ADMIN_URL,
@@ -134,6 +138,28 @@ describe('merchant: the CLI’s recover and poll beside a running kit', function
       '--since: must be an ISO 8601 time, such as 2026-11-23T08:00:00Z (got "yesterday")',
     ]);
     expect(run.out).to.equal('');
+  });
+
+  it('report writes the day as CSV, totals on stdout, exit 0; a bad --from is one line and exit 1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kit-report-'));
+    const out = join(dir, 'day.csv');
+    const today = new Date().toISOString().slice(0, 10);
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const run = await cli('report', '--from', today, '--to', tomorrow, '--out', out);
+    expect(run.code, run.err).to.equal(0);
+    const csv = readFileSync(out, 'utf8').trimEnd().split('\n');
+    expect(csv[0]).to.equal(REPORT_COLUMNS.join(','));
+    expect(csv).to.have.length(1 + 3); // the orders this file made: two redirects and an auth
+    expect(lines(run.out)[0]).to.equal(
+      `reconciliation of the orders created from ${today}T00:00:00.000Z to ${tomorrow}T00:00:00.000Z`,
+    );
+    expect(summary(run.out)).to.include({ orders: '3', mismatched: '0', 'written to': out });
+    const bad = await cli('report', '--from', 'today', '--to', tomorrow, '--out', out);
+    expect(bad.code).to.equal(1);
+    expect(lines(bad.err)).to.deep.equal([
+      '--from: must be an ISO 8601 time, such as 2026-11-23T08:00:00Z (got "today")',
+    ]);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('the kit stops cleanly after', async () => {
