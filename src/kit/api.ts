@@ -1,5 +1,6 @@
 import type { HttpServer } from '../infra/http-server.js';
 import { createMerchantApp } from '../merchant/http/app.js';
+import { demoShopFor } from '../merchant/http/demo-shop.js';
 import { webhookReceiver } from '../merchant/webhooks/receiver.js';
 import { SecretCache } from '../merchant/webhooks/secret-cache.js';
 import type { Adapters } from './adapters.js';
@@ -12,6 +13,7 @@ export function startApi(a: Adapters, server: HttpServer): void {
     ...a.checkout,
     opsApiToken: config.opsApiToken,
     shopUrl: config.shopUrl ?? `${a.checkout.publicBaseUrl}/`,
+    demoShop: demoShopFor(config),
     orderRules: config.orders,
     receiver: webhookReceiver({ inbox: store.inbox, secrets, enqueue: a.enqueue, clock, logger }),
     readiness: [
