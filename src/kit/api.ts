@@ -1,5 +1,6 @@
 import type { HttpServer } from '../infra/http-server.js';
 import { createMerchantApp } from '../merchant/http/app.js';
+import { demoShopFor } from '../merchant/http/demo-shop.js';
 import type { MetricsEndpoint } from '../merchant/http/metrics-route.js';
 import { webhookReceiver } from '../merchant/webhooks/receiver.js';
 import { SecretCache } from '../merchant/webhooks/secret-cache.js';
@@ -13,6 +14,7 @@ export function startApi(a: Adapters, server: HttpServer): void {
     ...a.checkout,
     opsApiToken: config.opsApiToken,
     shopUrl: config.shopUrl ?? `${a.checkout.publicBaseUrl}/`,
+    demoShop: demoShopFor(config),
     orderRules: config.orders,
     receiver: webhookReceiver({
       inbox: store.inbox,

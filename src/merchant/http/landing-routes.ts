@@ -5,11 +5,14 @@ import type { CheckoutDeps } from '../checkout/deps.js';
 import { orderOfSession } from '../checkout/redirect.js';
 import { refreshOrder } from '../checkout/refresh.js';
 import type { OrderRecord } from '../store/records.js';
+import { type DemoShopSettings, demoShopPage } from './demo-shop.js';
 import { homePage, isWaiting, landingPage, refreshCount } from './landing.js';
 
 export interface LandingDeps extends CheckoutDeps {
   /** Where the landing pages link back to. */
   shopUrl: string;
+  /** The demo shop at `/`; null or unset (production): the small page. */
+  demoShop?: DemoShopSettings | null;
 }
 
 /** How long a landing waits for the gateway before it shows what the database has. */
@@ -28,7 +31,7 @@ export function landingRoutes(router: Router, deps: LandingDeps): void {
     landingPage(ctx, now, { shopUrl: deps.shopUrl, identity, refreshes: refreshCount(ctx.query.n) });
   };
 
-  router.get('/', (ctx) => homePage(ctx));
+  router.get('/', (ctx) => (deps.demoShop ? demoShopPage(ctx, deps.demoShop) : homePage(ctx)));
 
   router.get('/checkout/3ds-return', async (ctx) => {
     const id = typeof ctx.query.card_verification_id === 'string' ? ctx.query.card_verification_id : '';

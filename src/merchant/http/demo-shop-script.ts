@@ -1,0 +1,356 @@
+/**
+ * The demo shop's inline script: plain browser JavaScript in a string, so there is no build step and
+ * nothing to fetch (it works offline). It calls the kit's own storefront API, as a shop's front end
+ * would, and writes what it shows with textContent only: no value from an answer becomes markup.
+ * The page's markup (demo-shop.ts) names the element ids used here.
+ */
+export function demoShopScript(settings: {
+  /** Statuses still being confirmed: the order is fetched again while it has one. */
+  waiting: readonly string[];
+  refreshMs: number;
+  maxRefreshes: number;
+}): string {
+  // JSON inside a script element: a "<" could close it, so none is left.
+  const constants = JSON.stringify(settings).replace(/</g, '\\u003c');
+  return `(() => {
+'use strict';
+const SETTINGS = ${constants};
+const LAST_ORDER = 'demo-shop:last-order';
+const CHOICES = 'demo-shop:choices';
+const FIELDS = ['amount', 'currency', 'card', 'mode', 'method', 'country'];
+const $ = (id) => document.getElementById(id);
+
+/** An element with text children only (strings become text nodes, never markup). */
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value !== null && value !== undefined) node.setAttribute(name, String(value));
+  }
+  for (const child of children) {
+    if (child === null || child === undefined) continue;
+    node.append(typeof child === 'string' ? document.createTextNode(child) : child);
+  }
+  return node;
+}
+
+/** Every call the page makes, listed under Requests: what a shop's front end would send. */
+async function api(method, path, body, headers) {
+  const init = { method, headers: Object.assign({ accept: 'application/json' }, headers || {}) };
+  if (body !== undefined) {
+    init.headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let status = 0;
+  let json = null;
+  try {
+    const res = await fetch(path, init);
+    status = res.status;
+    json = await res.json().catch(() => null);
+  } catch (error) {
+    json = { message: 'The kit did not answer: ' + error.message };
+  }
+  logRequest(method, path, status, json);
+  return { status, body: json || {} };
+}
+
+function logRequest(method, path, status, json) {
+  const log = $('log');
+  const note = json && json.code ? ' ' + json.code : '';
+  const tone = status >= 200 && status < 300 ? 'ok' : 'err';
+  log.prepend(
+    el('li', {}, el('code', {}, method + ' ' + path), ' ', el('span', { class: tone }, String(status || 'no answer') + note)),
+  );
+  while (log.children.length > 20) log.lastElementChild.remove();
+}
+
+/** The answer's message and its field errors, in one line. */
+function problem(answer) {
+  const b = answer.body;
+  const fields = Object.entries(b.errors || {}).map(([field, list]) => field + ': ' + [].concat(list).join(', '));
+  return [b.code, b.message].filter(Boolean).join(': ') + (fields.length ? ' (' + fields.join('; ') + ')' : '');
+}
+
+function say(id, text, tone) {
+  const node = $(id);
+  node.textContent = text;
+  node.className = 'message' + (tone ? ' ' + tone : '');
+}
+
+// ---- payment methods (GET /payment-methods), as the page loads ----
+
+async function loadMethods() {
+  const answer = await api('GET', '/payment-methods');
+  const box = $('methods');
+  const select = $('method');
+  const methods = (answer.body.data && answer.body.data.payment_methods) || [];
+  box.replaceChildren();
+  select.replaceChildren();
+  if (answer.status !== 200) {
+    box.append(el('p', { class: 'message err' }, 'Could not load the payment methods: ' + problem(answer)));
+    return;
+  }
+  if (methods.length === 0) box.append(el('p', { class: 'hint' }, 'The gateway offers no redirect method to this account.'));
+  const list = el('ul', { class: 'methods' });
+  for (const m of methods) {
+    const where = m.supported_countries.length ? m.supported_countries.join(', ') : 'any country';
+    const what = m.supported_currencies.length ? m.supported_currencies.join(', ') : 'any currency';
+    list.append(
+      el('li', { 'data-method': m.payment_method }, el('strong', {}, m.label), ' ', el('code', {}, m.payment_method), el('br'), el('span', { class: 'hint' }, where + '; ' + what)),
+    );
+    select.append(el('option', { value: m.payment_method }, m.label + ' (' + m.payment_method + ')'));
+  }
+  box.append(list);
+  restoreChoices(['method'], false);
+}
+
+// ---- the order, as the backend knows it (GET /orders/{id}) ----
+
+let timer = null;
+let refreshes = 0;
+let shownId = null;
+
+function remember(id) {
+  try {
+    localStorage.setItem(LAST_ORDER, id);
+  } catch {}
+}
+
+/** The form as it was last sent, so that coming back from a payment page keeps the shopper's choices. */
+function saveChoices() {
+  const choices = { kind: payKind() };
+  for (const id of FIELDS) choices[id] = $(id).value;
+  try {
+    localStorage.setItem(CHOICES, JSON.stringify(choices));
+  } catch {}
+}
+
+function restoreChoices(ids, kindToo) {
+  let choices = null;
+  try {
+    choices = JSON.parse(localStorage.getItem(CHOICES) || 'null');
+  } catch {}
+  if (!choices || typeof choices !== 'object') return;
+  for (const id of ids) {
+    const field = $(id);
+    // A select keeps its value only when it has that option: a stale choice leaves the default.
+    if (typeof choices[id] === 'string' && (field.tagName !== 'SELECT' || [...field.options].some((o) => o.value === choices[id])))
+      field.value = choices[id];
+  }
+  if (!kindToo) return;
+  const radio = document.querySelector('input[name="kind"][value="' + (choices.kind === 'redirect' ? 'redirect' : 'card') + '"]');
+  radio.checked = true;
+  showKind();
+}
+
+function lastOrderId() {
+  const fromQuery = new URLSearchParams(location.search).get('order');
+  if (fromQuery) return fromQuery;
+  try {
+    return localStorage.getItem(LAST_ORDER);
+  } catch {
+    return null;
+  }
+}
+
+const TONES = { paid: 'good', authorized: 'good', pending: 'wait', requires_action: 'wait', failed: 'bad', cancelled: 'bad', expired: 'bad' };
+
+async function showOrder(id, fresh) {
+  clearTimeout(timer);
+  if (fresh || id !== shownId) refreshes = 0;
+  shownId = id;
+  const answer = await api('GET', '/orders/' + encodeURIComponent(id));
+  if (id !== shownId) return;
+  const box = $('order');
+  if (answer.status === 404) {
+    try {
+      localStorage.removeItem(LAST_ORDER);
+    } catch {}
+    box.replaceChildren(el('p', { class: 'hint' }, 'The last order (' + id + ') is not known to this kit any more. Place a new one.'));
+    setOperator(null);
+    return;
+  }
+  if (answer.status !== 200) {
+    box.replaceChildren(el('p', { class: 'message err' }, 'Could not load the order: ' + problem(answer)));
+    return;
+  }
+  const order = answer.body.data.order;
+  // An order without a payment attempt (one the gateway refused outright) has nothing to confirm.
+  const waiting = SETTINGS.waiting.includes(order.status) && order.payment !== null;
+  box.replaceChildren(renderOrder(order, waiting));
+  setOperator(order);
+  if (waiting && refreshes < SETTINGS.maxRefreshes) {
+    refreshes += 1;
+    timer = setTimeout(() => showOrder(id, false), SETTINGS.refreshMs);
+  }
+}
+
+function renderOrder(order, waiting) {
+  const money = (formatted) => (formatted === null ? null : formatted + ' ' + order.currency);
+  const p = order.payment;
+  const rows = [
+    ['Order', order.id],
+    ['Reference', order.reference],
+    ['Amount', money(order.amount_formatted)],
+    ['Captured', money(order.captured_amount_formatted)],
+    ['Refunded', order.refunded_amount ? money(order.refunded_amount_formatted) : null],
+    ['Payment', p ? [p.kind, p.mode, p.payment_method].filter(Boolean).join(', ') : 'none yet'],
+    ['Gateway transaction', p && p.gateway_transaction_id],
+    ['Payment session', p && p.payment_session_id],
+    ['Failure', order.failure_code],
+    ['Needs review', order.needs_review ? order.review_reason || 'yes' : null],
+  ];
+  const dl = el('dl');
+  for (const [term, value] of rows) {
+    if (value === null || value === undefined || value === '') continue;
+    dl.append(el('dt', {}, term), el('dd', {}, String(value)));
+  }
+  const status = el(
+    'p',
+    { class: 'status' },
+    el('span', { class: 'badge tone-' + (TONES[order.status] || 'info'), id: 'order-status' }, order.status),
+    waiting
+      ? el('span', { class: 'hint' }, refreshes < SETTINGS.maxRefreshes ? ' being confirmed: checking again every ' + SETTINGS.refreshMs / 1000 + ' s' : ' still being confirmed')
+      : null,
+  );
+  const history = el('tbody');
+  for (const h of order.history) {
+    history.append(
+      el(
+        'tr',
+        {},
+        el('td', {}, new Date(h.at).toTimeString().slice(0, 8)),
+        el('td', { title: h.source_id }, h.source),
+        el('td', {}, h.status_before === h.status_after ? h.status_after : h.status_before + ' \\u2192 ' + h.status_after),
+        el('td', {}, h.outcome),
+        el('td', {}, h.detail || ''),
+      ),
+    );
+  }
+  const again = waiting && refreshes >= SETTINGS.maxRefreshes ? el('button', { type: 'button', id: 'check-again' }, 'Check again') : null;
+  if (again) again.addEventListener('click', () => showOrder(order.id, true));
+  return el(
+    'div',
+    { class: 'order', 'data-status': order.status, 'data-order-id': order.id },
+    status,
+    again,
+    dl,
+    el('h3', {}, 'History'),
+    el('div', { class: 'scroll' }, el('table', { class: 'history' }, el('thead', {}, el('tr', {}, el('th', {}, 'Time'), el('th', {}, 'Source'), el('th', {}, 'Status'), el('th', {}, 'Outcome'), el('th', {}, 'Detail'))), history)),
+    el('p', { class: 'hint' }, 'The same as JSON: ', el('a', { href: '/orders/' + encodeURIComponent(order.id) }, 'GET /orders/' + order.id)),
+  );
+}
+
+// ---- placing and paying an order ----
+
+function payKind() {
+  return document.querySelector('input[name="kind"]:checked').value;
+}
+
+function showKind() {
+  const card = payKind() === 'card';
+  $('card-fields').hidden = !card;
+  $('redirect-fields').hidden = card;
+}
+
+async function placeAndPay(event) {
+  event.preventDefault();
+  const button = $('pay');
+  button.disabled = true;
+  say('form-message', 'Creating the order\\u2026');
+  try {
+    const created = await api('POST', '/orders', {
+      amount: $('amount').value.trim(),
+      currency: $('currency').value,
+      description: 'Demo shop order',
+    });
+    if (created.status !== 201) return say('form-message', 'The order was refused: ' + problem(created), 'err');
+    const order = created.body.data.order;
+    remember(order.id);
+    saveChoices();
+    say('form-message', 'Paying\\u2026');
+    const path = '/orders/' + encodeURIComponent(order.id) + '/pay/';
+    const paid =
+      payKind() === 'card'
+        ? await api('POST', path + 'card', {
+            mode: $('mode').value,
+            // The sandbox approves any future expiry; the card number decides the outcome.
+            card: { number: $('card').value, exp_month: 12, exp_year: new Date().getFullYear() + 3, cvv: '123', name: 'Demo Shopper' },
+          })
+        : await api('POST', path + 'redirect', {
+            payment_method: $('method').value,
+            customer: { country_code: $('country').value.trim().toUpperCase() || undefined },
+          });
+    const next = paid.body.data && paid.body.data.next_action;
+    if (next && next.type === 'redirect' && /^https?:/.test(next.url)) {
+      say('form-message', 'Going to the ' + (payKind() === 'card' ? '3D Secure challenge' : 'payment') + ' page\\u2026');
+      location.assign(next.url);
+      return;
+    }
+    if (paid.status >= 400) say('form-message', 'The payment did not go through: ' + problem(paid), 'err');
+    else if (paid.status === 202) say('form-message', 'The outcome is not known yet; the order will be updated.', 'wait');
+    else say('form-message', 'Done.', 'ok');
+    await showOrder(order.id, true);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// ---- operator actions: capture, void, refund (OPS_API_TOKEN) ----
+
+function setOperator(order) {
+  const ops = $('ops');
+  const status = order && order.status;
+  const can = {
+    capture: status === 'authorized',
+    void: status === 'authorized',
+    refund: status === 'paid' || status === 'partially_refunded',
+  };
+  ops.hidden = !(can.capture || can.void || can.refund);
+  if (order && ops.dataset.orderId !== order.id) $('refund-amount').value = order.amount_formatted;
+  ops.dataset.orderId = order ? order.id : '';
+  $('capture').hidden = !can.capture;
+  $('void').hidden = !can.void;
+  $('refund-fields').hidden = !can.refund;
+}
+
+async function operate(action) {
+  const id = $('ops').dataset.orderId;
+  // The token lives in this input only: never stored, so a reload forgets it.
+  const token = $('ops-token').value.trim();
+  if (!token) return say('ops-message', 'Paste the operator token first (npm start prints it).', 'err');
+  const headers = { authorization: 'Bearer ' + token };
+  let body = {};
+  if (action === 'refund') {
+    body = { amount: $('refund-amount').value.trim(), reason: 'demo shop refund' };
+    // One key per press: a retry of the same press would reuse it; a second press is a second refund.
+    headers['idempotency-key'] = 'demo-' + Date.now().toString(36) + '-' + Math.random().toString(36).slice(2);
+  }
+  const answer = await api('POST', '/orders/' + encodeURIComponent(id) + '/' + action, body, headers);
+  if (answer.status === 200) say('ops-message', action + ': done.', 'ok');
+  else say('ops-message', action + ': ' + problem(answer), 'err');
+  await showOrder(id, true);
+}
+
+// ---- start ----
+
+for (const radio of document.querySelectorAll('input[name="kind"]')) radio.addEventListener('change', showKind);
+showKind();
+restoreChoices(FIELDS.filter((id) => id !== 'method'), true);
+$('pay-form').addEventListener('submit', placeAndPay);
+$('capture').addEventListener('click', () => operate('capture'));
+$('void').addEventListener('click', () => operate('void'));
+$('refund').addEventListener('click', () => operate('refund'));
+$('ops-form').addEventListener('submit', (event) => event.preventDefault());
+for (const row of document.querySelectorAll('[data-card]')) {
+  row.addEventListener('click', () => {
+    document.querySelector('input[name="kind"][value="card"]').checked = true;
+    $('card').value = row.dataset.card;
+    showKind();
+  });
+}
+loadMethods();
+const last = lastOrderId();
+if (last) showOrder(last, true);
+})();
+`;
+}

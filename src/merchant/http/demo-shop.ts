@@ -1,0 +1,164 @@
+import type { Context } from 'koa';
+import type { Config } from '../../config.js';
+import { escapeHtml } from '../../shared/html.js';
+import { ORDER_STATUSES } from '../orders/status.js';
+import { demoShopScript } from './demo-shop-script.js';
+import { groupDigits, TEST_CARDS, type TestCard } from './demo-test-cards.js';
+import { isWaiting } from './landing.js';
+
+/** What the demo shop offers: the orders the kit takes (config ORDER_CURRENCIES, ORDER_MAX_AMOUNT). */
+export interface DemoShopSettings {
+  currencies: readonly string[];
+  maxAmount: string;
+}
+
+/**
+ * The demo shop at `/` outside production; null in production, where `/` stays the small page: a live
+ * shop must not offer a form that creates orders and takes test cards.
+ */
+export function demoShopFor(config: Pick<Config, 'env' | 'orders'>): DemoShopSettings | null {
+  if (config.env === 'production') return null;
+  return { currencies: config.orders.currencies, maxAmount: config.orders.maxAmount };
+}
+
+/** How often the page asks for an order still being confirmed, and for how long (about two minutes). */
+const REFRESH_MS = 2000;
+const MAX_REFRESHES = 60;
+
+/**
+ * The demo shop: a page that creates and pays orders through the kit's own API, as a shop's front end
+ * would, and shows each order as the backend knows it. Pure: the test cards are a parameter, so a test
+ * can check that everything shown is escaped.
+ */
+export function renderDemoShop(settings: DemoShopSettings, cards: readonly TestCard[] = TEST_CARDS): string {
+  const e = escapeHtml;
+  const currencies = settings.currencies
+    .map((c, i) => `<option value="${e(c)}"${i === 0 ? ' selected' : ''}>${e(c)}</option>`)
+    .join('');
+  const cardOptions = cards
+    .map((c) => `<option value="${e(c.number)}">${e(groupDigits(c.number))}: ${e(c.outcome)}</option>`)
+    .join('\n');
+  const cardRows = cards
+    .map(
+      (c) =>
+        `<tr data-card="${e(c.number)}" title="Use this card"><td class="number">${e(groupDigits(c.number))}</td><td>${e(c.threeDs)}</td><td>${e(c.transaction)}</td></tr>`,
+    )
+    .join('\n');
+  const script = demoShopScript({
+    waiting: ORDER_STATUSES.filter(isWaiting),
+    refreshMs: REFRESH_MS,
+    maxRefreshes: MAX_REFRESHES,
+  });
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Demo shop</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
+<style>${STYLE}</style></head>
+<body>
+<header>
+<h1>Demo shop</h1>
+<p class="lede">Place an order, pay it with a sandbox test card or a redirect method, and follow the order as the
+backend knows it. Every step is a call to this kit's own API, listed under Requests.
+The payment pages' "Back to the shop" leads here while <code>SHOP_URL</code> is unset.
+<strong>Development only:</strong> with <code>NODE_ENV=production</code> this address shows a plain page instead.</p>
+</header>
+<div class="columns main">
+<section class="card" id="checkout">
+<h2>Order and pay</h2>
+<form id="pay-form">
+<div class="row">
+<label>Amount <input id="amount" name="amount" inputmode="decimal" value="49.90" required size="10"></label>
+<label>Currency <select id="currency" name="currency">${currencies}</select></label>
+</div>
+<p class="hint">At most ${e(settings.maxAmount)} in any currency.</p>
+<fieldset class="row"><legend>Pay by</legend>
+<label><input type="radio" name="kind" value="card" checked> Card</label>
+<label><input type="radio" name="kind" value="redirect"> Redirect</label>
+</fieldset>
+<div id="card-fields">
+<label>Test card <select id="card" name="card">${cardOptions}</select></label>
+<label>Mode <select id="mode" name="mode"><option value="sale">sale: charge now</option><option value="auth">auth: reserve now, capture later</option></select></label>
+<p class="hint">Expiry 12 of a future year, CVV 123 and a name are filled in.</p>
+</div>
+<div id="redirect-fields" hidden>
+<label>Method <select id="method" name="method"><option value="">loading…</option></select></label>
+<label>Country <input id="country" name="country" value="NL" maxlength="2" size="3"></label>
+<p class="hint">The browser goes to the sandbox's hosted checkout page. iDEAL takes EUR, from NL.</p>
+</div>
+<p><button type="submit" id="pay">Place the order and pay</button></p>
+<p id="form-message" class="message" role="status"></p>
+</form>
+</section>
+<section class="card" id="order-panel">
+<h2>The order</h2>
+<div id="order"><p class="hint">No order yet. The last order placed here is shown again when you come back.</p></div>
+<details id="ops" hidden><summary>Operator actions</summary><form id="ops-form">
+<p class="hint">Capture, void and refund need the operator token, <code>OPS_API_TOKEN</code> (<code>npm start</code> prints a generated one). It stays in this field only.</p>
+<label>Token <input id="ops-token" type="password" autocomplete="off" size="28"></label>
+<p class="row"><button type="button" id="capture">Capture</button> <button type="button" id="void">Void</button>
+<span id="refund-fields"><input id="refund-amount" inputmode="decimal" size="8" aria-label="Refund amount"> <button type="button" id="refund">Refund</button></span></p>
+<p id="ops-message" class="message" role="status"></p>
+</form></details>
+</section>
+</div>
+<section class="card">
+<h2>Test cards</h2>
+<p class="hint">The sandbox gateway's cards (any other Luhn-valid number is approved without 3D Secure). Click a row to use it.
+The kit does not pay without 3D Secure: a 3DS error fails the order with its code.</p>
+<div class="scroll"><table class="cards"><thead><tr><th>Number</th><th>3D Secure</th><th>Transaction</th></tr></thead>
+<tbody>
+${cardRows}
+</tbody></table></div>
+</section>
+<div class="columns">
+<section class="card">
+<h2>Payment methods</h2>
+<div id="methods"><p class="hint">Loading <code>GET /payment-methods</code>…</p></div>
+</section>
+<section class="card">
+<h2>Requests</h2>
+<p class="hint">What this page asked the kit, newest first.</p>
+<ul id="log" class="log"></ul>
+</section>
+</div>
+<script>${script}</script>
+</body></html>`;
+}
+
+/** `GET /` outside production: the demo shop, never cached (it shows the kit's current settings). */
+export function demoShopPage(ctx: Context, settings: DemoShopSettings): void {
+  ctx.type = 'html';
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = renderDemoShop(settings);
+}
+
+const STYLE = `body{font-family:system-ui,sans-serif;max-width:68rem;margin:2rem auto;padding:0 1rem;color:#1f2933;line-height:1.45}
+h1{font-size:1.75rem;margin:0 0 .25rem}h2{font-size:1.15rem;margin:0 0 .75rem}h3{font-size:1rem;margin:1rem 0 .5rem}
+.lede{margin:0 0 1.25rem;color:#3e4c59}
+.columns{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(22rem,100%),1fr));gap:1rem;margin-bottom:1rem}
+.card{border:1px solid #d9dee3;border-radius:8px;padding:1rem 1.25rem;margin:0 0 1rem;min-width:0}
+.columns>.card{margin:0}
+@media (min-width:60rem){.columns.main{grid-template-columns:minmax(0,5fr) minmax(0,6fr)}}
+label{display:block;margin:.25rem 0 .5rem}.row{display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center}
+.row label{display:inline-block}
+fieldset{border:0;padding:0;margin:.25rem 0 .5rem}legend{padding:0;margin-right:.5rem;float:left}
+input,select,button{font:inherit}select{max-width:100%}#card{width:100%;font-size:.9rem}
+button{background:#1c7ed6;color:#fff;border:0;border-radius:6px;padding:.45rem 1rem;cursor:pointer}
+button:disabled{opacity:.6;cursor:wait}
+.hint{color:#616e7c;font-size:.9rem;margin:.25rem 0 .5rem}
+.message{min-height:1.2em;margin:.5rem 0 0}.message.err,.err{color:#c92a2a}.message.ok,.ok{color:#2b8a3e}.message.wait{color:#b35c00}
+.badge{display:inline-block;padding:.1rem .6rem;border-radius:999px;font-weight:600;color:#fff;background:#1c7ed6}
+.tone-good{background:#2f9e44}.tone-wait{background:#f08c00}.tone-bad{background:#e03131}
+.status{margin:0 0 .75rem}
+dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.15rem 1rem;margin:0}
+dt{color:#616e7c}dd{margin:0;overflow-wrap:anywhere}
+table{border-collapse:collapse;width:100%;font-size:.9rem}
+th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #eef0f2;vertical-align:top;overflow-wrap:break-word}
+.history td:nth-child(1),.history td:nth-child(2),.history td:nth-child(4){white-space:nowrap}
+th{color:#616e7c;font-weight:600}
+.cards tbody tr{cursor:pointer}.cards tbody tr:hover{background:#f1f5f9}
+.number{font-family:ui-monospace,monospace;white-space:nowrap}
+.methods{margin:0;padding-left:1.1rem}.methods li{margin:.25rem 0}
+.log{margin:0;padding:0;list-style:none;font-size:.85rem;max-height:16rem;overflow:auto}.log li{margin:.15rem 0;overflow-wrap:anywhere}
+.scroll{overflow-x:auto}
+details{margin-top:1rem;border-top:1px solid #eef0f2;padding-top:.75rem}summary{cursor:pointer;font-weight:600}`;

@@ -1,0 +1,225 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.js';
+import { MERCHANT_KEY } from '../support/gateway.js';
+import { getOrder, OPS_TOKEN, startTestKit, type TestKit } from '../support/kit.js';
+
+/**
+ * The demo shop at `/`, driven end to end in Chromium: it creates and pays orders through the kit's
+ * own API, follows the browser through the sandbox's hosted pages and the kit's landings, and shows
+ * the order as the backend knows it when the shopper comes back. Each step is saved as a screenshot.
+ */
+describe('browser: the demo shop in Chromium', function () {
+  this.timeout(60_000);
+  let browser: Browser | null;
+  let t: TestKit;
+  let page: Page;
+  let problems: string[];
+  const shots = mkdtempSync(join(tmpdir(), 'demo-shop-screens-'));
+
+  before(async function () {
+    browser = await launchChromium(this);
+    // Every role: the worker applies the webhooks the sandbox delivers to the kit.
+    t = await startTestKit();
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+  beforeEach(async () => {
+    // A new page is a new context: no order remembered from another test.
+    page = await browser!.newPage({ viewport: { width: 1200, height: 900 } });
+    problems = [];
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('request', (request) => {
+      const url = request.url();
+      const local = [t.url, t.kit.gatewayUrl].some((base) => url.startsWith(base));
+      if (!local && !url.startsWith('data:')) problems.push(`request elsewhere: ${url}`);
+    });
+  });
+  afterEach(async () => {
+    await page.close();
+    expect(problems).to.deep.equal([]);
+  });
+
+  const screenshot = async (name: string) => {
+    const path = join(shots, `${name}.png`);
+    await page.screenshot({ path, fullPage: true });
+    console.log(`      screenshot: ${path}`);
+  };
+  const openShop = async () => {
+    await page.goto(`${t.url}/`);
+    // The payment methods come from GET /payment-methods as the page loads.
+    await page.waitForSelector('#methods [data-method="ideal"]');
+  };
+  /** The order panel once it shows `status`, and the order's id it names. */
+  const orderShown = async (status: string) => {
+    const panel = await page.waitForSelector(`#order .order[data-status="${status}"]`, { timeout: 15_000 });
+    return (await panel.getAttribute('data-order-id'))!;
+  };
+  const historyText = () => page.locator('#order table.history').innerText();
+  const remembered = () => page.evaluate(() => localStorage.getItem('demo-shop:last-order'));
+  /** Presses "Place the order and pay": the id of the order the page created (POST /orders). */
+  const placeOrder = async () => {
+    const [created] = await Promise.all([
+      page.waitForResponse((r) => r.url() === `${t.url}/orders` && r.request().method() === 'POST'),
+      page.click('#pay'),
+    ]);
+    return ((await created.json()) as { data: { order: { id: string } } }).data.order.id;
+  };
+  const backToTheShop = async () => {
+    await page.getByRole('link', { name: 'Back to the shop' }).click();
+    await page.waitForURL(`${t.url}/`);
+  };
+
+  it('lists the test cards and the payment methods as it loads', async () => {
+    await openShop();
+    const cards = page.locator('table.cards tbody tr');
+    expect(await cards.count()).to.equal(14);
+    expect(await cards.first().innerText()).to.contain('4242 4242 4242 4242');
+    expect(await page.locator('#methods').innerText()).to.contain('iDEAL');
+    expect(await page.locator('#methods').innerText()).to.contain('paysafecard');
+    expect(await page.locator('#order').innerText()).to.contain('No order yet');
+    await screenshot('shop-empty');
+  });
+
+  it('a frictionless card sale (4242...): the order shows paid, with its history', async () => {
+    await openShop();
+    await page.fill('#amount', '19.99');
+    await page.selectOption('#card', '4242424242424242');
+    await page.selectOption('#mode', 'sale');
+    await page.click('#pay');
+    const id = await orderShown('paid');
+    expect(await remembered()).to.equal(id);
+    const panel = await page.locator('#order').innerText();
+    expect(panel).to.contain('19.99 EUR');
+    expect(panel).to.contain('card, sale');
+    expect(await historyText()).to.match(/pending → paid\s+applied/);
+    expect(await page.locator('#form-message').innerText()).to.equal('Done.');
+    expect((await getOrder(t, id)).status).to.equal('paid');
+    await screenshot('card-sale-paid');
+  });
+
+  it('a 3DS challenge (4000000000003220): the challenge page, Authenticate, the landing, back to the shop: paid', async () => {
+    await openShop();
+    await page.fill('#amount', '12.34');
+    // A row of the test-card table chooses its card.
+    await page.locator('tr[data-card="4000000000003220"]').click();
+    expect(await page.inputValue('#card')).to.equal('4000000000003220');
+    const id = await placeOrder();
+    await page.waitForURL(`${t.kit.gatewayUrl}/hosted/3ds/**`);
+    await screenshot('3ds-challenge');
+    await page.getByRole('button', { name: 'Authenticate' }).click();
+    await page.waitForURL(`${t.url}/checkout/3ds-return?**`);
+    expect(await page.getAttribute('[data-status]', 'data-status')).to.equal('paid');
+    await screenshot('3ds-landing');
+    await backToTheShop();
+    expect(await orderShown('paid')).to.equal(id);
+    expect(await remembered()).to.equal(id);
+    expect(await page.locator('#order').innerText()).to.contain('12.34 EUR');
+    expect(await historyText()).to.match(/pending → requires_action[\s\S]*requires_action → paid/);
+    // The form keeps the card chosen before the challenge.
+    expect(await page.inputValue('#card')).to.equal('4000000000003220');
+    await screenshot('3ds-back-in-shop');
+  });
+
+  it('a redirect payment with iDEAL: the hosted checkout page, Pay, the landing, back to the shop: paid', async () => {
+    await openShop();
+    await page.fill('#amount', '49.90');
+    await page.selectOption('#currency', 'EUR');
+    await page.check('input[name="kind"][value="redirect"]');
+    expect(await page.isVisible('#card-fields')).to.equal(false);
+    await page.selectOption('#method', 'ideal');
+    await page.fill('#country', 'NL');
+    await screenshot('ideal-form');
+    const id = await placeOrder();
+    await page.waitForURL(`${t.kit.gatewayUrl}/hosted/checkout/**`);
+    await screenshot('ideal-checkout');
+    await page.getByRole('button', { name: 'Pay', exact: true }).click();
+    await page.waitForURL(`${t.url}/checkout/return?**`);
+    expect(await page.getAttribute('[data-status]', 'data-status')).to.equal('paid');
+    await screenshot('ideal-landing');
+    await backToTheShop();
+    expect(await orderShown('paid')).to.equal(id);
+    const panel = await page.locator('#order').innerText();
+    expect(panel).to.contain('redirect, ideal');
+    expect(panel).to.match(/Payment session\s+ps_/);
+    expect(await historyText()).to.contain('requires_action → paid');
+    expect(await page.isChecked('input[name="kind"][value="redirect"]')).to.equal(true);
+    await screenshot('ideal-back-in-shop');
+  });
+
+  it('an order still being confirmed: the page checks again by itself until the gateway settles it', async () => {
+    await openShop();
+    await page.check('input[name="kind"][value="redirect"]');
+    await page.selectOption('#method', 'ideal');
+    const id = await placeOrder();
+    await page.waitForURL(`${t.kit.gatewayUrl}/hosted/checkout/**`);
+    const sessionId = new URL(page.url()).pathname.split('/').pop()!;
+    await page.getByRole('button', { name: 'Pending' }).click();
+    await page.waitForURL(`${t.url}/checkout/return?**`);
+    await backToTheShop();
+    expect(await orderShown('requires_action')).to.equal(id);
+    expect(await page.locator('#order .status').innerText()).to.contain('checking again every 2 s');
+    await screenshot('pending-waiting');
+
+    const settled = await fetch(`${t.kit.gatewayUrl}/sandbox/payment-sessions/${sessionId}/settle`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${MERCHANT_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ outcome: 'paid' }),
+    });
+    expect(settled.status).to.equal(200);
+    // No reload: the page asks GET /orders/{id} again while the order is being confirmed.
+    await orderShown('paid');
+    expect(page.url()).to.equal(`${t.url}/`);
+    expect(await page.locator('#order .status').innerText()).to.not.contain('checking again');
+    await screenshot('pending-then-paid');
+  });
+
+  it('a decline (4000000000000002) says why and shows the order failed', async () => {
+    await openShop();
+    await page.selectOption('#card', '4000000000000002');
+    await page.click('#pay');
+    await orderShown('failed');
+    expect(await page.locator('#form-message').innerText()).to.contain('ERR_CARD_DO_NOT_HONOR');
+    expect(await page.locator('#order').innerText()).to.match(/Failure\s+ERR_CARD_DO_NOT_HONOR/);
+    await screenshot('card-declined');
+  });
+
+  it('an auth, then the operator actions with the token: capture, then a partial refund', async () => {
+    await openShop();
+    await page.fill('#amount', '30.00');
+    await page.selectOption('#mode', 'auth');
+    await page.click('#pay');
+    const id = await orderShown('authorized');
+    await page.click('#ops summary');
+    await page.click('#capture');
+    expect(await page.locator('#ops-message').innerText()).to.contain('Paste the operator token');
+    await page.fill('#ops-token', OPS_TOKEN);
+    await page.click('#capture');
+    await orderShown('paid');
+    expect(await page.isVisible('#capture')).to.equal(false);
+    await page.fill('#refund-amount', '5.00');
+    await page.click('#refund');
+    await orderShown('partially_refunded');
+    expect(await page.locator('#order').innerText()).to.match(/Refunded\s+5\.00 EUR/);
+    expect((await getOrder(t, id)).refunded_amount).to.equal(500);
+    await screenshot('operator-refunded');
+  });
+
+  it('shows what the API answers as text, never as markup', async () => {
+    const reference = '<img/src=x/onerror=window.hacked=1>';
+    const created = await t.call('POST', '/orders', { body: { amount: '1.00', currency: 'EUR', reference } });
+    expect(created.status, created.text).to.equal(201);
+    await page.goto(`${t.url}/?order=${created.body.data.order.id}`);
+    await orderShown('pending');
+    expect(await page.locator('#order').innerText()).to.contain(reference);
+    // No payment yet: nothing is being confirmed, so the page does not keep asking.
+    expect(await page.locator('#order .status').innerText()).to.not.contain('checking again');
+    expect(await page.locator('#order img').count()).to.equal(0);
+    expect(await page.evaluate(() => (window as unknown as { hacked?: number }).hacked)).to.equal(undefined);
+  });
+});
