@@ -5,7 +5,8 @@
 const key = Symbol.for('merchant-kit.test-log-lines');
 const store = globalThis as unknown as Record<symbol, string[]>;
 
-export const suiteLogLines: string[] = (store[key] ??= []);
+store[key] ??= [];
+export const suiteLogLines: string[] = store[key];
 
 /** Adds a chunk of output, split into its lines. */
 export function logged(chunk: string): void {

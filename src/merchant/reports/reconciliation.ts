@@ -127,7 +127,8 @@ export function classify(
     return verdict('matched', order.current_attempt_id ? 'nothing reached the gateway' : 'not paid for yet');
   }
   // Nothing recorded yet: an answer on its way, or an order older than the record (refresh asks).
-  if (attempt.gateway_status === null) return verdict('in_flight', 'nothing the gateway said is recorded yet');
+  if (attempt.gateway_status === null)
+    return verdict('in_flight', 'nothing the gateway said is recorded yet');
   if (attempt.gateway_currency !== order.currency)
     return verdict(
       'mismatched',
