@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { type CurrencyCode, isCurrencyCode, parseMajor } from './shared/money.js';
@@ -83,6 +84,12 @@ const envSchema = z.object({
     )
     .optional(),
   GATEWAY_PORT: port.default(4010),
+  // The standalone sandbox's address: loopback on a machine, 0.0.0.0 in a container to be reachable.
+  GATEWAY_HOST: z
+    .string()
+    .refine((v) => isIP(v) !== 0, 'must be an IP address to listen on, such as 127.0.0.1 or 0.0.0.0')
+    .default('127.0.0.1'),
+  GATEWAY_PUBLIC_URL: url(['http:', 'https:'], 'http(s)').optional(),
   GATEWAY_BACKGROUND_PER_MINUTE: z
     .string()
     .regex(/^\d+$/, 'must be a whole number of requests a minute')
@@ -146,6 +153,10 @@ export interface Config {
     /** Background calls (poller, recovery, health, the CLI's bulk commands) a minute, all processes together. */
     backgroundPerMinute: number;
     sandboxPort: number;
+    /** The address the standalone sandbox listens on (GATEWAY_HOST). */
+    sandboxHost: string;
+    /** Where browsers reach the standalone sandbox's hosted pages; null: the origin of each request. */
+    sandboxPublicUrl: string | null;
     sandboxSeed: string;
     /** Where the embedded or standalone sandbox keeps its state across restarts; null: in memory only. */
     sandboxStateFile: string | null;
@@ -226,6 +237,8 @@ export function loadConfig(
       extraWebhookSecrets: e.GATEWAY_WEBHOOK_SECRETS ?? [],
       backgroundPerMinute: e.GATEWAY_BACKGROUND_PER_MINUTE,
       sandboxPort: e.GATEWAY_PORT,
+      sandboxHost: e.GATEWAY_HOST,
+      sandboxPublicUrl: e.GATEWAY_PUBLIC_URL?.replace(/\/+$/, '') ?? null,
       sandboxSeed: e.GATEWAY_SEED,
       sandboxStateFile: e.GATEWAY_SANDBOX_STATE === 'memory' ? null : e.GATEWAY_SANDBOX_STATE,
     },

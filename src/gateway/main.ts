@@ -21,7 +21,13 @@ const fresh = args.includes('--fresh');
 // The sandbox's own settings: it needs no gateway (it is one) and no operator token (the kit's).
 const config = configOrExit('sandbox');
 const logger = pino({ level: config.logLevel });
-const { sandboxPort: port, sandboxSeed: seedPath, sandboxStateFile: stateFile } = config.gateway;
+const {
+  sandboxPort: port,
+  sandboxHost: host,
+  sandboxPublicUrl: publicBaseUrl,
+  sandboxSeed: seedPath,
+  sandboxStateFile: stateFile,
+} = config.gateway;
 
 try {
   if (fresh) {
@@ -38,9 +44,10 @@ try {
     seed,
     logger,
     autoDeliver: true,
+    publicBaseUrl: publicBaseUrl ?? undefined,
     persistence: stateFile === null ? undefined : { file: stateFile, key: config.encryptionKey },
   });
-  const { url, close } = await gateway.listen(port, '127.0.0.1');
+  const { url, close } = await gateway.listen(port, host);
   // Real time drives what is due when the sandbox runs on its own.
   const ticker = setInterval(() => {
     gateway.controls.tick().catch((error) => logger.error({ err: error }, 'tick failed'));

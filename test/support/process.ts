@@ -26,6 +26,8 @@ export const KIT_VARIABLES = [
   'GATEWAY_MERCHANT_ID',
   'GATEWAY_WEBHOOK_SECRETS',
   'GATEWAY_PORT',
+  'GATEWAY_HOST',
+  'GATEWAY_PUBLIC_URL',
   'GATEWAY_SEED',
   'OPS_API_TOKEN',
   'APP_ENCRYPTION_KEY',
@@ -79,6 +81,20 @@ export function start(script: string, args: string[], env: Record<string, string
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: ROOT,
     env: kitEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return watch(child, 'close');
+}
+
+/**
+ * Runs compiled `script` (under dist/, relative to the repository) with plain node, as the image's
+ * command does: no tsx, not even through NODE_OPTIONS.
+ */
+export function startBuilt(script: string, args: string[], env: Record<string, string>): Proc {
+  const { NODE_OPTIONS: _, ...clean } = kitEnv(env);
+  const child = spawn(process.execPath, [script, ...args], {
+    cwd: ROOT,
+    env: clean,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return watch(child, 'close');

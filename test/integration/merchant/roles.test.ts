@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
 import { jsonOf } from '../../support/gateway.js';
 import { pressButton } from '../../support/kit.js';
@@ -18,6 +18,7 @@ import {
   start,
   waitFor,
 } from '../../support/process.js';
+import { claimRedisDatabase, REDIS_BASE, releaseRedisDatabase } from '../../support/redis.js';
 
 /**
  * merchant.md, Running it: "`ROLES=api`, `ROLES=worker`, `ROLES=scheduler` run one part, for containers."
@@ -26,10 +27,8 @@ import {
  * it. Each process group gets its own database (dropped afterwards) and its own Redis database index
  * (claimed empty, emptied afterwards). Every wait is bounded.
  */
-const REDIS_BASE = 'redis://127.0.0.1:6379';
 const READY_DEADLINE_MS = 25_000;
 const SANDBOX_KEY = 'sk_test_merchant_1001';
-const CLAIM_KEY = 'merchant-roles-test:claim';
 
 /** `src/main.ts` with `env`: which ROLES it runs is the test's choice. */
 const startMain = (env: Record<string, string>): Proc => start('src/main.ts', [], env);
@@ -54,37 +53,6 @@ async function inboxRows(database: string): Promise<InboxRow[]> {
   } finally {
     await connection.end();
   }
-}
-
-/**
- * A Redis database index nobody uses: empty when looked at, then marked with a claim key (SET NX) so
- * that a concurrent run picks another. Returns a connection to it.
- */
-async function claimRedisDatabase(): Promise<{ index: number; redis: Redis }> {
-  const probe = new Redis(REDIS_BASE, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await probe.connect();
-  const configured = (await probe.config('GET', 'databases')) as string[];
-  await probe.quit();
-  const count = Number(configured[1] ?? 16);
-  const indexes = Array.from({ length: count - 1 }, (_, i) => i + 1).sort(() => Math.random() - 0.5);
-  for (const index of indexes) {
-    const redis = new Redis(`${REDIS_BASE}/${index}`, { maxRetriesPerRequest: 1 });
-    if (
-      (await redis.dbsize()) === 0 &&
-      (await redis.set(CLAIM_KEY, String(process.pid), 'EX', 3600, 'NX')) === 'OK'
-    )
-      return { index, redis };
-    await redis.quit();
-  }
-  throw new Error('no empty Redis database index to claim');
-}
-
-/** Deletes what the processes left in a claimed index (the queue's keys) and the claim. */
-async function releaseRedisDatabase(redis: Redis): Promise<void> {
-  const keys = await redis.keys(`${SUITE_PREFIX}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.del(CLAIM_KEY);
-  await redis.quit();
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read envelopes of every shape

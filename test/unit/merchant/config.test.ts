@@ -107,6 +107,10 @@ describe('merchant: configuration (loadConfig)', () => {
       ['GATEWAY_BACKGROUND_PER_MINUTE', { GATEWAY_BACKGROUND_PER_MINUTE: '0' }],
       ['GATEWAY_BACKGROUND_PER_MINUTE', { GATEWAY_BACKGROUND_PER_MINUTE: 'many' }],
       ['OPS_API_TOKEN', { OPS_API_TOKEN: '123456789012345' }],
+      ['GATEWAY_HOST', { GATEWAY_HOST: 'every-interface' }],
+      ['GATEWAY_HOST', { GATEWAY_HOST: '0.0.0.0:4010' }],
+      ['GATEWAY_HOST', { GATEWAY_HOST: '300.1.1.1' }],
+      ['GATEWAY_PUBLIC_URL', { GATEWAY_PUBLIC_URL: 'localhost:4010' }],
     ];
     for (const [variable, env] of cases) {
       const given = Object.entries(env)
@@ -164,6 +168,20 @@ describe('merchant: configuration (loadConfig)', () => {
         ConfigError,
         /^APP_ENCRYPTION_KEY: /,
       );
+    });
+
+    it('the standalone sandbox listens on 127.0.0.1 unless GATEWAY_HOST says otherwise (0.0.0.0 in a container)', () => {
+      const read = (env: Record<string, string>) =>
+        loadConfig({ NODE_ENV: 'production', APP_ENCRYPTION_KEY: KEY, ...env }, () => GENERATED, 'sandbox');
+      expect(read({}).gateway.sandboxHost).to.equal('127.0.0.1');
+      expect(read({ GATEWAY_HOST: '' }).gateway.sandboxHost, 'empty is unset').to.equal('127.0.0.1');
+      expect(read({ GATEWAY_HOST: '0.0.0.0' }).gateway.sandboxHost).to.equal('0.0.0.0');
+      expect(read({ GATEWAY_HOST: '::' }).gateway.sandboxHost).to.equal('::');
+      expect(read({}).gateway.sandboxPublicUrl, 'unset: the origin of each request').to.equal(null);
+      expect(
+        read({ GATEWAY_PUBLIC_URL: 'http://localhost:4010/' }).gateway.sandboxPublicUrl,
+        'the trailing slash dropped',
+      ).to.equal('http://localhost:4010');
     });
 
     it('starts with both secrets given, and generates nothing', () => {
