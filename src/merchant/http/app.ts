@@ -1,9 +1,11 @@
 import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import type { Logger } from 'pino';
+import { apiDocsRouter } from '../../infra/api-docs.js';
 import { requestContext } from '../../infra/request-context.js';
 import { requestLog } from '../../infra/request-log.js';
 import { withDeadline } from '../../shared/deadline.js';
+import { merchantApi } from './api-document.js';
 import { errorMiddleware, ok } from './errors.js';
 import { landingRoutes } from './landing-routes.js';
 import { merchantRoutes, type RouteDeps } from './routes.js';
@@ -52,5 +54,6 @@ export function createMerchantApp(
   merchantRoutes(router, deps);
   landingRoutes(router, deps);
   app.use(router.routes());
+  app.use(apiDocsRouter(merchantApi).routes());
   return app;
 }
