@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { type Logger, pino } from 'pino';
+import { apiDocsRouter } from '../infra/api-docs.js';
 import { requestLog } from '../infra/request-log.js';
 import { type AdvanceableClock, OffsetClock } from '../shared/clock.js';
 import { cryptoRandom, type RandomSource } from '../shared/ids.js';
@@ -13,6 +14,7 @@ import type { Operation } from './domain/transactions.js';
 import { CARD_PROVIDER, DELIVERY_TIMEOUT_MS } from './domain/webhooks.js';
 import { checkoutPageRoutes } from './hosted/checkout-page.js';
 import { threeDsPageRoutes } from './hosted/three-ds-page.js';
+import { gatewayApi } from './http/api-document.js';
 import { authenticate, principalOf } from './http/auth.js';
 import { envelopeMiddleware } from './http/envelope.js';
 import { byApiKey, byIp, rateLimit } from './http/rate-limit.js';
@@ -208,6 +210,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   sandboxControlRoutes(controls, deps, baseUrlOf);
 
   for (const router of [api, hosted, controls]) app.use(router.routes());
+  app.use(apiDocsRouter(gatewayApi).routes());
 
   // Restored events that are due (pending attempts, queued replays) go out without waiting for a tick.
   if (stateFile) kick();

@@ -7,7 +7,7 @@ import { ApiError, notFound } from '../http/errors.js';
 import { applySessionTrigger } from '../lifecycle/session-moves.js';
 import { escapeHtml, page } from './html.js';
 
-const ACTIONS: Record<string, SessionTrigger> = {
+export const ACTIONS: Record<string, SessionTrigger> = {
   pay: 'paid',
   pending: 'pending',
   fail: 'failed',

@@ -7,7 +7,7 @@ import { authFailed } from '../http/errors.js';
 import { currencyField } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
 
-const query = z.object({
+export const query = z.object({
   country: z
     .string()
     .regex(/^[A-Z]{2}$/, 'must be a 2-letter uppercase country code')

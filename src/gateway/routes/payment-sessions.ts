@@ -22,7 +22,7 @@ import { parseOr422 } from '../http/validate.js';
 import { visibleSession } from '../http/visibility.js';
 import { applySessionTrigger } from '../lifecycle/session-moves.js';
 
-const createSchema = z
+export const createSchema = z
   .object({
     amount: amountField,
     currency: currencyField,

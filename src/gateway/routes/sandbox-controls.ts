@@ -18,9 +18,9 @@ const seconds = z
   .number({ message: 'is required and must be a number of seconds' })
   .positive('must be greater than zero')
   .max(TEN_YEARS_S, 'must be at most ten years');
-const advanceSchema = z.object({ seconds });
-const outageSchema = z.object({ seconds });
-const settleSchema = z.object({
+export const advanceSchema = z.object({ seconds });
+export const outageSchema = z.object({ seconds });
+export const settleSchema = z.object({
   outcome: z.enum(['paid', 'failed', 'cancelled'], { message: 'must be paid, failed or cancelled' }),
 });
 

@@ -20,7 +20,7 @@ import {
 } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
 
-const verifySchema = z
+export const verifySchema = z
   .object({ amount: amountField, currency: currencyField, card: cardSchema, auth_url: httpUrl })
   .transform(withMinorAmount);
 

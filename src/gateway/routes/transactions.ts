@@ -35,7 +35,7 @@ import { parseOr422 } from '../http/validate.js';
 import { visibleTransaction } from '../http/visibility.js';
 
 /** Which request fields are required is "not shown" in gateway-api.md: the sandbox requires these. */
-const initiateSchema = z
+export const initiateSchema = z
   .object({
     amount: amountField,
     currency: currencyField,
@@ -64,7 +64,7 @@ const initiateSchema = z
   })
   .transform(withMinorAmount);
 
-const operationSchemas = {
+export const operationSchemas = {
   capture: z.object({ amount: amountField }),
   refund: z.object({ amount: amountField, reason: z.string().max(255).optional() }),
   void: z.object({ amount: amountField, reason: z.string().max(255).optional() }),

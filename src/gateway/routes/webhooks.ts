@@ -24,7 +24,7 @@ import { parseOr422 } from '../http/validate.js';
 
 const eventType = z.enum(EVENT_TYPES, { message: `must be one of ${EVENT_TYPES.join(', ')}` });
 
-const putSchema = z.object({
+export const putSchema = z.object({
   url: z.string({ message: 'is required' }).min(1, 'is required'),
   is_active: z.boolean({ message: 'must be a boolean' }).optional(),
   events: z
@@ -35,7 +35,7 @@ const putSchema = z.object({
   merchant_id: merchantIdField,
 });
 
-const merchantOnlyBody = z.object({ merchant_id: merchantIdField });
+export const merchantOnlyBody = z.object({ merchant_id: merchantIdField });
 
 const isoDate = z
   .string()
@@ -52,7 +52,7 @@ function boundOf(text: string, side: 'from' | 'to'): number | null {
   if (Number.isNaN(ms)) return null;
   return dateOnly && side === 'to' ? ms + 24 * 60 * 60 * 1000 - 1 : ms;
 }
-const listQuery = z.object({
+export const listQuery = z.object({
   status: z
     .enum(['pending', 'delivered', 'failed'], { message: 'must be pending, delivered or failed' })
     .optional(),

@@ -2,9 +2,11 @@ import Router from '@koa/router';
 import type Queue from 'bull';
 import Koa, { type Context } from 'koa';
 import type { Logger } from 'pino';
+import { apiDocsRouter } from '../../infra/api-docs.js';
 import { requestContext } from '../../infra/request-context.js';
 import { requestLog } from '../../infra/request-log.js';
 import { withDeadline } from '../../shared/deadline.js';
+import { merchantApi } from './api-document.js';
 import { errorMiddleware, ok } from './errors.js';
 import { landingRoutes } from './landing-routes.js';
 import { type MetricsEndpoint, metricsRoute } from './metrics-route.js';
@@ -63,5 +65,6 @@ export function createMerchantApp(
   metricsRoute(router, deps.metrics);
   opsLoginRoutes(router, deps);
   app.use(router.routes());
+  app.use(apiDocsRouter(merchantApi).routes());
   return app;
 }

@@ -1,0 +1,449 @@
+import { z } from 'zod';
+import { eventPayloadSchema } from '../../client/schemas.js';
+import {
+  type ApiRegistry,
+  type ApiRoute,
+  documentationOutside,
+  documentationRoutes,
+  htmlAnswer,
+  jsonAnswer,
+} from '../../shared/api-document.js';
+import {
+  failure,
+  invalidStateSchema,
+  operationAnswerSchema,
+  orderSchema,
+  orderWithHistorySchema,
+  paymentAnswerSchema,
+  paymentMethodsSchema,
+  success,
+} from './response-schemas.js';
+import {
+  captureSchema,
+  createOrderSchema,
+  methodsQuerySchema,
+  payCardSchema,
+  payRedirectSchema,
+  refundSchema,
+  voidSchema,
+} from './schemas.js';
+
+/**
+ * The merchant API's OpenAPI document (merchant.md, HTTP interface), served at /openapi.json and
+ * /docs. Every route of createMerchantApp has one entry in `routes` below, and a test fails for a
+ * route served without one (or an entry no route serves). Request schemas are the routes' own
+ * (schemas.ts); responses are response-schemas.ts.
+ *
+ * A new route is one entry: `{ method: 'get', path: '/reports/reconciliation', operationId, summary,
+ * tags, security: OPS, requestParams: { query: itsQuerySchema }, responses: { 200: jsonAnswer(...),
+ * 401: ... } }`. A third-party UI mounted under a prefix (a queue board) is not the API: add
+ * `{ prefix, why }` to `outside` instead.
+ */
+
+/** A JSON body; `example` is what Swagger UI shows and fills in (a test checks it against the schema). */
+const json = (schema: z.ZodType, example?: unknown) => ({
+  content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } },
+});
+const TEST_CARD = { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvv: '123' };
+const orderPath = z.object({ id: z.string().meta({ description: 'The order id (`ord_...`).' }) });
+const retryAfter = z.object({
+  'Retry-After': z.string().meta({ description: 'Seconds to wait before sending the same request again.' }),
+});
+const OPS = [{ opsToken: [] }];
+
+// Answers many routes share. Every answer also carries the X-Request-Id header (see the description).
+const internal = {
+  500: jsonAnswer('`INTERNAL`: an unexpected error; nothing inside is shown.', failure(['INTERNAL'])),
+};
+const unreadable = {
+  400: jsonAnswer('`BAD_REQUEST`: the body could not be read.', failure(['BAD_REQUEST'])),
+  413: jsonAnswer('`VALIDATION_FAILED`: the body is over 64 KiB.', failure(['VALIDATION_FAILED'])),
+};
+const invalidInput = jsonAnswer(
+  '`VALIDATION_FAILED`: `errors` names each field and what is wrong with it.',
+  failure(['VALIDATION_FAILED']),
+);
+const orderNotFound = { 404: jsonAnswer('`NOT_FOUND`: no order has this id.', failure(['NOT_FOUND'])) };
+const unauthorized = {
+  401: jsonAnswer(
+    '`UNAUTHORIZED`: no `Authorization: Bearer <OPS_API_TOKEN>`, or another token.',
+    failure(['UNAUTHORIZED']),
+  ),
+};
+
+/** The two ways to pay answer alike: card (3DS, then the transaction) and redirect (a hosted session). */
+function payment(
+  path: string,
+  operationId: string,
+  summary: string,
+  description: string,
+  body: z.ZodType,
+  example: unknown,
+) {
+  return {
+    method: 'post',
+    path,
+    operationId,
+    summary,
+    description,
+    tags: ['Payments'],
+    requestParams: { path: orderPath },
+    requestBody: json(body, example),
+    responses: {
+      200: jsonAnswer(
+        'The payment is decided (`next_action` null) or waits for the customer (`next_action`: the page to send them to).',
+        success(paymentAnswerSchema),
+      ),
+      202: jsonAnswer(
+        'The gateway decided, and the kit could not record it yet: the webhook or a poll lands it on the order.',
+        success(paymentAnswerSchema),
+      ),
+      402: jsonAnswer(
+        "Declined, with the gateway's code (`ERR_CARD_DO_NOT_HONOR`, `ERR_3DS_FAILED`, `ERR_3DS_TIMEOUT`, `ERR_PROVIDER_REJECTED`, ...); the order is `failed` and a new attempt may follow.",
+        failure('gateway', paymentAnswerSchema),
+      ),
+      ...orderNotFound,
+      409: jsonAnswer(
+        '`INVALID_STATE`: the order is past paying for (paid, refunded, ...).',
+        failure(['INVALID_STATE'], invalidStateSchema),
+      ),
+      422: jsonAnswer(
+        "`VALIDATION_FAILED` (the request; `data` null), or the gateway's code for input it refused before anything existed there (`ERR_PAYMENT_METHOD_NOT_ENABLED`, `ERR_PAYMENT_METHOD_NOT_AVAILABLE_IN_COUNTRY`, `ERR_INVALID_CURRENCY`, ...; `data` the order, as it was). `errors` names the field.",
+        failure('gateway', paymentAnswerSchema.nullable()),
+      ),
+      503: jsonAnswer(
+        "The gateway is not available (`GATEWAY_UNAVAILABLE`, or the gateway's own code): nothing was charged; the order is `failed` and the customer may try again.",
+        failure('gateway', paymentAnswerSchema),
+        retryAfter,
+      ),
+      ...unreadable,
+      ...internal,
+    },
+  } satisfies ApiRoute;
+}
+
+/** Capture, refund and void: the operator's, behind the token, safe to retry with an Idempotency-Key. */
+function operation(
+  name: 'capture' | 'refund' | 'void',
+  summary: string,
+  description: string,
+  body: z.ZodType,
+  example: unknown,
+  keyRequired: boolean,
+) {
+  const key = z
+    .string()
+    .min(1)
+    .max(255)
+    .meta({
+      description: keyRequired
+        ? 'Required: the same key makes a retry return the first answer, and never refund twice.'
+        : 'The same key makes a retry return the first answer. Without one, the kit derives a key from the payment and the amount.',
+    });
+  return {
+    method: 'post',
+    path: `/orders/{id}/${name}`,
+    operationId: `${name}Order`,
+    summary,
+    description,
+    tags: ['Operator'],
+    security: OPS,
+    requestParams: {
+      path: orderPath,
+      header: z.object({ 'Idempotency-Key': keyRequired ? key : key.optional() }),
+    },
+    requestBody: json(body, example),
+    responses: {
+      200: jsonAnswer('Done at the gateway; `order` shows the result.', success(operationAnswerSchema)),
+      ...unauthorized,
+      ...orderNotFound,
+      409: jsonAnswer(
+        "`INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation).",
+        failure('gateway', z.union([invalidStateSchema, operationAnswerSchema, z.null()])),
+      ),
+      422: jsonAnswer(
+        `\`VALIDATION_FAILED\`${keyRequired ? ' (a missing `Idempotency-Key` too)' : ''}, or \`ERR_ADAPTER_INVALID_AMOUNT\` from the gateway (\`data\` the order and the operation).`,
+        failure(['VALIDATION_FAILED', 'ERR_ADAPTER_INVALID_AMOUNT'], operationAnswerSchema.nullable()),
+      ),
+      503: jsonAnswer(
+        '`OUTCOME_UNKNOWN`: the gateway did not answer. Send the same request with the same Idempotency-Key again.',
+        failure(['OUTCOME_UNKNOWN'], operationAnswerSchema),
+        retryAfter,
+      ),
+      ...unreadable,
+      ...internal,
+    },
+  } satisfies ApiRoute;
+}
+
+/** The landings read their query directly (no schema in the route): these say what they read. */
+const refreshes = z
+  .string()
+  .regex(/^\d{1,3}$/)
+  .optional()
+  .meta({ description: 'How many times the page has reloaded itself (it adds this); at most 10 reloads.' });
+const sessionLandingQuery = z.object({
+  payment_session_id: z.string().optional().meta({ description: "The gateway's payment session id." }),
+  reference: z.string().optional().meta({ description: 'Sent by the gateway; not read.' }),
+  status: z
+    .string()
+    .optional()
+    .meta({ description: 'Sent by the gateway; never trusted: the page asks the gateway.' }),
+  n: refreshes,
+});
+const landingAnswers = {
+  200: htmlAnswer(
+    'Where the payment stands, in words; reloads itself every 3 s while it is being confirmed.',
+  ),
+  404: htmlAnswer('No payment has this id: a page that says so.'),
+};
+
+function sessionLanding(name: 'return' | 'cancel', summary: string): ApiRoute {
+  return {
+    method: 'get',
+    path: `/checkout/${name}`,
+    operationId: `checkout${name === 'return' ? 'Return' : 'Cancel'}Landing`,
+    summary,
+    description: `The payment session's \`${name === 'return' ? 'success_url' : 'cancel_url'}\`. It decides nothing from the query: it asks the gateway while the order is open and shows the order.`,
+    tags: ['Browser'],
+    requestParams: { query: sessionLandingQuery },
+    responses: landingAnswers,
+  };
+}
+
+const readiness = z.record(z.string(), z.string()).meta({
+  description: 'Each dependency (`database`, `redis`, `gateway`): `ok`, or `unavailable: <why>`.',
+});
+
+export const merchantApi: ApiRegistry = {
+  info: {
+    title: 'Merchant payment kit API',
+    version: '1',
+    description: `The kit's HTTP interface (merchant.md): orders and their payments for the storefront, capture, refund and void for operators, the landings a customer's browser returns to, the gateway's webhook receiver, and health.
+
+Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give minor units with \`*_formatted\` beside. Every answer is the envelope \`{success, message, code, data}\`; errors add \`errors\` (field -> messages) for bad input and \`request_id\`. Every answer carries \`X-Request-Id\` (the caller's, when it sends a plain token). While the kit starts, every request is answered \`503 STARTING\` with \`Retry-After: 1\`; a request not complete within \`HTTP_REQUEST_TIMEOUT_MS\` is answered 408.`,
+  },
+  tags: [
+    { name: 'Orders', description: 'The storefront creates orders and reads them.' },
+    {
+      name: 'Payments',
+      description: 'The storefront pays for an order: by card, or by redirect to a hosted page.',
+    },
+    {
+      name: 'Operator',
+      description: 'Capture, refund and void, behind `Authorization: Bearer <OPS_API_TOKEN>`.',
+    },
+    { name: 'Browser', description: 'HTML pages a customer lands on.' },
+    { name: 'Gateway', description: 'What the gateway calls.' },
+    { name: 'Platform', description: 'Liveness and readiness.' },
+    { name: 'Documentation', description: 'This document.' },
+  ],
+  securitySchemes: {
+    opsToken: {
+      type: 'http',
+      scheme: 'bearer',
+      description: "The kit's `OPS_API_TOKEN`, compared in constant time.",
+    },
+  },
+  outside: [documentationOutside],
+  routes: [
+    {
+      method: 'post',
+      path: '/orders',
+      operationId: 'createOrder',
+      summary: 'Create an order',
+      description:
+        'An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`; its `reference` (default: its id) is unique.',
+      tags: ['Orders'],
+      requestBody: json(createOrderSchema, {
+        amount: '12.34',
+        currency: 'EUR',
+        reference: 'shop-order-1001',
+        customer: { email: 'ada@example.com', country_code: 'GB' },
+      }),
+      responses: {
+        201: jsonAnswer('Created: `pending`.', success(z.object({ order: orderSchema }))),
+        409: jsonAnswer(
+          '`DUPLICATE_REFERENCE`: another order has this reference (`errors.reference`).',
+          failure(['DUPLICATE_REFERENCE']),
+        ),
+        422: invalidInput,
+        ...unreadable,
+        ...internal,
+      },
+    },
+    {
+      method: 'get',
+      path: '/orders/{id}',
+      operationId: 'getOrder',
+      summary: 'Read an order, with its history',
+      tags: ['Orders'],
+      requestParams: { path: orderPath },
+      responses: {
+        200: jsonAnswer(
+          'The order and every observation of it.',
+          success(z.object({ order: orderWithHistorySchema })),
+        ),
+        ...orderNotFound,
+        ...internal,
+      },
+    },
+    payment(
+      '/orders/{id}/pay/card',
+      'payByCard',
+      'Pay by card',
+      '3D Secure first, then the transaction (`mode` `sale` captures at once, `auth` waits for a capture). A challenge answers 200 with `next_action`: the challenge page, which returns to `/checkout/3ds-return`. Card data is passed to the gateway and kept nowhere.',
+      payCardSchema,
+      { card: TEST_CARD, mode: 'auth' },
+    ),
+    payment(
+      '/orders/{id}/pay/redirect',
+      'payByRedirect',
+      'Pay by redirect',
+      'A hosted checkout session for a redirect method (`ideal`, `psc`, ...); `next_action` is its page, which returns to `/checkout/return` or `/checkout/cancel`.',
+      payRedirectSchema,
+      { payment_method: 'ideal', customer: { country_code: 'NL' } },
+    ),
+    {
+      method: 'get',
+      path: '/payment-methods',
+      operationId: 'listPaymentMethods',
+      summary: 'Redirect methods the gateway offers',
+      description:
+        "The gateway's advisory list; with `country` or `currency`, each says whether it is available.",
+      tags: ['Payments'],
+      requestParams: { query: methodsQuerySchema },
+      responses: {
+        200: jsonAnswer('The list.', success(paymentMethodsSchema)),
+        422: invalidInput,
+        ...internal,
+      },
+    },
+    operation(
+      'capture',
+      'Capture an authorized order',
+      'Captures `amount` (major units; default the whole order) of an `authorized` order.',
+      captureSchema,
+      { amount: '12.34' },
+      false,
+    ),
+    operation(
+      'refund',
+      'Refund a paid order',
+      'Refunds `amount` (major units) of what was captured; the order becomes `partially_refunded` or `refunded`.',
+      refundSchema,
+      { amount: '2.00', reason: 'damaged' },
+      true,
+    ),
+    operation(
+      'void',
+      'Void an authorized order',
+      'Cancels the authorization: the order becomes `voided`.',
+      voidSchema,
+      { reason: 'out of stock' },
+      false,
+    ),
+    {
+      method: 'get',
+      path: '/',
+      operationId: 'homePage',
+      summary: "The kit's home page",
+      description: 'Where "Back to the shop" leads while `SHOP_URL` is not set: a page in words, not a 404.',
+      tags: ['Browser'],
+      responses: { 200: htmlAnswer('The page.') },
+    },
+    {
+      method: 'get',
+      path: '/checkout/3ds-return',
+      operationId: 'threeDsReturnLanding',
+      summary: 'Back from the 3DS challenge',
+      description:
+        "The challenge's `auth_url`: finishes the card payment held across the challenge (once; a reload shows the order as it stands) and shows where the payment stands.",
+      tags: ['Browser'],
+      requestParams: {
+        query: z.object({
+          card_verification_id: z.string().optional().meta({ description: 'The 3DS record (`tds_...`).' }),
+          status: z.string().optional().meta({ description: 'Sent by the gateway; never trusted.' }),
+          n: refreshes,
+        }),
+      },
+      responses: landingAnswers,
+    },
+    sessionLanding('return', 'Back from the hosted checkout'),
+    sessionLanding('cancel', 'Cancelled on the hosted checkout'),
+    {
+      method: 'post',
+      path: '/webhooks/gateway',
+      operationId: 'receiveGatewayWebhook',
+      summary: "The gateway's webhook receiver",
+      description:
+        'Verifies `X-Service-Signature` on the raw body (at most 256 KiB) against every active secret before anything else, stores the event in the inbox (its id is the key: a repeat is a no-op), queues it and answers.',
+      tags: ['Gateway'],
+      requestParams: {
+        header: z.object({
+          'X-Service-Signature': z.string().meta({ description: '`t=<unix seconds>,v1=<hex HMAC-SHA256>`.' }),
+          'X-Service-Replay': z.literal('true').optional().meta({ description: 'Sent on a replay.' }),
+        }),
+      },
+      requestBody: json(eventPayloadSchema),
+      responses: {
+        200: jsonAnswer(
+          '`Received.`, `Already received.` (nothing queued twice) or `pong` (a test ping).',
+          z.object({ success: z.literal(true), message: z.string(), code: z.literal(''), data: z.null() }),
+        ),
+        400: jsonAnswer(
+          '`MALFORMED_EVENT`: signed, but not an event; nothing stored.',
+          failure(['MALFORMED_EVENT', 'BAD_REQUEST']),
+        ),
+        401: jsonAnswer(
+          '`INVALID_SIGNATURE`: missing, wrong or stale; nothing stored.',
+          failure(['INVALID_SIGNATURE']),
+        ),
+        413: jsonAnswer('`PAYLOAD_TOO_LARGE`: over 256 KiB.', failure(['PAYLOAD_TOO_LARGE'])),
+        503: jsonAnswer(
+          '`UNAVAILABLE`: the database could not store it; the gateway delivers it again.',
+          failure(['UNAVAILABLE']),
+          retryAfter,
+        ),
+        ...internal,
+      },
+    },
+    {
+      method: 'get',
+      path: '/healthz',
+      operationId: 'liveness',
+      summary: 'Liveness',
+      tags: ['Platform'],
+      responses: { 200: jsonAnswer('The process answers.', success(z.object({ status: z.literal('ok') }))) },
+    },
+    {
+      method: 'get',
+      path: '/readyz',
+      operationId: 'readiness',
+      summary: 'Readiness: the database, Redis and the gateway',
+      description: 'Each dependency is given 2 s.',
+      tags: ['Platform'],
+      responses: {
+        200: jsonAnswer(
+          'Ready.',
+          z.object({
+            success: z.literal(true),
+            message: z.literal('ready'),
+            code: z.literal(''),
+            data: readiness,
+          }),
+        ),
+        503: jsonAnswer(
+          '`NOT_READY`: `data` names what is unavailable.',
+          z.object({
+            success: z.literal(false),
+            message: z.literal('not ready'),
+            code: z.literal('NOT_READY'),
+            data: readiness,
+          }),
+        ),
+      },
+    },
+    ...documentationRoutes('Documentation'),
+  ],
+};

@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { customerSchema } from '../../shared/customer.js';
+import { ORDER_STATUSES } from '../orders/status.js';
+
+/**
+ * What the merchant API answers, as zod schemas: the source of the responses in its OpenAPI document
+ * (api-document.ts). They describe views.ts and errors.ts, which build the answers; a test sends real
+ * requests to a running kit and checks every answer against the document, so the two cannot drift apart.
+ */
+
+const timestamp = z.iso.datetime();
+const minor = z.number().int().meta({ description: 'Minor units (cents): 1234 is 12.34 EUR.' });
+const formatted = z.string().meta({ description: 'The amount in major units, as text: `12.34`.' });
+const orderStatus = z.enum(ORDER_STATUSES);
+
+export const paymentSchema = z
+  .object({
+    attempt_id: z.string(),
+    kind: z.enum(['card', 'redirect']),
+    mode: z.enum(['sale', 'auth']).nullable(),
+    payment_method: z.string().nullable(),
+    gateway_transaction_id: z.string().nullable(),
+    payment_session_id: z.string().nullable(),
+  })
+  .meta({ id: 'Payment', description: "The order's current payment attempt." });
+
+export const orderSchema = z
+  .object({
+    id: z.string().meta({ examples: ['ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N'] }),
+    reference: z.string().meta({ description: 'Sent to the gateway as the payment reference.' }),
+    status: orderStatus,
+    amount: minor,
+    amount_formatted: formatted,
+    currency: z.string(),
+    description: z.string().nullable(),
+    customer: customerSchema.nullable(),
+    captured_amount: minor.nullable(),
+    captured_amount_formatted: formatted.nullable(),
+    refunded_amount: minor.meta({ description: "The gateway's running refunded total, in minor units." }),
+    refunded_amount_formatted: formatted,
+    failure_code: z.string().nullable().meta({ description: 'Why the last attempt failed: a gateway code.' }),
+    needs_review: z
+      .boolean()
+      .meta({ description: 'Set when money does not add up (another amount, a second capture).' }),
+    review_reason: z.string().nullable(),
+    payment: paymentSchema.nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Order' });
+
+export const historyEntrySchema = z
+  .object({
+    source: z.string().meta({ description: '`webhook`, `replay`, `poll`, `api` or `recovery`.' }),
+    source_id: z.string().meta({ description: "The source's own id: an event id, a request id." }),
+    status_before: z.string(),
+    status_after: z.string(),
+    outcome: z.string().meta({ description: '`applied`, `duplicate`, `stale` or `flagged`.' }),
+    detail: z.string().nullable(),
+    at: timestamp,
+  })
+  .meta({ id: 'HistoryEntry', description: 'One observation of the gateway, applied or not.' });
+
+export const orderWithHistorySchema = orderSchema
+  .extend({ history: z.array(historyEntrySchema) })
+  .meta({ id: 'OrderWithHistory' });
+
+export const nextActionSchema = z
+  .object({ type: z.literal('redirect'), url: z.url() })
+  .nullable()
+  .meta({
+    id: 'NextAction',
+    description:
+      'Where to send the customer: the 3DS challenge or the hosted checkout page; null when nothing is left to do.',
+  });
+
+export const paymentAnswerSchema = z
+  .object({ order: orderSchema, next_action: nextActionSchema })
+  .meta({ id: 'PaymentAnswer' });
+
+export const operationSchema = z
+  .object({
+    id: z.string(),
+    operation: z.enum(['capture', 'refund', 'void']),
+    status: z.enum(['pending', 'succeeded', 'failed']),
+    amount: minor,
+    gateway_transaction_id: z.string().nullable(),
+  })
+  .meta({
+    id: 'Operation',
+    description: "An operator's capture, refund or void, as recorded before the call.",
+  });
+
+export const operationAnswerSchema = z
+  .object({ order: orderSchema, operation: operationSchema })
+  .meta({ id: 'OperationAnswer' });
+
+/** What the kit's gateway client keeps of the gateway's list (src/client/schemas.ts): ids as strings. */
+export const paymentMethodsSchema = z
+  .object({
+    merchant_id: z.string().optional(),
+    country: z.string().nullable().optional(),
+    currency: z.string().nullable().optional(),
+    payment_methods: z.array(
+      z.object({
+        payment_method: z.string(),
+        label: z.string(),
+        provider: z.string().optional(),
+        available: z.boolean(),
+        unavailable_reasons: z.array(z.string()),
+        supported_countries: z.array(z.string()),
+        supported_currencies: z.array(z.string()),
+      }),
+    ),
+  })
+  .meta({ id: 'PaymentMethods' });
+
+export const invalidStateSchema = z.object({ status: orderStatus, allowed: z.array(orderStatus) }).meta({
+  id: 'InvalidState',
+  description: "The order's status and the statuses the action is allowed from.",
+});
+
+/** The envelope of a success (merchant.md, HTTP interface: the gateway's shape). */
+export function success<T extends z.ZodType>(data: T) {
+  return z.object({ success: z.literal(true), message: z.string(), code: z.literal(''), data });
+}
+
+export const fieldErrorsSchema = z
+  .record(z.string(), z.array(z.string()))
+  .meta({ id: 'FieldErrors', description: 'Field (dotted path) -> what is wrong with it.' });
+
+/**
+ * The envelope of an error: `code` one of `codes` (any string when the gateway's code passes
+ * through), `data` what the error carries.
+ */
+export function failure(codes: readonly string[] | 'gateway', data: z.ZodType = z.null()) {
+  return z.object({
+    success: z.literal(false),
+    message: z.string(),
+    code: codes === 'gateway' ? z.string() : z.enum(codes as [string, ...string[]]),
+    data,
+    errors: fieldErrorsSchema.optional(),
+    request_id: z
+      .string()
+      .nullable()
+      .optional()
+      .meta({ description: 'The X-Request-Id of the request: what an operator searches the logs for.' }),
+  });
+}

@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import {
+  createDocument,
+  type ZodOpenApiObject,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiPathsObject,
+  type ZodOpenApiResponseObject,
+} from 'zod-openapi';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'delete' | 'patch';
+
+/**
+ * One operation of an API document, next to the zod schemas the route validates with: zod-openapi
+ * renders a request as zod reads it (the schema's input) and a response as the code writes it (its
+ * output), so the document says what the code does.
+ */
+export interface ApiRoute extends ZodOpenApiOperationObject {
+  method: HttpMethod;
+  /** In OpenAPI's form: `/orders/{id}` for the router's `/orders/:id`. */
+  path: string;
+}
+
+/** Paths an app serves that its document leaves out on purpose (a third-party UI's files), and why. */
+export interface OutsideTheApi {
+  prefix: string;
+  why: string;
+}
+
+/** An app's API: every route it serves, each in one entry, and what it serves that is not its API. */
+export interface ApiRegistry {
+  info: ZodOpenApiObject['info'];
+  tags?: ZodOpenApiObject['tags'];
+  securitySchemes?: NonNullable<ZodOpenApiObject['components']>['securitySchemes'];
+  routes: readonly ApiRoute[];
+  outside: readonly OutsideTheApi[];
+}
+
+/** The OpenAPI 3.1 document of a registry. Throws when a method and path are registered twice. */
+export function apiDocument(registry: ApiRegistry) {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const { method, path, ...operation } of registry.routes) {
+    const item = paths[path] ?? {};
+    if (item[method]) throw new Error(`${method.toUpperCase()} ${path} is registered twice`);
+    item[method] = operation;
+    paths[path] = item;
+  }
+  return createDocument({
+    openapi: '3.1.0',
+    info: registry.info,
+    tags: registry.tags,
+    paths,
+    components: registry.securitySchemes ? { securitySchemes: registry.securitySchemes } : undefined,
+  });
+}
+
+export type ApiDocument = ReturnType<typeof apiDocument>;
+
+/** A JSON answer. */
+export function jsonAnswer(
+  description: string,
+  schema: z.ZodType,
+  headers?: ZodOpenApiResponseObject['headers'],
+): ZodOpenApiResponseObject {
+  return { description, content: { 'application/json': { schema } }, ...(headers ? { headers } : {}) };
+}
+
+/** An HTML page, for a person's browser. */
+export function htmlAnswer(description: string): ZodOpenApiResponseObject {
+  return { description, content: { 'text/html': { schema: { type: 'string' } } } };
+}
+
+/** Where the reference page's own files (swagger-ui-dist's, and the script that starts it) are served. */
+export const DOCS_ASSETS_PREFIX = '/docs/assets/';
+
+/** The document's own routes, the same in every app that serves one. */
+export function documentationRoutes(tag: string): ApiRoute[] {
+  return [
+    {
+      method: 'get',
+      path: '/openapi.json',
+      operationId: 'getOpenApiDocument',
+      summary: 'This document',
+      description: 'The OpenAPI 3.1 document, generated from the zod schemas the routes validate with.',
+      tags: [tag],
+      security: [],
+      responses: {
+        200: jsonAnswer(
+          'The OpenAPI document.',
+          z.looseObject({
+            openapi: z.literal('3.1.0'),
+            info: z.looseObject({ title: z.string(), version: z.string() }),
+            paths: z.record(z.string(), z.unknown()),
+          }),
+        ),
+      },
+    },
+    {
+      method: 'get',
+      path: '/docs',
+      operationId: 'getApiReference',
+      summary: 'This document, as a page',
+      description: `The API reference rendered by Swagger UI, served with its files from this server (under \`${DOCS_ASSETS_PREFIX}\`): it needs no other site.`,
+      tags: [tag],
+      security: [],
+      responses: { 200: htmlAnswer('The reference page.') },
+    },
+  ];
+}
+
+export const documentationOutside: OutsideTheApi = {
+  prefix: DOCS_ASSETS_PREFIX,
+  why: "the reference page's scripts and styles (swagger-ui-dist), not an API",
+};
+
+/**
+ * A `z.enum` of every member of a string union, checked by the compiler: a `Record` of the union must
+ * name each member once, so a status added to the type and not here fails the typecheck.
+ */
+export function enumOf<T extends string>(members: Record<T, true>) {
+  return z.enum(Object.keys(members) as [T, ...T[]]);
+}

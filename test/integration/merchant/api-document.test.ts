@@ -1,0 +1,171 @@
+import { expect } from 'chai';
+import type { ApiDocument } from '../../../src/shared/api-document.js';
+import { documentProblems, responseChecker } from '../../support/api-document.js';
+import { event, poster, stateOf, storedSecret, wire } from '../../support/events.js';
+import { card } from '../../support/gateway.js';
+import { startTestKit, type TestKit } from '../../support/kit.js';
+
+/**
+ * issue, part 4: the kit's answers are what its document says. Real requests to a running kit (its
+ * MySQL, Redis and embedded sandbox), each answer checked against the response the served
+ * /openapi.json documents for its route and status, so the document cannot drift from the code.
+ */
+describe('merchant API: real answers match GET /openapi.json', function () {
+  this.timeout(60_000);
+  let t: TestKit;
+  let checker: Awaited<ReturnType<typeof responseChecker>>;
+
+  // biome-ignore lint/suspicious/noExplicitAny: request bodies of every shape
+  type Call = { body?: any; ops?: boolean; headers?: Record<string, string> };
+  /** Calls the kit and checks the answer against the document; `template` is the documented path. */
+  const call = async (method: string, path: string, template: string, status: number, o: Call = {}) => {
+    const answer = await t.call(method, path, o);
+    expect(answer.status, `${method} ${path}: ${answer.text.slice(0, 500)}`).to.equal(status);
+    checker.check(answer, method, template);
+    return answer;
+  };
+  const newOrder = async (body: Record<string, unknown> = { amount: '12.34', currency: 'EUR' }) =>
+    (await call('POST', '/orders', '/orders', 201, { body })).body.data.order.id as string;
+
+  before(async () => {
+    t = await startTestKit({ env: { ROLES: 'api' } });
+    const served = await t.call('GET', '/openapi.json');
+    expect(served.status).to.equal(200);
+    expect(await documentProblems(served.body as ApiDocument)).to.equal('');
+    checker = await responseChecker(served.body as ApiDocument);
+    checker.check(served, 'GET', '/openapi.json');
+  });
+  after(async () => {
+    await t?.close();
+    if (checker) console.log(`      checked against the document: ${[...checker.checked].sort().join('; ')}`);
+  });
+
+  it('orders: created, read with their history, refused (422, 409), not found (404)', async () => {
+    const id = await newOrder({ amount: 49.9, currency: 'EUR', reference: `api-doc-${Date.now()}` });
+    const order = await call('GET', `/orders/${id}`, '/orders/{id}', 200);
+    expect(order.body.data.order.history).to.be.an('array');
+    await call('POST', '/orders', '/orders', 422, { body: { amount: '1.234', currency: 'EUR' } });
+    await call('POST', '/orders', '/orders', 422, { body: { amount: '10', currency: 'KWD' } });
+    await call('POST', '/orders', '/orders', 409, {
+      body: { amount: '1', currency: 'EUR', reference: order.body.data.order.reference },
+    });
+    await call('GET', '/orders/ord_nobody', '/orders/{id}', 404);
+  });
+
+  it('card payments: approved, challenged, declined (402), refused input (422), past paying for (409)', async () => {
+    const customer = { email: 'ada@example.com', country_code: 'GB', ip_address: '203.0.113.9' };
+    const paid = await newOrder({ amount: '12.34', currency: 'EUR', customer, description: 'A book' });
+    const sale = await call('POST', `/orders/${paid}/pay/card`, '/orders/{id}/pay/card', 200, {
+      body: { card: card(), mode: 'sale', customer },
+    });
+    expect(sale.body.data.order.status).to.equal('paid');
+    await call('GET', `/orders/${paid}`, '/orders/{id}', 200);
+    await call('POST', `/orders/${paid}/pay/card`, '/orders/{id}/pay/card', 409, { body: { card: card() } });
+
+    const challenged = await newOrder();
+    const challenge = await call('POST', `/orders/${challenged}/pay/card`, '/orders/{id}/pay/card', 200, {
+      body: { card: card('4000000000003220') },
+    });
+    expect(challenge.body.data.next_action.type).to.equal('redirect');
+
+    const declined = await newOrder();
+    const decline = await call('POST', `/orders/${declined}/pay/card`, '/orders/{id}/pay/card', 402, {
+      body: { card: card('4000000000000002') },
+    });
+    expect(decline.body.code).to.equal('ERR_CARD_DO_NOT_HONOR');
+
+    const bad = await newOrder();
+    await call('POST', `/orders/${bad}/pay/card`, '/orders/{id}/pay/card', 422, {
+      body: { card: { ...card(), number: '42' }, mode: 'later' },
+    });
+    await call('POST', '/orders/ord_nobody/pay/card', '/orders/{id}/pay/card', 404, {
+      body: { card: card() },
+    });
+  });
+
+  it('redirect payments and the payment methods: a session, a refusal by the gateway (422), the list', async () => {
+    const id = await newOrder();
+    const session = await call('POST', `/orders/${id}/pay/redirect`, '/orders/{id}/pay/redirect', 200, {
+      body: { payment_method: 'ideal', customer: { country_code: 'NL' } },
+    });
+    expect(session.body.data.next_action.url).to.match(/\/hosted\/checkout\/ps_/);
+    const usd = await newOrder({ amount: '5', currency: 'USD' });
+    const refused = await call('POST', `/orders/${usd}/pay/redirect`, '/orders/{id}/pay/redirect', 422, {
+      body: { payment_method: 'ideal' },
+    });
+    expect(refused.body.code).to.match(/^ERR_/);
+    await call('GET', '/payment-methods?country=NL&currency=EUR', '/payment-methods', 200);
+    await call('GET', '/payment-methods', '/payment-methods', 200);
+    await call('GET', '/payment-methods?country=nl', '/payment-methods', 422);
+  });
+
+  it('operator routes: 401 without the token, capture, refund (its key required), void, refusals', async () => {
+    const auth = await newOrder({ amount: '20.00', currency: 'EUR' });
+    await call('POST', `/orders/${auth}/pay/card`, '/orders/{id}/pay/card', 200, {
+      body: { card: card(), mode: 'auth' },
+    });
+    await call('POST', `/orders/${auth}/capture`, '/orders/{id}/capture', 401, { body: {} });
+    await call('POST', `/orders/${auth}/capture`, '/orders/{id}/capture', 422, {
+      ops: true,
+      body: { amount: '20.001' },
+    });
+    await call('POST', `/orders/${auth}/capture`, '/orders/{id}/capture', 200, { ops: true, body: {} });
+    await call('POST', `/orders/${auth}/refund`, '/orders/{id}/refund', 422, {
+      ops: true,
+      body: { amount: '5.00' },
+    });
+    await call('POST', `/orders/${auth}/refund`, '/orders/{id}/refund', 200, {
+      ops: true,
+      body: { amount: '5.00', reason: 'damaged' },
+      headers: { 'Idempotency-Key': 'api-doc-refund-1' },
+    });
+    await call('POST', `/orders/${auth}/refund`, '/orders/{id}/refund', 409, {
+      ops: true,
+      body: { amount: '6.00' },
+      headers: { 'Idempotency-Key': 'api-doc-refund-1' },
+    });
+    await call('POST', `/orders/${auth}/void`, '/orders/{id}/void', 409, { ops: true, body: {} });
+    await call('POST', '/orders/ord_nobody/void', '/orders/{id}/void', 404, { ops: true, body: {} });
+
+    const voided = await newOrder();
+    await call('POST', `/orders/${voided}/pay/card`, '/orders/{id}/pay/card', 200, {
+      body: { card: card(), mode: 'auth' },
+    });
+    const done = await call('POST', `/orders/${voided}/void`, '/orders/{id}/void', 200, {
+      ops: true,
+      body: { reason: 'out of stock' },
+    });
+    expect(done.body.data.order.status).to.equal('voided');
+  });
+
+  it('the receiver: a signed event (200), a repeat (200), a bad signature (401), not an event (400)', async () => {
+    const id = await newOrder();
+    const pay = await call('POST', `/orders/${id}/pay/card`, '/orders/{id}/pay/card', 200, {
+      body: { card: card(), mode: 'sale' },
+    });
+    const sale = stateOf(t).transactions.get(Number(pay.body.data.order.payment.gateway_transaction_id))!;
+    const secret = await storedSecret(t);
+    const post = poster(t);
+    const e = event('transaction.captured', wire(sale));
+    const receiver = async (body: string, status: number, o: Parameters<typeof post>[1]) => {
+      const answer = await post(body, o);
+      expect(answer.status, answer.text).to.equal(status);
+      checker.check(answer, 'POST', '/webhooks/gateway');
+    };
+    await receiver(e.body, 200, { secret });
+    await receiver(e.body, 200, { secret });
+    await receiver(e.body, 401, { header: 't=1,v1=00' });
+    await receiver('{"id": 1}', 400, { secret });
+  });
+
+  it('the landings, health and the document itself', async () => {
+    for (const path of ['/checkout/return', '/checkout/cancel']) {
+      await call('GET', `${path}?payment_session_id=ps_unknown`, path, 404);
+    }
+    await call('GET', '/checkout/3ds-return?card_verification_id=tds_unknown', '/checkout/3ds-return', 404);
+    await call('GET', '/', '/', 200);
+    await call('GET', '/healthz', '/healthz', 200);
+    await call('GET', '/readyz', '/readyz', 200);
+    await call('GET', '/docs', '/docs', 200);
+  });
+});

@@ -1,0 +1,112 @@
+import Router from '@koa/router';
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { merchantApi } from '../../../src/merchant/http/api-document.js';
+import { createMerchantApp } from '../../../src/merchant/http/app.js';
+import { apiDocument } from '../../../src/shared/api-document.js';
+import {
+  coverageGaps,
+  documentProblems,
+  expectDocumented,
+  refusedExamples,
+} from '../../support/api-document.js';
+
+/**
+ * issue, part 4: the merchant API's OpenAPI 3.1 document, generated from the routes' zod schemas.
+ * The app is built only to list its routes: no request reaches it, so its dependencies are stubs.
+ */
+function merchantApp() {
+  return createMerchantApp({
+    logger: pino({ level: 'silent' }),
+    readiness: [],
+    receiver: async () => {},
+    store: {},
+  } as unknown as Parameters<typeof createMerchantApp>[0]);
+}
+
+const REGISTRY = 'src/merchant/http/api-document.ts';
+const document = apiDocument(merchantApi);
+const operations = Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
+  (['get', 'post', 'put', 'delete', 'patch'] as const)
+    .filter((method) => item[method])
+    .map((method) => ({ method, path, operation: item[method]! })),
+);
+
+describe('the merchant API document', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    expect(document.openapi).to.equal('3.1.0');
+    expect(document.info.title).to.equal('Merchant payment kit API');
+    expect(await documentProblems(document)).to.equal('');
+  });
+
+  it('has an entry for every route createMerchantApp serves, landings and health included, and no other', () => {
+    const app = merchantApp();
+    expectDocumented(app, merchantApi, REGISTRY);
+    const paths = operations.map((o) => `${o.method.toUpperCase()} ${o.path}`);
+    for (const route of ['GET /', 'GET /checkout/3ds-return', 'GET /healthz', 'GET /readyz', 'GET /docs'])
+      expect(paths).to.include(route);
+  });
+
+  it("gives request examples that the routes' own schemas accept", () => {
+    expect(refusedExamples(merchantApi)).to.deep.equal([]);
+  });
+
+  it('names a route added later without an entry; leaves out only what is declared outside the API', () => {
+    const app = merchantApp();
+    const later = new Router();
+    later.get('/reports/reconciliation', (ctx) => {
+      ctx.body = {};
+    });
+    later.get('/docs/assets/another-file.js', (ctx) => {
+      ctx.body = '';
+    });
+    app.use(later.routes());
+    expect(coverageGaps(app, merchantApi).undocumented).to.deep.equal(['GET /reports/reconciliation']);
+    expect(() => expectDocumented(app, merchantApi, REGISTRY)).to.throw(/GET \/reports\/reconciliation/);
+  });
+
+  it('puts capture, refund and void behind the ops bearer token, with a 401, and nothing else', () => {
+    expect(document.components?.securitySchemes?.opsToken).to.include({ type: 'http', scheme: 'bearer' });
+    for (const { method, path, operation } of operations) {
+      const operator = /^\/orders\/\{id\}\/(capture|refund|void)$/.test(path);
+      expect(operation.security ?? [], `${method} ${path}`).to.deep.equal(operator ? [{ opsToken: [] }] : []);
+      if (operator) expect(operation.responses).to.have.property('401');
+    }
+  });
+
+  it('documents Idempotency-Key on the operator routes: required for a refund only', () => {
+    const keyOf = (path: string) =>
+      (document.paths?.[path]?.post?.parameters ?? []).find(
+        (p) => 'in' in p && p.in === 'header' && p.name === 'Idempotency-Key',
+      ) as { required?: boolean } | undefined;
+    expect(keyOf('/orders/{id}/capture')?.required ?? false).to.equal(false);
+    expect(keyOf('/orders/{id}/void')?.required ?? false).to.equal(false);
+    expect(keyOf('/orders/{id}/refund')?.required).to.equal(true);
+  });
+
+  it('takes request bodies from the schemas the routes validate with', () => {
+    const body = document.paths?.['/orders/{id}/pay/card']?.post?.requestBody as {
+      content: Record<string, { schema: { required?: string[]; properties?: Record<string, unknown> } }>;
+    };
+    const schema = body.content['application/json']!.schema;
+    // payCardSchema: `mode` has a default, so a request may leave it out.
+    expect(schema.required).to.deep.equal(['card']);
+    expect(schema.properties).to.have.keys(['card', 'mode', 'customer']);
+  });
+
+  it('lists the error codes of each route, and answers the landings in HTML', () => {
+    const codes = (path: string, method: 'get' | 'post', status: string) => {
+      const response = document.paths?.[path]?.[method]?.responses?.[status] as {
+        content: Record<string, { schema: { properties: { code: { enum?: string[] } } } }>;
+      };
+      return response.content['application/json']!.schema.properties.code.enum;
+    };
+    expect(codes('/orders', 'post', '409')).to.deep.equal(['DUPLICATE_REFERENCE']);
+    expect(codes('/orders/{id}', 'get', '404')).to.deep.equal(['NOT_FOUND']);
+    expect(codes('/orders/{id}/capture', 'post', '503')).to.deep.equal(['OUTCOME_UNKNOWN']);
+    for (const path of ['/', '/checkout/3ds-return', '/checkout/return', '/checkout/cancel']) {
+      const ok = document.paths?.[path]?.get?.responses?.['200'] as { content: Record<string, unknown> };
+      expect(Object.keys(ok.content), path).to.deep.equal(['text/html']);
+    }
+  });
+});

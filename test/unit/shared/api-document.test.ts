@@ -1,0 +1,44 @@
+import Router from '@koa/router';
+import { expect } from 'chai';
+import Koa from 'koa';
+import { z } from 'zod';
+import { routesOf } from '../../../src/infra/route-list.js';
+import { type ApiRoute, apiDocument, jsonAnswer } from '../../../src/shared/api-document.js';
+
+/** issue, part 4: the pieces both apps' documents are built with. */
+describe('API documents: the registry and the route list', () => {
+  const route = (method: ApiRoute['method'], path: string): ApiRoute => ({
+    method,
+    path,
+    responses: { 200: jsonAnswer('ok', z.object({ ok: z.boolean() })) },
+  });
+  const registry = (routes: ApiRoute[]) => ({ info: { title: 't', version: '1' }, routes, outside: [] });
+
+  it('puts each entry under its path and method', () => {
+    const doc = apiDocument(registry([route('get', '/things/{id}'), route('delete', '/things/{id}')]));
+    expect(Object.keys(doc.paths?.['/things/{id}'] ?? {})).to.deep.equal(['get', 'delete']);
+  });
+
+  it('refuses a method and path registered twice, naming it', () => {
+    expect(() => apiDocument(registry([route('get', '/things'), route('get', '/things')]))).to.throw(
+      'GET /things is registered twice',
+    );
+  });
+
+  it("lists an app's routes in OpenAPI's form, without the router's HEAD and its use() layers", () => {
+    const app = new Koa();
+    const one = new Router();
+    one.use(async (_ctx, next) => next());
+    one.get('/orders/:id', () => {});
+    one.post('/orders/:id/pay/:kind', () => {});
+    const two = new Router({ prefix: '/ops' });
+    two.put('/things', () => {});
+    app.use(async (_ctx, next) => next());
+    app.use(one.routes()).use(two.routes());
+    expect(routesOf(app)).to.deep.equal([
+      { method: 'get', path: '/orders/{id}' },
+      { method: 'post', path: '/orders/{id}/pay/{kind}' },
+      { method: 'put', path: '/ops/things' },
+    ]);
+  });
+});
