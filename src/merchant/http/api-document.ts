@@ -8,6 +8,8 @@ import {
   htmlAnswer,
   jsonAnswer,
 } from '../../shared/api-document.js';
+import { BOARD_PATH } from './ops-board.js';
+import { reportQuerySchema } from './report-routes.js';
 import {
   failure,
   invalidStateSchema,
@@ -16,6 +18,7 @@ import {
   orderWithHistorySchema,
   paymentAnswerSchema,
   paymentMethodsSchema,
+  reportSchema,
   success,
 } from './response-schemas.js';
 import {
@@ -235,7 +238,11 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
     },
     { name: 'Browser', description: 'HTML pages a customer lands on.' },
     { name: 'Gateway', description: 'What the gateway calls.' },
-    { name: 'Platform', description: 'Liveness and readiness.' },
+    {
+      name: 'Finance',
+      description: 'The reconciliation report, behind `Authorization: Bearer <OPS_API_TOKEN>`.',
+    },
+    { name: 'Platform', description: 'Liveness, readiness and metrics.' },
     { name: 'Documentation', description: 'This document.' },
   ],
   securitySchemes: {
@@ -245,7 +252,13 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       description: "The kit's `OPS_API_TOKEN`, compared in constant time.",
     },
   },
-  outside: [documentationOutside],
+  outside: [
+    documentationOutside,
+    {
+      prefix: BOARD_PATH,
+      why: "the queue board: bull-board's own UI and its API, behind the operator token",
+    },
+  ],
   routes: [
     {
       method: 'post',
@@ -442,6 +455,68 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
             data: readiness,
           }),
         ),
+      },
+    },
+    {
+      method: 'get',
+      path: '/reports/reconciliation',
+      operationId: 'reconciliationReport',
+      summary: 'The reconciliation report',
+      description:
+        'One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight` or `mismatched` with the reason, and totals per currency in minor units. `format=csv`: the same rows as CSV, one header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget.',
+      tags: ['Finance'],
+      security: OPS,
+      requestParams: { query: reportQuerySchema },
+      responses: {
+        200: {
+          description: 'The report (JSON), or its rows as CSV with `format=csv`.',
+          content: {
+            'application/json': { schema: success(reportSchema) },
+            'text/csv': { schema: { type: 'string' } },
+          },
+        },
+        ...unauthorized,
+        422: invalidInput,
+        ...internal,
+      },
+    },
+    {
+      method: 'get',
+      path: '/metrics',
+      operationId: 'metrics',
+      summary: 'Prometheus metrics',
+      description:
+        "This process's metrics in Prometheus text. Open unless `METRICS_TOKEN` is set; then `Authorization: Bearer <METRICS_TOKEN>`.",
+      tags: ['Platform'],
+      responses: {
+        200: { description: 'Prometheus text.', content: { 'text/plain': { schema: { type: 'string' } } } },
+        401: jsonAnswer('`UNAUTHORIZED`: METRICS_TOKEN is set and was not sent.', failure(['UNAUTHORIZED'])),
+      },
+    },
+    {
+      method: 'get',
+      path: '/ops/login',
+      operationId: 'operatorLoginPage',
+      summary: "The operator's sign-in form",
+      description: 'A form for the operator token: the browser way into the queue board.',
+      tags: ['Operator'],
+      responses: { 200: htmlAnswer('The form.') },
+    },
+    {
+      method: 'post',
+      path: '/ops/login',
+      operationId: 'operatorLogin',
+      summary: 'Sign in to the queue board',
+      description:
+        'With the operator token, sets a cookie for `/ops` good for 30 minutes (HttpOnly, SameSite=Strict) and sends the browser to the queue board at `/ops/queues`.',
+      tags: ['Operator'],
+      requestBody: {
+        content: { 'application/x-www-form-urlencoded': { schema: z.object({ token: z.string() }) } },
+      },
+      responses: {
+        303: { description: 'Signed in: to `/ops/queues`, with the session cookie.' },
+        401: htmlAnswer('Not the operator token: the form again, saying so.'),
+        413: jsonAnswer('`VALIDATION_FAILED`: the form is over 4 KiB.', failure(['VALIDATION_FAILED'])),
       },
     },
     ...documentationRoutes('Documentation'),

@@ -147,3 +147,62 @@ export function failure(codes: readonly string[] | 'gateway', data: z.ZodType = 
       .meta({ description: 'The X-Request-Id of the request: what an operator searches the logs for.' }),
   });
 }
+
+/** One row of the reconciliation report (src/merchant/reports/reconciliation.ts, ReportRow). */
+export const reportRowSchema = z
+  .object({
+    order_id: z.string(),
+    reference: z.string(),
+    created_at: timestamp,
+    status: orderStatus,
+    currency: z.string(),
+    amount: minor,
+    amount_formatted: formatted,
+    captured_amount: minor.nullable(),
+    captured_amount_formatted: formatted.nullable(),
+    refunded_amount: minor,
+    refunded_amount_formatted: formatted,
+    gateway_transaction_id: z.string().nullable(),
+    gateway_status: z
+      .string()
+      .nullable()
+      .meta({ description: "The gateway's last word on the transaction." }),
+    gateway_currency: z.string().nullable(),
+    gateway_amount: minor.nullable(),
+    gateway_amount_formatted: formatted.nullable(),
+    gateway_captured_amount: minor.nullable(),
+    gateway_captured_amount_formatted: formatted.nullable(),
+    gateway_refunded_amount: minor.nullable(),
+    gateway_refunded_amount_formatted: formatted.nullable(),
+    observed_at: timestamp.nullable(),
+    observed_source: z.enum(['webhook', 'replay', 'poll', 'api', 'recovery']).nullable(),
+    classification: z.enum(['matched', 'in_flight', 'mismatched']),
+    reason: z.string(),
+    match: z.boolean(),
+  })
+  .meta({ id: 'ReportRow', description: 'An order beside what the gateway last said of its payment.' });
+
+export const currencyTotalsSchema = z
+  .object({
+    currency: z.string(),
+    orders: z.number().int(),
+    captured: minor,
+    captured_formatted: formatted,
+    refunded: minor,
+    refunded_formatted: formatted,
+    net: minor,
+    net_formatted: formatted,
+    in_flight: z.number().int(),
+    mismatched: z.number().int(),
+  })
+  .meta({ id: 'CurrencyTotals' });
+
+export const reportSchema = z
+  .object({
+    from: timestamp,
+    to: timestamp,
+    generated_at: timestamp,
+    totals: z.array(currencyTotalsSchema),
+    rows: z.array(reportRowSchema),
+  })
+  .meta({ id: 'ReconciliationReport' });

@@ -168,4 +168,21 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     await call('GET', '/readyz', '/readyz', 200);
     await call('GET', '/docs', '/docs', 200);
   });
+
+  it('the report (JSON and CSV, 401, 422), the metrics and the operator sign-in form', async () => {
+    const day = new Date().toISOString().slice(0, 10);
+    const next = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const range = `from=${day}&to=${next}`;
+    const report = await call('GET', `/reports/reconciliation?${range}`, '/reports/reconciliation', 200, {
+      ops: true,
+    });
+    expect(report.body.data.rows.length).to.be.greaterThan(0);
+    await call('GET', `/reports/reconciliation?${range}&format=csv`, '/reports/reconciliation', 200, {
+      ops: true,
+    });
+    await call('GET', `/reports/reconciliation?${range}`, '/reports/reconciliation', 401);
+    await call('GET', '/reports/reconciliation?from=soon', '/reports/reconciliation', 422, { ops: true });
+    await call('GET', '/metrics', '/metrics', 200);
+    await call('GET', '/ops/login', '/ops/login', 200);
+  });
 });
