@@ -66,6 +66,21 @@ const invalidInput = jsonAnswer(
   '`VALIDATION_FAILED`: `errors` names each field and what is wrong with it.',
   failure(['VALIDATION_FAILED']),
 );
+const gatewayCode = z
+  .object({ gateway_code: z.string().meta({ description: "The gateway's own error code." }) })
+  .nullable();
+/** A gateway call passed through as it is (the payment-methods list). */
+const gatewayFailed = {
+  502: jsonAnswer(
+    "`GATEWAY_ERROR`: the gateway refused the kit's request (a revoked key, a missing scope): the operator's to fix, not the caller's.",
+    failure(['GATEWAY_ERROR'], gatewayCode),
+  ),
+  503: jsonAnswer(
+    '`GATEWAY_UNAVAILABLE`: the gateway did not answer, failed, or slowed the key down; try again (after `Retry-After` when given).',
+    failure(['GATEWAY_UNAVAILABLE'], gatewayCode),
+    retryAfter.partial(),
+  ),
+};
 const orderNotFound = { 404: jsonAnswer('`NOT_FOUND`: no order has this id.', failure(['NOT_FOUND'])) };
 const unauthorized = {
   401: jsonAnswer(
@@ -329,6 +344,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       responses: {
         200: jsonAnswer('The list.', success(paymentMethodsSchema)),
         422: invalidInput,
+        ...gatewayFailed,
         ...internal,
       },
     },

@@ -2,6 +2,7 @@ import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import getRawBody from 'raw-body';
 import type { z } from 'zod';
+import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import { NothingToOperate, OperationConflict } from '../checkout/operations.js';
 import { InvalidTransition } from '../orders/status.js';
 import { DuplicateReference, OrderNotFound } from '../store/index.js';
@@ -41,17 +42,41 @@ function toHttp(error: unknown): HttpError | null {
   }
   if (error instanceof OperationConflict) return new HttpError(409, 'IDEMPOTENCY_CONFLICT', error.message);
   if (error instanceof NothingToOperate) return new HttpError(409, 'INVALID_STATE', error.message);
+  const gateway = gatewayFailure(error);
+  if (gateway) return gateway;
+  // raw-body's own errors carry a `type` (request.aborted, encoding.unsupported, ...) and a 4xx status.
   const e = error as { type?: string; status?: number };
   if (e?.type === 'entity.too.large')
     return new HttpError(413, 'VALIDATION_FAILED', 'The request body is too large.', {
       errors: { body: ['is too large'] },
     });
-  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+  if (typeof e?.type === 'string' && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     return new HttpError(400, 'BAD_REQUEST', 'The request body could not be read.', {
       errors: { body: ['could not be read'] },
     });
   }
   return null;
+}
+
+/**
+ * A gateway call that a route passed through (the payment-methods list): the gateway being down or
+ * slowing the key down is 503 (try again), any other refusal 502 (the kit's request or key is wrong,
+ * which the caller cannot fix). Checkout and operations map their own gateway answers.
+ */
+export function gatewayFailure(error: unknown): HttpError | null {
+  if (error instanceof GatewayNetworkError)
+    return new HttpError(503, 'GATEWAY_UNAVAILABLE', 'The payment gateway did not answer; try again.');
+  if (!(error instanceof GatewayError)) return null;
+  if (error.retryable) {
+    const after = error.details.retryAfterSeconds;
+    return new HttpError(503, 'GATEWAY_UNAVAILABLE', 'The payment gateway is not available; try again.', {
+      data: { gateway_code: error.code },
+      ...(after === undefined ? {} : { headers: { 'Retry-After': String(after) } }),
+    });
+  }
+  return new HttpError(502, 'GATEWAY_ERROR', 'The payment gateway refused the request.', {
+    data: { gateway_code: error.code },
+  });
 }
 
 export function errorMiddleware(logger: Logger) {
@@ -61,6 +86,13 @@ export function errorMiddleware(logger: Logger) {
       if (ctx.status === 404 && ctx.body === undefined) throw new HttpError(404, 'NOT_FOUND', 'Not found.');
     } catch (caught) {
       let error = toHttp(caught);
+      if (error && (caught instanceof GatewayError || caught instanceof GatewayNetworkError)) {
+        // The operator's problem (a revoked key, a gateway outage), not the caller's: say so in the log.
+        logger.warn(
+          { path: ctx.path, status: error.status, gateway: gatewayCodeOf(caught) },
+          'gateway call failed',
+        );
+      }
       if (!error) {
         // Logged by name and stack only: request bodies, which may hold card data, never reach a log.
         logger.error(
@@ -90,6 +122,9 @@ export function errorMiddleware(logger: Logger) {
     }
   };
 }
+
+const gatewayCodeOf = (error: GatewayError | GatewayNetworkError) =>
+  error instanceof GatewayError ? error.code : error.kind;
 
 export function ok(ctx: Context, data: unknown, status = 200, message = ''): void {
   ctx.status = status;

@@ -308,6 +308,21 @@ describe('merchant: redirect payments (hosted checkout)', () => {
       expect(idealMethod.unavailable_reasons).to.include('country_not_supported');
     });
 
+    it("a key the gateway refuses is 502 GATEWAY_ERROR with the gateway's code, not a complaint about the request", async () => {
+      const key = t.kit.sandbox!.deps.state.keys.get(MERCHANT_KEY)!;
+      (key as { active: boolean }).active = false; // an operator revoked it at the gateway
+      try {
+        const answer = await t.call('GET', '/payment-methods?country=NL&currency=EUR');
+        expect(answer.status, answer.text).to.equal(502);
+        expect(answer.body.code).to.equal('GATEWAY_ERROR');
+        expect(answer.body.data).to.deep.equal({ gateway_code: 'ERR_AUTH_FAILED' });
+        expect(answer.body).to.not.have.property('errors');
+      } finally {
+        (key as { active: boolean }).active = true;
+      }
+      expect((await t.call('GET', '/payment-methods')).status).to.equal(200);
+    });
+
     it('a lower-case country is 422 naming country', async () => {
       const answer = await t.call('GET', '/payment-methods?country=nl&currency=EUR');
       expect(answer.status, answer.text).to.equal(422);
