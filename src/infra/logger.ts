@@ -1,4 +1,4 @@
-import { type DestinationStream, type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino, stdSerializers } from 'pino';
 import { currentRequestId } from './request-context.js';
 
 /**
@@ -14,6 +14,9 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         const requestId = currentRequestId();
         return requestId === undefined ? {} : { request_id: requestId };
       },
+      // `err: { message }` (what expected failures log) stays as written; pino's own serializer would
+      // dress it as `{type: "Object", stack: ""}`. A thrown Error keeps its name and stack.
+      serializers: { err: (e: unknown) => (e instanceof Error ? stdSerializers.err(e) : e) },
       redact: {
         paths: [
           'card',
