@@ -102,38 +102,49 @@ export async function pollOrder(deps: PollerDeps, target: PollTarget, caller: Ca
   const { attempt } = target;
   const result: PollSummary = { ...emptySummary(), orders: 1 };
   const sourceId = `poll:${attempt.id}:${deps.clock.now()}`;
-  const ask: (() => Promise<Observation>)[] = [];
+  // Each question names what it asks about, for the review reason should the gateway not know it.
+  const ask: [what: string, question: () => Promise<Observation>][] = [];
   // The session matters while the payment is open (it tells expired from cancelled); then only the
   // transaction can still move (refunds, chargebacks).
   if (attempt.payment_session_id && OPEN.includes(target.order.status)) {
     const id = attempt.payment_session_id;
-    ask.push(async () =>
-      observeSession(
-        (await deps.gateway.getPaymentSession(id, caller)).data,
-        'poll',
-        `${sourceId}:session`,
-        deps.clock.now(),
-      ),
-    );
+    ask.push([
+      `payment session ${id}`,
+      async () =>
+        observeSession(
+          (await deps.gateway.getPaymentSession(id, caller)).data,
+          'poll',
+          `${sourceId}:session`,
+          deps.clock.now(),
+        ),
+    ]);
   }
   if (attempt.gateway_transaction_id) {
     const id = attempt.gateway_transaction_id;
-    ask.push(async () =>
-      observeTransaction(
-        (await deps.gateway.transactionStatus(id, caller)).data,
-        'poll',
-        sourceId,
-        deps.clock.now(),
-      ),
-    );
+    ask.push([
+      `transaction ${id}`,
+      async () =>
+        observeTransaction(
+          (await deps.gateway.transactionStatus(id, caller)).data,
+          'poll',
+          sourceId,
+          deps.clock.now(),
+        ),
+    ]);
   }
-  for (const question of ask) {
+  for (const [what, question] of ask) {
     let observation: Observation;
     try {
       result.gatewayCalls += 1;
       observation = await question();
     } catch (error) {
       if (!(error instanceof GatewayError || error instanceof GatewayNetworkError)) throw error;
+      if (error instanceof GatewayError && error.status === 404) {
+        // The kit holds an id the gateway does not know (another account's key, a gateway that lost
+        // it): not timing but integrity, for a person and the report; the schedule still goes on.
+        if (await flag(deps, target, `${sourceId}:unknown`, `the gateway does not know ${what}`))
+          result.changed = 1;
+      }
       result.failed = 1;
       deps.logger.warn(
         {
@@ -171,20 +182,31 @@ async function scheduleNext(deps: PollerDeps, target: PollTarget, sourceId: stri
     return true;
   }
   const reason = `still ${order.status} at the gateway 30 days after its last change: no longer polled`;
-  await deps.store.orders.transition(order.id, target.attempt.id, (locked) => ({
-    change: {
-      attempt: null,
-      order: {
-        needs_review: true,
-        review_reason: withReason(locked.review_reason, reason),
-        next_poll_at: null,
-      },
-      history: { source: 'poll', sourceId, outcome: 'flagged', detail: reason },
-    },
-    result: null,
-  }));
+  await flag(deps, target, sourceId, reason, { next_poll_at: null });
   deps.logger.warn({ order: order.id, status: order.status }, 'order needs review: open for 30 days');
   return false;
+}
+
+/** Flags the order for a person, once per reason (a reason already noted writes nothing); true when it did. */
+async function flag(
+  deps: PollerDeps,
+  target: PollTarget,
+  sourceId: string,
+  reason: string,
+  also: { next_poll_at?: null } = {},
+): Promise<boolean> {
+  return deps.store.orders.transition(target.order.id, target.attempt.id, (locked) => {
+    const known = locked.needs_review && withReason(locked.review_reason, reason) === locked.review_reason;
+    if (known) return { change: { attempt: null, order: also, history: null }, result: false };
+    return {
+      change: {
+        attempt: null,
+        order: { needs_review: true, review_reason: withReason(locked.review_reason, reason), ...also },
+        history: { source: 'poll', sourceId, outcome: 'flagged', detail: reason },
+      },
+      result: true,
+    };
+  });
 }
 
 function add(total: PollSummary, one: PollSummary): void {

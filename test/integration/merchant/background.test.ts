@@ -264,6 +264,46 @@ describe('merchant: background work keeps orders true without webhooks', functio
     });
   });
 
+  describe('an id the gateway does not know: the poller flags the order once, and goes on', () => {
+    let t: TestKit;
+    before(async () => {
+      t = await startTestKit();
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    it('an order whose transaction the gateway answers 404 for is mismatched, with one history line', async () => {
+      const created = await t.call('POST', '/orders', { body: { amount: '4.00', currency: 'EUR' } });
+      const id = created.body.data.order.id as string;
+      const paid = await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card(), mode: 'auth' } });
+      expect(paid.status, paid.text).to.equal(200);
+      // As if the kit's database were restored against a gateway account that never saw this payment.
+      await t.kit.sequelize.query(
+        'UPDATE payment_attempts SET gateway_transaction_id = ? WHERE order_id = ?',
+        {
+          replacements: ['999999999', id],
+        },
+      );
+      for (let tick = 0; tick < 2; tick++) {
+        await passTime(t, HOUR, HOUR);
+        await t.kit.jobs.poll();
+      }
+      const order = (await rows(t, 'orders', { id }))[0]!;
+      expect(order).to.include({ status: 'authorized', needs_review: 1 });
+      expect(order.review_reason).to.equal('the gateway does not know transaction 999999999');
+      expect(order.next_poll_at, 'still on its schedule').to.not.equal(null);
+      const polls = (await rows(t, 'order_history', { order_id: id })).filter((h) => h.source === 'poll');
+      expect(polls.map((h) => h.outcome)).to.deep.equal(['flagged']);
+      const report = await t.call('GET', `/reports/reconciliation?from=2000-01-01&to=2100-01-01`, {
+        ops: true,
+      });
+      // biome-ignore lint/suspicious/noExplicitAny: a report row as the JSON answer has it
+      const line = report.body.data.rows.find((r: any) => r.order_id === id);
+      expect(line).to.include({ classification: 'mismatched', match: false });
+    });
+  });
+
   describe('two schedulers at once do the work once', () => {
     let t: TestKit;
     let other: Kit;
