@@ -3,6 +3,7 @@ import * as inbox from './2026-11-23-02-webhook-inbox.js';
 import * as attemptTransactionIndex from './2026-11-23-03-attempt-transaction-index.js';
 import * as pollingAndRecovery from './2026-11-23-04-polling-and-recovery.js';
 import * as gatewayView from './2026-11-24-05-gateway-view.js';
+import * as inboxReceipts from './2026-11-24-06-inbox-receipts.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   { name: '2026-11-23-03-attempt-transaction-index', ...attemptTransactionIndex },
   { name: '2026-11-23-04-polling-and-recovery', ...pollingAndRecovery },
   { name: '2026-11-24-05-gateway-view', ...gatewayView },
+  { name: '2026-11-24-06-inbox-receipts', ...inboxReceipts },
 ];

@@ -7,7 +7,7 @@ import { GatewayError, GatewayNetworkError } from './client/errors.js';
 import { GatewayClient } from './client/gateway-client.js';
 import type { Config } from './config.js';
 import { removeStateFile } from './gateway/persistence/state-file.js';
-import { createSequelize, migrate } from './infra/database.js';
+import { createPool, createSequelize, migrate } from './infra/database.js';
 import { secretLabel } from './kit/gateway.js';
 import { reportCsv } from './merchant/reports/csv.js';
 import { reconciliationReport } from './merchant/reports/generate.js';
@@ -29,12 +29,14 @@ function client(c: Config): GatewayClient {
 /** The kit's store for one command: the database migrated first, closed after. */
 async function withStore<T>(c: Config, fn: (store: Store) => Promise<T>): Promise<T> {
   const sequelize = createSequelize(c.databaseUrl);
+  const pool = createPool(c.databaseUrl);
   try {
     await migrate(c.databaseUrl, sequelize);
     const box = new SecretBox(c.encryptionKey, cryptoRandom);
-    return await fn(createStore({ sequelize, clock: systemClock, random: cryptoRandom, box }));
+    return await fn(createStore({ sequelize, pool, clock: systemClock, random: cryptoRandom, box }));
   } finally {
     await sequelize.close();
+    await pool.end();
   }
 }
 

@@ -2,9 +2,11 @@ import type { HttpServer } from '../infra/http-server.js';
 import { createMerchantApp } from '../merchant/http/app.js';
 import { demoShopFor } from '../merchant/http/demo-shop.js';
 import type { MetricsEndpoint } from '../merchant/http/metrics-route.js';
+import type { InboxEvent } from '../merchant/store/inbox.js';
 import { webhookReceiver } from '../merchant/webhooks/receiver.js';
 import { SecretCache } from '../merchant/webhooks/secret-cache.js';
-import type { Adapters } from './adapters.js';
+import { batched } from '../shared/batcher.js';
+import { type Adapters, BATCHES } from './adapters.js';
 
 /** The `api` role: the merchant API and the webhook receiver, on the server bound at start-up. */
 export function startApi(a: Adapters, server: HttpServer): void {
@@ -17,7 +19,8 @@ export function startApi(a: Adapters, server: HttpServer): void {
     demoShop: demoShopFor(config),
     orderRules: config.orders,
     receiver: webhookReceiver({
-      inbox: store.inbox,
+      // Concurrent requests share one multi-row INSERT; each is answered once its batch is stored.
+      inbox: { store: batched((events: readonly InboxEvent[]) => store.inbox.storeMany(events), BATCHES) },
       secrets,
       enqueue: a.enqueue,
       clock,

@@ -3,7 +3,21 @@ import { randomBytes as nodeRandomBytes } from 'node:crypto';
 /** Randomness as an injected seam: returns `size` random bytes. */
 export type RandomSource = (size: number) => Uint8Array;
 
-export const cryptoRandom: RandomSource = (size) => nodeRandomBytes(size);
+// One call to the system's generator per 4 KiB, handed out in slices: an id a request costs a copy,
+// not a system call (the same cache crypto.randomUUID keeps). Larger asks go straight through.
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let used = 0;
+
+export const cryptoRandom: RandomSource = (size) => {
+  if (size > POOL_BYTES / 8) return nodeRandomBytes(size);
+  if (used + size > pool.length) {
+    pool = nodeRandomBytes(POOL_BYTES);
+    used = 0;
+  }
+  used += size;
+  return Uint8Array.prototype.slice.call(pool, used - size, used);
+};
 
 /** A deterministic source for tests (mulberry32); never for secrets outside tests. */
 export function seededRandom(seed: number): RandomSource {

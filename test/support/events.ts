@@ -151,31 +151,37 @@ export function poster(t: TestKit, clock: Clock = t.clock) {
 /** POSTs a body to the kit's /webhooks/gateway, signed with `secret` now. */
 export const post = (t: TestKit, body: string, secret: string) => poster(t)(body, { secret });
 
-/** Records every job the kit asks bull to queue (the receiver's enqueue ends in queue.add). */
+/** Records every job the kit asks bull to queue (the kit's enqueue ends in queue.addBulk; jobs use queue.add). */
 export function spyOnQueue(t: TestKit) {
   const queued: string[] = [];
-  /** Whether each add has settled yet (resolved or rejected). */
+  /** Whether each call has settled yet (resolved or rejected). */
   const settled: boolean[] = [];
-  const queue = t.kit.queue as unknown as { add: (...args: unknown[]) => Promise<unknown> };
-  const original = queue.add;
-  queue.add = function (this: unknown, ...args: unknown[]) {
-    const data = args.find((a) => typeof a === 'object' && a !== null && 'eventId' in a) as
-      | { eventId: string }
-      | undefined;
-    queued.push(data?.eventId ?? '?');
-    const index = settled.push(false) - 1;
-    const result = original.apply(this, args);
-    const done = () => {
-      settled[index] = true;
+  type Add = (...args: unknown[]) => Promise<unknown>;
+  const queue = t.kit.queue as unknown as { add: Add; addBulk: Add };
+  const originals = { add: queue.add, addBulk: queue.addBulk };
+  const eventIdOf = (data: unknown) => (data as { eventId?: string } | undefined)?.eventId ?? '?';
+  const spy = (name: 'add' | 'addBulk', ids: (args: unknown[]) => string[]) =>
+    function (this: unknown, ...args: unknown[]) {
+      queued.push(...ids(args));
+      const index = settled.push(false) - 1;
+      const result = originals[name].apply(this, args);
+      const done = () => {
+        settled[index] = true;
+      };
+      result.then(done, done);
+      return result;
     };
-    result.then(done, done);
-    return result;
-  };
+  queue.add = spy('add', (args) => [
+    eventIdOf(args.find((a) => typeof a === 'object' && a !== null && 'eventId' in a)),
+  ]);
+  queue.addBulk = spy('addBulk', (args) =>
+    (args[0] as { data: unknown }[]).map((job) => eventIdOf(job.data)),
+  );
   return {
     queued,
     settled,
     restore: () => {
-      queue.add = original;
+      Object.assign(queue, originals);
     },
   };
 }

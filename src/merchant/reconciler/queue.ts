@@ -48,6 +48,15 @@ export async function enqueueEvent(queue: Queue.Queue<ObservationJob>, eventId: 
   await queue.add({ eventId }, { jobId: eventId });
 }
 
+/** Many at once, in one round trip to Redis (bull's addBulk); an id already queued stays one job. */
+export async function enqueueEvents(
+  queue: Queue.Queue<ObservationJob>,
+  eventIds: readonly string[],
+): Promise<undefined[]> {
+  await queue.addBulk(eventIds.map((eventId) => ({ data: { eventId }, opts: { jobId: eventId } })));
+  return eventIds.map(() => undefined);
+}
+
 /**
  * Closes the queue and the Redis connections it opened. bull closes no connection it got from a
  * `createClient` (above): they are ours to close, once the worker is paused and its job in hand done.

@@ -1,6 +1,7 @@
+import type { Pool } from 'mysql2/promise';
 import type { Sequelize } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
-import type { RandomSource } from '../../shared/ids.js';
+import { type RandomSource, randomId } from '../../shared/ids.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import { AttemptStore } from './attempts.js';
 import { CheckpointStore } from './checkpoints.js';
@@ -33,13 +34,15 @@ export interface Store {
 
 export interface StoreDeps {
   sequelize: Sequelize;
+  /** mysql2's pool, for the inbox's batches (infra/database.ts createPool). */
+  pool: Pool;
   clock: Clock;
   random: RandomSource;
   /** Seals the webhook signing secrets. */
   box: SecretBox;
 }
 
-export function createStore({ sequelize, clock, random, box }: StoreDeps): Store {
+export function createStore({ sequelize, pool, clock, random, box }: StoreDeps): Store {
   const models = defineModels(sequelize);
   const history = new HistoryStore(models, clock);
   return {
@@ -48,7 +51,7 @@ export function createStore({ sequelize, clock, random, box }: StoreDeps): Store
     history,
     holds: new HoldStore(sequelize, models, clock),
     operations: new OperationStore(models, clock, random),
-    inbox: new InboxStore(sequelize, models),
+    inbox: new InboxStore(models, pool, () => randomId('', random, 16)),
     secrets: new SecretStore(models, box, clock),
     polls: new PollStore(sequelize, models),
     checkpoints: new CheckpointStore(models, clock),

@@ -44,7 +44,10 @@ export type AttemptRow = Row<
 export type OperationRow = Row<OperationRecord>;
 export type HistoryRow = Row<HistoryRecord, 'id'>;
 export type SecretRow = Row<SecretRecord, 'id' | 'active'>;
-export type InboxRow = Row<InboxRecord, 'queued_at' | 'processed_at' | 'outcome' | 'attempts' | 'last_error'>;
+export type InboxRow = Row<
+  InboxRecord,
+  'queued_at' | 'processed_at' | 'outcome' | 'attempts' | 'last_error' | 'receipt' | 'repeats'
+>;
 export type CheckpointRow = Row<CheckpointRecord>;
 
 export interface Models {
@@ -182,6 +185,8 @@ export function defineModels(sequelize: Sequelize): Models {
       outcome: str(16),
       attempts: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       last_error: str(512),
+      receipt: { type: DataTypes.CHAR(16), allowNull: true },
+      repeats: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
     },
     options('webhook_inbox'),
   );

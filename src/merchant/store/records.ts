@@ -103,6 +103,10 @@ export interface InboxRecord {
   outcome: string | null;
   attempts: number;
   last_error: string | null;
+  /** The receiver's batch that stored it (null: stored one by one, by recovery). */
+  receipt: string | null;
+  /** Deliveries of the event after the first. */
+  repeats: number;
 }
 
 /** A named position a background job resumes from (recovery's checkpoint). */

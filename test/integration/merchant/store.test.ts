@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
+import type { Pool, RowDataPacket } from 'mysql2/promise';
 import type { Sequelize } from 'sequelize';
-import { createSequelize, ensureDatabase, migrate, migrator } from '../../../src/infra/database.js';
+import {
+  createPool,
+  createSequelize,
+  ensureDatabase,
+  migrate,
+  migrator,
+} from '../../../src/infra/database.js';
 import { createStore, type Store } from '../../../src/merchant/store/index.js';
 import { defineModels } from '../../../src/merchant/store/models.js';
 import { ManualClock } from '../../../src/shared/clock.js';
@@ -17,17 +24,20 @@ describe('merchant: the store', () => {
   const database = `merchant_store_${process.pid}_${randomBytes(3).toString('hex')}`;
   const url = `${ADMIN_URL}/${database}`;
   let sequelize: Sequelize;
+  let pool: Pool;
   let store: Store;
   const clock = new ManualClock();
 
   before(async () => {
     sequelize = createSequelize(url);
+    pool = createPool(url);
     await migrate(url, sequelize);
     const random = seededRandom(7);
-    store = createStore({ sequelize, clock, random, box: new SecretBox(Buffer.alloc(32, 3), random) });
+    store = createStore({ sequelize, pool, clock, random, box: new SecretBox(Buffer.alloc(32, 3), random) });
   });
   after(async () => {
     await sequelize?.close();
+    await pool?.end();
     await dropDatabases([database]);
   });
 
@@ -87,6 +97,49 @@ describe('merchant: the store', () => {
     // The hold is taken once, through the hold store alone.
     expect(await store.holds.take(attempt.id)).to.deep.equal({ kind: 'taken', sealed: 'v1.sealed-hold' });
     expect(await store.holds.take(attempt.id)).to.deep.equal({ kind: 'gone' });
+  });
+
+  it('the inbox stores a batch in one go: new, repeated and twice-in-the-batch events told apart; a bad row fails alone', async () => {
+    const event = (id: string) => ({
+      id,
+      type: 'transaction.captured',
+      transactionId: '100300',
+      source: 'webhook' as const,
+      payload: `{"id":"${id}"}`,
+      now: new Date(clock.now()),
+    });
+    expect(await store.inbox.store(event('evt_known'))).to.equal('stored');
+    const answers = await store.inbox.storeMany([
+      event('evt_new1'),
+      event('evt_known'),
+      event('evt_twice'),
+      event('evt_twice'),
+      event(`evt_${'x'.repeat(80)}`), // longer than the column: refused by the database
+      event('evt_new2'),
+    ]);
+    expect(answers.map((a) => (a instanceof Error ? 'error' : a))).to.deep.equal([
+      'stored',
+      'duplicate',
+      'stored',
+      'duplicate',
+      'error',
+      'stored',
+    ]);
+    const [rows] = await pool.query<RowDataPacket[]>(
+      'SELECT event_id, repeats FROM webhook_inbox WHERE event_id LIKE ? ORDER BY event_id',
+      ['evt_%'],
+    );
+    expect(rows.map((r) => [r.event_id, r.repeats])).to.deep.equal([
+      ['evt_known', 1],
+      ['evt_new1', 0],
+      ['evt_new2', 0],
+      ['evt_twice', 1],
+    ]);
+    // With no repeat in it, a batch needs no second look: all stored.
+    expect(await store.inbox.storeMany([event('evt_new3'), event('evt_new4')])).to.deep.equal([
+      'stored',
+      'stored',
+    ]);
   });
 
   it('a settled operation comes back as the record it now is', async () => {
