@@ -20,7 +20,9 @@ function turns() {
   const pending: (() => void)[] = [];
   return {
     defer: (run: () => void) => void pending.push(run),
-    end: () => pending.splice(0).forEach((run) => run()),
+    end: () => {
+      for (const run of pending.splice(0)) run();
+    },
   };
 }
 
