@@ -56,14 +56,16 @@ async function queueTotal(t: TestKit): Promise<number> {
 describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
   describe('refusals: nothing unverified, oversized or malformed is stored', () => {
     let t: TestKit;
-    // The kit's own clock, held still: the timestamp window is checked to the second.
-    const clock = new ManualClock(Date.now());
+    // The kit's own clock, held still: the timestamp window is checked to the second. Set in before():
+    // the time mocha loads the file may be minutes before this runs.
+    let clock: ManualClock;
     let post: ReturnType<typeof poster>;
     let secret: string;
     let sale: Transaction;
     let orderId: string;
 
     before(async () => {
+      clock = new ManualClock(Date.now());
       t = await startTestKit({ clock });
       await deliveriesOff(t);
       post = poster(t, clock);
@@ -479,13 +481,16 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
     let post: ReturnType<typeof poster>;
     const extra = generateSecret((n) => randomBytes(n));
     // The kit's clock and the sandbox's move together, only when told: "a minute later" is a minute for both.
-    const clock = new ManualClock(Date.now());
+    // Set when the kit starts, not when mocha loads the file: in a long run that is minutes earlier,
+    // past the signature's tolerance.
+    let clock: ManualClock;
     const later = (ms: number) => {
       clock.advance(ms);
       t.sandboxClock.advance(ms);
     };
 
     before(async () => {
+      clock = new ManualClock(Date.now());
       t = await startTestKit({ env: { GATEWAY_WEBHOOK_SECRETS: extra }, clock });
       post = poster(t, clock);
     });
@@ -603,13 +608,14 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
     let redis: ChildProcess | null = null;
     let port = 0;
     let t: TestKit | undefined;
-    const clock = new ManualClock(Date.now());
+    let clock: ManualClock; // set in before(), as the kit starts
     const killOnExit = () => redis?.kill('SIGKILL');
 
     before(async () => {
       process.once('exit', killOnExit);
       port = await freePort();
       redis = await startRedis(port);
+      clock = new ManualClock(Date.now());
       t = await startTestKit({ env: { REDIS_URL: `redis://127.0.0.1:${port}` }, clock });
       await deliveriesOff(t);
     });
