@@ -16,6 +16,11 @@ const config = configOrExit();
 const logger = createLogger(config.logLevel);
 if (config.encryptionKeyIsDevDefault)
   logger.warn('APP_ENCRYPTION_KEY is not set: using the fixed development key. Never in production.');
+// `npm start` runs the source through tsx: right for development; production runs the build (the image does).
+if (config.env === 'production' && import.meta.url.endsWith('.ts'))
+  logger.warn(
+    'running the TypeScript source through a loader: in production, `npm run build` and run node dist/src/main.js',
+  );
 if (config.opsApiTokenGenerated) {
   // merchant.md: in development a random token, printed at start (on stdout, not into the log stream).
   console.log(`OPS_API_TOKEN for this run: ${config.opsApiToken}`);

@@ -46,7 +46,8 @@ export function createSequelize(url: string): Sequelize {
 
 /**
  * mysql2's own pool, beside Sequelize's: the receiver's batched inserts go through it, with no ORM
- * on the hot path. Small: a batch carries many events, and two batches at once are enough.
+ * on the hot path, and the worker's reads and writes of orders, attempts and the inbox (one
+ * transaction per observation, eight jobs at once).
  */
 export function createPool(url: string): mysql.Pool {
   const u = new URL(url);
@@ -56,8 +57,11 @@ export function createPool(url: string): mysql.Pool {
     user: decodeURIComponent(u.username),
     password: decodeURIComponent(u.password),
     database: databaseName(url),
-    connectionLimit: 4,
+    connectionLimit: 8,
     timezone: 'Z',
+    // As Sequelize's: BIGINT minor amounts come back as numbers.
+    supportBigNumbers: true,
+    bigNumberStrings: false,
   });
 }
 

@@ -1,7 +1,9 @@
-import { Op, type Sequelize } from 'sequelize';
+import type { Pool, RowDataPacket } from 'mysql2/promise';
+import type { Sequelize } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { attemptRecord, type Models } from './models.js';
 import type { AttemptRecord } from './records.js';
+import { ATTEMPT_COLUMNS, attemptFromRow } from './rows.js';
 
 /** The gateway's ids an attempt is found by. */
 export type AttemptKey = 'verification_id' | 'payment_session_id' | 'gateway_transaction_id';
@@ -10,6 +12,7 @@ export type AttemptKey = 'verification_id' | 'payment_session_id' | 'gateway_tra
 export class AttemptStore {
   constructor(
     private readonly sequelize: Sequelize,
+    private readonly pool: Pool,
     private readonly models: Models,
     private readonly clock: Clock,
   ) {}
@@ -37,15 +40,14 @@ export class AttemptStore {
    * several). With a reference, only the attempts of the order that carries it.
    */
   async holding(transactionIds: string[], reference: string | null): Promise<AttemptRecord[]> {
-    const byId = { gateway_transaction_id: { [Op.in]: transactionIds } };
-    let where: Record<string, unknown> = byId;
-    if (reference !== null) {
-      const order = await this.models.Order.findOne({ attributes: ['id'], where: { reference } });
-      if (!order) return [];
-      where = { ...byId, order_id: order.id };
-    }
-    const rows = await this.models.Attempt.findAll({ where, limit: 2 });
-    return rows.map(attemptRecord);
+    // One query over mysql2 (the worker asks this for every event): the reference's order inline.
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT ${ATTEMPT_COLUMNS} FROM payment_attempts WHERE gateway_transaction_id IN (?)${
+        reference === null ? '' : ' AND order_id = (SELECT id FROM orders WHERE reference = ?)'
+      } LIMIT 2`,
+      reference === null ? [transactionIds] : [transactionIds, reference],
+    );
+    return rows.map(attemptFromRow);
   }
 
   /**

@@ -19,6 +19,21 @@ export interface HistoryEntry {
   detail: string | null;
 }
 
+/** The row of one line, as the ORM and the hot path (`OrderStore.transition`) both write it. */
+export function historyRow(entry: HistoryEntry, at: Date) {
+  return {
+    order_id: entry.orderId,
+    attempt_id: entry.attemptId,
+    source: entry.source,
+    source_id: entry.sourceId.slice(0, 128),
+    status_before: entry.statusBefore,
+    status_after: entry.statusAfter,
+    outcome: entry.outcome,
+    detail: entry.detail?.slice(0, 512) ?? null,
+    created_at: at,
+  };
+}
+
 /** Every order's history: written in the same database transaction as the change it records. */
 export class HistoryStore {
   constructor(
@@ -28,20 +43,7 @@ export class HistoryStore {
 
   /** Written inside the caller's transaction (the store's own files only). */
   async record(entry: HistoryEntry, tx: Transaction): Promise<void> {
-    await this.models.History.create(
-      {
-        order_id: entry.orderId,
-        attempt_id: entry.attemptId,
-        source: entry.source,
-        source_id: entry.sourceId.slice(0, 128),
-        status_before: entry.statusBefore,
-        status_after: entry.statusAfter,
-        outcome: entry.outcome,
-        detail: entry.detail?.slice(0, 512) ?? null,
-        created_at: new Date(this.clock.now()),
-      },
-      { transaction: tx },
-    );
+    await this.models.History.create(historyRow(entry, new Date(this.clock.now())), { transaction: tx });
   }
 
   /** An order's history, oldest first. */

@@ -1,7 +1,7 @@
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { Op } from 'sequelize';
 import type { ObservationSource } from '../orders/observation.js';
-import { type Models, plain } from './models.js';
+import type { Models } from './models.js';
 import type { InboxRecord } from './records.js';
 
 export interface InboxEvent {
@@ -85,8 +85,10 @@ export class InboxStore {
   }
 
   async get(eventId: string): Promise<InboxRecord | null> {
-    const row = await this.models.Inbox.findByPk(eventId);
-    return row && plain(row);
+    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT * FROM webhook_inbox WHERE event_id = ?', [
+      eventId,
+    ]);
+    return (rows[0] as InboxRecord | undefined) ?? null;
   }
 
   async markQueued(eventIds: string[], now: Date): Promise<void> {
@@ -95,9 +97,9 @@ export class InboxStore {
   }
 
   async markProcessed(eventId: string, outcome: string, now: Date): Promise<void> {
-    await this.models.Inbox.update(
-      { processed_at: now, outcome, last_error: null },
-      { where: { event_id: eventId } },
+    await this.pool.query(
+      'UPDATE webhook_inbox SET processed_at = ?, outcome = ?, last_error = NULL WHERE event_id = ?',
+      [now, outcome, eventId],
     );
   }
 

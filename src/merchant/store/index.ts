@@ -46,8 +46,8 @@ export function createStore({ sequelize, pool, clock, random, box }: StoreDeps):
   const models = defineModels(sequelize);
   const history = new HistoryStore(models, clock);
   return {
-    orders: new OrderStore(sequelize, models, history, clock, random),
-    attempts: new AttemptStore(sequelize, models, clock),
+    orders: new OrderStore(sequelize, pool, models, history, clock, random),
+    attempts: new AttemptStore(sequelize, pool, models, clock),
     history,
     holds: new HoldStore(sequelize, models, clock),
     operations: new OperationStore(models, clock, random),

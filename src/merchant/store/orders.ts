@@ -1,11 +1,13 @@
+import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { INITIAL_PAYMENT } from '../orders/decide.js';
 import { statusOnNewAttempt } from '../orders/status.js';
-import type { HistoryEntry, HistoryStore } from './history.js';
+import { type HistoryEntry, type HistoryStore, historyRow } from './history.js';
 import { attemptRecord, type Models, plain } from './models.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
+import { ATTEMPT_COLUMNS, attemptFromRow, columnValues, ORDER_COLUMNS, orderFromRow } from './rows.js';
 
 export class OrderNotFound extends Error {
   override name = 'OrderNotFound';
@@ -73,6 +75,7 @@ export interface Change {
 export class OrderStore {
   constructor(
     private readonly sequelize: Sequelize,
+    private readonly pool: Pool,
     private readonly models: Models,
     private readonly history: HistoryStore,
     private readonly clock: Clock,
@@ -210,36 +213,53 @@ export class OrderStore {
     attemptId: string,
     plan: (order: OrderRecord, attempt: AttemptRecord, now: Date) => { change: Change; result: T },
   ): Promise<T> {
-    return this.sequelize.transaction(async (tx) => {
-      const order = await this.#lock(orderId, tx);
-      const attempt = await this.models.Attempt.findByPk(attemptId, {
-        transaction: tx,
-        lock: tx.LOCK.UPDATE,
-      });
-      if (!attempt || attempt.order_id !== orderId)
+    // mysql2 directly: every observation of every source comes through here (the worker's hot path).
+    const db = await this.pool.getConnection();
+    try {
+      await db.beginTransaction();
+      const [orders] = await db.query<RowDataPacket[]>(
+        `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ? FOR UPDATE`,
+        [orderId],
+      );
+      if (!orders[0]) throw new OrderNotFound(`order ${orderId} does not exist`);
+      const [attempts] = await db.query<RowDataPacket[]>(
+        `SELECT ${ATTEMPT_COLUMNS} FROM payment_attempts WHERE id = ? FOR UPDATE`,
+        [attemptId],
+      );
+      if (!attempts[0] || attempts[0].order_id !== orderId)
         throw new OrderNotFound(`order ${orderId} has no attempt ${attemptId}`);
       const now = this.#now();
-      const before = plain(order);
-      const { change, result } = plan(before, attemptRecord(attempt), now);
+      const before = orderFromRow(orders[0]);
+      const { change, result } = plan(before, attemptFromRow(attempts[0]), now);
       if (change.attempt && Object.keys(change.attempt).length > 0)
-        await attempt.update({ ...change.attempt, updated_at: now }, { transaction: tx });
+        await db.query('UPDATE payment_attempts SET ? WHERE id = ?', [
+          columnValues({ ...change.attempt, updated_at: now }),
+          attemptId,
+        ]);
       const changed = Object.entries(change.order).filter(
         ([field, value]) => !same(before[field as keyof OrderRecord], value),
       );
-      if (changed.length > 0) {
-        await order.update(
-          { ...Object.fromEntries(changed), version: order.version + 1, updated_at: now },
-          { transaction: tx },
-        );
-      }
-      if (change.history) {
-        await this.history.record(
-          { ...change.history, orderId, attemptId, statusBefore: before.status, statusAfter: order.status },
-          tx,
-        );
-      }
+      const after = { ...before, ...Object.fromEntries(changed) } as OrderRecord;
+      if (changed.length > 0)
+        await db.query('UPDATE orders SET ? WHERE id = ?', [
+          columnValues({ ...Object.fromEntries(changed), version: before.version + 1, updated_at: now }),
+          orderId,
+        ]);
+      if (change.history)
+        await db.query('INSERT INTO order_history SET ?', [
+          historyRow(
+            { ...change.history, orderId, attemptId, statusBefore: before.status, statusAfter: after.status },
+            now,
+          ),
+        ]);
+      await db.commit();
       return result;
-    });
+    } catch (error) {
+      await db.rollback().catch(() => {});
+      throw error;
+    } finally {
+      db.release();
+    }
   }
 
   async #lock(orderId: string, tx: Transaction) {

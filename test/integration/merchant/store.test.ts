@@ -10,7 +10,7 @@ import {
   migrator,
 } from '../../../src/infra/database.js';
 import { createStore, type Store } from '../../../src/merchant/store/index.js';
-import { defineModels } from '../../../src/merchant/store/models.js';
+import { attemptRecord, defineModels, plain } from '../../../src/merchant/store/models.js';
 import { ManualClock } from '../../../src/shared/clock.js';
 import { seededRandom } from '../../../src/shared/ids.js';
 import { SecretBox } from '../../../src/shared/secret-box.js';
@@ -140,6 +140,51 @@ describe('merchant: the store', () => {
       'stored',
       'stored',
     ]);
+  });
+
+  it("the hot path's records (mysql2, no ORM) are the models' records, value for value", async () => {
+    const order = await store.orders.create({
+      amountMinor: 1234,
+      currency: 'EUR',
+      reference: 'rows-1',
+      customer: { email: 'a@example.com', country_code: 'NL' },
+    });
+    const { attempt } = await store.orders.startAttempt(order.id, { kind: 'card', mode: 'sale' });
+    await store.attempts.setIds(attempt.id, { gateway_transaction_id: '100400' });
+    const models = defineModels(sequelize);
+    const ormOrder = plain((await models.Order.findByPk(order.id))!);
+    const ormAttempt = attemptRecord((await models.Attempt.findByPk(attempt.id))!);
+    expect((await store.attempts.holding(['100400'], 'rows-1'))[0]).to.deep.equal(ormAttempt);
+    const seen = await store.orders.transition(order.id, attempt.id, (o, a, now) => ({
+      change: {
+        attempt: { status: 'paid', captured_minor: 1234 },
+        order: {
+          status: 'paid',
+          captured_minor: 1234,
+          needs_review: true,
+          review_reason: 'a test',
+          next_poll_at: now,
+        },
+        history: { source: 'webhook', sourceId: 'evt_rows', outcome: 'applied', detail: null },
+      },
+      result: { o, a },
+    }));
+    expect(seen.o).to.deep.equal(ormOrder);
+    expect(seen.a).to.deep.equal(ormAttempt);
+    const after = plain((await models.Order.findByPk(order.id))!);
+    expect(after).to.include({
+      status: 'paid',
+      captured_minor: 1234,
+      needs_review: true,
+      version: order.version + 2,
+    });
+    expect(after.customer).to.deep.equal({ email: 'a@example.com', country_code: 'NL' });
+    const history = await store.history.ofOrder(order.id);
+    expect(history.at(-1)).to.include({
+      source_id: 'evt_rows',
+      status_before: 'pending',
+      status_after: 'paid',
+    });
   });
 
   it('a settled operation comes back as the record it now is', async () => {
