@@ -20,6 +20,8 @@ export interface ApplyOptions {
    * history (merchant.md, Orders).
    */
   routine?: boolean;
+  /** The inbox event the observation was read from: marked processed in the same transaction as its change. */
+  inboxEventId?: string;
 }
 
 /** The one apply path, as every source receives it: the worker, checkout, landings, poller, recovery. */
@@ -52,6 +54,7 @@ export async function applyObservation(
     );
     const change = changeOf(order, attempt, facts, obs, decision, now);
     if (options.routine && decision.outcome === 'duplicate') change.history = null;
+    if (options.inboxEventId) change.processed = { eventId: options.inboxEventId, outcome: decision.outcome };
     return { change, result: { matched: true, orderId: order.id, decision } };
   });
 }

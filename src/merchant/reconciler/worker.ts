@@ -42,13 +42,13 @@ export function eventProcessor(deps: WorkerDeps) {
       throw new UnreadableEvent(`inbox event ${eventId} is unreadable: ${problem}`);
     }
     const { observation } = event;
-    const result = await deps.apply(observation);
+    // Applied and marked processed in one transaction: a crash in between cannot apply it twice.
+    const result = await deps.apply(observation, { inboxEventId: eventId });
     if (!result.matched) {
       await deps.inbox.markFailedAttempt(eventId, `no order has transaction ${observation.transaction.id}`);
       throw new UnmatchedEvent(`no order has transaction ${observation.transaction.id} (event ${eventId})`);
     }
     const outcome = result.decision!.outcome;
-    await deps.inbox.markProcessed(eventId, outcome, new Date(deps.clock.now()));
     if (outcome === 'flagged')
       deps.logger.warn(
         { event: eventId, order: result.orderId, note: result.decision!.note },

@@ -42,7 +42,7 @@ export class AttemptStore {
   async holding(transactionIds: string[], reference: string | null): Promise<AttemptRecord[]> {
     // One query over mysql2 (the worker asks this for every event): the reference's order inline.
     const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT ${ATTEMPT_COLUMNS} FROM payment_attempts WHERE gateway_transaction_id IN (?)${
+      `SELECT ${ATTEMPT_COLUMNS.join(', ')} FROM payment_attempts WHERE gateway_transaction_id IN (?)${
         reference === null ? '' : ' AND order_id = (SELECT id FROM orders WHERE reference = ?)'
       } LIMIT 2`,
       reference === null ? [transactionIds] : [transactionIds, reference],

@@ -65,6 +65,8 @@ export interface Change {
   >;
   /** Null: nothing to record (a routine poll that found nothing new). */
   history: Pick<HistoryEntry, 'source' | 'sourceId' | 'outcome' | 'detail'> | null;
+  /** The inbox event this came from, marked processed in the same transaction: never one without the other. */
+  processed?: { eventId: string; outcome: string } | null;
 }
 
 /**
@@ -217,20 +219,21 @@ export class OrderStore {
     const db = await this.pool.getConnection();
     try {
       await db.beginTransaction();
-      const [orders] = await db.query<RowDataPacket[]>(
-        `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ? FOR UPDATE`,
-        [orderId],
+      // One statement locks both, the order first (the same order of locks everywhere).
+      const [locked] = await db.query<RowDataPacket[]>(
+        {
+          sql: `SELECT ${ORDER_COLUMNS.map((c) => `o.${c}`)}, ${ATTEMPT_COLUMNS.map((c) => `a.${c}`)}
+                  FROM orders o LEFT JOIN payment_attempts a ON a.id = ? AND a.order_id = o.id
+                 WHERE o.id = ? FOR UPDATE`,
+          nestTables: true,
+        },
+        [attemptId, orderId],
       );
-      if (!orders[0]) throw new OrderNotFound(`order ${orderId} does not exist`);
-      const [attempts] = await db.query<RowDataPacket[]>(
-        `SELECT ${ATTEMPT_COLUMNS} FROM payment_attempts WHERE id = ? FOR UPDATE`,
-        [attemptId],
-      );
-      if (!attempts[0] || attempts[0].order_id !== orderId)
-        throw new OrderNotFound(`order ${orderId} has no attempt ${attemptId}`);
+      if (!locked[0]) throw new OrderNotFound(`order ${orderId} does not exist`);
+      if (locked[0].a.id === null) throw new OrderNotFound(`order ${orderId} has no attempt ${attemptId}`);
       const now = this.#now();
-      const before = orderFromRow(orders[0]);
-      const { change, result } = plan(before, attemptFromRow(attempts[0]), now);
+      const before = orderFromRow(locked[0].o);
+      const { change, result } = plan(before, attemptFromRow(locked[0].a), now);
       if (change.attempt && Object.keys(change.attempt).length > 0)
         await db.query('UPDATE payment_attempts SET ? WHERE id = ?', [
           columnValues({ ...change.attempt, updated_at: now }),
@@ -252,6 +255,11 @@ export class OrderStore {
             now,
           ),
         ]);
+      if (change.processed)
+        await db.query(
+          'UPDATE webhook_inbox SET processed_at = ?, outcome = ?, last_error = NULL WHERE event_id = ?',
+          [now, change.processed.outcome, change.processed.eventId],
+        );
       await db.commit();
       return result;
     } catch (error) {

@@ -23,7 +23,7 @@ export const ORDER_COLUMNS = [
   'next_poll_at',
   'created_at',
   'updated_at',
-].join(', ');
+];
 
 /** Every column but the sealed 3DS hold and its expiry: only the hold store reads those. */
 export const ATTEMPT_COLUMNS = [
@@ -50,7 +50,7 @@ export const ATTEMPT_COLUMNS = [
   'observed_source',
   'created_at',
   'updated_at',
-].join(', ');
+];
 
 // biome-ignore lint/suspicious/noExplicitAny: a row as mysql2 answers it
 type Row = Record<string, any>;

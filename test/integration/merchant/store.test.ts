@@ -187,6 +187,52 @@ describe('merchant: the store', () => {
     });
   });
 
+  it('an inbox event is marked processed in the same transaction as its change, or not at all', async () => {
+    const order = await store.orders.create({ amountMinor: 700, currency: 'EUR' });
+    const { attempt } = await store.orders.startAttempt(order.id, { kind: 'card', mode: 'sale' });
+    const stored = (id: string) =>
+      store.inbox.store({
+        id,
+        type: 'transaction.captured',
+        transactionId: '100500',
+        source: 'webhook',
+        payload: '{}',
+        now: new Date(clock.now()),
+      });
+    await stored('evt_atomic_ok');
+    await stored('evt_atomic_failed');
+    const change = (eventId: string) => ({
+      attempt: null,
+      order: { status: 'paid' as const },
+      history: { source: 'webhook' as const, sourceId: eventId, outcome: 'applied' as const, detail: null },
+      processed: { eventId, outcome: 'applied' },
+    });
+    // The plan throws after the locks: the transaction rolls back, the event stays unprocessed.
+    const failed = await store.orders
+      .transition(order.id, attempt.id, () => {
+        throw new Error('decided nothing');
+      })
+      .catch((e: Error) => e.message);
+    expect(failed).to.equal('decided nothing');
+    await store.orders.transition(order.id, attempt.id, () => ({
+      change: change('evt_atomic_ok'),
+      result: null,
+    }));
+    expect(await store.inbox.get('evt_atomic_ok')).to.include({ outcome: 'applied' });
+    expect((await store.inbox.get('evt_atomic_ok'))!.processed_at).to.be.instanceOf(Date);
+    expect((await store.inbox.get('evt_atomic_failed'))!.processed_at).to.equal(null);
+    // A write the database refuses (a status longer than its column) undoes the whole change, mark and line.
+    const broken = { ...change('evt_atomic_failed'), order: { status: 'x'.repeat(40) as 'paid' } };
+    const refused = await store.orders
+      .transition(order.id, attempt.id, () => ({ change: broken, result: null }))
+      .catch(() => 'refused');
+    expect(refused).to.equal('refused');
+    expect((await store.inbox.get('evt_atomic_failed'))!.processed_at).to.equal(null);
+    expect((await store.history.ofOrder(order.id)).map((h) => h.source_id)).to.not.include(
+      'evt_atomic_failed',
+    );
+  });
+
   it('a settled operation comes back as the record it now is', async () => {
     const order = await store.orders.create({ amountMinor: 500, currency: 'EUR' });
     const { attempt } = await store.orders.startAttempt(order.id, { kind: 'card', mode: 'auth' });
