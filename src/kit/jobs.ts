@@ -43,6 +43,11 @@ export interface Jobs {
   dailyReport(): Promise<Report>;
   /** A job run now as the scheduler runs it: under its lock; null when another instance holds it. */
   run(name: JobName): Promise<unknown | null>;
+  /**
+   * `work` under the lock of job `name`: an operator's run of that job with options of its own (`cli
+   * recover --since`, `cli poll`), never beside the scheduler's. Null when another instance holds it.
+   */
+  underLock<T>(name: JobName, work: () => Promise<T>): Promise<T | null>;
   /** Each job's work, unlocked: what the scheduler runs under its lock. */
   work: Record<JobName, () => Promise<unknown>>;
 }
@@ -60,7 +65,7 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
   const memory = healthMemory(a);
   const recover = (options?: RecoveryOptions) =>
     recoverEvents({ ...deps, enqueue: a.enqueue }, options).then(tap((s) => a.metrics.recovered(s)));
-  const jobs: Omit<Jobs, 'run' | 'work'> = {
+  const jobs: Omit<Jobs, 'run' | 'work' | 'underLock'> = {
     sweep: () => sweepInbox({ inbox: a.store.inbox, enqueue: a.enqueue, now: a.clock.now() }),
     expireHolds: () => expireHolds(a.checkout),
     poll: (options) => pollDue(deps, options).then(tap((s) => a.metrics.polled(s))),
@@ -80,7 +85,7 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
     health: jobs.checkHealth,
     report: jobs.dailyReport,
   };
-  return { ...jobs, work, run: (name) => locked(name, work[name]) };
+  return { ...jobs, work, run: (name) => locked(name, work[name]), underLock: locked };
 }
 
 /** Passes a value on after `use` has seen it. */
