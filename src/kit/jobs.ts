@@ -1,3 +1,4 @@
+import type { JobName } from '../config.js';
 import { expireHolds } from '../merchant/checkout/card.js';
 import { type PollSummary, pollAll, pollDue, type TickOptions } from '../merchant/jobs/poller.js';
 import { type RecoveryOptions, type RecoverySummary, recoverEvents } from '../merchant/jobs/recovery.js';
@@ -12,10 +13,13 @@ import { type Report, reconciliationReport } from '../merchant/reports/generate.
 import type { RandomSource } from '../shared/ids.js';
 import type { Adapters } from './adapters.js';
 
-/** The background jobs by name: what the scheduler runs, each under its own lock. */
-export type JobName = 'sweeper' | 'holds' | 'poller' | 'recovery' | 'health' | 'report';
+/** The background jobs by name (JOB_NAMES in src/config.ts): what the scheduler runs, each under its own lock. */
+export type { JobName };
 
-/** Cron expressions (seconds first) and how long each job's lock lasts without renewal. */
+/**
+ * Cron expressions (seconds first) and how long each job's lock lasts without renewal. JOB_SCHEDULES
+ * replaces a schedule; the locks stay.
+ */
 export const JOB_TIMING: Record<JobName, { schedule: string; lockMs: number }> = {
   sweeper: { schedule: '*/20 * * * * *', lockMs: 60_000 },
   holds: { schedule: '0 * * * * *', lockMs: 60_000 },
