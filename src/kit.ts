@@ -131,6 +131,8 @@ export async function startKit(options: KitOptions): Promise<Kit> {
       metricsServer.ready(createMetricsApp(metricsEndpoint(a), logger).callback());
       logger.info({ port: metricsServer.port }, 'metrics listening');
     }
+    // A worker or a scheduler serves no port: this line is how a supervisor (or a test) sees it is up.
+    logger.info({ roles: config.roles }, 'started');
 
     return {
       url: port === null ? null : `http://127.0.0.1:${port}`,
