@@ -1,7 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { Command } from 'commander';
-import { withKit } from './cli/kit-session.js';
+import { whenLockFree, withKit } from './cli/kit-session.js';
 import { summaryLines, withProgressBar } from './cli/progress.js';
 import { GatewayError, GatewayNetworkError } from './client/errors.js';
 import { GatewayClient } from './client/gateway-client.js';
@@ -138,7 +138,12 @@ program
     const c = config();
     const since = options.since === undefined ? undefined : timestamp('--since', options.since);
     const s = await withProgressBar((bar) =>
-      withKit(c, (_a, jobs) => jobs.recover({ since, onProgress: (...at) => bar.update(...at) })),
+      withKit(c, (_a, jobs) =>
+        // Under the job's lock: never beside a scheduler's recovery, which would fetch the same events.
+        whenLockFree(jobs, 'recovery', () =>
+          jobs.recover({ since, onProgress: (...at) => bar.update(...at) }),
+        ),
+      ),
     );
     console.log(
       summaryLines(`recovery from ${s.from}`, [
@@ -161,7 +166,10 @@ program
   .action(async () => {
     const c = config();
     const s = await withProgressBar((bar) =>
-      withKit(c, (_a, jobs) => jobs.pollAll((done, total) => bar.update('polling', done, total))),
+      withKit(c, (_a, jobs) =>
+        // Under the poller's lock: a scheduler's tick beside it would ask about the same orders again.
+        whenLockFree(jobs, 'poller', () => jobs.pollAll((done, total) => bar.update('polling', done, total))),
+      ),
     );
     console.log(
       summaryLines(`polled ${s.orders} orders`, [

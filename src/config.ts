@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseEnv } from 'node:util';
+import cron from 'node-cron';
 import { z } from 'zod';
 import { type CurrencyCode, isCurrencyCode, parseMajor } from './shared/money.js';
 import { SettingError } from './shared/setting-error.js';
@@ -14,6 +15,12 @@ const DEV_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
 
 export type Role = 'api' | 'worker' | 'scheduler';
 const ROLES = ['api', 'worker', 'scheduler'] as const;
+
+/** The scheduler's cron jobs (their work and default schedules: src/kit/jobs.ts). */
+export const JOB_NAMES = ['sweeper', 'holds', 'poller', 'recovery', 'health', 'report'] as const;
+export type JobName = (typeof JOB_NAMES)[number];
+/** A job's cron expression (seconds first), or null: not run by the scheduler. */
+export type JobSchedules = Partial<Record<JobName, string | null>>;
 
 /** GATEWAY_BASE_URL's word for the sandbox the kit runs itself (the default outside production). */
 export const EMBEDDED = 'embedded';
@@ -114,6 +121,17 @@ const envSchema = z.object({
       `must list some of ${ROLES.join(', ')}`,
     )
     .default(['api', 'worker', 'scheduler']),
+  JOB_SCHEDULES: z
+    .string()
+    .transform((v, ctx) => {
+      const parsed = parseJobSchedules(v);
+      if (typeof parsed === 'string') {
+        ctx.addIssue({ code: 'custom', message: parsed });
+        return z.NEVER;
+      }
+      return parsed;
+    })
+    .default({}),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SHOP_URL: url(['http:', 'https:'], 'http(s)').optional(),
   ORDER_CURRENCIES: commaList
@@ -183,6 +201,8 @@ export interface Config {
   /** A port of its own for GET /metrics, in any role (a worker or scheduler has no API port). */
   metricsPort: number | null;
   roles: Role[];
+  /** Schedules that replace the defaults of src/kit/jobs.ts, job by job (JOB_SCHEDULES). */
+  jobSchedules: JobSchedules;
   logLevel: string;
 }
 
@@ -253,8 +273,30 @@ export function loadConfig(
     metricsToken: e.METRICS_TOKEN ?? null,
     metricsPort: e.METRICS_PORT ?? null,
     roles: [...new Set(e.ROLES)] as Role[],
+    jobSchedules: e.JOB_SCHEDULES,
     logLevel: e.LOG_LEVEL,
   };
+}
+
+/**
+ * JOB_SCHEDULES: `name=expression` pairs separated by `;` (a cron expression has commas of its own),
+ * `off` for a job the scheduler should not run: `poller=0,30 * * * * *;report=off`. Returns the
+ * schedules, or what is wrong with them.
+ */
+export function parseJobSchedules(text: string): JobSchedules | string {
+  const schedules: JobSchedules = {};
+  for (const part of text.split(';').map((p) => p.trim())) {
+    if (part === '') continue;
+    const at = part.indexOf('=');
+    const name = (at < 0 ? part : part.slice(0, at)).trim();
+    const expression = at < 0 ? '' : part.slice(at + 1).trim();
+    if (!(JOB_NAMES as readonly string[]).includes(name))
+      return `"${name}" is not a job (${JOB_NAMES.join(', ')}); write name=expression pairs separated by ;`;
+    if (expression !== 'off' && !cron.validate(expression))
+      return `${name}: "${expression}" is not a cron expression (seconds first, such as */15 * * * * *) nor off`;
+    schedules[name as JobName] = expression === 'off' ? null : expression;
+  }
+  return schedules;
 }
 
 /**

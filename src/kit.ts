@@ -45,7 +45,10 @@ export interface KitOptions {
   workerConcurrency?: number;
   /** The reconciler's retries. Default 8 attempts, backoff from 1 s, doubling. */
   jobRetry?: RetryPolicy;
-  /** Cron expressions (seconds first); null turns a job off. Defaults: `JOB_TIMING` in src/kit/jobs.ts. */
+  /**
+   * Cron expressions (seconds first); null turns a job off. Over JOB_SCHEDULES (`config.jobSchedules`),
+   * over the defaults: `JOB_TIMING` in src/kit/jobs.ts.
+   */
   schedules?: Schedules;
 }
 
@@ -119,7 +122,8 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     const jobs = jobsOf(a, random);
     a.metrics.watch(metricSources(a, jobs));
     if (roles.has('worker')) startWorker(a, shutdown, options.workerConcurrency ?? 8);
-    if (roles.has('scheduler')) startScheduler(a, jobs, shutdown, random, options.schedules);
+    if (roles.has('scheduler'))
+      startScheduler(a, jobs, shutdown, random, { ...config.jobSchedules, ...options.schedules });
     if (server) startApi(a, server);
     if (config.metricsPort !== null) {
       const metricsServer = await bindHttpServer(config.metricsPort, config.httpRequestTimeoutMs);
@@ -127,6 +131,8 @@ export async function startKit(options: KitOptions): Promise<Kit> {
       metricsServer.ready(createMetricsApp(metricsEndpoint(a), logger).callback());
       logger.info({ port: metricsServer.port }, 'metrics listening');
     }
+    // A worker or a scheduler serves no port: this line is how a supervisor (or a test) sees it is up.
+    logger.info({ roles: config.roles }, 'started');
 
     return {
       url: port === null ? null : `http://127.0.0.1:${port}`,

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import { createLogger } from '../infra/logger.js';
 import { type Adapters, buildAdapters } from '../kit/adapters.js';
-import { type Jobs, jobsOf } from '../kit/jobs.js';
+import { type JobName, type Jobs, jobsOf } from '../kit/jobs.js';
 import { Shutdown } from '../kit/shutdown.js';
 import { systemClock } from '../shared/clock.js';
 import { cryptoRandom } from '../shared/ids.js';
@@ -32,4 +32,38 @@ export async function withKit<T>(config: Config, fn: (a: Adapters, jobs: Jobs) =
   } finally {
     await shutdown.stop();
   }
+}
+
+/** How long an operator's run waits for the scheduler's run of the same job, and how often it looks. */
+const LOCK_WAIT_MS = 2 * 60_000;
+const LOCK_RETRY_MS = 500;
+
+/**
+ * Runs `work` under the lock of job `name`, as the scheduler runs the job: while another instance
+ * holds it (a scheduler's run in hand), says so once on stderr and waits, up to two minutes, so the
+ * same work is never done twice at once. Throws a one-line error when the wait is over.
+ */
+export async function whenLockFree<T>(
+  jobs: Jobs,
+  name: JobName,
+  work: () => Promise<T>,
+  o: { waitMs?: number; retryMs?: number; sleep?: (ms: number) => Promise<void> } = {},
+): Promise<T> {
+  const { waitMs = LOCK_WAIT_MS, retryMs = LOCK_RETRY_MS } = o;
+  const sleep = o.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  // A wrapper, so that a result of null still reads as "ran".
+  const run = () => jobs.underLock(name, async () => ({ value: await work() }));
+  let ran = await run();
+  if (ran === null) {
+    console.error(`${name} is running on another instance (its lock is held): waiting for it to finish`);
+    for (let waited = 0; ran === null; waited += retryMs) {
+      if (waited >= waitMs)
+        throw new Error(
+          `${name} has been running on another instance for ${waitMs / 1000} s (its lock is held): try again later`,
+        );
+      await sleep(retryMs);
+      ran = await run();
+    }
+  }
+  return ran.value;
 }

@@ -1,3 +1,4 @@
+import type { JobName } from '../config.js';
 import { expireHolds } from '../merchant/checkout/card.js';
 import { type PollSummary, pollAll, pollDue, type TickOptions } from '../merchant/jobs/poller.js';
 import { type RecoveryOptions, type RecoverySummary, recoverEvents } from '../merchant/jobs/recovery.js';
@@ -12,10 +13,13 @@ import { type Report, reconciliationReport } from '../merchant/reports/generate.
 import type { RandomSource } from '../shared/ids.js';
 import type { Adapters } from './adapters.js';
 
-/** The background jobs by name: what the scheduler runs, each under its own lock. */
-export type JobName = 'sweeper' | 'holds' | 'poller' | 'recovery' | 'health' | 'report';
+/** The background jobs by name (JOB_NAMES in src/config.ts): what the scheduler runs, each under its own lock. */
+export type { JobName };
 
-/** Cron expressions (seconds first) and how long each job's lock lasts without renewal. */
+/**
+ * Cron expressions (seconds first) and how long each job's lock lasts without renewal. JOB_SCHEDULES
+ * replaces a schedule; the locks stay.
+ */
 export const JOB_TIMING: Record<JobName, { schedule: string; lockMs: number }> = {
   sweeper: { schedule: '*/20 * * * * *', lockMs: 60_000 },
   holds: { schedule: '0 * * * * *', lockMs: 60_000 },
@@ -43,6 +47,11 @@ export interface Jobs {
   dailyReport(): Promise<Report>;
   /** A job run now as the scheduler runs it: under its lock; null when another instance holds it. */
   run(name: JobName): Promise<unknown | null>;
+  /**
+   * `work` under the lock of job `name`: an operator's run of that job with options of its own (`cli
+   * recover --since`, `cli poll`), never beside the scheduler's. Null when another instance holds it.
+   */
+  underLock<T>(name: JobName, work: () => Promise<T>): Promise<T | null>;
   /** Each job's work, unlocked: what the scheduler runs under its lock. */
   work: Record<JobName, () => Promise<unknown>>;
 }
@@ -60,7 +69,7 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
   const memory = healthMemory(a);
   const recover = (options?: RecoveryOptions) =>
     recoverEvents({ ...deps, enqueue: a.enqueue }, options).then(tap((s) => a.metrics.recovered(s)));
-  const jobs: Omit<Jobs, 'run' | 'work'> = {
+  const jobs: Omit<Jobs, 'run' | 'work' | 'underLock'> = {
     sweep: () => sweepInbox({ inbox: a.store.inbox, enqueue: a.enqueue, now: a.clock.now() }),
     expireHolds: () => expireHolds(a.checkout),
     poll: (options) => pollDue(deps, options).then(tap((s) => a.metrics.polled(s))),
@@ -80,7 +89,7 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
     health: jobs.checkHealth,
     report: jobs.dailyReport,
   };
-  return { ...jobs, work, run: (name) => locked(name, work[name]) };
+  return { ...jobs, work, run: (name) => locked(name, work[name]), underLock: locked };
 }
 
 /** Passes a value on after `use` has seen it. */

@@ -11,6 +11,8 @@ export function startWorker(a: Adapters, shutdown: Shutdown, concurrency: number
   );
   // bull's local pause: takes no new job at once, resolves when the jobs in hand are done.
   shutdown.work({ name: 'worker', drain: async () => void (await queue.pause(true)) });
+  // Which process applied which event: with several workers, their lines show the split.
+  queue.on('completed', (job, result) => logger.debug({ job: job.id, result }, 'reconciler job done'));
   queue.on('failed', (job, error) =>
     logger.warn(
       { job: job.id, attempts: job.attemptsMade, err: { message: error.message } },

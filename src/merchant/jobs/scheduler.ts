@@ -36,9 +36,19 @@ export class Scheduler {
       const task = cron.createTask(job.schedule, async () => {
         if (busy) return;
         busy = true;
-        const run = runLocked(this.redis, this.lockPrefix, job, this.random)
+        // Logged inside the lock: the line's time minus `ms` is when this instance took the job, so the
+        // lines of every instance show each job's runs one after another, never overlapping.
+        const timed = async () => {
+          const started = performance.now();
+          const result = await job.run();
+          const ms = Math.round(performance.now() - started);
+          this.logger.debug({ job: job.name, ms, result }, 'cron job ran');
+          return result;
+        };
+        const run = runLocked(this.redis, this.lockPrefix, { ...job, run: timed }, this.random)
           .then((result) => {
-            if (result !== null) this.logger.debug({ job: job.name, result }, 'cron job ran');
+            if (result === null)
+              this.logger.debug({ job: job.name }, 'cron job left to the instance holding its lock');
           })
           .catch((error: Error) =>
             this.logger.error({ job: job.name, err: { message: error.message } }, 'cron job failed'),

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { Redis } from 'ioredis';
 import { REPORT_COLUMNS } from '../../../src/merchant/reports/reconciliation.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
 import {
@@ -13,6 +14,7 @@ import {
   leftovers,
   lines,
   type Proc,
+  SUITE_PREFIX,
   start,
   waitFor,
 } from '../../support/process.js';
@@ -160,6 +162,44 @@ describe('merchant: the CLI’s recover and poll beside a running kit', function
       '--from: must be an ISO 8601 time, such as 2026-11-23T08:00:00Z (got "today")',
     ]);
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('recover and poll wait while another instance holds their job’s lock, then run: never beside the job', async () => {
+    // The kit's processes (and this CLI) use the Redis prefix SUITE_PREFIX on the default Redis.
+    const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+    try {
+      for (const [command, job] of [
+        ['recover', 'recovery'],
+        ['poll', 'poller'],
+      ] as const) {
+        const key = `${SUITE_PREFIX}:lock:${job}`;
+        // What a scheduler running the job holds (the running kit's own may hold it for a moment).
+        await waitFor(
+          `the ${job} lock taken`,
+          async () => (await redis.set(key, 'elsewhere', 'PX', 30_000, 'NX')) === 'OK',
+        );
+        const p = track(start('src/cli.ts', [command], env));
+        await waitFor(
+          `${command} waiting, or done`,
+          () => !p.running() || p.stderr().includes('waiting'),
+          30_000,
+          { everyMs: 50 },
+        );
+        expect(p.running(), `${command} ran while the lock was held elsewhere: ${p.stdout()}`).to.equal(true);
+        expect(lines(p.stderr()), p.stderr()).to.deep.equal([
+          `${job} is running on another instance (its lock is held): waiting for it to finish`,
+        ]);
+        expect(p.stdout()).to.equal('');
+        await redis.del(key);
+        const { code } = await exitWithin(p, 30_000);
+        expect(code, p.stderr()).to.equal(0);
+        expect(lines(p.stdout())[0]).to.match(
+          command === 'recover' ? /^recovery from / : /^polled \d+ orders$/,
+        );
+      }
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('the kit stops cleanly after', async () => {

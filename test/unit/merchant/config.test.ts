@@ -74,6 +74,13 @@ describe('merchant: configuration (loadConfig)', () => {
       expect(load({ ROLES: ' scheduler , api ' }).roles).to.have.members(['scheduler', 'api']);
     });
 
+    it('JOB_SCHEDULES replaces the schedules it names, off turns a job off; unset, none is replaced', () => {
+      expect(load({}).jobSchedules).to.deep.equal({});
+      expect(
+        load({ JOB_SCHEDULES: 'poller=*/2 * * * * *; recovery = 0,30 * * * * * ;report=off;' }).jobSchedules,
+      ).to.deep.equal({ poller: '*/2 * * * * *', recovery: '0,30 * * * * *', report: null });
+    });
+
     it('PORT 0 (any free port) and 65535 are ports', () => {
       expect(load({ PORT: '0' }).port).to.equal(0);
       expect(load({ PORT: '65535' }).port).to.equal(65535);
@@ -111,6 +118,10 @@ describe('merchant: configuration (loadConfig)', () => {
       ['GATEWAY_HOST', { GATEWAY_HOST: '0.0.0.0:4010' }],
       ['GATEWAY_HOST', { GATEWAY_HOST: '300.1.1.1' }],
       ['GATEWAY_PUBLIC_URL', { GATEWAY_PUBLIC_URL: 'localhost:4010' }],
+      ['JOB_SCHEDULES', { JOB_SCHEDULES: 'polling=*/2 * * * * *' }],
+      ['JOB_SCHEDULES', { JOB_SCHEDULES: 'poller=every second' }],
+      ['JOB_SCHEDULES', { JOB_SCHEDULES: 'poller' }],
+      ['JOB_SCHEDULES', { JOB_SCHEDULES: 'poller=*/2 * * * * *,recovery=off' }],
     ];
     for (const [variable, env] of cases) {
       const given = Object.entries(env)
