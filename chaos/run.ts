@@ -35,7 +35,7 @@ interface Scale {
 }
 
 const SCALES: Record<Scale['name'], Scale> = {
-  full: { name: 'full', orders: 350, gapMs: 20_000, outageSeconds: 90, convergeMs: 240_000 },
+  full: { name: 'full', orders: 400, gapMs: 20_000, outageSeconds: 90, convergeMs: 240_000 },
   short: { name: 'short', orders: 80, gapMs: 5_000, outageSeconds: 65, convergeMs: 150_000 },
 };
 /** What the faults themselves take, about (restarts, a new worker, the CLI): to pace the orders. */
