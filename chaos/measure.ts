@@ -159,5 +159,6 @@ export async function settledLook(o: Sides, withinMs = 60_000): Promise<Look> {
 }
 
 const progress = (look: Look) =>
-  `converging: ${look.lost.length} of ${look.events.length} events not yet applied` +
+  `converging: ${look.lost.length} of ${look.events.length} events not yet applied ` +
+  `(${look.events.length - look.stored} not stored)` +
   (look.untrue === null ? '' : `, ${look.untrue.length} orders not yet true`);
