@@ -11,6 +11,8 @@ import type { HistoryLine, OrderColumns } from '../test/support/truth-rules.js';
  * current attempts, the history, the inbox; and the signing secret the kit holds, to sign copies with.
  */
 
+const QUERY_MS = 30_000;
+
 export interface OrderRow extends OrderColumns {
   id: string;
   reference: string;
@@ -42,7 +44,7 @@ export class KitTables {
   }
 
   async #select<T>(sql: string): Promise<T[]> {
-    const [rows] = await this.#pool.query<mysql.RowDataPacket[]>(sql);
+    const [rows] = await this.#pool.query<mysql.RowDataPacket[]>({ sql, timeout: QUERY_MS });
     return rows as T[];
   }
 
@@ -70,10 +72,11 @@ export class KitTables {
   /** Which of `eventIds` the inbox holds. */
   async stored(eventIds: string[]): Promise<Set<string>> {
     if (eventIds.length === 0) return new Set();
-    const [rows] = await this.#pool.query<mysql.RowDataPacket[]>(
-      'SELECT event_id FROM webhook_inbox WHERE event_id IN (?)',
-      [eventIds],
-    );
+    const [rows] = await this.#pool.query<mysql.RowDataPacket[]>({
+      sql: 'SELECT event_id FROM webhook_inbox WHERE event_id IN (?)',
+      values: [eventIds],
+      timeout: QUERY_MS,
+    });
     return new Set(rows.map((r) => r.event_id as string));
   }
 
