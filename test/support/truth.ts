@@ -4,6 +4,14 @@ import { rows } from './db.js';
 import { alnum, newOrder, sandboxCall, stateOf } from './events.js';
 import { card } from './gateway.js';
 import { pressButton, type TestKit } from './kit.js';
+import {
+  appliedTwice,
+  comparison,
+  type HistoryLine,
+  type OrderColumns,
+  type Truth,
+  truthOfPayment,
+} from './truth-rules.js';
 
 /**
  * The gateway's truth about orders, read from the embedded sandbox's own records (never from the
@@ -11,11 +19,7 @@ import { pressButton, type TestKit } from './kit.js';
  * was applied twice.
  */
 
-export interface Truth {
-  status: string;
-  captured: number | null;
-  refunded: number;
-}
+export type { Truth };
 
 /** What the sandbox says the order's current attempt came to; null when it has nothing there. */
 export function truthOf(
@@ -30,39 +34,19 @@ export function truthOf(
   const capture = [...state.transactions.values()].find(
     (x) => x.type === 'capture' && x.relatedId === txn.id,
   );
-  const captured = txn.type === 'sale' ? txn.amount : (capture?.amount ?? null);
-  const refunded = txn.refundedAmount;
-  const money = (status: string) => ({ status, captured, refunded });
-  switch (txn.status) {
-    case 'pending':
-      return {
-        status: attempt.kind === 'redirect' ? 'requires_action' : 'pending',
-        captured: null,
-        refunded: 0,
-      };
-    case 'auth':
-      return { status: 'authorized', captured: null, refunded: 0 };
-    case 'captured':
-      return money(refunded === 0 ? 'paid' : 'partially_refunded');
-    case 'refunded':
-      return money('refunded');
-    case 'chargeback':
-      return money('disputed');
-    case 'voided':
-      return { status: 'voided', captured: null, refunded: 0 };
-    case 'failed':
-      return { status: 'failed', captured: null, refunded: 0 };
-    case 'cancelled':
-      return { status: session?.status === 'expired' ? 'expired' : 'cancelled', captured: null, refunded: 0 };
-    default:
-      throw new Error(`a sandbox status this check does not know: ${txn.status}`);
-  }
+  const payment = {
+    type: txn.type,
+    status: txn.status,
+    amount: txn.amount,
+    refunded: txn.refundedAmount,
+    captureAmount: capture?.amount ?? null,
+  };
+  return truthOfPayment(attempt.kind, payment, session?.status);
 }
 
 /**
  * Every order with an attempt at the gateway equals the gateway's truth, and none needs review.
- * `except`: orders a test checks on its own. An expired session may read `cancelled` when the kit
- * learned it from the transaction's event, which says cancelled (only the session says expired).
+ * `except`: orders a test checks on its own. The rules: truth-rules.ts.
  */
 export async function expectOrdersTrue(t: TestKit, except: readonly string[] = []): Promise<number> {
   const orders = await rows(t, 'orders');
@@ -73,15 +57,7 @@ export async function expectOrdersTrue(t: TestKit, except: readonly string[] = [
     const attempt = order.current_attempt_id ? attempts.get(order.current_attempt_id) : undefined;
     const truth = attempt ? truthOf(t, attempt as Parameters<typeof truthOf>[1]) : null;
     if (!truth) continue;
-    const got = {
-      status: order.status,
-      captured: order.captured_minor === null ? null : Number(order.captured_minor),
-      refunded: Number(order.refunded_minor),
-    };
-    const want = ['paid', 'partially_refunded', 'refunded', 'disputed'].includes(truth.status)
-      ? truth
-      : { ...truth, captured: got.captured, refunded: got.refunded };
-    if (want.status === 'expired' && got.status === 'cancelled') want.status = 'cancelled';
+    const { got, want } = comparison(order as OrderColumns, truth);
     expect(got, `order ${order.id} (${order.reference})`).to.deep.equal(want);
     expect(order.needs_review, `order ${order.id}: ${order.review_reason}`).to.equal(0);
     checked += 1;
@@ -94,24 +70,7 @@ export async function expectOrdersTrue(t: TestKit, except: readonly string[] = [
  * replay, recovery), and no order moved into the same money state twice.
  */
 export async function expectNothingAppliedTwice(t: TestKit): Promise<void> {
-  const applied = (await rows(t, 'order_history')).filter((h) => h.outcome === 'applied');
-  const byEvent = new Map<string, number>();
-  for (const h of applied)
-    if (h.source_id.startsWith('evt_')) byEvent.set(h.source_id, (byEvent.get(h.source_id) ?? 0) + 1);
-  for (const [event, n] of byEvent) expect(n, `event ${event} applied`).to.equal(1);
-  const into = new Map<string, number>();
-  for (const h of applied) {
-    if (
-      !['authorized', 'paid', 'voided', 'disputed', 'refunded', 'expired', 'cancelled'].includes(
-        h.status_after,
-      )
-    )
-      continue;
-    if (h.status_before === h.status_after) continue; // a superseded attempt's own record
-    const key = `${h.order_id} -> ${h.status_after}`;
-    into.set(key, (into.get(key) ?? 0) + 1);
-  }
-  for (const [key, n] of into) expect(n, `${key}, times`).to.equal(1);
+  expect(appliedTwice((await rows(t, 'order_history')) as HistoryLine[])).to.deep.equal([]);
 }
 
 /** What the story made, and what the gateway did to it behind the kit's back. */

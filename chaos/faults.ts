@@ -1,0 +1,108 @@
+import { Redis } from 'ioredis';
+import { waitFor } from '../test/support/process.js';
+import type { Duplicates } from './duplicates.js';
+import type { GatewayReader } from './gateway.js';
+import type { KitProcesses } from './kit.js';
+import { type MariaDb, type PrivateRedis, restart } from './services.js';
+import type { KitTables } from './tables.js';
+
+/**
+ * The faults, one function each, run in sequence while the payments and the duplicates flow. Each
+ * returns a line saying what it did, for the report.
+ */
+
+export interface FaultDeps {
+  kit: KitProcesses;
+  db: MariaDb;
+  redis: PrivateRedis;
+  tables: KitTables;
+  reader: GatewayReader;
+  duplicates: Duplicates;
+}
+
+export interface Fault {
+  name: string;
+  run(deps: FaultDeps): Promise<string>;
+}
+
+/** How long a restarted service stays down: long enough for every process to notice. */
+const DOWN_MS = 3000;
+const MID_JOB_MS = 30_000;
+
+/** SIGKILL the worker while it holds a job (bull's active list is not empty), then start a new one. */
+const killWorker: Fault = {
+  name: 'worker SIGKILLed mid-job, restarted',
+  run: async ({ kit, redis }) => {
+    const active = await activeJobs(redis.url, `${kit.redisPrefix}:observations:active`);
+    await kit.killWorker();
+    await kit.startWorker();
+    return `killed holding ${active} job(s); a new worker is up`;
+  },
+};
+
+/** Waits (bounded) until the worker holds a job: the length of bull's active list, probed closely. */
+async function activeJobs(url: string, key: string): Promise<number> {
+  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    return await waitFor('the worker holding a job', () => client.llen(key), MID_JOB_MS, { everyMs: 2 });
+  } finally {
+    client.disconnect();
+  }
+}
+
+const flushRedis: Fault = {
+  name: 'Redis FLUSHALL',
+  run: async ({ redis }) => {
+    await redis.flushAll();
+    return 'every key gone: the queue, its jobs, the locks, the budget';
+  },
+};
+
+const restartRedis: Fault = {
+  name: 'Redis restarted (no persistence: empty again)',
+  run: async ({ redis }) => {
+    await restart(redis, DOWN_MS);
+    return `down ${DOWN_MS / 1000} s, back empty`;
+  },
+};
+
+const restartMariaDb: Fault = {
+  name: 'MariaDB restarted',
+  run: async ({ db }) => {
+    await restart(db, DOWN_MS);
+    return `stopped (start-stop-daemon --stop), down ${DOWN_MS / 1000} s, started as .ci/run starts it`;
+  },
+};
+
+const rotateSecret: Fault = {
+  name: 'webhook secret rotated mid-stream',
+  run: async ({ kit, tables, duplicates }) => {
+    await kit.rotateSecret();
+    duplicates.useSecret(await tables.signingSecret(kit.encryptionKey));
+    return '`npm run cli -- webhook rotate`; copies signed with the new secret from now on';
+  },
+};
+
+/**
+ * The sandbox refuses every delivery for `seconds` of its clock; returns once the outage is over. The
+ * run never moves the sandbox's clock on: the worker and the scheduler, pointed at it as at any
+ * gateway, keep real time, and a sandbox ahead of them would only delay their sweeps and polls.
+ */
+export function outage(seconds: number): Fault {
+  return {
+    name: `receiver cut off: a ${seconds} s sandbox outage`,
+    run: async ({ reader, duplicates }) => {
+      const window = await reader.outage(seconds);
+      duplicates.cutOff(window);
+      await waitFor('the outage over', () => Date.now() >= window.until, seconds * 1000 + 5000, {
+        everyMs: 200,
+      });
+      return `deliveries refused from ${iso(window.from)} to ${iso(window.until)}; events of it duplicated only once the kit has them`;
+    },
+  };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().slice(11, 19);
+
+/** In the order the issue lists them; the outage last, so convergence is measured from its end. */
+export const FAULTS: readonly Fault[] = [killWorker, flushRedis, restartRedis, restartMariaDb, rotateSecret];

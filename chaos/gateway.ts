@@ -1,0 +1,123 @@
+import { SANDBOX_MERCHANT_KEY } from '../src/config.js';
+import type { PaymentRecord } from '../test/support/truth-rules.js';
+
+/**
+ * The run's view of the sandbox gateway, over its HTTP API like any client: the gateway's truth
+ * (event history, payloads, transactions, sessions) read with the partner key, whose rate window is
+ * its own, so the run's reads never slow the kit's key down; the sandbox controls with the merchant key.
+ */
+
+const PARTNER_KEY = 'sk_test_partner_9001';
+const MERCHANT_ID = 1001;
+const CALL_MS = 30_000;
+
+export interface EventRow {
+  id: string;
+  event_type: string;
+  transaction_id: number;
+  status: string;
+  attempts: number;
+  created_at: string;
+}
+
+export interface EventPayload {
+  id: string;
+  body: string;
+  type: string;
+  createdAtMs: number;
+  transaction: { id: number; related_trans_id: number | null; transaction_type: string; amount: number };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: envelopes of every shape
+type Envelope = { success: boolean; message: string; code: string; data: any };
+
+export class GatewayReader {
+  constructor(private readonly url: string) {}
+
+  async #call(method: string, path: string, key: string, body?: unknown): Promise<Envelope> {
+    const res = await fetch(this.url + path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(CALL_MS),
+    });
+    const envelope = (await res.json()) as Envelope;
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${envelope.code} ${envelope.message}`);
+    return envelope;
+  }
+
+  #read = (path: string) => this.#call('GET', path, PARTNER_KEY);
+
+  /** Every event the gateway recorded for the merchant created at or after `from` (all of them without). */
+  async events(from?: string): Promise<EventRow[]> {
+    const found: EventRow[] = [];
+    for (let page = 1; ; page++) {
+      const query = new URLSearchParams({
+        merchant_id: String(MERCHANT_ID),
+        per_page: '100',
+        page: String(page),
+      });
+      if (from) query.set('from', from);
+      const { data } = await this.#read(`/api/v1/webhook/events?${query}`);
+      found.push(...(data.events as EventRow[]));
+      if (page >= data.pagination.last_page) return found;
+    }
+  }
+
+  /** The event's payload, as the gateway signed and sent it. */
+  async payload(eventId: string): Promise<EventPayload> {
+    const { data } = await this.#read(`/api/v1/webhook/events/${eventId}?merchant_id=${MERCHANT_ID}`);
+    const body = JSON.stringify(data.payload);
+    return {
+      id: data.id,
+      body,
+      type: data.event_type,
+      createdAtMs: Date.parse(data.created_at),
+      transaction: data.payload.data.transaction,
+    };
+  }
+
+  async transaction(id: number): Promise<{ type: string; status: string; amount: number; refunded: number }> {
+    const { data } = await this.#read(`/api/v1/transactions/${id}/status?merchant_id=${MERCHANT_ID}`);
+    return {
+      type: data.transaction_type,
+      status: data.status,
+      amount: data.amount,
+      refunded: data.refunded_amount,
+    };
+  }
+
+  async session(id: string): Promise<{ status: string; transactionId: number }> {
+    const { data } = await this.#read(`/api/v1/payment-sessions/${id}?merchant_id=${MERCHANT_ID}`);
+    return { status: data.payment_session.status, transactionId: data.payment_session.transaction_id };
+  }
+
+  /** The payment record an attempt made, with an auth's capture amount from the capture events seen. */
+  async payment(
+    attempt: { gateway_transaction_id: string | null; payment_session_id: string | null },
+    captures: ReadonlyMap<number, number>,
+  ): Promise<{ payment: PaymentRecord; sessionStatus?: string } | null> {
+    const session = attempt.payment_session_id ? await this.session(attempt.payment_session_id) : undefined;
+    const id = session?.transactionId ?? Number(attempt.gateway_transaction_id);
+    if (!Number.isInteger(id) || id <= 0) return null;
+    const t = await this.transaction(id);
+    return { payment: { ...t, captureAmount: captures.get(id) ?? null }, sessionStatus: session?.status };
+  }
+
+  /** sandbox.md section 10: every delivery fails with connection_refused for `seconds` of sandbox clock. */
+  async outage(seconds: number): Promise<{ from: number; until: number }> {
+    const { data } = await this.#call('POST', '/sandbox/webhook/outage', SANDBOX_MERCHANT_KEY, { seconds });
+    const until = Date.parse(data.until);
+    return { from: until - seconds * 1000, until };
+  }
+
+  async chargeback(transactionId: number): Promise<void> {
+    await this.#call('POST', `/sandbox/transactions/${transactionId}/chargeback`, SANDBOX_MERCHANT_KEY);
+  }
+
+  async settle(sessionId: string, outcome: 'paid' | 'failed' | 'cancelled'): Promise<void> {
+    await this.#call('POST', `/sandbox/payment-sessions/${sessionId}/settle`, SANDBOX_MERCHANT_KEY, {
+      outcome,
+    });
+  }
+}

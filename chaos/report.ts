@@ -1,0 +1,64 @@
+/**
+ * The run's result as the issue asks for it: one markdown table (it goes into the README as printed),
+ * and the verdict: what makes the run fail.
+ */
+
+export interface Result {
+  orders: number;
+  /** Orders compared with the gateway's record of their payment (the rest have none there). */
+  checked: number;
+  gatewayEvents: number;
+  /** Delivery attempts the gateway made (those the outage refused included). */
+  deliveries: number;
+  duplicates: number;
+  stored: number;
+  applied: number;
+  changed: number;
+  recovered: number;
+  appliedTwice: number;
+  lost: number;
+  /** Null: never checked. */
+  untrue: number | null;
+  /** Null: did not converge within the bound. */
+  convergeSeconds: number | null;
+  /** Kit processes that died without being killed by the run. */
+  crashed: number;
+}
+
+const n = (value: number) => value.toLocaleString('en-US');
+
+export function table(r: Result): string {
+  const rows: [string, string][] = [
+    ['orders', `${n(r.orders)} (${n(r.checked)} with a payment at the gateway)`],
+    ['events the gateway recorded', n(r.gatewayEvents)],
+    [
+      'events sent to the receiver',
+      `${n(r.deliveries + r.duplicates)} (${n(r.deliveries)} gateway deliveries, ${n(r.duplicates)} shuffled duplicates)`,
+    ],
+    ['stored (inbox)', `${n(r.stored)} (${n(r.recovered)} fetched by recovery)`],
+    [
+      'applied',
+      `${n(r.applied)} (${n(r.changed)} changed an order, ${n(r.applied - r.changed)} were news it had already)`,
+    ],
+    ['applied twice (must be 0)', n(r.appliedTwice)],
+    ['lost (must be 0)', n(r.lost)],
+    ["orders not equal to the gateway's truth (must be 0)", r.untrue === null ? 'not checked' : n(r.untrue)],
+    [
+      'seconds to converge after the last fault',
+      r.convergeSeconds === null ? 'did not converge' : r.convergeSeconds.toFixed(1),
+    ],
+  ];
+  const lines = ['| measure | value |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)];
+  return lines.join('\n');
+}
+
+/** Why the run fails; empty when it passes. */
+export function failures(r: Result): string[] {
+  const out: string[] = [];
+  if (r.appliedTwice > 0) out.push(`${r.appliedTwice} applied twice`);
+  if (r.lost > 0) out.push(`${r.lost} events lost`);
+  if (r.untrue === null || r.untrue > 0) out.push(`${r.untrue ?? 'unchecked'} orders not equal to the truth`);
+  if (r.convergeSeconds === null) out.push('no convergence within the bound');
+  if (r.crashed > 0) out.push(`${r.crashed} kit processes died on their own`);
+  return out;
+}

@@ -1,0 +1,202 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { withDeadline } from '../src/shared/deadline.js';
+import { delay } from '../test/support/process.js';
+import { Cleanup, cleanUpOnSignal } from './cleanup.js';
+import { Duplicates } from './duplicates.js';
+import { FAULTS, type Fault, type FaultDeps, outage } from './faults.js';
+import { GatewayReader } from './gateway.js';
+import { KitProcesses } from './kit.js';
+import { converge, type Look, settledLook } from './measure.js';
+import { type Random, seeded } from './random.js';
+import { failures, type Result, table } from './report.js';
+import { privateMariaDb, privateRedis, removeFolder } from './services.js';
+import { startStream } from './stream.js';
+import { KitTables } from './tables.js';
+
+/**
+ * `npm run chaos` (`-- --short`, or CHAOS_SCALE=short, for CI): payments and shuffled duplicate
+ * events through the kit's processes while the run kills the worker, flushes and restarts Redis,
+ * restarts MariaDB, rotates the webhook secret and cuts the receiver off; then waits for the kit to
+ * converge and prints the table. Exit 0 only when nothing was lost or applied twice and every order
+ * equals the gateway's truth in time.
+ */
+
+interface Scale {
+  name: 'full' | 'short';
+  /** About this many orders, spread over the faults. */
+  orders: number;
+  /** Between one fault and the next (and before the first). */
+  gapMs: number;
+  outageSeconds: number;
+  /** From the end of the last fault, how long the kit has to converge. */
+  convergeMs: number;
+}
+
+const SCALES: Record<Scale['name'], Scale> = {
+  full: { name: 'full', orders: 400, gapMs: 20_000, outageSeconds: 90, convergeMs: 240_000 },
+  short: { name: 'short', orders: 80, gapMs: 5_000, outageSeconds: 65, convergeMs: 150_000 },
+};
+/** What the faults themselves take, about (restarts, a new worker, the CLI): to pace the orders. */
+const FAULT_TIME_MS = 20_000;
+const DATABASE = 'merchant_chaos';
+const COPIES = 4;
+
+const runStarted = Date.now();
+const log = (line: string) =>
+  console.log(`[chaos ${((Date.now() - runStarted) / 1000).toFixed(1)} s] ${line}`);
+
+function scaleOf(argv: string[], env: NodeJS.ProcessEnv): Scale {
+  return argv.includes('--short') || env.CHAOS_SCALE === 'short' ? SCALES.short : SCALES.full;
+}
+
+async function main(): Promise<void> {
+  const scale = scaleOf(process.argv.slice(2), process.env);
+  const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+  log(`the ${scale.name} form, CHAOS_SEED=${seed}`);
+  const cleanup = new Cleanup();
+  cleanUpOnSignal(cleanup, log);
+  let passed = false;
+  try {
+    passed = await chaos(scale, seed, cleanup);
+  } catch (error) {
+    log(`the run broke off: ${(error as Error).stack ?? error}`);
+  } finally {
+    await cleanup.run(log);
+  }
+  log(passed ? 'passed' : 'FAILED');
+  process.exit(passed ? 0 : 1);
+}
+
+async function chaos(scale: Scale, seed: number, cleanup: Cleanup): Promise<boolean> {
+  const random = seeded(seed);
+  const parts = await setUp(cleanup, random);
+  const lastFaultAt = await storm(scale, parts, random);
+  // Convergence is timed while the copies still flow; the verdict is read once every copy was sent.
+  const { tables, reader, duplicates, kit } = parts;
+  const convergence = await converge({
+    tables,
+    reader,
+    duplicates,
+    since: lastFaultAt,
+    withinMs: scale.convergeMs,
+    log,
+  });
+  const unsent = await duplicates.finish(120_000);
+  const answers = JSON.stringify(Object.fromEntries(duplicates.answers));
+  log(
+    `duplicates done: ${duplicates.posted} posted (${unsent} never sent), the receiver's answers ${answers}`,
+  );
+  const look = await settledLook({ tables, reader, duplicates });
+  const result = resultOf(look, duplicates.posted, convergence.seconds, kit.crashed());
+  explain(look, kit.crashed());
+  console.log(`\n${table(result)}\n`);
+  log(`${scale.name} form, ${((Date.now() - runStarted) / 1000).toFixed(0)} s in all`);
+  const why = failures(result);
+  if (why.length > 0) log(`failed: ${why.join('; ')}`);
+  return why.length === 0;
+}
+
+/** The private MariaDB and Redis, the kit's processes on them, and the run's readers: each undone at the end. */
+async function setUp(cleanup: Cleanup, random: Random): Promise<FaultDeps> {
+  const dir = await mkdtemp(join(tmpdir(), 'kit-chaos-'));
+  cleanup.add('remove the private folder', () => removeFolder(dir));
+  const db = await privateMariaDb(dir);
+  cleanup.add('stop the private MariaDB', () => db.stop());
+  await db.start();
+  const redis = await privateRedis(dir);
+  cleanup.add('stop the private Redis', () => redis.stop());
+  await redis.start();
+  log(`private MariaDB on ${db.port}, Redis on ${redis.port}`);
+
+  const kit = await KitProcesses.start(
+    { databaseUrl: db.url(DATABASE), redisUrl: redis.url, logDir: process.env.CHAOS_LOG_DIR },
+    cleanup,
+  );
+  log(`kit up: api ${kit.apiUrl} (sandbox ${kit.gatewayUrl}), a worker, a scheduler`);
+  const tables = new KitTables(db.url(DATABASE));
+  cleanup.add('close the table reader', () => tables.close());
+  const reader = new GatewayReader(kit.gatewayUrl);
+  const duplicates = new Duplicates({
+    reader,
+    receiverUrl: `${kit.apiUrl}/webhooks/gateway`,
+    random,
+    copies: COPIES,
+    secret: await tables.signingSecret(kit.encryptionKey),
+    stored: (ids) => tables.stored(ids),
+    log,
+  });
+  return { kit, db, redis, tables, reader, duplicates };
+}
+
+/**
+ * Payments and duplicates flowing while the faults happen one after another; the payments stop when
+ * the last fault ends. Returns when that was.
+ */
+async function storm(scale: Scale, parts: FaultDeps, random: Random): Promise<number> {
+  const faults = [...FAULTS, outage(scale.outageSeconds)];
+  const streamMs = (faults.length + 1) * scale.gapMs + FAULT_TIME_MS + scale.outageSeconds * 1000;
+  const stream = startStream({
+    api: { url: parts.kit.apiUrl, opsToken: parts.kit.opsToken },
+    gateway: parts.reader,
+    random,
+    everyMs: streamMs / scale.orders,
+    concurrency: 16,
+  });
+  parts.duplicates.start();
+  await runFaults(faults, parts, scale.gapMs);
+  const lastFaultAt = Date.now();
+  stream.stop();
+  const s = await withDeadline(stream.done, 120_000, 'the last payments');
+  log(
+    `payments done: ${s.orders} orders, ${s.cutShort} stories cut short by a fault, ${s.notCreated} orders not created`,
+  );
+  return lastFaultAt;
+}
+
+function resultOf(look: Look, duplicates: number, convergeSeconds: number | null, crashed: string[]): Result {
+  return {
+    orders: look.orders,
+    checked: look.checked,
+    gatewayEvents: look.events.length,
+    deliveries: look.events.reduce((sum, e) => sum + e.attempts, 0),
+    duplicates,
+    stored: look.stored,
+    applied: look.applied,
+    changed: look.changed,
+    recovered: look.recovered,
+    appliedTwice: look.appliedTwice.length,
+    lost: look.lost.length,
+    untrue: look.untrue?.length ?? null,
+    convergeSeconds,
+    crashed: crashed.length,
+  };
+}
+
+/** Each fault after a gap, in order; a line each for the report. */
+async function runFaults(faults: Fault[], deps: FaultDeps, gapMs: number): Promise<void> {
+  for (const fault of faults) {
+    await delay(gapMs);
+    const started = Date.now();
+    log(`fault: ${fault.name}`);
+    const what = await fault.run(deps);
+    log(`fault: ${fault.name}: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  }
+}
+
+/** The details behind a failing count: the first few of each. */
+function explain(
+  look: { lost: string[]; appliedTwice: string[]; untrue: string[] | null },
+  crashed: string[],
+): void {
+  const first = (what: string, lines: string[]) => {
+    if (lines.length > 0) log(`${what} (${lines.length}):\n  ${lines.slice(0, 10).join('\n  ')}`);
+  };
+  first('lost events', look.lost);
+  first('applied twice', look.appliedTwice);
+  first('orders not equal to the truth', look.untrue ?? []);
+  first('kit processes that died', crashed);
+}
+
+await main();

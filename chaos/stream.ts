@@ -1,0 +1,273 @@
+import { randomBytes } from 'node:crypto';
+import { delay } from '../test/support/process.js';
+import type { GatewayReader } from './gateway.js';
+import { between, type Random, weighted } from './random.js';
+
+/**
+ * The payments: real shoppers and operators through the kit's API against the sandbox, every kind
+ * the gateway has an event for (sales, auths, captures, partial and full refunds, voids, declines,
+ * chargebacks, redirects paid, cancelled and left open), started at a steady rate while the faults
+ * happen. A step the faults cut short ends that order's story: the order stays what the gateway made
+ * it, and must still end equal to it.
+ */
+
+const CARD = { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvv: '123' };
+const DECLINED_CARD = { ...CARD, number: '4000000000000002' };
+const CALL_MS = 40_000; // beyond the kit's own 30 s request timeout
+/** Operator calls carry an Idempotency-Key, so a retry after a fault is safe: this many tries. */
+const OPERATOR_TRIES = 4;
+
+// biome-ignore lint/suspicious/noExplicitAny: envelopes of every shape
+type Answer = { status: number; body: any };
+
+class KitApi {
+  constructor(
+    private readonly url: string,
+    private readonly opsToken: string,
+  ) {}
+
+  async call(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Answer> {
+    try {
+      const res = await fetch(this.url + path, {
+        method,
+        headers: { 'content-type': 'application/json', ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(CALL_MS),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    } catch {
+      return { status: 0, body: null }; // no answer: the order's story ends here
+    }
+  }
+
+  /** An operator's capture, refund or void, retried under one Idempotency-Key while the kit is unavailable. */
+  async operate(orderId: string, operation: string, body: unknown): Promise<Answer> {
+    const headers = {
+      authorization: `Bearer ${this.opsToken}`,
+      'idempotency-key': `chaos-${randomBytes(9).toString('hex')}`,
+    };
+    let answer: Answer = { status: 0, body: null };
+    for (let i = 0; i < OPERATOR_TRIES; i++) {
+      answer = await this.call('POST', `/orders/${orderId}/${operation}`, body, headers);
+      if (answer.status !== 0 && answer.status < 500) return answer;
+      await delay(2000);
+    }
+    return answer;
+  }
+}
+
+/** An amount in major units as the API takes it, from minor units. */
+const major = (minor: number, currency: string) =>
+  currency === 'JPY' ? String(minor) : (minor / 100).toFixed(2);
+
+interface Order {
+  id: string;
+  currency: string;
+  amount: number;
+}
+
+type Story = (s: Shopper) => Promise<boolean>;
+
+/** One order's story: its steps, each ending the story (false) when the kit or the gateway says no. */
+class Shopper {
+  constructor(
+    readonly api: KitApi,
+    readonly gateway: GatewayReader,
+    readonly random: Random,
+    readonly order: Order,
+  ) {}
+
+  /** A pause between steps, so that stories interleave with each other, the duplicates and the faults. */
+  pause = () => delay(between(this.random, 100, 1500));
+
+  async pay(mode: 'sale' | 'auth', card = CARD): Promise<number | null> {
+    const answer = await this.api.call('POST', `/orders/${this.order.id}/pay/card`, { card, mode });
+    const want = mode === 'sale' ? 'paid' : 'authorized';
+    if (answer.status !== 200 || answer.body.data.order.status !== want) return null;
+    return Number(answer.body.data.order.payment.gateway_transaction_id);
+  }
+
+  async redirect(): Promise<string | null> {
+    const answer = await this.api.call('POST', `/orders/${this.order.id}/pay/redirect`, {
+      payment_method: 'ideal',
+      customer: { country_code: 'NL' },
+    });
+    if (answer.status !== 200) return null;
+    return String(answer.body.data.next_action.url).split('/').pop()!;
+  }
+
+  async operate(operation: 'capture' | 'refund' | 'void', minor?: number): Promise<boolean> {
+    const body =
+      minor === undefined
+        ? {}
+        : {
+            amount: major(minor, this.order.currency),
+            ...(operation === 'refund' ? { reason: 'chaos' } : {}),
+          };
+    return (await this.api.operate(this.order.id, operation, body)).status === 200;
+  }
+
+  /** `fraction` of the order's amount, in minor units, at least 1. */
+  part(fraction: number): number {
+    return Math.max(1, Math.floor(this.order.amount * fraction));
+  }
+}
+
+/** Each story with its weight in the mix, and how many events the gateway makes for it. */
+export const STORIES: readonly (readonly [string, number, Story])[] = [
+  [
+    'sale, refunded in three parts',
+    6,
+    async (s) => {
+      if ((await s.pay('sale')) === null) return false;
+      const first = s.part(0.2);
+      const second = s.part(0.3);
+      for (const minor of [first, second, s.order.amount - first - second]) {
+        await s.pause();
+        if (!(await s.operate('refund', minor))) return false;
+      }
+      return true;
+    },
+  ],
+  [
+    'sale, refunded in part',
+    2,
+    async (s) => (await s.pay('sale')) !== null && s.pause().then(() => s.operate('refund', s.part(0.25))),
+  ],
+  ['sale', 1, async (s) => (await s.pay('sale')) !== null],
+  [
+    'auth, captured, refunded in part',
+    2,
+    async (s) =>
+      (await s.pay('auth')) !== null &&
+      (await s.pause().then(() => s.operate('capture'))) &&
+      s.pause().then(() => s.operate('refund', s.part(0.4))),
+  ],
+  [
+    'auth, captured in part',
+    1,
+    async (s) => (await s.pay('auth')) !== null && s.pause().then(() => s.operate('capture', s.part(0.6))),
+  ],
+  ['auth, voided', 1, async (s) => (await s.pay('auth')) !== null && s.pause().then(() => s.operate('void'))],
+  ['auth, left authorized', 0.5, async (s) => (await s.pay('auth')) !== null],
+  [
+    'sale, charged back',
+    1,
+    async (s) => {
+      const id = await s.pay('sale');
+      if (id === null) return false;
+      await s.pause();
+      await s.gateway.chargeback(id);
+      return true;
+    },
+  ],
+  [
+    'declined card',
+    0.5,
+    async (s) =>
+      (await s.api.call('POST', `/orders/${s.order.id}/pay/card`, { card: DECLINED_CARD, mode: 'sale' }))
+        .status === 402,
+  ],
+  [
+    'redirect, paid, refunded in part',
+    1,
+    async (s) => {
+      const session = await s.redirect();
+      if (session === null) return false;
+      await s.pause();
+      await s.gateway.settle(session, 'paid');
+      await s.pause();
+      return s.operate('refund', s.part(0.5));
+    },
+  ],
+  [
+    'redirect, cancelled',
+    0.5,
+    async (s) => {
+      const session = await s.redirect();
+      if (session === null) return false;
+      await s.pause();
+      await s.gateway.settle(session, 'cancelled');
+      return true;
+    },
+  ],
+  ['redirect, left open', 0.5, async (s) => (await s.redirect()) !== null],
+];
+
+const CURRENCIES = [
+  ['EUR', 5],
+  ['USD', 2],
+  ['GBP', 1],
+  ['JPY', 1],
+] as const;
+
+export interface StreamResult {
+  orders: number;
+  /** Stories a fault cut short (the order stays what the gateway made it). */
+  cutShort: number;
+  /** Orders the kit could not even create (it was unavailable). */
+  notCreated: number;
+}
+
+export interface StreamOptions {
+  api: { url: string; opsToken: string };
+  gateway: GatewayReader;
+  random: Random;
+  /** A new order every this many ms. */
+  everyMs: number;
+  /** Stories in flight at most. */
+  concurrency: number;
+}
+
+/** Starts orders at a steady rate until `stop()`; `done` settles when the last story has ended. */
+export function startStream(o: StreamOptions): { stop(): void; done: Promise<StreamResult> } {
+  const api = new KitApi(o.api.url, o.api.opsToken);
+  const result: StreamResult = { orders: 0, cutShort: 0, notCreated: 0 };
+  let stopped = false;
+  const running = new Set<Promise<void>>();
+  const done = (async () => {
+    for (let next = Date.now(); !stopped; next += o.everyMs) {
+      await delay(Math.max(0, next - Date.now()));
+      while (running.size >= o.concurrency && !stopped) await Promise.race(running);
+      if (stopped) break;
+      const story = tell(api, o, result).finally(() => running.delete(story));
+      running.add(story);
+    }
+    await Promise.all(running);
+    return result;
+  })();
+  return {
+    stop: () => {
+      stopped = true;
+    },
+    done,
+  };
+}
+
+async function tell(api: KitApi, o: StreamOptions, result: StreamResult): Promise<void> {
+  const currency = weighted(o.random, CURRENCIES);
+  // iDEAL takes EUR only.
+  const story = weighted(
+    o.random,
+    STORIES.filter(([name]) => currency === 'EUR' || !name.startsWith('redirect')).map(
+      ([, w, s]) => [s, w] as const,
+    ),
+  );
+  // In minor units: 5.00 to 500.00, or 500 to 50,000 yen.
+  const amount = between(o.random, 500, 50_000);
+  const created = await api.call('POST', '/orders', { amount: major(amount, currency), currency });
+  if (created.status !== 201) {
+    result.notCreated += 1;
+    return;
+  }
+  result.orders += 1;
+  const shopper = new Shopper(api, o.gateway, o.random, { id: created.body.data.order.id, currency, amount });
+  const finished = await story(shopper).catch(() => false);
+  if (!finished) result.cutShort += 1;
+}

@@ -1,0 +1,106 @@
+import mysql from 'mysql2/promise';
+import { createSequelize } from '../src/infra/database.js';
+import { createStore } from '../src/merchant/store/index.js';
+import { systemClock } from '../src/shared/clock.js';
+import { cryptoRandom } from '../src/shared/ids.js';
+import { SecretBox } from '../src/shared/secret-box.js';
+import type { HistoryLine, OrderColumns } from '../test/support/truth-rules.js';
+
+/**
+ * What the run reads straight from the kit's tables in the private MariaDB: the orders and their
+ * current attempts, the history, the inbox; and the signing secret the kit holds, to sign copies with.
+ */
+
+const QUERY_MS = 30_000;
+
+export interface OrderRow extends OrderColumns {
+  id: string;
+  reference: string;
+  needs_review: number;
+  review_reason: string | null;
+  kind: string | null;
+  gateway_transaction_id: string | null;
+  payment_session_id: string | null;
+}
+
+export interface InboxRow {
+  event_id: string;
+  source: string;
+  processed: number;
+  outcome: string | null;
+}
+
+export class KitTables {
+  readonly #pool: mysql.Pool;
+
+  constructor(private readonly databaseUrl: string) {
+    // Few connections, each short-lived: the run reads across a MariaDB restart.
+    this.#pool = mysql.createPool({
+      uri: databaseUrl,
+      connectionLimit: 4,
+      connectTimeout: 5000,
+      idleTimeout: 5000,
+    });
+  }
+
+  async #select<T>(sql: string): Promise<T[]> {
+    const [rows] = await this.#pool.query<mysql.RowDataPacket[]>({ sql, timeout: QUERY_MS });
+    return rows as T[];
+  }
+
+  /** Every order with its current attempt (null columns when it has none). */
+  orders(): Promise<OrderRow[]> {
+    return this.#select<OrderRow>(
+      `SELECT o.id, o.reference, o.status, o.captured_minor, o.refunded_minor, o.needs_review, o.review_reason,
+              a.kind, a.gateway_transaction_id, a.payment_session_id
+         FROM orders o LEFT JOIN payment_attempts a ON a.id = o.current_attempt_id`,
+    );
+  }
+
+  history(): Promise<HistoryLine[]> {
+    return this.#select<HistoryLine>(
+      'SELECT order_id, source_id, status_before, status_after, outcome FROM order_history',
+    );
+  }
+
+  inbox(): Promise<InboxRow[]> {
+    return this.#select<InboxRow>(
+      'SELECT event_id, source, processed_at IS NOT NULL AS processed, outcome FROM webhook_inbox',
+    );
+  }
+
+  /** Which of `eventIds` the inbox holds. */
+  async stored(eventIds: string[]): Promise<Set<string>> {
+    if (eventIds.length === 0) return new Set();
+    const [rows] = await this.#pool.query<mysql.RowDataPacket[]>({
+      sql: 'SELECT event_id FROM webhook_inbox WHERE event_id IN (?)',
+      values: [eventIds],
+      timeout: QUERY_MS,
+    });
+    return new Set(rows.map((r) => r.event_id as string));
+  }
+
+  /** The secret the gateway signs with now: the newest active one the kit stored. */
+  async signingSecret(encryptionKey: string): Promise<string> {
+    const sequelize = createSequelize(this.databaseUrl);
+    try {
+      const box = new SecretBox(Buffer.from(encryptionKey, 'base64'), cryptoRandom);
+      const store = createStore({
+        sequelize,
+        pool: this.#pool,
+        clock: systemClock,
+        random: cryptoRandom,
+        box,
+      });
+      const [newest] = await store.secrets.active();
+      if (!newest) throw new Error('the kit has stored no signing secret');
+      return newest;
+    } finally {
+      await sequelize.close();
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#pool.end();
+  }
+}

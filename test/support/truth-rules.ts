@@ -1,0 +1,113 @@
+/**
+ * What "an order equals the gateway's truth" and "nothing applied twice" mean, as plain functions of
+ * records: the in-process tests (truth.ts, reading the embedded sandbox's state) and the chaos run
+ * (reading a sandbox in another process over its API) judge by the same rules.
+ */
+
+export interface Truth {
+  status: string;
+  captured: number | null;
+  refunded: number;
+}
+
+/** The gateway's record of the payment an attempt made (the sale, the auth, or a session's transaction). */
+export interface PaymentRecord {
+  type: string;
+  status: string;
+  amount: number;
+  /** The running total refunded. */
+  refunded: number;
+  /** An auth's capture record's amount; null when none (or the payment is not an auth). */
+  captureAmount: number | null;
+}
+
+/** What the order of an attempt of `kind` should show, given the gateway's record (and session). */
+export function truthOfPayment(kind: string, payment: PaymentRecord, sessionStatus?: string): Truth {
+  const captured = payment.type === 'sale' ? payment.amount : payment.captureAmount;
+  const { refunded } = payment;
+  const open = (status: string): Truth => ({ status, captured: null, refunded: 0 });
+  const money = (status: string): Truth => ({ status, captured, refunded });
+  switch (payment.status) {
+    case 'pending':
+      return open(kind === 'redirect' ? 'requires_action' : 'pending');
+    case 'auth':
+      return open('authorized');
+    case 'captured':
+      return money(refunded === 0 ? 'paid' : 'partially_refunded');
+    case 'refunded':
+      return money('refunded');
+    case 'chargeback':
+      return money('disputed');
+    case 'voided':
+      return open('voided');
+    case 'failed':
+      return open('failed');
+    case 'cancelled':
+      return open(sessionStatus === 'expired' ? 'expired' : 'cancelled');
+    default:
+      throw new Error(`a gateway status this check does not know: ${payment.status}`);
+  }
+}
+
+/** An order's columns as the kit stores them (MariaDB: BIGINT as numbers or strings, BOOLEAN as 0/1). */
+export interface OrderColumns {
+  status: string;
+  captured_minor: number | string | null;
+  refunded_minor: number | string;
+}
+
+const MONEY_STATES = ['paid', 'partially_refunded', 'refunded', 'disputed'];
+
+/**
+ * The order and its truth in one shape, to compare: money is compared only in the states that have
+ * it. An expired session may read `cancelled` when the kit learned it from the transaction's event,
+ * which says cancelled (only the session says expired).
+ */
+export function comparison(order: OrderColumns, truth: Truth): { got: Truth; want: Truth } {
+  const got = {
+    status: order.status,
+    captured: order.captured_minor === null ? null : Number(order.captured_minor),
+    refunded: Number(order.refunded_minor),
+  };
+  const want = MONEY_STATES.includes(truth.status)
+    ? { ...truth }
+    : { ...truth, captured: got.captured, refunded: got.refunded };
+  if (want.status === 'expired' && got.status === 'cancelled') want.status = 'cancelled';
+  return { got, want };
+}
+
+export const sameTruth = (a: Truth, b: Truth) =>
+  a.status === b.status && a.captured === b.captured && a.refunded === b.refunded;
+
+/** A line of order_history, as much of it as the check reads. */
+export interface HistoryLine {
+  order_id: string;
+  source_id: string;
+  status_before: string;
+  status_after: string;
+  outcome: string;
+}
+
+const ENTERED_ONCE = ['authorized', 'paid', 'voided', 'disputed', 'refunded', 'expired', 'cancelled'];
+
+/**
+ * What was applied twice, one line each: a gateway event applied more than once, whichever way it
+ * came (webhook, replay, recovery), or an order moved into the same money state twice. Empty: none.
+ */
+export function appliedTwice(history: readonly HistoryLine[]): string[] {
+  const applied = history.filter((h) => h.outcome === 'applied');
+  const byEvent = new Map<string, number>();
+  for (const h of applied)
+    if (h.source_id.startsWith('evt_')) byEvent.set(h.source_id, (byEvent.get(h.source_id) ?? 0) + 1);
+  const into = new Map<string, number>();
+  for (const h of applied) {
+    if (!ENTERED_ONCE.includes(h.status_after)) continue;
+    if (h.status_before === h.status_after) continue; // a superseded attempt's own record
+    const key = `${h.order_id} -> ${h.status_after}`;
+    into.set(key, (into.get(key) ?? 0) + 1);
+  }
+  return [
+    ...[...byEvent].filter(([, n]) => n > 1).map(([event, n]) => `event ${event} applied ${n} times`),
+    ...[...into].filter(([, n]) => n > 1).map(([key, n]) => `${key}, ${n} times`),
+  ];
+}
