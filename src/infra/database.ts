@@ -1,5 +1,5 @@
 import mysql from 'mysql2/promise';
-import { Sequelize } from 'sequelize';
+import { ConnectionError, Sequelize } from 'sequelize';
 import { SequelizeStorage, Umzug } from 'umzug';
 import { MIGRATIONS } from '../../migrations/index.js';
 
@@ -79,4 +79,29 @@ export async function migrate(url: string, sequelize: Sequelize): Promise<string
   await ensureDatabase(url);
   const applied = await migrator(sequelize).up();
   return applied.map((m) => m.name);
+}
+
+// The codes with which mysql2 (or Node's socket under it) says the server cannot be reached or went away.
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+]);
+
+/**
+ * The database is down or unreachable (not a bad query): the caller may retry, so the API answers
+ * 503 with Retry-After rather than a 500. Sequelize wraps these as ConnectionError; mysql2's pool
+ * gives the socket's code (on the error or, through Sequelize, its parent).
+ */
+export function databaseUnavailable(error: unknown): boolean {
+  if (error instanceof ConnectionError) return true;
+  const e = error as { code?: unknown; parent?: { code?: unknown } } | null;
+  const code = e?.code ?? e?.parent?.code;
+  return typeof code === 'string' && UNREACHABLE.has(code);
 }

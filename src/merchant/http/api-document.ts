@@ -58,6 +58,13 @@ const OPS = [{ opsToken: [] }];
 const internal = {
   500: jsonAnswer('`INTERNAL`: an unexpected error; nothing inside is shown.', failure(['INTERNAL'])),
 };
+const databaseDown = {
+  503: jsonAnswer(
+    '`UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds.',
+    failure(['UNAVAILABLE']),
+    retryAfter,
+  ),
+};
 const unreadable = {
   400: jsonAnswer('`BAD_REQUEST`: the body could not be read.', failure(['BAD_REQUEST'])),
   413: jsonAnswer('`VALIDATION_FAILED`: the body is over 64 KiB.', failure(['VALIDATION_FAILED'])),
@@ -239,7 +246,7 @@ export const merchantApi: ApiRegistry = {
     version: '1',
     description: `The kit's HTTP interface (merchant.md): orders and their payments for the storefront, capture, refund and void for operators, the landings a customer's browser returns to, the gateway's webhook receiver, and health.
 
-Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give minor units with \`*_formatted\` beside. Every answer is the envelope \`{success, message, code, data}\`; errors add \`errors\` (field -> messages) for bad input and \`request_id\`. Every answer carries \`X-Request-Id\` (the caller's, when it sends a plain token). While the kit starts, every request is answered \`503 STARTING\` with \`Retry-After: 1\`; a request not complete within \`HTTP_REQUEST_TIMEOUT_MS\` is answered 408.`,
+Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give minor units with \`*_formatted\` beside. Every answer is the envelope \`{success, message, code, data}\`; errors add \`errors\` (field -> messages) for bad input and \`request_id\`. Every answer carries \`X-Request-Id\` (the caller's, when it sends a plain token). While the kit starts, every request is answered \`503 STARTING\` with \`Retry-After: 1\`; while its database cannot be reached, a request that needs it is answered \`503 UNAVAILABLE\` with \`Retry-After: 5\`; a request not complete within \`HTTP_REQUEST_TIMEOUT_MS\` is answered 408.`,
   },
   tags: [
     { name: 'Orders', description: 'The storefront creates orders and reads them.' },
@@ -297,6 +304,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
         ),
         422: invalidInput,
         ...unreadable,
+        ...databaseDown,
         ...internal,
       },
     },
@@ -313,6 +321,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
           success(z.object({ order: orderWithHistorySchema })),
         ),
         ...orderNotFound,
+        ...databaseDown,
         ...internal,
       },
     },
@@ -493,6 +502,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
         },
         ...unauthorized,
         422: invalidInput,
+        ...databaseDown,
         ...internal,
       },
     },

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import getRawBody from 'raw-body';
 import type { z } from 'zod';
 import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
+import { databaseUnavailable } from '../../infra/database.js';
 import { NothingToOperate, OperationConflict } from '../checkout/operations.js';
 import { InvalidTransition } from '../orders/status.js';
 import { DuplicateReference, OrderNotFound } from '../store/index.js';
@@ -44,6 +45,10 @@ function toHttp(error: unknown): HttpError | null {
   if (error instanceof NothingToOperate) return new HttpError(409, 'INVALID_STATE', error.message);
   const gateway = gatewayFailure(error);
   if (gateway) return gateway;
+  if (databaseUnavailable(error))
+    return new HttpError(503, 'UNAVAILABLE', 'The service cannot reach its database; please retry.', {
+      headers: { 'Retry-After': '5' },
+    });
   // raw-body's own errors carry a `type` (request.aborted, encoding.unsupported, ...) and a 4xx status.
   const e = error as { type?: string; status?: number };
   if (e?.type === 'entity.too.large')
@@ -92,6 +97,10 @@ export function errorMiddleware(logger: Logger) {
           { path: ctx.path, status: error.status, gateway: gatewayCodeOf(caught) },
           'gateway call failed',
         );
+      }
+      if (error?.code === 'UNAVAILABLE') {
+        // An outage, not a defect: one line for the operator, no stack.
+        logger.error({ path: ctx.path, err: { message: (caught as Error).message } }, 'database unavailable');
       }
       if (!error) {
         // Logged by name and stack only: request bodies, which may hold card data, never reach a log.
