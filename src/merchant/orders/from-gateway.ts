@@ -9,7 +9,14 @@ import type { AttemptObservation, ObservationSource, TransactionObservation } fr
 export type ParsedEvent =
   | { kind: 'observation'; id: string; type: string; observation: TransactionObservation }
   | { kind: 'ping'; id: string }
-  | { kind: 'rejected'; reason: 'not_json' | 'bad_shape' | 'no_transaction'; message: string };
+  | { kind: 'rejected'; reason: 'not_json' | 'bad_shape' | 'bad_id' | 'no_transaction'; message: string };
+
+/**
+ * What the inbox keeps an event by (its id, its type, its transaction's id): 1 to 64 printable ASCII
+ * characters, no space. A longer one does not fit its column, and MariaDB compares trailing spaces
+ * away ('evt_a' = 'evt_a '): either would turn a signed event into a 503 or a false duplicate.
+ */
+const KEPT_ID = /^[\x21-\x7e]{1,64}$/;
 
 /**
  * The one reading of a gateway event's bytes (gateway-api.md, Webhook payload), wherever they come
@@ -31,6 +38,13 @@ export function parseEvent(text: string, source: ObservationSource, now: number)
       message: 'The event does not have the documented shape.',
     };
   const event = parsed.data;
+  const transactionId = event.data.transaction?.id;
+  if (![event.id, event.type, transactionId ?? 'none'].every((v) => KEPT_ID.test(v)))
+    return {
+      kind: 'rejected',
+      reason: 'bad_id',
+      message: 'The event id, type and transaction id must be 1 to 64 printable ASCII characters.',
+    };
   if (event.type === 'webhook.ping') return { kind: 'ping', id: event.id };
   if (!event.data.transaction)
     return { kind: 'rejected', reason: 'no_transaction', message: 'The event carries no transaction.' };

@@ -81,4 +81,22 @@ describe('merchant: parseEvent (bytes to an observation)', () => {
       }
     }
   });
+
+  it('refuses an event id, type or transaction id the inbox cannot keep as sent (bad_id)', () => {
+    const tx = (id: unknown) => ({ data: { transaction: { ...transaction, id } } });
+    const cases: [string, Record<string, unknown>][] = [
+      ['an id over 64 characters', { id: `evt_${'x'.repeat(61)}` }],
+      ['an empty id', { id: '' }],
+      ['an id with a trailing space (MariaDB compares it away)', { id: 'evt_abc ' }],
+      ['an id that is not ASCII', { id: 'evt_\u00e9' }],
+      ['a type over 64 characters', { type: `transaction.${'x'.repeat(60)}` }],
+      ['a transaction id over 64 characters', tx('1'.repeat(65))],
+      ['a transaction id with a space', tx('100 001')],
+    ];
+    for (const [what, over] of cases) {
+      const parsed = parseEvent(payload(over), 'webhook', 0);
+      expect(parsed, what).to.include({ kind: 'rejected', reason: 'bad_id' });
+    }
+    expect(parseEvent(payload({ id: `evt_${'x'.repeat(60)}` }), 'webhook', 0).kind).to.equal('observation');
+  });
 });
