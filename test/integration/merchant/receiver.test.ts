@@ -209,6 +209,24 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
       await expectNothingStored();
     });
 
+    it('a well-signed body that is not UTF-8 (latin1, a broken sequence) or starts with a BOM is 400 and stores nothing', async () => {
+      const text = good().body.replace('"data"', '"note":"Zoë","data"');
+      const bodies: Record<string, Buffer> = {
+        latin1: Buffer.from(text, 'latin1'),
+        'a lone continuation byte': Buffer.concat([
+          Buffer.from(text.slice(0, 20)),
+          Buffer.from([0x80]),
+          Buffer.from(text.slice(20)),
+        ]),
+        'a UTF-8 BOM': Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]),
+      };
+      for (const [name, body] of Object.entries(bodies)) {
+        const answer = await post(body, { secret });
+        expect(answer.status, `${name}: ${answer.text}`).to.equal(400);
+      }
+      await expectNothingStored();
+    });
+
     it('a well-signed webhook.ping is 200 and stores nothing', async () => {
       const ping = JSON.stringify({
         id: `evt_test_${alnum(24)}`,
