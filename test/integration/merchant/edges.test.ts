@@ -46,6 +46,28 @@ describe('merchant: edges a new user meets', () => {
     });
   });
 
+  describe('a card number where none belongs', () => {
+    it('as an Idempotency-Key is 422 naming it: the key is kept with the operation', async () => {
+      const created = await t.call('POST', '/orders', { body: { amount: '1.00', currency: 'EUR' } });
+      const res = await t.call('POST', `/orders/${created.body.data.order.id}/void`, {
+        ops: true,
+        body: {},
+        headers: { 'Idempotency-Key': 'void-4242424242424242' },
+      });
+      expect(res.status, res.text).to.equal(422);
+      expect(res.body.errors).to.deep.equal({ 'Idempotency-Key': ['must not hold a card number'] });
+    });
+
+    it('in free text of an order is 422 naming the field, and nothing is stored', async () => {
+      const res = await t.call('POST', '/orders', {
+        body: { amount: '1.00', currency: 'EUR', description: 'gift, card 4242 4242 4242 4242' },
+      });
+      expect(res.status, res.text).to.equal(422);
+      expect(res.body.errors).to.deep.equal({ description: ['must not hold a card number'] });
+      expect(await t.dump()).to.not.match(/4242 4242 4242 4242/);
+    });
+  });
+
   describe("the kit's own /", () => {
     it('is a page, where the landings\' "Back to the shop" leads while SHOP_URL is unset', async () => {
       const res = await fetch(`${t.url}/`);
