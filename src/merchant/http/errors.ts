@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import getRawBody from 'raw-body';
 import type { z } from 'zod';
 import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
+import { loggedPath } from '../../infra/request-log.js';
 import { NothingToOperate, OperationConflict } from '../checkout/operations.js';
 import { InvalidTransition } from '../orders/status.js';
 import { DuplicateReference, OrderNotFound } from '../store/index.js';
@@ -89,7 +90,7 @@ export function errorMiddleware(logger: Logger) {
       if (error && (caught instanceof GatewayError || caught instanceof GatewayNetworkError)) {
         // The operator's problem (a revoked key, a gateway outage), not the caller's: say so in the log.
         logger.warn(
-          { path: ctx.path, status: error.status, gateway: gatewayCodeOf(caught) },
+          { path: loggedPath(ctx.path), status: error.status, gateway: gatewayCodeOf(caught) },
           'gateway call failed',
         );
       }
@@ -102,7 +103,7 @@ export function errorMiddleware(logger: Logger) {
               message: (caught as Error)?.message,
               stack: (caught as Error)?.stack,
             },
-            path: ctx.path,
+            path: loggedPath(ctx.path),
           },
           'unexpected error',
         );

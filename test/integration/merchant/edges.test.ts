@@ -47,6 +47,30 @@ describe('merchant: edges a new user meets', () => {
   });
 
   describe('a card number where none belongs', () => {
+    const logLines = () => t.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+
+    it('as X-Request-Id is replaced, never echoed or logged', async () => {
+      for (const id of ['4242424242424242', '4000-0000-0000-3220']) {
+        const res = await t.call('GET', '/orders/ord_missing', { headers: { 'x-request-id': id } });
+        expect(res.headers.get('x-request-id')).to.match(/^req_/);
+        expect(res.text).to.not.contain(id);
+      }
+      expect(
+        t.logs.filter((l) => l.includes('4242424242424242') || l.includes('4000-0000-0000-3220')),
+      ).to.deep.equal([]);
+    });
+
+    it('in a path is masked on the request line of the log', async () => {
+      const res = await t.call('GET', '/orders/4242424242424242');
+      expect(res.status).to.equal(404);
+      const line = logLines().find(
+        (l) => l.msg === 'request' && l.request_id === res.headers.get('x-request-id'),
+      );
+      expect(line).to.include({ path: '/orders/[card number]', status: 404 });
+      await t.call('GET', '/orders/ref%204000%200000%200000%203220');
+      expect(t.logs.filter((l) => /4242424242424242|4000%200000%200000%203220/.test(l))).to.deep.equal([]);
+    });
+
     it('as an Idempotency-Key is 422 naming it: the key is kept with the operation', async () => {
       const created = await t.call('POST', '/orders', { body: { amount: '1.00', currency: 'EUR' } });
       const res = await t.call('POST', `/orders/${created.body.data.order.id}/void`, {
