@@ -120,6 +120,9 @@ export function errorMiddleware(logger: Logger) {
         request_id: ctx.state.requestId ?? null,
       };
       for (const [name, value] of Object.entries(error.extra.headers ?? {})) ctx.set(name, value);
+      // A body refused as too large is left unread: the connection cannot carry another request, and a
+      // client that sent the next one on it would wait, then find it reset.
+      if (error.status === 413) ctx.set('Connection', 'close');
     }
   };
 }

@@ -58,8 +58,11 @@ async function receive(ctx: Context, deps: ReceiverDeps): Promise<ReceiverOutcom
   try {
     raw = await getRawBody(ctx.req, { limit: MAX_WEBHOOK_BYTES });
   } catch (error) {
-    if ((error as { type?: string }).type === 'entity.too.large')
+    if ((error as { type?: string }).type === 'entity.too.large') {
+      // The rest of the body is never read: the connection cannot carry another request.
+      ctx.set('Connection', 'close');
       return answer('too_large', 413, 'PAYLOAD_TOO_LARGE', 'The body is over 256 KiB.');
+    }
     throw error;
   }
   const header = ctx.get('X-Service-Signature');

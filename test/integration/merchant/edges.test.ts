@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -6,6 +7,36 @@ import { withDotEnv } from '../../../src/config.js';
 import { card } from '../../support/gateway.js';
 import { startTestKit, type TestKit } from '../../support/kit.js';
 import { exitWithin, freePort, leftovers, lines, start } from '../../support/process.js';
+
+/** A POST through `agent` (a keep-alive pool of one): its status, its Connection header, how long it took. */
+function requestOn(agent: Agent, base: string, path: string, body: Buffer) {
+  const url = new URL(base);
+  const started = performance.now();
+  return new Promise<{ status: number; connection: string; ms: number }>((resolve, reject) => {
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: 'POST',
+        agent,
+        headers: { 'content-length': body.length },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            connection: String(res.headers.connection),
+            ms: performance.now() - started,
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 /** issue 8, part 6: the smaller edges a new user meets first. */
 describe('merchant: edges a new user meets', () => {
@@ -89,6 +120,27 @@ describe('merchant: edges a new user meets', () => {
       expect(res.status, res.text).to.equal(422);
       expect(res.body.errors).to.deep.equal({ description: ['must not hold a card number'] });
       expect(await t.dump()).to.not.match(/4242 4242 4242 4242/);
+    });
+  });
+
+  describe('a request the app cannot take', () => {
+    it('a body over the limit is 413 and closes the connection: a keep-alive client is not left hanging', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const send = (path: string, size: number) => requestOn(agent, t.url, path, Buffer.alloc(size, 0x20));
+        for (const [path, size] of [
+          ['/orders', 70_000],
+          ['/webhooks/gateway', 300_000],
+        ] as const) {
+          const first = await send(path, size);
+          expect(first, path).to.include({ status: 413, connection: 'close' });
+          const next = await send('/orders', 2);
+          expect(next.status, `${path}: the next request on the agent`).to.equal(422);
+          expect(next.ms, `${path}: the next request on the agent`).to.be.below(2000);
+        }
+      } finally {
+        agent.destroy();
+      }
     });
   });
 
