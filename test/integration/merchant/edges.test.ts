@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { withDotEnv } from '../../../src/config.js';
 import { card } from '../../support/gateway.js';
 import { startTestKit, type TestKit } from '../../support/kit.js';
-import { exitWithin, freePort, leftovers, lines, start } from '../../support/process.js';
+import { exchange, exitWithin, freePort, leftovers, lines, start } from '../../support/process.js';
 
 /** A POST through `agent` (a keep-alive pool of one): its status, its Connection header, how long it took. */
 function requestOn(agent: Agent, base: string, path: string, body: Buffer) {
@@ -141,6 +141,25 @@ describe('merchant: edges a new user meets', () => {
       } finally {
         agent.destroy();
       }
+    });
+
+    it('headers over 16 KiB, or not HTTP at all: answered with the envelope by the server itself', async () => {
+      const port = Number(new URL(t.url).port);
+      const big = await exchange(
+        port,
+        `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        2000,
+      );
+      expect(big.status).to.equal(431);
+      expect(JSON.parse(big.body)).to.deep.equal({
+        success: false,
+        message: 'The request headers are too large.',
+        code: 'HEADERS_TOO_LARGE',
+        data: null,
+      });
+      const garbage = await exchange(port, 'HELLO THERE\r\n\r\n', 2000);
+      expect(garbage.status).to.equal(400);
+      expect(JSON.parse(garbage.body)).to.include({ success: false, code: 'BAD_REQUEST' });
     });
   });
 
