@@ -50,6 +50,9 @@ describe('merchant API: real answers match GET /openapi.json', function () {
       body: { amount: '1', currency: 'EUR', reference: order.body.data.order.reference },
     });
     await call('GET', '/orders/ord_nobody', '/orders/{id}', 404);
+    // An IPv6 address with an IPv4 tail: the kit takes it, so the document must too.
+    const ip = await newOrder({ amount: '5', currency: 'EUR', customer: { ip_address: '::ffff:192.0.2.1' } });
+    await call('GET', `/orders/${ip}`, '/orders/{id}', 200);
   });
 
   it('card payments: approved, challenged, declined (402), refused input (422), past paying for (409)', async () => {
