@@ -1,5 +1,6 @@
 import type Queue from 'bull';
 import type { Redis } from 'ioredis';
+import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import type { BudgetReport } from './client/budget.js';
@@ -55,6 +56,8 @@ export interface KitOptions {
 export interface Kit {
   /** Where the merchant API listens (null without the api role). */
   url: string | null;
+  /** The merchant app that server runs (null without the api role): its routes, for tests that list them. */
+  app: Koa | null;
   publicBaseUrl: string;
   gatewayUrl: string;
   sandbox: Gateway | null;
@@ -124,7 +127,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     if (roles.has('worker')) startWorker(a, shutdown, options.workerConcurrency ?? 8);
     if (roles.has('scheduler'))
       startScheduler(a, jobs, shutdown, random, { ...config.jobSchedules, ...options.schedules });
-    if (server) startApi(a, server);
+    const app = server ? startApi(a, server) : null;
     if (config.metricsPort !== null) {
       const metricsServer = await bindHttpServer(config.metricsPort, config.httpRequestTimeoutMs);
       shutdown.work({ name: 'metrics', drain: metricsServer.drain, cutOff: metricsServer.cutOff });
@@ -136,6 +139,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
 
     return {
       url: port === null ? null : `http://127.0.0.1:${port}`,
+      app,
       publicBaseUrl,
       gatewayUrl: a.gateway.url,
       sandbox: a.gateway.sandbox,

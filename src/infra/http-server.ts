@@ -1,13 +1,51 @@
 import { createServer, type RequestListener, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 
-/** The merchant error envelope (src/merchant/http/errors.ts) of a request that came before the app was ready. */
-const STARTING = JSON.stringify({
-  success: false,
-  message: 'The service is starting; retry in a moment.',
-  code: 'STARTING',
-  data: null,
-});
+/** The merchant error envelope (src/merchant/http/errors.ts), for the answers the server gives itself. */
+const envelope = (code: string, message: string) =>
+  JSON.stringify({ success: false, message, code, data: null });
+
+/** Of a request that came before the app was ready. */
+const STARTING = envelope('STARTING', 'The service is starting; retry in a moment.');
+
+/**
+ * What Node answers by itself when a request cannot reach the app (headers over 16 KiB, not HTTP, too
+ * slow), as Node would (status, then the connection closed), but in the envelope instead of an empty body.
+ */
+const CLIENT_ERRORS: Record<string, [number, string, string, string]> = {
+  HPE_HEADER_OVERFLOW: [
+    431,
+    'Request Header Fields Too Large',
+    'HEADERS_TOO_LARGE',
+    'The request headers are too large.',
+  ],
+  ERR_HTTP_REQUEST_TIMEOUT: [
+    408,
+    'Request Timeout',
+    'REQUEST_TIMEOUT',
+    'The request did not arrive in time.',
+  ],
+};
+const NOT_HTTP: [number, string, string, string] = [
+  400,
+  'Bad Request',
+  'BAD_REQUEST',
+  'The request is not valid HTTP.',
+];
+
+function clientErrorAnswer(errorCode: string | undefined): string {
+  const [status, reason, code, message] = CLIENT_ERRORS[errorCode ?? ''] ?? NOT_HTTP;
+  const body = envelope(code, message);
+  return [
+    `HTTP/1.1 ${status} ${reason}`,
+    'Connection: close',
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    '',
+    body,
+  ].join('\r\n');
+}
 
 const answerStarting: RequestListener = (_req, res) => {
   res.writeHead(503, {
@@ -50,6 +88,12 @@ export async function bindHttpServer(port: number, requestTimeoutMs: number): Pr
     // Node's default, stated: an idle client connection is kept 5 s (and closed at once on shutdown).
     // Behind a proxy that reuses connections longer, this must exceed the proxy's idle timeout.
     keepAliveTimeout: 5000,
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // Not over an answer already begun on this connection: that would corrupt it (Node's own rule).
+    const begun = [...inHand].some((res) => res.socket === socket && res.headersSent);
+    if (socket.writable && !begun) socket.write(clientErrorAnswer(error.code));
+    socket.destroy(error);
   });
   server.on('request', (req, res) => {
     inHand.add(res);

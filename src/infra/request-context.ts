@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context, Next } from 'koa';
+import { hasCardNumber } from '../shared/card-numbers.js';
 import { cryptoRandom, randomId } from '../shared/ids.js';
 
 /** The request a piece of work runs for: every log line written meanwhile carries its id. */
@@ -10,8 +11,12 @@ export function currentRequestId(): string | undefined {
   return current.getStore()?.requestId;
 }
 
-/** An incoming id is honoured when it is a plain token; anything else is replaced, never echoed. */
+/**
+ * An incoming id is honoured when it is a plain token and not a card number (it goes on every log line
+ * and into error bodies); anything else is replaced, never echoed.
+ */
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const acceptable = (id: string) => ACCEPTABLE_ID.test(id) && !hasCardNumber(id);
 
 /**
  * Gives each request an id: the caller's `X-Request-Id` (a load balancer's, a storefront's) or a new
@@ -20,7 +25,7 @@ const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function requestContext() {
   return async (ctx: Context, next: Next): Promise<void> => {
     const incoming = ctx.get('X-Request-Id');
-    const requestId = ACCEPTABLE_ID.test(incoming) ? incoming : randomId('req_', cryptoRandom, 20);
+    const requestId = acceptable(incoming) ? incoming : randomId('req_', cryptoRandom, 20);
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     await current.run({ requestId }, next);

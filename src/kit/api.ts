@@ -1,3 +1,4 @@
+import type Koa from 'koa';
 import type { HttpServer } from '../infra/http-server.js';
 import { createMerchantApp } from '../merchant/http/app.js';
 import { demoShopFor } from '../merchant/http/demo-shop.js';
@@ -9,7 +10,7 @@ import { batched } from '../shared/batcher.js';
 import { type Adapters, BATCHES } from './adapters.js';
 
 /** The `api` role: the merchant API and the webhook receiver, on the server bound at start-up. */
-export function startApi(a: Adapters, server: HttpServer): void {
+export function startApi(a: Adapters, server: HttpServer): Koa {
   const { config, logger, clock, store, redis, sequelize } = a;
   const secrets = new SecretCache(() => store.secrets.active(config.gateway.extraWebhookSecrets), clock);
   const app = createMerchantApp({
@@ -43,6 +44,7 @@ export function startApi(a: Adapters, server: HttpServer): void {
     { url: `http://127.0.0.1:${server.port}`, publicBaseUrl: a.checkout.publicBaseUrl, roles: config.roles },
     'merchant API listening',
   );
+  return app;
 }
 
 /** This process's metrics, as GET /metrics serves them (on the API port, or METRICS_PORT). */

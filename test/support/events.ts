@@ -134,13 +134,18 @@ export interface Delivery {
 
 /** A function that POSTs a body to the kit's /webhooks/gateway, signed (by default) at `clock`'s now. */
 export function poster(t: TestKit, clock: Clock = t.clock) {
-  return async (body: string, o: Delivery = {}) => {
+  /** `body`: the JSON text, or bytes as they are (any encoding). */
+  return async (body: string | Buffer, o: Delivery = {}) => {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (o.header !== null)
       headers['X-Service-Signature'] = o.header ?? sign(body, o.secret!, o.at ?? unixSeconds(clock.now()));
     if (o.replay) headers['X-Service-Replay'] = 'true';
     const started = performance.now();
-    const res = await fetch(`${t.url}/webhooks/gateway`, { method: 'POST', headers, body });
+    const res = await fetch(`${t.url}/webhooks/gateway`, {
+      method: 'POST',
+      headers,
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+    });
     const text = await res.text();
     const ms = performance.now() - started;
     // biome-ignore lint/suspicious/noExplicitAny: envelopes of every shape

@@ -226,14 +226,4 @@ export function transactionBody(overrides: Record<string, unknown> = {}) {
   };
 }
 
-/** sandbox.md section 4: the cards that pass 3DS frictionlessly and are declined at the transaction. */
-export const DECLINING_CARDS = [
-  '4000000000000002',
-  '4000000000009995',
-  '4000000000000069',
-  '4000000000000127',
-  '4000000000000119',
-  '4000000000000259',
-  '4100000000000019',
-  '4000000000009987',
-] as const;
+export { DECLINING_CARDS, TEST_CARDS } from './cards.js';

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { TEST_CARDS } from './cards.js';
 import { suiteLogLines } from './log-sink.js';
 
 /**
@@ -6,24 +7,6 @@ import { suiteLogLines } from './log-sink.js';
  * wrote is read once more. Card data never reaches a log (merchant.md, Card data), nor a signing
  * secret; an expected refusal (4xx) logs no stack trace; and every line of a request names it.
  */
-
-/** sandbox.md section 4: every test card a test may use. */
-const TEST_CARDS = [
-  '4242424242424242',
-  '4000000000003220',
-  '4000000000003063',
-  '4000000000003097',
-  '4000000000003089',
-  '4000000000003055',
-  '4000000000000002',
-  '4000000000009995',
-  '4000000000000069',
-  '4000000000000127',
-  '4000000000000119',
-  '4000000000000259',
-  '4100000000000019',
-  '4000000000009987',
-];
 
 const json = (line: string): Record<string, unknown> | null => {
   try {

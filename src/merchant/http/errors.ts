@@ -4,6 +4,7 @@ import getRawBody from 'raw-body';
 import type { z } from 'zod';
 import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import { databaseUnavailable } from '../../infra/database.js';
+import { loggedPath } from '../../infra/request-log.js';
 import { NothingToOperate, OperationConflict } from '../checkout/operations.js';
 import { InvalidTransition } from '../orders/status.js';
 import { DuplicateReference, OrderNotFound } from '../store/index.js';
@@ -94,7 +95,7 @@ export function errorMiddleware(logger: Logger) {
       if (error && (caught instanceof GatewayError || caught instanceof GatewayNetworkError)) {
         // The operator's problem (a revoked key, a gateway outage), not the caller's: say so in the log.
         logger.warn(
-          { path: ctx.path, status: error.status, gateway: gatewayCodeOf(caught) },
+          { path: loggedPath(ctx.path), status: error.status, gateway: gatewayCodeOf(caught) },
           'gateway call failed',
         );
       }
@@ -111,7 +112,7 @@ export function errorMiddleware(logger: Logger) {
               message: (caught as Error)?.message,
               stack: (caught as Error)?.stack,
             },
-            path: ctx.path,
+            path: loggedPath(ctx.path),
           },
           'unexpected error',
         );
@@ -128,6 +129,9 @@ export function errorMiddleware(logger: Logger) {
         request_id: ctx.state.requestId ?? null,
       };
       for (const [name, value] of Object.entries(error.extra.headers ?? {})) ctx.set(name, value);
+      // A body refused as too large is left unread: the connection cannot carry another request, and a
+      // client that sent the next one on it would wait, then find it reset.
+      if (error.status === 413) ctx.set('Connection', 'close');
     }
   };
 }

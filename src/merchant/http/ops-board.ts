@@ -62,6 +62,8 @@ export function opsLoginRoutes(router: Router, deps: Pick<OpsBoardDeps, 'opsApiT
     });
     ctx.status = 303;
     ctx.redirect(BOARD_PATH);
+    // As documented: the Location alone (koa's redirect would add a "Redirecting to" text).
+    ctx.body = '';
   });
 }
 

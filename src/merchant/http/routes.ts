@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { hasCardNumber } from '../../shared/card-numbers.js';
 import { type CurrencyCode, parseMajor } from '../../shared/money.js';
 import { payByCard } from '../checkout/card.js';
 import type { PaymentOutcome } from '../checkout/deps.js';
@@ -15,6 +16,7 @@ import {
   captureSchema,
   createOrderSchema,
   methodsQuerySchema,
+  NO_CARD_NUMBER,
   payCardSchema,
   payRedirectSchema,
   refundSchema,
@@ -175,6 +177,8 @@ function operatorKey(ctx: Context): string | undefined {
   const key = ctx.get('Idempotency-Key');
   if (key === '') return undefined;
   if (key.length > 255) throw invalid({ 'Idempotency-Key': ['must be at most 255 characters'] });
+  // Kept with the operation: no card number in it (merchant.md, Card data).
+  if (hasCardNumber(key)) throw invalid({ 'Idempotency-Key': [NO_CARD_NUMBER] });
   return key;
 }
 

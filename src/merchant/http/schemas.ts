@@ -1,6 +1,27 @@
 import { z } from 'zod';
+import { hasCardNumber } from '../../shared/card-numbers.js';
 import { customerSchema } from '../../shared/customer.js';
 import { isCurrencyCode, parseMajor } from '../../shared/money.js';
+
+export const NO_CARD_NUMBER = 'must not hold a card number';
+
+/**
+ * merchant.md, Card data: the kit keeps no card number. Free text it keeps (a reference, a description,
+ * a customer's fields, a reason) is refused, naming the field, when it holds one; `card` is the one
+ * place for card data, and it is never stored.
+ */
+function keepsNoCardNumber<S extends z.ZodType>(schema: S) {
+  return schema.superRefine((value, ctx) => {
+    const walk = (v: unknown, path: string[]) => {
+      if (typeof v === 'string' && hasCardNumber(v))
+        ctx.addIssue({ code: 'custom', path, message: NO_CARD_NUMBER });
+      else if (v !== null && typeof v === 'object')
+        for (const [key, inner] of Object.entries(v))
+          if (path.length > 0 || key !== 'card') walk(inner, [...path, key]);
+    };
+    walk(value, []);
+  });
+}
 
 /** Card fields, checked for shape before they go to the gateway. Messages never repeat a value. */
 const MONTH = 'must be a month from 1 to 12';
@@ -33,41 +54,47 @@ const currency = z
 /** merchant.md: amounts in requests are major units, as a decimal string or a number. */
 const amount = z.union([z.string(), z.number()], { message: 'is required: a decimal string or number' });
 
-export const createOrderSchema = z
-  .object({
-    amount,
-    currency,
-    reference: z
-      .string()
-      .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 printable characters without spaces')
-      .optional(),
-    description: z.string().max(1024).optional(),
+export const createOrderSchema = keepsNoCardNumber(
+  z
+    .object({
+      amount,
+      currency,
+      reference: z
+        .string()
+        .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 printable characters without spaces')
+        .optional(),
+      description: z.string().max(1024).optional(),
+      customer: customerSchema.optional(),
+    })
+    .transform((body, ctx) => {
+      if (!isCurrencyCode(body.currency)) return { ...body, minor: 0 };
+      const parsed = parseMajor(body.amount, body.currency);
+      if (!parsed.ok) {
+        ctx.addIssue({ code: 'custom', path: ['amount'], message: parsed.message });
+        return z.NEVER;
+      }
+      return { ...body, minor: parsed.minor };
+    }),
+);
+
+export const payCardSchema = keepsNoCardNumber(
+  z.object({
+    card: cardSchema,
+    mode: z.enum(['sale', 'auth'], { message: 'must be sale or auth' }).default('sale'),
     customer: customerSchema.optional(),
-  })
-  .transform((body, ctx) => {
-    if (!isCurrencyCode(body.currency)) return { ...body, minor: 0 };
-    const parsed = parseMajor(body.amount, body.currency);
-    if (!parsed.ok) {
-      ctx.addIssue({ code: 'custom', path: ['amount'], message: parsed.message });
-      return z.NEVER;
-    }
-    return { ...body, minor: parsed.minor };
-  });
+  }),
+);
 
-export const payCardSchema = z.object({
-  card: cardSchema,
-  mode: z.enum(['sale', 'auth'], { message: 'must be sale or auth' }).default('sale'),
-  customer: customerSchema.optional(),
-});
-
-export const payRedirectSchema = z.object({
-  payment_method: z.string({ message: 'is required' }).min(1, 'is required').max(64),
-  customer: customerSchema.optional(),
-});
+export const payRedirectSchema = keepsNoCardNumber(
+  z.object({
+    payment_method: z.string({ message: 'is required' }).min(1, 'is required').max(64),
+    customer: customerSchema.optional(),
+  }),
+);
 
 export const captureSchema = z.object({ amount: amount.optional() });
-export const refundSchema = z.object({ amount, reason: z.string().max(255).optional() });
-export const voidSchema = z.object({ reason: z.string().max(255).optional() });
+export const refundSchema = keepsNoCardNumber(z.object({ amount, reason: z.string().max(255).optional() }));
+export const voidSchema = keepsNoCardNumber(z.object({ reason: z.string().max(255).optional() }));
 
 export const methodsQuerySchema = z.object({
   country: z

@@ -3,13 +3,25 @@ import {
   type GatewayPaymentSession,
   type GatewayTransaction,
 } from '../../client/schemas.js';
+import { hasCardNumber } from '../../shared/card-numbers.js';
 import type { AttemptObservation, ObservationSource, TransactionObservation } from './observation.js';
 
 /** A gateway event, read: an observation to apply, a ping to answer, or a typed refusal. */
 export type ParsedEvent =
   | { kind: 'observation'; id: string; type: string; observation: TransactionObservation }
   | { kind: 'ping'; id: string }
-  | { kind: 'rejected'; reason: 'not_json' | 'bad_shape' | 'no_transaction'; message: string };
+  | {
+      kind: 'rejected';
+      reason: 'not_json' | 'bad_shape' | 'bad_id' | 'card_data' | 'no_transaction';
+      message: string;
+    };
+
+/**
+ * What the inbox keeps an event by (its id, its type, its transaction's id): 1 to 64 printable ASCII
+ * characters, no space. A longer one does not fit its column, and MariaDB compares trailing spaces
+ * away ('evt_a' = 'evt_a '): either would turn a signed event into a 503 or a false duplicate.
+ */
+const KEPT_ID = /^[\x21-\x7e]{1,64}$/;
 
 /**
  * The one reading of a gateway event's bytes (gateway-api.md, Webhook payload), wherever they come
@@ -31,6 +43,22 @@ export function parseEvent(text: string, source: ObservationSource, now: number)
       message: 'The event does not have the documented shape.',
     };
   const event = parsed.data;
+  const transactionId = event.data.transaction?.id;
+  if (![event.id, event.type, transactionId ?? 'none'].every((v) => KEPT_ID.test(v)))
+    return {
+      kind: 'rejected',
+      reason: 'bad_id',
+      message: 'The event id, type and transaction id must be 1 to 64 printable ASCII characters.',
+    };
+  // gateway-api.md: the payload is "free of card data"; the kit keeps none, so it does not keep this.
+  // Both readings: the bytes are what the inbox keeps (a value a repeated key hides is still in them),
+  // the values are what they mean (a number written with \u escapes is still one).
+  if (hasCardNumber(text) || hasCardNumber(textsOf(json)))
+    return {
+      kind: 'rejected',
+      reason: 'card_data',
+      message: 'The event carries what looks like a card number; gateway events carry no card data.',
+    };
   if (event.type === 'webhook.ping') return { kind: 'ping', id: event.id };
   if (!event.data.transaction)
     return { kind: 'rejected', reason: 'no_transaction', message: 'The event carries no transaction.' };
@@ -40,6 +68,26 @@ export function parseEvent(text: string, source: ObservationSource, now: number)
     type: event.type,
     observation: observeTransaction(event.data.transaction, source, event.id, now),
   };
+}
+
+/**
+ * Every key, string and number of a JSON value, one a line (so that none runs into the next), walked
+ * without recursion: a payload may nest deeper than the stack.
+ */
+function textsOf(json: unknown): string {
+  const texts: string[] = [];
+  const stack: unknown[] = [json];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string' || typeof value === 'number') texts.push(String(value));
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) {
+        texts.push(key);
+        stack.push(inner);
+      }
+    }
+  }
+  return texts.join('\n');
 }
 
 /** A gateway transaction record, from any answer or payload, as an observation. */

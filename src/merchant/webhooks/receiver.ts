@@ -10,6 +10,8 @@ import type { SecretCache } from './secret-cache.js';
 
 /** merchant.md, The receiver: at most 256 KiB. */
 export const MAX_WEBHOOK_BYTES = 256 * 1024;
+/** Fails on bytes that are not UTF-8; keeps a BOM, which then is not JSON. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** How long the receiver waits on Redis before answering anyway (the sweeper queues what missed). */
 export const ENQUEUE_DEADLINE_MS = 250;
 
@@ -56,8 +58,11 @@ async function receive(ctx: Context, deps: ReceiverDeps): Promise<ReceiverOutcom
   try {
     raw = await getRawBody(ctx.req, { limit: MAX_WEBHOOK_BYTES });
   } catch (error) {
-    if ((error as { type?: string }).type === 'entity.too.large')
+    if ((error as { type?: string }).type === 'entity.too.large') {
+      // The rest of the body is never read: the connection cannot carry another request.
+      ctx.set('Connection', 'close');
       return answer('too_large', 413, 'PAYLOAD_TOO_LARGE', 'The body is over 256 KiB.');
+    }
     throw error;
   }
   const header = ctx.get('X-Service-Signature');
@@ -81,7 +86,14 @@ async function receive(ctx: Context, deps: ReceiverDeps): Promise<ReceiverOutcom
     return answer('bad_signature', 401, 'INVALID_SIGNATURE', verdict.message);
   }
 
-  const text = raw.toString('utf8');
+  // JSON is UTF-8 (RFC 8259). Decoded leniently, bytes that are not would be stored as U+FFFD: the
+  // inbox would keep something other than what was signed.
+  let text: string;
+  try {
+    text = STRICT_UTF8.decode(raw);
+  } catch {
+    return answer('malformed', 400, 'MALFORMED_EVENT', 'The body is not UTF-8.');
+  }
   const source = ctx.get('X-Service-Replay') === 'true' ? 'replay' : 'webhook';
   const event = parseEvent(text, source, deps.clock.now());
   if (event.kind === 'rejected') return answer('malformed', 400, 'MALFORMED_EVENT', event.message);

@@ -127,12 +127,17 @@ function scripted(title: string, body: () => Promise<void>): void {
 
 describe('client against scripted faults (nock)', () => {
   before(() => {
+    // nock intercepts once imported; restored after, it must be switched on again for a second run.
+    if (!nock.isActive()) nock.activate();
     nock.disableNetConnect();
     nock.enableNetConnect('127.0.0.1');
   });
   after(() => {
     nock.cleanAll();
     nock.enableNetConnect();
+    // Give http back as it was: later files in the same mocha process must not go through nock's
+    // interceptor (it left a request whose answer was a 431 and a closed socket waiting forever).
+    nock.restore();
   });
   afterEach(() => {
     nock.cleanAll();

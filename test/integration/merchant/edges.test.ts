@@ -1,11 +1,42 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { withDotEnv } from '../../../src/config.js';
 import { card } from '../../support/gateway.js';
 import { startTestKit, type TestKit } from '../../support/kit.js';
-import { exitWithin, freePort, leftovers, lines, start } from '../../support/process.js';
+import { exchange, exitWithin, freePort, leftovers, lines, start } from '../../support/process.js';
+
+/** A POST through `agent` (a keep-alive pool of one): its status, its Connection header, how long it took. */
+function requestOn(agent: Agent, base: string, path: string, body: Buffer) {
+  const url = new URL(base);
+  const started = performance.now();
+  return new Promise<{ status: number; connection: string; ms: number }>((resolve, reject) => {
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: 'POST',
+        agent,
+        headers: { 'content-length': body.length },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            connection: String(res.headers.connection),
+            ms: performance.now() - started,
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 /** issue 8, part 6: the smaller edges a new user meets first. */
 describe('merchant: edges a new user meets', () => {
@@ -43,6 +74,92 @@ describe('merchant: edges a new user meets', () => {
         headers: { 'x-request-id': '<script>alert(1)</script>' },
       });
       expect(replaced.headers.get('x-request-id')).to.match(/^req_/);
+    });
+  });
+
+  describe('a card number where none belongs', () => {
+    const logLines = () => t.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+
+    it('as X-Request-Id is replaced, never echoed or logged', async () => {
+      for (const id of ['4242424242424242', '4000-0000-0000-3220']) {
+        const res = await t.call('GET', '/orders/ord_missing', { headers: { 'x-request-id': id } });
+        expect(res.headers.get('x-request-id')).to.match(/^req_/);
+        expect(res.text).to.not.contain(id);
+      }
+      expect(
+        t.logs.filter((l) => l.includes('4242424242424242') || l.includes('4000-0000-0000-3220')),
+      ).to.deep.equal([]);
+    });
+
+    it('in a path is masked on the request line of the log', async () => {
+      const res = await t.call('GET', '/orders/4242424242424242');
+      expect(res.status).to.equal(404);
+      const line = logLines().find(
+        (l) => l.msg === 'request' && l.request_id === res.headers.get('x-request-id'),
+      );
+      expect(line).to.include({ path: '/orders/[card number]', status: 404 });
+      await t.call('GET', '/orders/ref%204000%200000%200000%203220');
+      expect(t.logs.filter((l) => /4242424242424242|4000%200000%200000%203220/.test(l))).to.deep.equal([]);
+    });
+
+    it('as an Idempotency-Key is 422 naming it: the key is kept with the operation', async () => {
+      const created = await t.call('POST', '/orders', { body: { amount: '1.00', currency: 'EUR' } });
+      const res = await t.call('POST', `/orders/${created.body.data.order.id}/void`, {
+        ops: true,
+        body: {},
+        headers: { 'Idempotency-Key': 'void-4242424242424242' },
+      });
+      expect(res.status, res.text).to.equal(422);
+      expect(res.body.errors).to.deep.equal({ 'Idempotency-Key': ['must not hold a card number'] });
+    });
+
+    it('in free text of an order is 422 naming the field, and nothing is stored', async () => {
+      const res = await t.call('POST', '/orders', {
+        body: { amount: '1.00', currency: 'EUR', description: 'gift, card 4242 4242 4242 4242' },
+      });
+      expect(res.status, res.text).to.equal(422);
+      expect(res.body.errors).to.deep.equal({ description: ['must not hold a card number'] });
+      expect(await t.dump()).to.not.match(/4242 4242 4242 4242/);
+    });
+  });
+
+  describe('a request the app cannot take', () => {
+    it('a body over the limit is 413 and closes the connection: a keep-alive client is not left hanging', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const send = (path: string, size: number) => requestOn(agent, t.url, path, Buffer.alloc(size, 0x20));
+        for (const [path, size] of [
+          ['/orders', 70_000],
+          ['/webhooks/gateway', 300_000],
+        ] as const) {
+          const first = await send(path, size);
+          expect(first, path).to.include({ status: 413, connection: 'close' });
+          const next = await send('/orders', 2);
+          expect(next.status, `${path}: the next request on the agent`).to.equal(422);
+          expect(next.ms, `${path}: the next request on the agent`).to.be.below(2000);
+        }
+      } finally {
+        agent.destroy();
+      }
+    });
+
+    it('headers over 16 KiB, or not HTTP at all: answered with the envelope by the server itself', async () => {
+      const port = Number(new URL(t.url).port);
+      const big = await exchange(
+        port,
+        `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        2000,
+      );
+      expect(big.status).to.equal(431);
+      expect(JSON.parse(big.body)).to.deep.equal({
+        success: false,
+        message: 'The request headers are too large.',
+        code: 'HEADERS_TOO_LARGE',
+        data: null,
+      });
+      const garbage = await exchange(port, 'HELLO THERE\r\n\r\n', 2000);
+      expect(garbage.status).to.equal(400);
+      expect(JSON.parse(garbage.body)).to.include({ success: false, code: 'BAD_REQUEST' });
     });
   });
 

@@ -189,6 +189,58 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
       await expectNothingStored();
     });
 
+    it('a well-signed event whose id, type or transaction id the inbox cannot keep as sent is 400 and stores nothing', async () => {
+      const e = JSON.parse(good().body);
+      const bodies: Record<string, unknown> = {
+        // Too long for their columns: a 503 before, so the gateway retried for a day.
+        'an id of 65 characters': { ...e, id: `evt_${'x'.repeat(61)}` },
+        'a type of 65 characters': { ...e, type: `transaction.${'x'.repeat(53)}` },
+        'a transaction id of 65 characters': {
+          ...e,
+          data: { transaction: { ...e.data.transaction, id: '1'.repeat(65) } },
+        },
+        // MariaDB compares trailing spaces away: stored as another event's duplicate before.
+        'an id with a trailing space': { ...e, id: `${e.id} ` },
+        'an id that is not ASCII': { ...e, id: `${e.id}é` },
+      };
+      for (const [name, body] of Object.entries(bodies)) {
+        const answer = await post(JSON.stringify(body), { secret });
+        expect(answer.status, `${name}: ${answer.text}`).to.equal(400);
+        expect(answer.body.code, name).to.equal('MALFORMED_EVENT');
+      }
+      await expectNothingStored();
+    });
+
+    it('a well-signed body that is not UTF-8 (latin1, a broken sequence) or starts with a BOM is 400 and stores nothing', async () => {
+      const text = good().body.replace('"data"', '"note":"Zoë","data"');
+      const bodies: Record<string, Buffer> = {
+        latin1: Buffer.from(text, 'latin1'),
+        'a lone continuation byte': Buffer.concat([
+          Buffer.from(text.slice(0, 20)),
+          Buffer.from([0x80]),
+          Buffer.from(text.slice(20)),
+        ]),
+        'a UTF-8 BOM': Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]),
+      };
+      for (const [name, body] of Object.entries(bodies)) {
+        const answer = await post(body, { secret });
+        expect(answer.status, `${name}: ${answer.text}`).to.equal(400);
+      }
+      await expectNothingStored();
+    });
+
+    it('a well-signed event that carries a card number is 400 and stores nothing: gateway events carry no card data', async () => {
+      const e = JSON.parse(good().body);
+      const carrying = {
+        ...e,
+        data: { transaction: { ...e.data.transaction, description: 'card 4242424242424242' } },
+      };
+      const answer = await post(JSON.stringify(carrying), { secret });
+      expect(answer.status, answer.text).to.equal(400);
+      expect(answer.text).to.not.contain('4242424242424242');
+      await expectNothingStored();
+    });
+
     it('a well-signed webhook.ping is 200 and stores nothing', async () => {
       const ping = JSON.stringify({
         id: `evt_test_${alnum(24)}`,

@@ -85,4 +85,46 @@ describe('merchant: parseEvent (bytes to an observation)', () => {
       }
     }
   });
+
+  it('refuses an event id, type or transaction id the inbox cannot keep as sent (bad_id)', () => {
+    const tx = (id: unknown) => ({ data: { transaction: { ...transaction, id } } });
+    const cases: [string, Record<string, unknown>][] = [
+      ['an id over 64 characters', { id: `evt_${'x'.repeat(61)}` }],
+      ['an empty id', { id: '' }],
+      ['an id with a trailing space (MariaDB compares it away)', { id: 'evt_abc ' }],
+      ['an id that is not ASCII', { id: 'evt_\u00e9' }],
+      ['a type over 64 characters', { type: `transaction.${'x'.repeat(60)}` }],
+      ['a transaction id over 64 characters', tx('1'.repeat(65))],
+      ['a transaction id with a space', tx('100 001')],
+    ];
+    for (const [what, over] of cases) {
+      const parsed = parseEvent(payload(over), 'webhook', 0);
+      expect(parsed, what).to.include({ kind: 'rejected', reason: 'bad_id' });
+    }
+    expect(parseEvent(payload({ id: `evt_${'x'.repeat(60)}` }), 'webhook', 0).kind).to.equal('observation');
+  });
+
+  it('refuses an event that carries a card number anywhere (card_data): gateway events carry none', () => {
+    const cases: [string, string][] = [
+      [
+        'in a description',
+        payload({ data: { transaction: { ...transaction, description: 'for 4242424242424242' } } }),
+      ],
+      ['as a key', payload({ data: { transaction, '4000 0000 0000 3220': true } })],
+      ['as a number', payload({ data: { transaction, metadata: 4242424242424242 } })],
+      [
+        'in \\u escapes',
+        payload({ data: { transaction } }).replace('"data"', '"note":"\\u0034242424242424242","data"'),
+      ],
+      [
+        'under a key the same key repeated hides',
+        payload().replace('{"id"', '{"x":"4242424242424242","x":1,"id"'),
+      ],
+      ['in a ping', payload({ type: 'webhook.ping', data: { note: '4242-4242-4242-4242' } })],
+    ];
+    for (const [where, text] of cases) {
+      expect(JSON.parse(text), where).to.be.an('object');
+      expect(parseEvent(text, 'webhook', 0), where).to.include({ kind: 'rejected', reason: 'card_data' });
+    }
+  });
 });

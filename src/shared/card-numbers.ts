@@ -1,0 +1,68 @@
+/**
+ * Card numbers (PANs) in text that is not a card field: what the kit refuses to keep (merchant.md,
+ * Card data), whoever typed it where. A card number here is 13 to 19 digits that start as a card
+ * brand's numbers do (3, 4, 5, 6, or 2221-2720) and pass the Luhn check: a run of digits alone, or
+ * digits grouped as cards are printed and typed, split by single spaces or hyphens (4-4-4-4, 4-4-4-4-3,
+ * 4-6-5). Digit runs of other lengths or starts (order numbers such as 20261123000123, timestamps),
+ * and numbers in other groupings (shop-4711-1795471234567-3), are not. A card number run into other
+ * digits cannot be told from them, and is not one either. Pure.
+ */
+
+/**
+ * Digits in groups split by single spaces or hyphens (one group: a plain run). Linear: a match never
+ * fails once begun, so a long run of digits costs one pass (`\d+(?:[ -]\d+)+` would backtrack over
+ * every start of a 60,000-digit run: seconds, on any text a caller sends).
+ */
+const DIGIT_GROUPS = /\d+(?:[ -]\d+)*/g;
+
+export function hasCardNumber(text: string): boolean {
+  for (const [run] of text.matchAll(DIGIT_GROUPS)) if (holdsCardNumber(run.split(/[ -]/))) return true;
+  return false;
+}
+
+/** `text` with every run of digits that holds a card number replaced by `[card number]`: for a log line. */
+export function maskCardNumbers(text: string): string {
+  return text.replace(DIGIT_GROUPS, (run) => (holdsCardNumber(run.split(/[ -]/)) ? '[card number]' : run));
+}
+
+/** Whether one group of digits, or a few consecutive ones grouped as a card's are, is a card number. */
+function holdsCardNumber(groups: string[]): boolean {
+  for (let i = 0; i < groups.length; i += 1) {
+    if (isCardNumber(groups[i]!)) return true;
+    if (groups[i]!.length !== 4) continue;
+    let digits = groups[i]!;
+    for (let j = i + 1; j < groups.length && digits.length < 19; j += 1) {
+      digits += groups[j];
+      if (cardGrouping(groups.slice(i, j + 1)) && isCardNumber(digits)) return true;
+    }
+  }
+  return false;
+}
+
+/** 4-4-4-4 (the last group 1 to 4 digits: 13 to 19 in all), or 4-6-4 and 4-6-5 (Diners, Amex). */
+function cardGrouping(groups: string[]): boolean {
+  const sizes = groups.map((g) => g.length);
+  const last = sizes.at(-1)!;
+  if (sizes.slice(0, -1).every((n) => n === 4) && last >= 1 && last <= 4) return true;
+  return sizes.length === 3 && sizes[0] === 4 && sizes[1] === 6 && (last === 4 || last === 5);
+}
+
+function isCardNumber(digits: string): boolean {
+  if (digits.length < 13 || digits.length > 19) return false;
+  const first4 = Number(digits.slice(0, 4));
+  if (!/^[3-6]/.test(digits) && !(first4 >= 2221 && first4 <= 2720)) return false;
+  return luhn(digits);
+}
+
+function luhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i += 1) {
+    let d = Number(digits[digits.length - 1 - i]);
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}

@@ -1,0 +1,59 @@
+import { expect } from 'chai';
+import { hasCardNumber, maskCardNumbers } from '../../../src/shared/card-numbers.js';
+
+/** merchant.md, Card data: telling a card number in free text, so that the kit keeps none. */
+describe('shared: card numbers in free text', () => {
+  it('finds a card number alone, inside words, and in groups split by spaces or hyphens', () => {
+    for (const text of [
+      '4242424242424242',
+      'order 4242424242424242 for Ada',
+      'ref-4000000000003220',
+      '4242 4242 4242 4242',
+      'card: 4242-4242-4242-4242.',
+      '378282246310005', // Amex, 15 digits
+      '5555555555554444', // Mastercard
+      '2223003122003222', // Mastercard 2-series
+      '6011111111111117', // Discover
+      'a 4242424242424242 5', // a number after it does not hide it
+      'order 12 4242 4242 4242 4242', // nor one before it
+      '3782 822463 10005', // Amex as printed
+      '4000 0000 0000 0000 006', // 19 digits
+    ])
+      expect(hasCardNumber(text), text).to.equal(true);
+  });
+
+  it('leaves alone what is not one: Luhn failures, other lengths, numbers no card brand starts with', () => {
+    for (const text of [
+      '',
+      'shop-order-1001',
+      '4242424242424241', // fails Luhn
+      '424242424242', // 12 digits
+      '42424242424242424242', // 20 digits
+      '20261123000123', // an order number of a date: starts with 2026, not a brand
+      '1000000000000009', // Luhn-valid, starts with 1
+      '9000000000000008',
+      'evt_8htPov2t6rpVnXkMAXTd4huZ',
+      '2026-11-23T10:00:00.000000Z',
+      '+44 20 7946 0958',
+      'card-41234-1795471234567-3', // a reference made of a pid, a timestamp and a counter
+      '4242-4242-42-4242-4242', // 4-4-2-4-4: not a card's grouping
+    ])
+      expect(hasCardNumber(text), text).to.equal(false);
+  });
+
+  it('masks each card number and nothing else', () => {
+    expect(maskCardNumbers('/orders/4242424242424242/pay and 4000 0000 0000 3220, 1001')).to.equal(
+      '/orders/[card number]/pay and [card number], 1001',
+    );
+    expect(maskCardNumbers('/orders/ord_abc')).to.equal('/orders/ord_abc');
+  });
+
+  it('reads a long run of digits in one pass (a signed webhook may carry 256 KiB of them)', () => {
+    for (const text of ['9'.repeat(256 * 1024), '4 '.repeat(128 * 1024), '1-'.repeat(128 * 1024)]) {
+      const started = performance.now();
+      expect(hasCardNumber(text)).to.equal(false);
+      maskCardNumbers(text);
+      expect(performance.now() - started, text.slice(0, 10)).to.be.below(200);
+    }
+  });
+});
