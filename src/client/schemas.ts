@@ -146,9 +146,8 @@ export const eventListSchema = z.object({ events: z.array(eventRowSchema), pagin
 
 /** The payload exactly as delivered: what the receiver and the recovery job both read. */
 export const eventPayloadSchema = z.object({
-  // As long as the inbox's columns: a longer one could never be stored, only refused again and again.
-  id: z.string().min(1).max(64),
-  type: z.string().max(64),
+  id: z.string(),
+  type: z.string(),
   created_at: z.string(),
   api_version: z.string().optional(),
   data: z.object({ transaction: transactionSchema.optional() }).passthrough(),
