@@ -57,9 +57,12 @@ export class InboxStore {
       );
       affected = result.affectedRows;
     } catch (error) {
-      // One bad row must not take its batch with it: each alone, so only it fails.
+      // One bad row must not take its batch with it: each alone, so only it fails. In order, so the
+      // first of an id twice is still the one stored (a rare path: one round trip each is fine).
       if (events.length === 1) return [error as Error];
-      return Promise.all(events.map(async (e) => (await this.storeMany([e]))[0]!));
+      const answers: ('stored' | 'duplicate' | Error)[] = [];
+      for (const e of events) answers.push((await this.storeMany([e]))[0]!);
+      return answers;
     }
     // Each new row counts 1, each repeat 2 (an update): with no repeat, every row is new.
     if (affected === events.length) return events.map(() => 'stored');
