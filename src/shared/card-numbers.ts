@@ -54,7 +54,8 @@ function isCardNumber(digits: string): boolean {
   return luhn(digits);
 }
 
-function luhn(digits: string): boolean {
+/** The Luhn check digit holds (ISO/IEC 7812). */
+export function luhn(digits: string): boolean {
   let sum = 0;
   for (let i = 0; i < digits.length; i += 1) {
     let d = Number(digits[digits.length - 1 - i]);

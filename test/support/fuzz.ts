@@ -287,6 +287,16 @@ export function encode(text: string, encoding: string, at = 0.5): Buffer {
 }
 
 /** A string as node:http lets it be a header value: latin1, no control characters but tab. */
+/** `text` as bytes: mostly UTF-8, sometimes another encoding or broken at a random place. */
+export const encodedText = (text: fc.Arbitrary<string>) =>
+  fc
+    .tuple(
+      text,
+      fc.oneof({ weight: 12, arbitrary: fc.constant('utf8') }, encodedAs),
+      fc.double({ min: 0, max: 1 }),
+    )
+    .map(([t, encoding, at]) => encode(t, encoding, at));
+
 export function headerSafe(s: string): string {
   const safe = (code: number) =>
     code > 0xff ? '?' : (code < 0x20 && code !== 9) || code === 0x7f ? ' ' : null;

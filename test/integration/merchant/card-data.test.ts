@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { expireHolds } from '../../../src/merchant/checkout/card.js';
+import { luhn } from '../../../src/shared/card-numbers.js';
 import { ManualClock } from '../../../src/shared/clock.js';
 import { row, rows } from '../../support/db.js';
 import { card, DECLINING_CARDS } from '../../support/gateway.js';
@@ -339,16 +340,3 @@ describe('merchant: card data is kept nowhere (merchant.md, Card data)', functio
     expect(view.body.data.order.customer).to.not.have.property('card_number');
   });
 });
-
-function luhn(digits: string): boolean {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i += 1) {
-    let d = Number(digits[digits.length - 1 - i]);
-    if (i % 2 === 1) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-  }
-  return sum % 10 === 0;
-}

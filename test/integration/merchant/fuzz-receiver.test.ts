@@ -8,8 +8,7 @@ import { rows } from '../../support/db.js';
 import { storedSecret } from '../../support/events.js';
 import {
   contentType,
-  encode,
-  encodedAs,
+  encodedText,
   expectErrorEnvelope,
   fuzzParameters,
   fuzzRuns,
@@ -278,13 +277,7 @@ const bodyText = fc.oneof(
 const encodedBody = fc.oneof(
   {
     weight: 8,
-    arbitrary: fc
-      .tuple(
-        bodyText,
-        fc.oneof({ weight: 12, arbitrary: fc.constant('utf8') }, encodedAs),
-        fc.double({ min: 0, max: 1 }),
-      )
-      .map(([text, encoding, at]) => encode(text, encoding, at)),
+    arbitrary: encodedText(bodyText),
   },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 512 }).map((b) => Buffer.from(b)) },
   {

@@ -12,8 +12,7 @@ import { deliveriesOff, newOrder } from '../../support/events.js';
 import {
   cardNumber,
   contentType,
-  encode,
-  encodedAs,
+  encodedText,
   expectErrorEnvelope,
   fuzzParameters,
   fuzzRuns,
@@ -261,13 +260,7 @@ function requestFor(route: RouteKey, entry: ApiRoute | undefined): fc.Arbitrary<
   const bytes = fc.oneof(
     {
       weight: 8,
-      arbitrary: fc
-        .tuple(
-          text,
-          fc.oneof({ weight: 12, arbitrary: fc.constant('utf8') }, encodedAs),
-          fc.double({ min: 0, max: 1 }),
-        )
-        .map(([t, enc, at]) => encode(t, enc, at)),
+      arbitrary: encodedText(text),
     },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 256 }).map((b) => Buffer.from(b)) },
     // Around the limits: a form's 4 KiB, a JSON body's 64 KiB, the receiver's 256 KiB.
