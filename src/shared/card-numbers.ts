@@ -15,9 +15,52 @@
  */
 const DIGIT_GROUPS = /\d+(?:[ -]\d+)*/g;
 
+/**
+ * Thirteen digits, a single space or hyphen allowed between two: what every card number above holds.
+ * Most text has none, and one scan for them settles it without splitting or summing a digit run (the
+ * receiver reads every event this way).
+ */
+const THIRTEEN_DIGITS = /\d(?:[ -]?\d){12}/;
+
 export function hasCardNumber(text: string): boolean {
+  if (!THIRTEEN_DIGITS.test(text)) return false;
   for (const [run] of text.matchAll(DIGIT_GROUPS)) if (holdsCardNumber(run.split(/[ -]/))) return true;
   return false;
+}
+
+/**
+ * Whether JSON carries a card number, read both ways: its bytes (a value a repeated key hides is
+ * still in them) and its values (a number written with \u escapes or an exponent is still one).
+ * The values are read only when they can differ from the bytes: escapes, exponents, or a digit run
+ * long enough that JavaScript may round it. `json` is `text` parsed.
+ */
+export function jsonHasCardNumber(text: string, json: unknown): boolean {
+  if (hasCardNumber(text)) return true;
+  const valuesMayDiffer = ESCAPE_OR_EXPONENT.test(text) || THIRTEEN_DIGITS.test(text);
+  return valuesMayDiffer && hasCardNumber(textsOf(json));
+}
+
+/** Where JSON's values can read other than its bytes: a \ escape, or a number's exponent. */
+const ESCAPE_OR_EXPONENT = /\\|\d[eE]/;
+
+/**
+ * Every key, string and number of a JSON value, one a line (so that none runs into the next), walked
+ * without recursion: a payload may nest deeper than the stack.
+ */
+function textsOf(json: unknown): string {
+  const texts: string[] = [];
+  const stack: unknown[] = [json];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string' || typeof value === 'number') texts.push(String(value));
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) {
+        texts.push(key);
+        stack.push(inner);
+      }
+    }
+  }
+  return texts.join('\n');
 }
 
 /** `text` with every run of digits that holds a card number replaced by `[card number]`: for a log line. */

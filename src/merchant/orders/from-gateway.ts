@@ -3,7 +3,7 @@ import {
   type GatewayPaymentSession,
   type GatewayTransaction,
 } from '../../client/schemas.js';
-import { hasCardNumber } from '../../shared/card-numbers.js';
+import { jsonHasCardNumber } from '../../shared/card-numbers.js';
 import type { AttemptObservation, ObservationSource, TransactionObservation } from './observation.js';
 
 /** A gateway event, read: an observation to apply, a ping to answer, or a typed refusal. */
@@ -51,9 +51,7 @@ export function parseEvent(text: string, source: ObservationSource, now: number)
       message: 'The event id, type and transaction id must be 1 to 64 printable ASCII characters.',
     };
   // gateway-api.md: the payload is "free of card data"; the kit keeps none, so it does not keep this.
-  // Both readings: the bytes are what the inbox keeps (a value a repeated key hides is still in them),
-  // the values are what they mean (a number written with \u escapes is still one).
-  if (hasCardNumber(text) || hasCardNumber(textsOf(json)))
+  if (jsonHasCardNumber(text, json))
     return {
       kind: 'rejected',
       reason: 'card_data',
@@ -68,26 +66,6 @@ export function parseEvent(text: string, source: ObservationSource, now: number)
     type: event.type,
     observation: observeTransaction(event.data.transaction, source, event.id, now),
   };
-}
-
-/**
- * Every key, string and number of a JSON value, one a line (so that none runs into the next), walked
- * without recursion: a payload may nest deeper than the stack.
- */
-function textsOf(json: unknown): string {
-  const texts: string[] = [];
-  const stack: unknown[] = [json];
-  while (stack.length > 0) {
-    const value = stack.pop();
-    if (typeof value === 'string' || typeof value === 'number') texts.push(String(value));
-    else if (value !== null && typeof value === 'object') {
-      for (const [key, inner] of Object.entries(value)) {
-        texts.push(key);
-        stack.push(inner);
-      }
-    }
-  }
-  return texts.join('\n');
 }
 
 /** A gateway transaction record, from any answer or payload, as an observation. */

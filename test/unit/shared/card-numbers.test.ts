@@ -1,5 +1,39 @@
 import { expect } from 'chai';
-import { hasCardNumber, maskCardNumbers } from '../../../src/shared/card-numbers.js';
+import fc from 'fast-check';
+import { hasCardNumber, jsonHasCardNumber, maskCardNumbers } from '../../../src/shared/card-numbers.js';
+
+/** Both readings, always: what jsonHasCardNumber must answer, however it gets there. */
+function bothReadings(text: string): boolean {
+  const texts: string[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string' || typeof v === 'number') texts.push(String(v));
+    else if (v !== null && typeof v === 'object')
+      for (const [k, inner] of Object.entries(v)) {
+        texts.push(k);
+        walk(inner);
+      }
+  };
+  walk(JSON.parse(text));
+  return hasCardNumber(text) || hasCardNumber(texts.join('\n'));
+}
+
+const CARDS = ['4242424242424242', '378282246310005', '5555555555554444', '4000000000003220'];
+/** A JSON value's text as a sender might write it: card numbers in every disguise, and plain values. */
+const valueText = fc.oneof(
+  fc.jsonValue().map((v) => JSON.stringify(v)),
+  fc.constantFrom(...CARDS).chain((card) =>
+    fc.oneof(
+      fc.constant(card), // a number
+      fc.constant(`"${card}"`),
+      fc.constant(`${card[0]}.${card.slice(1)}e${card.length - 1}`), // the same number, an exponent
+      fc.constant(`${card}0e-1`),
+      fc.nat(card.length - 1).map((i) => `"${card.slice(0, i)}\\u003${card[i]}${card.slice(i + 1)}"`),
+      fc.constant(`"${card.replace(/(\d{4})(?=\d)/g, '$1 ')}"`),
+    ),
+  ),
+  fc.stringMatching(/^[1-9]\d{11,19}$/), // long numbers JavaScript rounds
+  fc.stringMatching(/^[1-9]\d{0,12}\.\d{1,8}$/),
+);
 
 /** merchant.md, Card data: telling a card number in free text, so that the kit keeps none. */
 describe('shared: card numbers in free text', () => {
@@ -46,6 +80,24 @@ describe('shared: card numbers in free text', () => {
       '/orders/[card number]/pay and [card number], 1001',
     );
     expect(maskCardNumbers('/orders/ord_abc')).to.equal('/orders/ord_abc');
+  });
+
+  it('reads JSON both ways, its bytes and its values, whichever way a card number is written', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.string(), valueText), { maxLength: 4 }), (pairs) => {
+        const text = `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`;
+        expect(jsonHasCardNumber(text, JSON.parse(text)), text).to.equal(bothReadings(text));
+      }),
+      { numRuns: 2000 },
+    );
+    // Each disguise is found: the property above must see both answers.
+    for (const text of [
+      '{"n":4.242424242424242e15}',
+      '{"s":"\\u0034242424242424242"}',
+      '{"n":42424242424242420e-1}',
+    ])
+      expect(jsonHasCardNumber(text, JSON.parse(text)), text).to.equal(true);
+    expect(jsonHasCardNumber('{"n":1234,"at":"2026-11-23"}', { n: 1234, at: '2026-11-23' })).to.equal(false);
   });
 
   it('reads a long run of digits in one pass (a signed webhook may carry 256 KiB of them)', () => {
