@@ -4,8 +4,9 @@
  * bare route, the kit's API, its workers, and the load generator (bench/load.ts), so no side pays
  * for the other's load.
  *
- * 1. Receiver against a bare Koa route that only reads the body: alternating rounds of one run, at
- *    BENCH_CONNECTIONS (default 4,32,128), BENCH_ROUNDS (3) rounds of BENCH_SECONDS (8) each.
+ * 1. Receiver against a bare Koa route that only reads the body, and against the durable floor (the
+ *    bare route plus the kit's signature check, batched INSERT and addBulk): alternating rounds of
+ *    one run, at BENCH_CONNECTIONS (default 4,32,128), BENCH_ROUNDS (3) rounds of BENCH_SECONDS (8) each.
  * 2. Event-to-order latency: signed POST to the order row changed, at each of BENCH_RATES (1000,250)
  *    events a second for BENCH_LATENCY_SECONDS (10), one API and BENCH_LATENCY_WORKERS (2) workers.
  * 3. Reconciler throughput: BENCH_BACKLOG (3000) stored events drained by one worker process, then by
@@ -112,38 +113,59 @@ async function startApi(extra: Record<string, string> = {}): Promise<{ child: Ch
 const startWorker = async () =>
   spawnChild('node', KIT_COMMAND, kitEnv('worker', { GATEWAY_PORT: String(await freePort()) }));
 
-async function receiverSection(apiUrl: string): Promise<string[]> {
-  const bare = spawnChild('node', ['bench/bare.mjs'], { PORT: String(await freePort()) });
-  const port = JSON.parse(await bare.firstLine()).port as number;
-  const bareUrl = `http://127.0.0.1:${port}`;
+/** A yardstick process of the bench (bare route, durable floor): started, and its URL. */
+async function startYardstick(
+  script: string,
+  env: Record<string, string> = {},
+): Promise<{ child: Child; url: string }> {
+  const child = spawnChild('node', [script], { PORT: String(await freePort()), ...env });
+  const port = JSON.parse(await child.firstLine()).port as number;
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * Three sides take turns, round after round: the bare route, the durable floor (bench/floor.mjs: the
+ * bare route plus the kit's signature check, batched INSERT and addBulk, nothing else) and the receiver.
+ */
+async function receiverSection(apiUrl: string, databaseUrl: string): Promise<string[]> {
+  const bare = await startYardstick('bench/bare.mjs');
+  const floor = await startYardstick('bench/floor.mjs', {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    REDIS_PREFIX: `${PREFIX}floor`,
+    WEBHOOK_SECRET: SECRET,
+  });
   try {
-    await load(bareUrl, { connections: 4, seconds: 2 }); // warm-up, not counted
-    await load(apiUrl, { connections: 4, seconds: 2 });
+    for (const side of [bare, floor, { url: apiUrl }]) await load(side.url, { connections: 4, seconds: 2 }); // warm-up, not counted
     const rows: string[] = [];
     for (const connections of CONNECTIONS) {
-      const runs = { bare: [] as Load[], receiver: [] as Load[] };
+      const runs = { bare: [] as Load[], floor: [] as Load[], receiver: [] as Load[] };
       for (let round = 1; round <= ROUNDS; round++) {
-        runs.bare.push(await load(bareUrl, { connections, seconds: SECONDS }));
+        runs.bare.push(await load(bare.url, { connections, seconds: SECONDS }));
+        runs.floor.push(await load(floor.url, { connections, seconds: SECONDS }));
         runs.receiver.push(await load(apiUrl, { connections, seconds: SECONDS }));
         console.error(
-          `  ${connections} connections, round ${round}: bare ${f0(runs.bare.at(-1)!.rps)}/s, receiver ${f0(runs.receiver.at(-1)!.rps)}/s`,
+          `  ${connections} connections, round ${round}: bare ${f0(runs.bare.at(-1)!.rps)}/s, floor ${f0(runs.floor.at(-1)!.rps)}/s, receiver ${f0(runs.receiver.at(-1)!.rps)}/s`,
         );
       }
       const m = (side: Load[], key: 'rps' | 'p50' | 'p99') => median(side.map((r) => r[key]));
-      const failed = [...runs.bare, ...runs.receiver].reduce((n, r) => n + r.non2xx + r.errors, 0);
+      const ratio = (a: Load[], b: Load[]) => (m(a, 'rps') / m(b, 'rps')).toFixed(2);
+      const failed = Object.values(runs)
+        .flat()
+        .reduce((n, r) => n + r.non2xx + r.errors, 0);
       rows.push(
-        `| ${connections} | ${f0(m(runs.bare, 'rps'))} | ${f0(m(runs.receiver, 'rps'))} | **${(m(runs.receiver, 'rps') / m(runs.bare, 'rps')).toFixed(2)}** | ${f1(m(runs.bare, 'p99'))} | ${f1(m(runs.receiver, 'p50'))} | ${f1(m(runs.receiver, 'p99'))} | ${failed} |`,
+        `| ${connections} | ${f0(m(runs.bare, 'rps'))} | ${f0(m(runs.floor, 'rps'))} | ${f0(m(runs.receiver, 'rps'))} | **${ratio(runs.receiver, runs.bare)}** | ${ratio(runs.floor, runs.bare)} | ${ratio(runs.receiver, runs.floor)} | ${f1(m(runs.bare, 'p99'))} | ${f1(m(runs.floor, 'p99'))} | ${f1(m(runs.receiver, 'p50'))} | ${f1(m(runs.receiver, 'p99'))} | ${failed} |`,
       );
     }
     return [
-      `Receiver beside a bare Koa route (median of ${ROUNDS} alternating rounds of ${SECONDS} s):`,
+      `Receiver beside a bare Koa route and the durable floor (median of ${ROUNDS} alternating rounds of ${SECONDS} s):`,
       '',
-      '| connections | bare req/s | receiver events/s | ratio | bare p99 ms | receiver p50 ms | receiver p99 ms | non-2xx |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| connections | bare req/s | floor events/s | receiver events/s | receiver / bare | floor / bare | receiver / floor | bare p99 ms | floor p99 ms | receiver p50 ms | receiver p99 ms | non-2xx |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...rows,
     ];
   } finally {
-    await bare.stop();
+    await Promise.all([bare.child.stop(), floor.child.stop()]);
   }
 }
 
@@ -279,7 +301,7 @@ async function main(): Promise<void> {
         REDIS_PREFIX: `${PREFIX}receiver`,
       });
       try {
-        report.push('', ...(await receiverSection(receiverApi.url)));
+        report.push('', ...(await receiverSection(receiverApi.url, `${ADMIN_URL}/${DATABASE}_receiver`)));
       } finally {
         await receiverApi.child.stop();
       }

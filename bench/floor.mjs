@@ -1,0 +1,69 @@
+/**
+ * The durable floor: what any receiver that answers 200 only once the event is stored and queued
+ * costs on this machine, with nothing else. A bare Koa route plus the kit's own pieces for the
+ * durable part, from the build: the signature check, JSON.parse, the inbox's multi-row INSERT and
+ * bull's addBulk, each batched as the kit batches them. No validation, no card-number check, no
+ * request id, no log line, no metrics: the distance from here to the receiver is what those cost,
+ * the distance from the bare route to here is what durability costs.
+ *
+ * A process of its own, like the bare route; needs the build (`npm run build`) and a migrated
+ * database. Prints its port on stdout once it listens.
+ *
+ *   DATABASE_URL=... REDIS_URL=... REDIS_PREFIX=... WEBHOOK_SECRET=... PORT=0 node bench/floor.mjs
+ */
+import { createServer } from 'node:http';
+import Koa from 'koa';
+import getRawBody from 'raw-body';
+import { createPool } from '../dist/src/infra/database.js';
+import { BATCHES } from '../dist/src/kit/adapters.js';
+import { closeQueue, createObservationQueue, enqueueEvents } from '../dist/src/merchant/reconciler/queue.js';
+import { InboxStore } from '../dist/src/merchant/store/inbox.js';
+import { batched } from '../dist/src/shared/batcher.js';
+import { verify } from '../dist/src/shared/signature.js';
+
+const env = process.env;
+const pool = createPool(env.DATABASE_URL);
+let receipts = 0;
+// storeMany is the inbox's pool path: it never touches the ORM models.
+const inbox = new InboxStore(null, pool, () => `floor${process.pid}-${receipts++}`.slice(-16));
+const queue = createObservationQueue(env.REDIS_URL, env.REDIS_PREFIX);
+const store = batched((events) => inbox.storeMany(events), BATCHES);
+const enqueue = batched((ids) => enqueueEvents(queue, ids), BATCHES);
+
+const app = new Koa();
+app.use(async (ctx) => {
+  const raw = await getRawBody(ctx.req, { limit: 256 * 1024 });
+  const verdict = verify({
+    payload: raw,
+    header: ctx.get('X-Service-Signature'),
+    secrets: [env.WEBHOOK_SECRET],
+    nowSeconds: Math.floor(Date.now() / 1000),
+  });
+  if (!verdict.ok) {
+    ctx.status = 401;
+    return;
+  }
+  const text = raw.toString('utf8');
+  const event = JSON.parse(text);
+  await store({
+    id: event.id,
+    type: event.type,
+    transactionId: event.data.transaction.id,
+    source: 'webhook',
+    payload: text,
+    now: new Date(),
+  });
+  await enqueue(event.id);
+  ctx.body = { success: true, message: 'Received.', code: '', data: null };
+});
+const server = createServer(app.callback());
+server.listen(Number(env.PORT ?? 0), '127.0.0.1', () => {
+  console.log(JSON.stringify({ port: server.address().port }));
+});
+process.on('SIGTERM', () =>
+  server.close(async () => {
+    await closeQueue(queue);
+    await pool.end();
+    process.exit(0);
+  }),
+);
