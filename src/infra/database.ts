@@ -62,6 +62,10 @@ export function createPool(url: string): mysql.Pool {
     // As Sequelize's: BIGINT minor amounts come back as numbers.
     supportBigNumbers: true,
     bigNumberStrings: false,
+    // An order's transition sends its writes and COMMIT in one round trip (store/orders.ts). Every
+    // query on this pool takes its values through placeholders, which mysql2 escapes: no value
+    // can end a statement and start another.
+    multipleStatements: true,
   });
 }
 

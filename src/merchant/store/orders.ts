@@ -216,26 +216,30 @@ export class OrderStore {
     plan: (order: OrderRecord, attempt: AttemptRecord, now: Date) => { change: Change; result: T },
   ): Promise<T> {
     // mysql2 directly: every observation of every source comes through here (the worker's hot path).
+    // Two round trips: the transaction's start with the lock, then every write with the COMMIT. On
+    // this machine a round trip costs more CPU than the statements it carries (npm run bench).
     const db = await this.pool.getConnection();
     try {
-      await db.beginTransaction();
       // One statement locks both, the order first (the same order of locks everywhere).
-      const [locked] = await db.query<RowDataPacket[]>(
+      const [opened] = await db.query<RowDataPacket[][]>(
         {
-          sql: `SELECT ${ORDER_COLUMNS.map((c) => `o.${c}`)}, ${ATTEMPT_COLUMNS.map((c) => `a.${c}`)}
+          sql: `START TRANSACTION;
+                SELECT ${ORDER_COLUMNS.map((c) => `o.${c}`)}, ${ATTEMPT_COLUMNS.map((c) => `a.${c}`)}
                   FROM orders o LEFT JOIN payment_attempts a ON a.id = ? AND a.order_id = o.id
                  WHERE o.id = ? FOR UPDATE`,
           nestTables: true,
         },
         [attemptId, orderId],
       );
+      const locked = opened[1]!;
       if (!locked[0]) throw new OrderNotFound(`order ${orderId} does not exist`);
       if (locked[0].a.id === null) throw new OrderNotFound(`order ${orderId} has no attempt ${attemptId}`);
       const now = this.#now();
       const before = orderFromRow(locked[0].o);
       const { change, result } = plan(before, attemptFromRow(locked[0].a), now);
+      const writes = new Writes();
       if (change.attempt && Object.keys(change.attempt).length > 0)
-        await db.query('UPDATE payment_attempts SET ? WHERE id = ?', [
+        writes.add('UPDATE payment_attempts SET ? WHERE id = ?', [
           columnValues({ ...change.attempt, updated_at: now }),
           attemptId,
         ]);
@@ -244,23 +248,25 @@ export class OrderStore {
       );
       const after = { ...before, ...Object.fromEntries(changed) } as OrderRecord;
       if (changed.length > 0)
-        await db.query('UPDATE orders SET ? WHERE id = ?', [
+        writes.add('UPDATE orders SET ? WHERE id = ?', [
           columnValues({ ...Object.fromEntries(changed), version: before.version + 1, updated_at: now }),
           orderId,
         ]);
       if (change.history)
-        await db.query('INSERT INTO order_history SET ?', [
+        writes.add('INSERT INTO order_history SET ?', [
           historyRow(
             { ...change.history, orderId, attemptId, statusBefore: before.status, statusAfter: after.status },
             now,
           ),
         ]);
       if (change.processed)
-        await db.query(
+        writes.add(
           'UPDATE webhook_inbox SET processed_at = ?, outcome = ?, last_error = NULL WHERE event_id = ?',
           [now, change.processed.outcome, change.processed.eventId],
         );
-      await db.commit();
+      // A statement that fails stops the ones after it, COMMIT included: the catch rolls back.
+      writes.add('COMMIT', []);
+      await db.query(writes.sql(), writes.values);
       return result;
     } catch (error) {
       await db.rollback().catch(() => {});
@@ -278,6 +284,21 @@ export class OrderStore {
 
   #now(): Date {
     return new Date(this.clock.now());
+  }
+}
+
+/** Statements sent together, in one round trip, each with its own placeholders' values. */
+class Writes {
+  readonly #statements: string[] = [];
+  readonly values: unknown[] = [];
+
+  add(statement: string, values: unknown[]): void {
+    this.#statements.push(statement);
+    this.values.push(...values);
+  }
+
+  sql(): string {
+    return this.#statements.join(';\n');
   }
 }
 

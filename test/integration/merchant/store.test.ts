@@ -231,6 +231,21 @@ describe('merchant: the store', () => {
     expect((await store.history.ofOrder(order.id)).map((h) => h.source_id)).to.not.include(
       'evt_atomic_failed',
     );
+    // The writes go in one round trip: one refused after others were made undoes those too.
+    const other = await store.orders.create({ amountMinor: 800, currency: 'EUR' });
+    const second = await store.orders.startAttempt(other.id, { kind: 'card', mode: 'sale' });
+    const lateFailure = {
+      ...change('evt_atomic_failed'),
+      history: { ...change('evt_atomic_failed').history, outcome: 'x'.repeat(40) as 'applied' },
+    };
+    const beforeFailure = await store.orders.find(other.id);
+    const undone = await store.orders
+      .transition(other.id, second.attempt.id, () => ({ change: lateFailure, result: null }))
+      .catch(() => 'refused');
+    expect(undone).to.equal('refused');
+    expect(await store.orders.find(other.id)).to.deep.equal(beforeFailure);
+    expect(beforeFailure!.status).to.not.equal('paid');
+    expect((await store.inbox.get('evt_atomic_failed'))!.processed_at).to.equal(null);
   });
 
   it('a settled operation comes back as the record it now is', async () => {
