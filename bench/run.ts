@@ -136,7 +136,8 @@ async function receiverSection(apiUrl: string, databaseUrl: string): Promise<str
     WEBHOOK_SECRET: SECRET,
   });
   try {
-    for (const side of [bare, floor, { url: apiUrl }]) await load(side.url, { connections: 4, seconds: 2 }); // warm-up, not counted
+    // A warm-up for each side, not counted.
+    for (const side of [bare, floor, { url: apiUrl }]) await load(side.url, { connections: 4, seconds: 2 });
     const rows: string[] = [];
     for (const connections of CONNECTIONS) {
       const runs = { bare: [] as Load[], floor: [] as Load[], receiver: [] as Load[] };
