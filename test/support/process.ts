@@ -4,6 +4,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
+import { jsonOf } from './gateway.js';
 import { logged } from './log-sink.js';
 
 /**
@@ -13,6 +14,27 @@ import { logged } from './log-sink.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const ADMIN_URL = 'mysql://root@127.0.0.1:3306';
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read envelopes of every shape
+type Envelope = any;
+
+/** One HTTP call to a running kit process: JSON in (when there is a body), the answer read whole. */
+export async function call(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Envelope; text: string; type: string }> {
+  const res = await fetch(url + path, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await res.text();
+  return { status: res.status, body: jsonOf(text), text, type: res.headers.get('content-type') ?? '' };
+}
 
 /** Variables the kit reads: none leaks in from the test runner's environment. */
 export const KIT_VARIABLES = [

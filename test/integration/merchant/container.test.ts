@@ -9,10 +9,11 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { MIGRATIONS } from '../../../migrations/index.js';
-import { card, jsonOf } from '../../support/gateway.js';
+import { card } from '../../support/gateway.js';
 import { pressButton } from '../../support/kit.js';
 import {
   ADMIN_URL,
+  call,
   databaseName,
   exitWithin,
   freePort,
@@ -40,26 +41,6 @@ const READY_DEADLINE_MS = 15_000;
 const SANDBOX_KEY = 'sk_test_merchant_1001';
 const CARD_NUMBER = '4242424242424242';
 const CHALLENGE_CARD = '4000000000003220';
-
-// biome-ignore lint/suspicious/noExplicitAny: tests read envelopes of every shape
-type Envelope = any;
-
-async function call(
-  url: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: Envelope; text: string; type: string }> {
-  const res = await fetch(url + path, {
-    method,
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await res.text();
-  return { status: res.status, body: jsonOf(text), text, type: res.headers.get('content-type') ?? '' };
-}
 
 /** The settings every kit process of the image gets: production, its own secrets. */
 const production = () => ({

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
-import { jsonOf } from '../../support/gateway.js';
 import { pressButton } from '../../support/kit.js';
 import {
   ADMIN_URL,
+  call,
   databaseExists,
   databaseName,
   delay,
@@ -53,25 +53,6 @@ async function inboxRows(database: string): Promise<InboxRow[]> {
   } finally {
     await connection.end();
   }
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: tests read envelopes of every shape
-type Envelope = any;
-
-async function call(
-  url: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: Envelope; text: string }> {
-  const res = await fetch(url + path, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await res.text();
-  return { status: res.status, body: jsonOf(text), text };
 }
 
 describe('merchant: ROLES as processes (merchant.md, Running it)', function () {

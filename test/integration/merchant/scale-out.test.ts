@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
-import { card, jsonOf } from '../../support/gateway.js';
+import { card } from '../../support/gateway.js';
 import { pressButton } from '../../support/kit.js';
 import {
   ADMIN_URL,
+  call,
   databaseName,
   exitWithin,
   freePort,
@@ -56,26 +57,6 @@ const APIS = ['api-a', 'api-b'] as const;
 const WORKERS = ['worker-a', 'worker-b'] as const;
 const SCHEDULERS = ['scheduler-a', 'scheduler-b'] as const;
 type Name = (typeof APIS)[number] | (typeof WORKERS)[number] | (typeof SCHEDULERS)[number];
-
-// biome-ignore lint/suspicious/noExplicitAny: tests read envelopes of every shape
-type Envelope = any;
-
-async function call(
-  url: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: Envelope; text: string }> {
-  const res = await fetch(url + path, {
-    method,
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(15_000),
-  });
-  const text = await res.text();
-  return { status: res.status, body: jsonOf(text), text };
-}
 
 /** The most entries of `times` (ms) in any 60 s window. */
 function busiestMinute(times: number[]): number {
