@@ -101,7 +101,10 @@ export function errorMiddleware(logger: Logger) {
       }
       if (error?.code === 'UNAVAILABLE') {
         // An outage, not a defect: one line for the operator, no stack.
-        logger.error({ path: ctx.path, err: { message: (caught as Error).message } }, 'database unavailable');
+        logger.error(
+          { path: loggedPath(ctx.path), err: { message: (caught as Error).message } },
+          'database unavailable',
+        );
       }
       if (!error) {
         // Logged by name and stack only: request bodies, which may hold card data, never reach a log.
