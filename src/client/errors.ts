@@ -47,3 +47,29 @@ export class GatewayNetworkError extends Error {
     return this.sentNothing;
   }
 }
+
+/**
+ * Who holds the reference of an ERR_DUPLICATE, read from its `data` (gateway-api.md: `transaction_id`;
+ * sandbox.md section 11: `payment_session_id` when the holder is a session's transaction, so a client
+ * whose first answer was lost can resume that session). Ids are opaque: a numeric one becomes its
+ * string. Null for any other error, or a duplicate that names no transaction; a gateway without the
+ * session field gives `paymentSessionId` null.
+ */
+export function duplicateHolder(
+  error: unknown,
+): { transactionId: string; paymentSessionId: string | null } | null {
+  if (!(error instanceof GatewayError) || error.code !== 'ERR_DUPLICATE') return null;
+  const data = error.details.data;
+  if (data === null || typeof data !== 'object') return null;
+  const { transaction_id: transactionId, payment_session_id: sessionId } = data as Record<string, unknown>;
+  const id =
+    typeof transactionId === 'number' && Number.isFinite(transactionId)
+      ? String(transactionId)
+      : transactionId;
+  if (typeof id !== 'string' || id === '') return null;
+  // An empty session id names nothing to resume: null, like an absent one.
+  return {
+    transactionId: id,
+    paymentSessionId: typeof sessionId === 'string' && sessionId !== '' ? sessionId : null,
+  };
+}

@@ -5,6 +5,7 @@ import {
   type CardFacts,
   cardRefusal,
   duplicateRefusal,
+  type ReferenceHeldBy,
   type Refusal,
 } from './payment-checks.js';
 import type { VerificationCheck } from './three-ds.js';
@@ -20,8 +21,8 @@ export interface InitiationFacts {
   currency: CurrencyCode;
   /** The currencies the merchant has enabled. */
   merchantCurrencies: readonly string[];
-  /** The transaction that holds the request's reference now, if any. */
-  referenceHeldBy?: number;
+  /** The transaction (and its session, if any) that holds the request's reference now, if any. */
+  referenceHeldBy?: ReferenceHeldBy;
   /** Exactly one of `card` and `vaultToken` is sent (the request schema sees to that). */
   card?: CardFacts;
   vaultToken?: string;

@@ -11,8 +11,14 @@ export interface Refusal {
   status: 400 | 409;
   code: string;
   message: string;
-  /** ERR_DUPLICATE only: the transaction that holds the reference. */
-  data?: { transaction_id: number };
+  /** ERR_DUPLICATE only: the transaction that holds the reference, and its session if it has one. */
+  data?: { transaction_id: number; payment_session_id?: string };
+}
+
+/** Who holds a reference: a transaction, and the payment session it belongs to, if any. */
+export interface ReferenceHeldBy {
+  transactionId: number;
+  paymentSessionId?: string;
 }
 
 /** What the card rules read of a card: never its CVV. */
@@ -50,14 +56,22 @@ export function amountRefusal(
   return null;
 }
 
-/** sandbox.md section 6: a payment that is neither failed nor cancelled holds its reference. */
-export function duplicateRefusal(heldBy: number | undefined): Refusal | null {
+/**
+ * sandbox.md section 6: a payment that is neither failed nor cancelled holds its reference. Section
+ * 11: a session's transaction is answered with the session too, so a client whose first answer was
+ * lost can resume it; a plain card transaction's answer carries no session field at all.
+ */
+export function duplicateRefusal(heldBy: ReferenceHeldBy | undefined): Refusal | null {
   if (heldBy === undefined) return null;
+  const { transactionId, paymentSessionId } = heldBy;
   return {
     status: 409,
     code: 'ERR_DUPLICATE',
     message: 'An active transaction already uses this reference.',
-    data: { transaction_id: heldBy },
+    data:
+      paymentSessionId === undefined
+        ? { transaction_id: transactionId }
+        : { transaction_id: transactionId, payment_session_id: paymentSessionId },
   };
 }
 

@@ -364,7 +364,7 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
           ),
         ),
         409: answer(
-          '`ERR_DUPLICATE`: an active transaction holds the reference.',
+          "`ERR_DUPLICATE`: an active transaction holds the reference: `data.transaction_id`, and `data.payment_session_id` when it is a payment session's.",
           failure(['ERR_DUPLICATE'], duplicateSchema),
         ),
         422: invalid,
@@ -440,7 +440,7 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
           ),
         ),
         409: answer(
-          '`ERR_DUPLICATE`: an active session or transaction holds the reference.',
+          "`ERR_DUPLICATE`: an active session or transaction holds the reference: `data.transaction_id`, and `data.payment_session_id` when it is a session's.",
           failure(['ERR_DUPLICATE'], duplicateSchema),
         ),
         422: invalid,

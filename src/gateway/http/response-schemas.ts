@@ -293,5 +293,14 @@ export function failure(codes: readonly string[], data: z.ZodType = z.null()) {
   });
 }
 
-/** ERR_DUPLICATE's `data`: the transaction that holds the reference. */
-export const duplicateSchema = z.object({ transaction_id: id });
+/**
+ * ERR_DUPLICATE's `data`: the transaction that holds the reference and, when that transaction is a
+ * payment session's, the session (sandbox.md section 11: additive, so a real gateway may omit it).
+ */
+export const duplicateSchema = z.object({
+  transaction_id: id,
+  payment_session_id: z.string().optional().meta({
+    description:
+      "`ps_...`: present when the holder is a payment session's transaction, to resume that session. A gateway without it omits it.",
+  }),
+});

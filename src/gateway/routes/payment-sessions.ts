@@ -97,7 +97,7 @@ export function paymentSessionRoutes(
         `${body.payment_method} is not available in ${country}.`,
       );
     }
-    const duplicate = duplicateRefusal(state.referenceHolder(merchantId, body.reference)?.id);
+    const duplicate = duplicateRefusal(state.referenceHeldBy(merchantId, body.reference));
     if (duplicate) throw refused(duplicate);
 
     const now = clock.now();

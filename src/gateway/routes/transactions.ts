@@ -89,7 +89,7 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
       amount: body.minor,
       currency,
       merchantCurrencies: state.merchants.get(merchantId)!.currencies,
-      referenceHeldBy: state.referenceHolder(merchantId, body.reference)?.id,
+      referenceHeldBy: state.referenceHeldBy(merchantId, body.reference),
       card: card && cardFacts(card),
       vaultToken: body.vault_token,
       customerEmail: body.customer?.email,

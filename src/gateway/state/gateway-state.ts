@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { RandomSource } from '../../shared/ids.js';
 import { IdempotencyStore } from '../domain/idempotency.js';
+import type { ReferenceHeldBy } from '../domain/payment-checks.js';
 import { RateWindows } from '../domain/rate-window.js';
 import type { PaymentSession } from '../domain/sessions.js';
 import type { Verification } from '../domain/three-ds.js';
@@ -146,6 +147,16 @@ export class GatewayState {
   /** Who holds a merchant's reference now, if anyone: a read, which adds no index entry. */
   referenceHolder(merchantId: number, reference: string): ReferenceHolder | undefined {
     return this.references.get(merchantId)?.get(reference);
+  }
+
+  /** The holder of a merchant's reference as a duplicate names it: with the session of a session's transaction. */
+  referenceHeldBy(merchantId: number, reference: string): ReferenceHeldBy | undefined {
+    const holder = this.referenceHolder(merchantId, reference);
+    if (!holder) return undefined;
+    const paymentSessionId = this.sessionByTransaction.get(holder.id);
+    return paymentSessionId === undefined
+      ? { transactionId: holder.id }
+      : { transactionId: holder.id, paymentSessionId };
   }
 
   #referencesOf(merchantId: number): Map<string, ReferenceHolder> {

@@ -224,6 +224,10 @@ describe('sandbox gateway: real answers match GET /openapi.json', function () {
         reference: created.body.data.payment_session.merchant_reference,
       }),
     );
+    // A card payment reusing the session's reference: its 409 names the session too (sandbox.md section 11).
+    await call('POST', '/api/v1/transactions', '/api/v1/transactions', 409, {
+      body: transactionBody({ reference: created.body.data.payment_session.merchant_reference }),
+    });
     await call(
       'POST',
       '/api/v1/payment-sessions',

@@ -130,11 +130,22 @@ describe('gateway: payment sessions', () => {
     expect(res.body.data.payment_session.merchant_reference).to.equal(reference);
   }
 
-  async function expectReferenceHeld(reference: string, transactionId: number): Promise<void> {
+  /**
+   * A new session, then a card payment, reusing the reference: each 409 ERR_DUPLICATE with exactly
+   * this `data` (sandbox.md section 11: the session too when the holder is a session's transaction,
+   * whatever its state, no session field otherwise), and nothing created.
+   */
+  async function expectReferenceHeld(
+    reference: string,
+    holder: { transaction_id: number; payment_session_id?: string },
+  ): Promise<void> {
     const before = counts();
-    const res = await create(sessionBody({ reference, payment_method: 'psc' }));
-    expectError(res, 409, 'ERR_DUPLICATE');
-    expect(res.body.data.transaction_id).to.equal(transactionId);
+    const session = await create(sessionBody({ reference, payment_method: 'psc' }));
+    expectError(session, 409, 'ERR_DUPLICATE');
+    expect(session.body.data, 'POST /api/v1/payment-sessions').to.deep.equal(holder);
+    const card = await t.call('POST', '/api/v1/transactions', { body: transactionBody({ reference }) });
+    expectError(card, 409, 'ERR_DUPLICATE');
+    expect(card.body.data, 'POST /api/v1/transactions').to.deep.equal(holder);
     expect(counts()).to.deep.equal(before);
   }
 
@@ -381,29 +392,34 @@ describe('gateway: payment sessions', () => {
     });
   });
 
-  describe('duplicate references (rule 2)', () => {
-    it('answers the reference of an active session with 409 ERR_DUPLICATE naming its transaction', async () => {
+  describe('duplicate references (rule 2; sandbox.md section 11)', () => {
+    it('answers the reference of an open session with 409 ERR_DUPLICATE naming its transaction and the session', async () => {
       const first = await open();
-      await expectReferenceHeld(first.merchant_reference, first.transaction_id);
+      await expectReferenceHeld(first.merchant_reference, {
+        transaction_id: first.transaction_id,
+        payment_session_id: first.payment_session_id,
+      });
       // The first session is untouched.
       expect((await sessionNow(first.payment_session_id)).status).to.equal('pending_redirect');
     });
 
-    it('answers the reference of an active card transaction with 409 ERR_DUPLICATE naming it', async () => {
+    it('answers the reference of an active card transaction with 409 ERR_DUPLICATE naming it, and no session', async () => {
       const reference = uniqueReference('card-ref');
       const sale = await t.call('POST', '/api/v1/transactions', { body: transactionBody({ reference }) });
       expect(sale.status, sale.text).to.equal(200);
       expect(sale.body.data.status).to.equal('captured');
-      await expectReferenceHeld(reference, sale.body.data.id);
+      await expectReferenceHeld(reference, { transaction_id: sale.body.data.id });
     });
 
-    it("answers a card payment reusing an open session's reference with 409 ERR_DUPLICATE naming the session's transaction", async () => {
-      const s = await open();
-      const res = await t.call('POST', '/api/v1/transactions', {
-        body: transactionBody({ reference: s.merchant_reference }),
+    it('names the new session once a failed session released the reference', async () => {
+      const failed = await open();
+      redirectOf(await click(failed.payment_session_id, 'fail'));
+      const again = await open({ reference: failed.merchant_reference });
+      expect(again.payment_session_id).to.not.equal(failed.payment_session_id);
+      await expectReferenceHeld(failed.merchant_reference, {
+        transaction_id: again.transaction_id,
+        payment_session_id: again.payment_session_id,
       });
-      expectError(res, 409, 'ERR_DUPLICATE');
-      expect(res.body.data.transaction_id).to.equal(s.transaction_id);
     });
   });
 
@@ -660,7 +676,10 @@ describe('gateway: payment sessions', () => {
       expect(transaction.status).to.equal('captured');
       expect(transaction.amount).to.equal(s.amount);
       // A paid session's transaction keeps holding the reference.
-      await expectReferenceHeld(s.merchant_reference, s.transaction_id);
+      await expectReferenceHeld(s.merchant_reference, {
+        transaction_id: s.transaction_id,
+        payment_session_id: s.payment_session_id,
+      });
     });
 
     it('Fail: 303 to success_url with status=failed; transaction failed, reference released', async () => {
@@ -695,7 +714,10 @@ describe('gateway: payment sessions', () => {
       expect(pending.finalised_at).to.equal(null);
       expect(pending.provider_transaction_id).to.equal(null);
       expect((await transactionNow(s.transaction_id)).status).to.equal('pending');
-      await expectReferenceHeld(s.merchant_reference, s.transaction_id);
+      await expectReferenceHeld(s.merchant_reference, {
+        transaction_id: s.transaction_id,
+        payment_session_id: s.payment_session_id,
+      });
     });
 
     it('a second click on a finished session changes nothing', async () => {

@@ -5,7 +5,7 @@ import {
   type InitiationFacts,
   planInitiation,
 } from '../../../src/gateway/domain/initiation.js';
-import { amountRefusal } from '../../../src/gateway/domain/payment-checks.js';
+import { amountRefusal, duplicateRefusal } from '../../../src/gateway/domain/payment-checks.js';
 import { DECLINING_CARDS } from '../../support/gateway.js';
 
 /** POST /api/v1/transactions decided without I/O (sandbox.md sections 3 to 6). */
@@ -54,7 +54,7 @@ describe('transaction initiation rules (pure)', () => {
     let f: InitiationFacts = facts({
       currency: 'CHF',
       amount: 100_000_001,
-      referenceHeldBy: 100_007,
+      referenceHeldBy: { transactionId: 100_007 },
       vaultToken: 'vt_123',
       card: { number: '4242424242424241', expMonth: 1, expYear: 2020 },
       customerEmail: 'ada@risk.test',
@@ -112,14 +112,33 @@ describe('transaction initiation rules (pure)', () => {
     });
   });
 
-  it('a held reference is a 409 naming the transaction that holds it', () => {
-    expect(planInitiation(facts({ referenceHeldBy: 100_042 }))).to.deep.equal({
+  it('a reference held by a card transaction is a 409 naming the transaction, and no session', () => {
+    expect(planInitiation(facts({ referenceHeldBy: { transactionId: 100_042 } }))).to.deep.equal({
       ok: false,
       status: 409,
       code: 'ERR_DUPLICATE',
       message: 'An active transaction already uses this reference.',
       data: { transaction_id: 100_042 },
     });
+  });
+
+  it("a reference held by a session's transaction is a 409 naming the transaction and the session (sandbox.md section 11)", () => {
+    const heldBy = { transactionId: 100_043, paymentSessionId: 'ps_4fP2kQ9sVx1Lm7Zc3Ba8Ny0R' };
+    expect(planInitiation(facts({ referenceHeldBy: heldBy }))).to.deep.equal({
+      ok: false,
+      status: 409,
+      code: 'ERR_DUPLICATE',
+      message: 'An active transaction already uses this reference.',
+      data: { transaction_id: 100_043, payment_session_id: 'ps_4fP2kQ9sVx1Lm7Zc3Ba8Ny0R' },
+    });
+    // Payment sessions ask the same check directly, and get the same answer.
+    expect(duplicateRefusal(heldBy)).to.deep.equal({
+      status: 409,
+      code: 'ERR_DUPLICATE',
+      message: 'An active transaction already uses this reference.',
+      data: { transaction_id: 100_043, payment_session_id: 'ps_4fP2kQ9sVx1Lm7Zc3Ba8Ny0R' },
+    });
+    expect(duplicateRefusal(undefined)).to.equal(null);
   });
 
   it('the platform maximum is 1,000,000.00 in major units of each currency', () => {
