@@ -17,7 +17,7 @@ import { metricSources } from './kit/metric-sources.js';
 import { type Schedules, startScheduler } from './kit/scheduler.js';
 import { Shutdown } from './kit/shutdown.js';
 import { startWorker } from './kit/worker.js';
-import type { CheckoutDeps } from './merchant/checkout/deps.js';
+import type { MerchantDeps } from './merchant/checkout/deps.js';
 import { createMetricsApp } from './merchant/http/metrics-route.js';
 import type { Apply } from './merchant/reconciler/apply.js';
 import type { ObservationJob, RetryPolicy } from './merchant/reconciler/queue.js';
@@ -72,7 +72,7 @@ export interface Kit {
   sequelize: Sequelize;
   box: SecretBox;
   /** What the checkout flows and jobs run with. */
-  checkout: CheckoutDeps;
+  checkout: MerchantDeps;
   /** Queues an inbox event for the reconciler. */
   enqueue(eventId: string): Promise<void>;
   /** The sweeper, run now (what the scheduler runs on its schedule). */

@@ -8,7 +8,7 @@ import { createPool, createSequelize, migrate } from '../infra/database.js';
 import { RedisBudget } from '../infra/gateway-budget.js';
 import { KitMetrics } from '../infra/metrics.js';
 import { createRedis } from '../infra/redis.js';
-import type { CheckoutDeps } from '../merchant/checkout/deps.js';
+import type { MerchantDeps } from '../merchant/checkout/deps.js';
 import { type Apply, applier } from '../merchant/reconciler/apply.js';
 import {
   closeQueue,
@@ -46,7 +46,7 @@ export interface Adapters {
   /** The key's shared budget and what it reports it spends. */
   budget: RedisBudget;
   /** What the checkout flows, landings and jobs run with. */
-  checkout: CheckoutDeps;
+  checkout: MerchantDeps;
 }
 
 export interface AdapterOptions

@@ -1,4 +1,4 @@
-import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
+import { duplicateHolder, GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import type { CardInput, CustomerInput } from '../../client/gateway-client.js';
 import {
   type GatewayTransaction,
@@ -6,10 +6,14 @@ import {
   transactionSchema,
 } from '../../client/schemas.js';
 import { observeFinding, observeTransaction } from '../orders/from-gateway.js';
-import type { AttemptRecord, OrderRecord } from '../store/records.js';
-import { type CheckoutDeps, type PaymentOutcome, reload } from './deps.js';
+import type { About } from '../orders/observation.js';
+import type { ApplyResult } from '../reconciler/apply.js';
+import type { OrderRecord } from '../store/records.js';
+import { type CheckoutDeps, type PaymentOutcome, reload, standing } from './deps.js';
+import { adoptDuplicate } from './duplicate.js';
 import { type CardHold, HOLD_LIFETIME_MS, openHold, sealHold } from './hold.js';
 import { inputRefusal } from './input-refusal.js';
+import { outcomeOf } from './outcome.js';
 
 export interface CardPayment {
   card: CardInput;
@@ -31,6 +35,7 @@ export async function payByCard(
     kind: 'card',
     mode: payment.mode,
   });
+  const about: About = { orderId: order.id, attemptId: attempt.id };
   let verification: GatewayVerification;
   try {
     verification = (
@@ -47,14 +52,14 @@ export async function payByCard(
       // Nothing exists at the gateway for this attempt yet: undone, and the order is as it was.
       await deps.store.orders.withdrawAttempt(order.id, attempt.id, previous);
       const { code, message } = error as GatewayError;
-      return { kind: 'invalid', order: await reload(deps, order.id), code, message, errors };
+      return { kind: 'invalid', ...(await reload(deps, order.id)), code, message, errors };
     }
-    return refuse(deps, order, attempt, error, 'verify');
+    return refuse(deps, about, error, 'verify');
   }
-  await deps.store.attempts.setIds(attempt.id, { verification_id: verification.public_id });
-
+  // Every answer from here on carries the verification's id to the attempt, with what it says.
+  const verified: About = { ...about, ids: { verificationId: verification.public_id } };
   if (verification.status === 'full_auth')
-    return transact(deps, order, attempt, payment, verification.public_id);
+    return transact(deps, order, verified, payment, verification.public_id);
   if (verification.challenge_url) {
     const hold: CardHold = {
       card: payment.card,
@@ -67,16 +72,10 @@ export async function payByCard(
       sealHold(deps.box, attempt.id, hold),
       new Date(deps.clock.now() + HOLD_LIFETIME_MS),
     );
-    await found(deps, attempt.id, `api:${attempt.id}:3ds`, 'requires_action');
-    return { kind: 'action', order: await reload(deps, order.id), url: verification.challenge_url };
+    const applied = await found(deps, verified, `api:${attempt.id}:3ds`, 'requires_action');
+    return { kind: 'action', ...standing(applied), url: verification.challenge_url };
   }
-  await found(deps, attempt.id, `api:${attempt.id}:3ds`, 'failed', 'ERR_3DS_FAILED');
-  return {
-    kind: 'declined',
-    order: await reload(deps, order.id),
-    code: 'ERR_3DS_FAILED',
-    message: '3D Secure authentication failed.',
-  };
+  return declined(deps, verified, `api:${attempt.id}:3ds`, 'ERR_3DS_FAILED');
 }
 
 /**
@@ -91,14 +90,17 @@ export async function finishChallenge(
   const attempt = await deps.store.attempts.by('verification_id', verificationId);
   if (!attempt) return null;
   const hold = await deps.store.holds.take(attempt.id);
-  const order = await reload(deps, attempt.order_id);
   switch (hold.kind) {
-    case 'taken':
-      return transact(deps, order, attempt, openHold(deps.box, attempt.id, hold.sealed), verificationId);
+    case 'taken': {
+      const order = (await deps.store.orders.find(attempt.order_id))!;
+      const about = { orderId: order.id, attemptId: attempt.id };
+      const payment = openHold(deps.box, attempt.id, hold.sealed);
+      return transact(deps, order, about, payment, verificationId);
+    }
     case 'expired':
       return timedOut(deps, attempt.id);
     case 'gone':
-      return { kind: 'done', order };
+      return { kind: 'done', ...(await reload(deps, attempt.order_id)) };
     default:
       return hold satisfies never;
   }
@@ -120,22 +122,22 @@ export async function expireHolds(deps: CheckoutDeps): Promise<number> {
 
 async function timedOut(deps: CheckoutDeps, attemptId: string): Promise<PaymentOutcome> {
   const attempt = (await deps.store.attempts.get(attemptId))!;
-  const order = await reload(deps, attempt.order_id);
-  if (order.current_attempt_id !== attempt.id || order.status !== 'requires_action')
-    return { kind: 'done', order };
-  await found(deps, attempt.id, `api:${attempt.id}:hold`, 'failed', 'ERR_3DS_TIMEOUT');
-  return {
-    kind: 'declined',
-    order: await reload(deps, order.id),
-    code: 'ERR_3DS_TIMEOUT',
-    message: declineMessage('ERR_3DS_TIMEOUT'),
-  };
+  const now = await reload(deps, attempt.order_id);
+  if (now.order.current_attempt_id !== attempt.id || now.order.status !== 'requires_action')
+    return { kind: 'done', ...now };
+  const about = { orderId: attempt.order_id, attemptId };
+  return declined(deps, about, `api:${attemptId}:hold`, 'ERR_3DS_TIMEOUT');
 }
 
+/**
+ * The transaction. Its answer is applied to the attempt; a lost answer is asked again (the
+ * reference guards against a second charge); ERR_DUPLICATE, on the first call (the kit died before
+ * hearing an earlier one) or the second, is the gateway naming the payment it holds: adopted.
+ */
 async function transact(
   deps: CheckoutDeps,
   order: OrderRecord,
-  attempt: AttemptRecord,
+  about: About,
   payment: CardPayment,
   verificationId: string,
 ): Promise<PaymentOutcome> {
@@ -150,99 +152,91 @@ async function transact(
     browserIp: payment.browserIp,
     description: order.description ?? undefined,
   };
-  let record: GatewayTransaction;
-  try {
-    record = (await deps.gateway.createTransaction(request)).data;
-  } catch (error) {
-    if (!(error instanceof GatewayNetworkError) || error.sentNothing)
-      return refuse(deps, order, attempt, error, 'initiate');
-    // No answer: it may have gone through. Asking again is safe, since the reference guards against a
-    // second charge: an answer, or ERR_DUPLICATE naming the transaction the first request made.
-    try {
-      record = (await deps.gateway.createTransaction(request)).data;
-    } catch (again) {
-      const id = again instanceof GatewayError && again.code === 'ERR_DUPLICATE' ? duplicateOf(again) : null;
-      if (id === null) {
-        if (again instanceof GatewayError) return refuse(deps, order, attempt, again, 'initiate');
-        deps.logger.warn(
-          { order: order.id, attempt: attempt.id },
-          'transaction outcome unknown; the poller will settle it',
-        );
-        return { kind: 'unknown', order: await reload(deps, order.id) };
-      }
-      record = (await deps.gateway.transactionStatus(id)).data;
-    }
+  const create = () =>
+    deps.gateway.createTransaction(request).then(
+      (answer) => ({ record: answer.data, error: null }),
+      (error: unknown) => ({ record: null, error }),
+    );
+  let answer = await create();
+  if (mayHaveArrived(answer.error)) {
+    answer = await create();
+    if (answer.error instanceof GatewayNetworkError || serverError(answer.error))
+      return outcomeUnknown(deps, about);
   }
-  return observeAnswer(deps, order, attempt, record);
+  if (answer.record) return observed(deps, about, answer.record, `api:${about.attemptId}:initiate`);
+  const holder = duplicateHolder(answer.error);
+  if (holder) return adoptDuplicate(deps, about, holder);
+  return refuse(deps, about, answer.error, 'initiate');
 }
 
-async function observeAnswer(
+/** No answer to a request that may have reached the gateway: a timeout, a reset, a garbled answer. */
+const mayHaveArrived = (error: unknown) =>
+  (error instanceof GatewayNetworkError && !error.sentNothing) || serverError(error);
+
+/** A 5xx after the client's own retries: the gateway may have recorded the payment all the same. */
+const serverError = (error: unknown) => error instanceof GatewayError && error.status >= 500;
+
+/** Neither answer came: the order stays pending; the webhook (or the shopper's next try) settles it. */
+async function outcomeUnknown(deps: CheckoutDeps, about: About): Promise<PaymentOutcome> {
+  deps.logger.warn(
+    { order: about.orderId, attempt: about.attemptId },
+    'transaction outcome unknown; the webhook or the next attempt will settle it',
+  );
+  return { kind: 'unknown', ...(await reload(deps, about.orderId)) };
+}
+
+/** A transaction record the gateway answered with (approved or declined), applied to the attempt. */
+async function observed(
   deps: CheckoutDeps,
-  order: OrderRecord,
-  attempt: AttemptRecord,
-  record: ReturnType<typeof transactionSchema.parse>,
-) {
+  about: About,
+  record: GatewayTransaction,
+  sourceId: string,
+): Promise<PaymentOutcome> {
+  let applied: ApplyResult;
   try {
-    await deps.store.attempts.setIds(attempt.id, { gateway_transaction_id: record.id });
-    await deps.apply(observeTransaction(record, 'api', `api:${attempt.id}:initiate`, deps.clock.now()));
+    applied = await deps.apply(observeTransaction(record, 'api', sourceId, deps.clock.now(), about));
   } catch (error) {
     // The gateway has decided; only our record of it failed. The shopper is told the outcome is on its
     // way (never a 500 for money that moved): the webhook, or a poll, lands it by the reference.
     deps.logger.error(
       {
-        order: order.id,
-        attempt: attempt.id,
+        order: about.orderId,
+        attempt: about.attemptId,
         transaction: record.id,
         err: { message: (error as Error).message },
       },
       'gateway answer not recorded; the webhook or a poll will land it',
     );
-    return { kind: 'unknown', order: await reload(deps, order.id) } satisfies PaymentOutcome;
+    return { kind: 'unknown', ...(await reload(deps, about.orderId)) };
   }
-  const after = await reload(deps, order.id);
-  if (after.status === 'failed' || after.status === 'cancelled') {
-    const code = after.failure_code ?? 'ERR_TXN_FAILED';
-    return { kind: 'declined', order: after, code, message: declineMessage(code) } satisfies PaymentOutcome;
-  }
-  return { kind: 'done', order: after } satisfies PaymentOutcome;
-}
-
-function duplicateOf(error: GatewayError): string | null {
-  const id = (error.details.data as { transaction_id?: unknown } | null)?.transaction_id;
-  return typeof id === 'number' || typeof id === 'string' ? String(id) : null;
+  return outcomeOf(applied);
 }
 
 /**
  * A refusal: a decline that recorded a transaction is observed like any answer; one that did not
- * fails the attempt here, with the gateway's code. An unreachable gateway fails it too: at this
- * point nothing was charged.
+ * fails the attempt here, with the gateway's code. An unreachable gateway (nothing sent, or a 3DS
+ * step, where no money can move) fails it too: nothing was charged.
  */
 async function refuse(
   deps: CheckoutDeps,
-  order: OrderRecord,
-  attempt: AttemptRecord,
+  about: About,
   error: unknown,
   step: string,
 ): Promise<PaymentOutcome> {
+  const sourceId = `api:${about.attemptId}:${step}`;
   if (error instanceof GatewayError && error.status < 500) {
     const record = transactionSchema.safeParse(error.details.data);
-    if (record.success) return observeAnswer(deps, order, attempt, record.data);
-    await found(deps, attempt.id, `api:${attempt.id}:${step}`, 'failed', error.code);
-    return {
-      kind: 'declined',
-      order: await reload(deps, order.id),
-      code: error.code,
-      message: declineMessage(error.code),
-    };
+    if (record.success) return observed(deps, about, record.data, sourceId);
+    return declined(deps, about, sourceId, error.code);
   }
   if (error instanceof GatewayError || error instanceof GatewayNetworkError) {
     // The gateway failed, not the card: the attempt ends (nothing was charged) and the customer may retry.
     const code = error instanceof GatewayError ? error.code : 'GATEWAY_UNAVAILABLE';
-    deps.logger.warn({ order: order.id, step, code }, 'gateway unavailable');
-    await found(deps, attempt.id, `api:${attempt.id}:${step}`, 'failed', code);
+    deps.logger.warn({ order: about.orderId, step, code }, 'gateway unavailable');
+    const applied = await found(deps, about, sourceId, 'failed', code);
     return {
       kind: 'unavailable',
-      order: await reload(deps, order.id),
+      ...standing(applied),
       code,
       message: 'The payment gateway is not available; nothing was charged.',
     };
@@ -250,41 +244,27 @@ async function refuse(
   throw error;
 }
 
-/** What the kit's call found about the attempt, through the one apply path (a challenge, or a refusal). */
-async function found(
+/**
+ * A refusal that recorded nothing at the gateway: the attempt fails with the gateway's code. Should a
+ * transaction record have said otherwise first (decide flags the contradiction), the shopper is told
+ * where the order stands, not that it failed.
+ */
+async function declined(
   deps: CheckoutDeps,
-  attemptId: string,
+  about: About,
+  sourceId: string,
+  code: string,
+): Promise<PaymentOutcome> {
+  return outcomeOf(await found(deps, about, sourceId, 'failed', code));
+}
+
+/** What the kit's call found about the attempt, through the one apply path (a challenge, or a refusal). */
+function found(
+  deps: CheckoutDeps,
+  about: About,
   sourceId: string,
   status: 'requires_action' | 'failed',
   code: string | null = null,
-): Promise<void> {
-  await deps.apply(observeFinding(attemptId, { status, code }, sourceId, deps.clock.now()));
-}
-
-/** What the storefront tells the customer, per gateway code (gateway-api.md, Errors). */
-const MESSAGES: Record<string, string> = {
-  ERR_CARD_DO_NOT_HONOR: 'The card was declined. Try another card.',
-  ERR_CARD_INSUFFICIENT_FUNDS: 'The card has insufficient funds.',
-  ERR_EXPIRED_CARD: 'The card has expired.',
-  ERR_CARD_EXPIRATION_INVALID: 'The card expiry date is not valid.',
-  ERR_INVALID_ACCOUNT_NUMBER: 'The card number is not valid.',
-  ERR_CARD_SECURITY_VIOLATION: 'The card was declined for security reasons.',
-  ERR_CARD_SYSTEM_ERROR: 'The card network had a temporary problem. Please try again.',
-  ERR_CARD_ISSUER_UNAVAILABLE: 'The card issuer is unavailable. Please try again in a moment.',
-  ERR_CARD_FRAUD_SUSPECTED: 'The card was declined. Please use another card.',
-  ERR_CARD_LOST_OR_STOLEN: 'The card was declined. Please use another card.',
-  ERR_DO_NOT_RETRY: 'The card was declined. Please use another card.',
-  ERR_RISK_REJECTED: 'The payment was blocked by risk checks.',
-  ERR_3DS_REQUIRED: 'The card requires 3D Secure authentication.',
-  ERR_3DS_FAILED: '3D Secure authentication failed.',
-  ERR_3DS_NOT_ENROLLED: 'The card is not enrolled in 3D Secure.',
-  ERR_3DS_TIMEOUT: 'The authentication was not completed in time.',
-  ERR_3DS_NOT_SUPPORTED: 'The card does not support 3D Secure.',
-  ERR_3DS_TECHNICAL_ERROR: '3D Secure had a technical problem. Please try again.',
-  ERR_PAYMENT_METHOD_NOT_ENABLED: 'This payment method or currency is not available.',
-  ERR_DUPLICATE: 'A payment for this order is already in progress.',
-};
-
-export function declineMessage(code: string): string {
-  return MESSAGES[code] ?? 'The payment was declined.';
+): Promise<ApplyResult> {
+  return deps.apply(observeFinding(about, { status, code }, sourceId, deps.clock.now()));
 }

@@ -2,15 +2,41 @@ import type { Logger } from 'pino';
 import type { GatewayClient } from '../../client/gateway-client.js';
 import type { Clock } from '../../shared/clock.js';
 import type { SecretBox } from '../../shared/secret-box.js';
-import type { Apply } from '../reconciler/apply.js';
+import type { Apply, ApplyResult } from '../reconciler/apply.js';
+import type { AttemptStore } from '../store/attempts.js';
+import type { HoldStore } from '../store/holds.js';
 import type { Store } from '../store/index.js';
-import type { OrderRecord } from '../store/records.js';
+import type { OperationStore } from '../store/operations.js';
+import type { OrderStore } from '../store/orders.js';
+import type { AttemptRecord, OrderRecord } from '../store/records.js';
 
+/**
+ * What checkout needs of the store: starting (and withdrawing) an attempt, finding one, the 3DS hold,
+ * the operators' stored operations. Everything the gateway says is written through `apply`.
+ */
+export interface CheckoutStore {
+  orders: Pick<OrderStore, 'startAttempt' | 'withdrawAttempt' | 'find'>;
+  attempts: Pick<AttemptStore, 'get' | 'by'>;
+  holds: Pick<HoldStore, 'put' | 'take' | 'expired'>;
+  operations: Pick<OperationStore, 'find' | 'create' | 'settle'>;
+}
+
+/** Checkout's port: narrow, so that its branches can be driven by fakes in unit tests. */
 export interface CheckoutDeps {
-  store: Store;
+  store: CheckoutStore;
   /** The one apply path: every gateway answer goes through it, as the worker's events do. */
   apply: Apply;
-  gateway: GatewayClient;
+  gateway: Pick<
+    GatewayClient,
+    | 'verify3ds'
+    | 'createTransaction'
+    | 'transactionStatus'
+    | 'createPaymentSession'
+    | 'getPaymentSession'
+    | 'capture'
+    | 'refund'
+    | 'void'
+  >;
   box: SecretBox;
   clock: Clock;
   logger: Logger;
@@ -18,17 +44,42 @@ export interface CheckoutDeps {
   publicBaseUrl: string;
 }
 
-/** How a payment attempt ended, for the storefront's answer. */
-export type PaymentOutcome =
-  | { kind: 'done'; order: OrderRecord }
-  | { kind: 'action'; order: OrderRecord; url: string }
-  | { kind: 'declined'; order: OrderRecord; code: string; message: string }
-  | { kind: 'unavailable'; order: OrderRecord; code: string; message: string }
-  /** The gateway refused the input before anything existed there: the order is as it was. */
-  | { kind: 'invalid'; order: OrderRecord; code: string; message: string; errors: Record<string, string[]> }
-  /** The gateway may have a transaction we could not see yet: the order stays pending for the poller. */
-  | { kind: 'unknown'; order: OrderRecord };
+/** What the kit composes once (kit/adapters.ts) and hands to checkout, the routes, jobs and reports. */
+export interface MerchantDeps extends CheckoutDeps {
+  store: Store;
+  gateway: GatewayClient;
+}
 
-export async function reload(deps: Pick<CheckoutDeps, 'store'>, orderId: string): Promise<OrderRecord> {
-  return (await deps.store.orders.find(orderId))!;
+/** An order and its current attempt, as they stand. */
+export interface Standing {
+  order: OrderRecord;
+  attempt: AttemptRecord | null;
+}
+
+/** How a payment attempt ended, for the storefront's answer. */
+export type PaymentOutcome = Standing &
+  (
+    | { kind: 'done' }
+    | { kind: 'action'; url: string }
+    | { kind: 'declined'; code: string; message: string }
+    | { kind: 'unavailable'; code: string; message: string }
+    /** The gateway refused the input before anything existed there: the order is as it was. */
+    | { kind: 'invalid'; code: string; message: string; errors: Record<string, string[]> }
+    /** The gateway holds a payment for the order that is still pending: the poller and the webhook settle it. */
+    | { kind: 'in_progress' }
+    /** The gateway may have a transaction we could not see yet: the order stays pending for the webhook. */
+    | { kind: 'unknown' }
+  );
+
+/** The order and attempt an applied observation left (an observation about an attempt always matches). */
+export function standing(applied: ApplyResult): Standing {
+  if (!applied.order) throw new Error('an observation about an attempt matched no order');
+  return { order: applied.order, attempt: applied.attempt ?? null };
+}
+
+/** The order and its current attempt, read again (the paths where nothing was applied). */
+export async function reload(deps: Pick<CheckoutDeps, 'store'>, orderId: string): Promise<Standing> {
+  const order = (await deps.store.orders.find(orderId))!;
+  const attempt = order.current_attempt_id ? await deps.store.attempts.get(order.current_attempt_id) : null;
+  return { order, attempt };
 }

@@ -86,8 +86,8 @@ export async function drive(
           ? await deps.gateway.refund(transactionId, money, op.reason ?? undefined, op.idempotency_key)
           : await deps.gateway.void(transactionId, money, op.reason ?? undefined, op.idempotency_key);
     op = await deps.store.operations.settle(op, { status: 'succeeded', transactionId: answer.data.id });
-    await deps.apply(observeTransaction(answer.data, 'api', `op:${op.id}`, deps.clock.now()));
-    return { kind: 'done', order: await reload(deps, order.id), operation: op };
+    const applied = await deps.apply(observeTransaction(answer.data, 'api', `op:${op.id}`, deps.clock.now()));
+    return { kind: 'done', order: applied.order ?? (await reload(deps, order.id)).order, operation: op };
   } catch (error) {
     if (error instanceof GatewayError && !error.retryable) {
       op = await deps.store.operations.settle(op, {
@@ -97,7 +97,7 @@ export async function drive(
       });
       return {
         kind: 'refused',
-        order: await reload(deps, order.id),
+        order: (await reload(deps, order.id)).order,
         operation: op,
         code: error.code,
         message: error.message,
@@ -108,7 +108,7 @@ export async function drive(
         { order: order.id, operation: op.id, error: error.message },
         'operation outcome unknown; kept pending',
       );
-      return { kind: 'unknown', order: await reload(deps, order.id), operation: op };
+      return { kind: 'unknown', order: (await reload(deps, order.id)).order, operation: op };
     }
     throw error;
   }

@@ -1,9 +1,11 @@
-import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
+import { duplicateHolder, GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import type { CustomerInput } from '../../client/gateway-client.js';
 import { observeFinding, observeSession } from '../orders/from-gateway.js';
-import { declineMessage } from './card.js';
-import { type CheckoutDeps, type PaymentOutcome, reload } from './deps.js';
+import type { About } from '../orders/observation.js';
+import { type CheckoutDeps, type PaymentOutcome, reload, standing } from './deps.js';
+import { adoptDuplicate } from './duplicate.js';
 import { inputRefusal } from './input-refusal.js';
+import { declineMessage } from './outcome.js';
 
 /**
  * merchant.md, POST /orders/{id}/pay/redirect: a hosted payment session, and the customer sent to
@@ -18,6 +20,8 @@ export async function payByRedirect(
     kind: 'redirect',
     paymentMethod: input.paymentMethod,
   });
+  const about: About = { orderId: order.id, attemptId: attempt.id };
+  const sourceId = `api:${attempt.id}:session`;
   try {
     const session = (
       await deps.gateway.createPaymentSession({
@@ -32,38 +36,39 @@ export async function payByRedirect(
         description: order.description ?? undefined,
       })
     ).data;
-    const expiresAt = session.expires_at === undefined ? Number.NaN : Date.parse(session.expires_at);
-    await deps.store.attempts.setIds(attempt.id, {
-      payment_session_id: session.payment_session_id,
-      gateway_transaction_id: session.transaction_id,
-      // The poller asks right after it: an abandoned session is known expired within seconds.
-      ...(Number.isNaN(expiresAt) ? {} : { session_expires_at: new Date(expiresAt) }),
-    });
-    await deps.apply(observeSession(session, 'api', `api:${attempt.id}:session`, deps.clock.now()));
-    return { kind: 'action', order: await reload(deps, order.id), url: session.checkout_url };
+    // The session's ids and expiry reach the attempt with its status, in one change.
+    const applied = await deps.apply(observeSession(session, 'api', sourceId, deps.clock.now(), about));
+    return { kind: 'action', ...standing(applied), url: session.checkout_url };
   } catch (error) {
     if (!(error instanceof GatewayError) && !(error instanceof GatewayNetworkError)) throw error;
     const errors = error instanceof GatewayError ? inputRefusal(error, 'redirect') : null;
     if (errors) {
       await deps.store.orders.withdrawAttempt(order.id, attempt.id, previous);
       const { code, message } = error as GatewayError;
-      return { kind: 'invalid', order: await reload(deps, order.id), code, message, errors };
+      return { kind: 'invalid', ...(await reload(deps, order.id)), code, message, errors };
+    }
+    const holder = duplicateHolder(error);
+    if (holder) return adoptDuplicate(deps, about, holder);
+    if (error instanceof GatewayNetworkError && !error.sentNothing) {
+      // The session may exist: the shopper's next try is handed it back (ERR_DUPLICATE, adopted).
+      deps.logger.warn({ order: order.id, attempt: attempt.id }, 'payment session outcome unknown');
+      return { kind: 'unknown', ...(await reload(deps, order.id)) };
     }
     const code = error instanceof GatewayError ? error.code : 'GATEWAY_UNAVAILABLE';
-    const sourceId = `api:${attempt.id}:session`;
-    await deps.apply(observeFinding(attempt.id, { status: 'failed', code }, sourceId, deps.clock.now()));
-    const after = await reload(deps, order.id);
+    const now = standing(
+      await deps.apply(observeFinding(about, { status: 'failed', code }, sourceId, deps.clock.now())),
+    );
     // A gateway or provider outage (5xx, no answer) is not a decline: the customer may simply try again.
     if (error instanceof GatewayNetworkError || error.status >= 500) {
       return {
         kind: 'unavailable',
-        order: after,
+        ...now,
         code,
         message: 'The payment provider is not available right now; nothing was charged.',
       };
     }
     const message = code === 'ERR_PROVIDER_REJECTED' ? error.message : declineMessage(code);
-    return { kind: 'declined', order: after, code, message };
+    return { kind: 'declined', ...now, code, message };
   }
 }
 

@@ -1,9 +1,8 @@
 import type { Caller } from '../../client/budget.js';
 import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
-import { observeSession, observeTransaction } from '../orders/from-gateway.js';
-import type { Observation } from '../orders/observation.js';
 import { OPEN } from '../orders/status.js';
 import type { OrderRecord } from '../store/records.js';
+import { type AskOutcome, askGateway } from './ask.js';
 import type { CheckoutDeps } from './deps.js';
 
 export interface RefreshOptions {
@@ -13,17 +12,16 @@ export interface RefreshOptions {
    * client's own timeouts and retries apply).
    */
   signal?: AbortSignal;
-  /** Who asks, for the budget. Default `landing`: a shopper is waiting. The poller passes `poller`. */
+  /** Who asks, for the budget. Default `landing`: a shopper is waiting. */
   caller?: Caller;
 }
 
 /**
- * Asks the gateway where the order's current attempt stands and applies the answer as a `poll`
- * observation, through the one apply path (DESIGN.md section 2; merchant.md, Background work). A
- * redirect attempt asks for its payment session (whose status tells expired from cancelled); a card
- * attempt for its transaction's status. Orders the gateway can no longer move, and attempts with
- * nothing to ask about yet (a 3DS challenge still open), are left as they are. A gateway error or an
- * abort is logged and ignored: the answer is the order as it now stands, never a failure.
+ * Asks the gateway where the order's current attempt stands (askGateway, the one question every asker
+ * puts) and applies the answer as a `poll` observation (DESIGN.md section 2; merchant.md, Background
+ * work). Orders the gateway can no longer move, and attempts with nothing to ask about yet (a 3DS
+ * challenge still open), are left as they are. A gateway that cannot answer, or an abort, is logged
+ * and ignored: the answer is the order as it now stands, never a failure.
  */
 export async function refreshOrder(
   deps: CheckoutDeps,
@@ -33,20 +31,24 @@ export async function refreshOrder(
   const order = await deps.store.orders.find(orderId);
   if (!order || !OPEN.includes(order.status) || !order.current_attempt_id) return order;
   const attempt = await deps.store.attempts.get(order.current_attempt_id);
-  if (!attempt || (!attempt.payment_session_id && !attempt.gateway_transaction_id)) return order;
+  if (!attempt) return order;
 
-  const caller = options.caller ?? 'landing';
-  // `poll:att_<24>:<ms>`: about 48 characters, well under the history's 128.
-  const sourceId = `poll:${attempt.id}:${deps.clock.now()}`;
-  const poll = async (): Promise<Observation> => {
-    if (attempt.payment_session_id) {
-      const session = (await deps.gateway.getPaymentSession(attempt.payment_session_id, caller)).data;
-      return observeSession(session, 'poll', sourceId, deps.clock.now());
-    }
-    const record = (await deps.gateway.transactionStatus(attempt.gateway_transaction_id!, caller)).data;
-    return observeTransaction(record, 'poll', sourceId, deps.clock.now());
-  };
-  const work = poll().then((obs) => deps.apply(obs));
+  const work = askGateway(
+    deps,
+    {
+      orderId,
+      attemptId: attempt.id,
+      transactionId: attempt.gateway_transaction_id,
+      paymentSessionId: attempt.payment_session_id,
+      open: true,
+    },
+    // `poll:att_<24>:<ms>`: about 48 characters, well under the history's 128.
+    {
+      source: 'poll',
+      sourceId: `poll:${attempt.id}:${deps.clock.now()}`,
+      caller: options.caller ?? 'landing',
+    },
+  );
   // Message, code and kind, never the error's details: they may carry a gateway record.
   const warn = (error: unknown) =>
     deps.logger.warn(
@@ -59,18 +61,20 @@ export async function refreshOrder(
       },
       'status poll failed; the order is shown as stored',
     );
+  const unanswered = (asked: AskOutcome) => {
+    if (asked.kind === 'unreachable') warn(asked.error);
+    // Flagged for a person through apply; a line for the operator too, as the poller writes.
+    if (asked.kind === 'unknown') warn(new Error(`the gateway does not know ${asked.what}`));
+  };
   try {
-    await (options.signal ? untilAborted(work, options.signal) : work);
+    const asked = await (options.signal ? untilAborted(work, options.signal) : work);
+    unanswered(asked);
+    if ('applied' in asked && asked.applied.order) return asked.applied.order;
   } catch (error) {
-    if (error instanceof RefreshAborted) {
-      warn(error);
-      // The answer may still come: it is applied then; only its failure is worth a line.
-      work.catch(warn);
-    } else if (error instanceof GatewayError || error instanceof GatewayNetworkError) {
-      warn(error);
-    } else {
-      throw error;
-    }
+    if (!(error instanceof RefreshAborted)) throw error;
+    warn(error);
+    // The answer may still come: it is applied then; only its failure is worth a line.
+    work.then(unanswered, warn);
   }
   return deps.store.orders.find(orderId);
 }

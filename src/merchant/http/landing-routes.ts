@@ -1,14 +1,14 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { finishChallenge } from '../checkout/card.js';
-import type { CheckoutDeps } from '../checkout/deps.js';
+import type { MerchantDeps } from '../checkout/deps.js';
 import { orderOfSession } from '../checkout/redirect.js';
 import { refreshOrder } from '../checkout/refresh.js';
 import type { OrderRecord } from '../store/records.js';
 import { type DemoShopSettings, demoShopPage } from './demo-shop.js';
 import { homePage, isWaiting, landingPage, refreshCount } from './landing.js';
 
-export interface LandingDeps extends CheckoutDeps {
+export interface LandingDeps extends MerchantDeps {
   /** Where the landing pages link back to. */
   shopUrl: string;
   /** The demo shop at `/`; null or unset (production): the small page. */

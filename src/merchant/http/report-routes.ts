@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
-import type { CheckoutDeps } from '../checkout/deps.js';
+import type { MerchantDeps } from '../checkout/deps.js';
 import { reportCsv } from '../reports/csv.js';
 import { reconciliationReport, reportRows } from '../reports/generate.js';
 import { invalid, ok, parse } from './errors.js';
@@ -31,7 +31,7 @@ export function reportRange(query: unknown) {
 }
 
 /** merchant.md, HTTP interface: GET /reports/reconciliation (finance; the ops token). */
-export function reportRoutes(router: Router, deps: CheckoutDeps & { opsApiToken: string }): void {
+export function reportRoutes(router: Router, deps: MerchantDeps & { opsApiToken: string }): void {
   router.get('/reports/reconciliation', async (ctx) => {
     authorizeOperator(ctx, deps.opsApiToken);
     const q = reportRange(ctx.query);

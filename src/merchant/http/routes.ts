@@ -62,7 +62,6 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
 
   router.post('/orders/:id/pay/card', async (ctx) => {
     const body = parse(payCardSchema, await jsonBody(ctx));
-    await existing(ctx.params.id);
     const outcome = await payByCard(deps, ctx.params.id!, {
       card: body.card,
       mode: body.mode,
@@ -74,7 +73,6 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
 
   router.post('/orders/:id/pay/redirect', async (ctx) => {
     const body = parse(payRedirectSchema, await jsonBody(ctx));
-    await existing(ctx.params.id);
     await answerPayment(
       ctx,
       await payByRedirect(deps, ctx.params.id!, {
@@ -143,7 +141,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
 
   async function answerPayment(ctx: Context, outcome: PaymentOutcome): Promise<void> {
     const data = {
-      order: await view(outcome.order.id),
+      order: orderView(outcome.order, outcome.attempt),
       next_action: outcome.kind === 'action' ? { type: 'redirect', url: outcome.url } : null,
     };
     switch (outcome.kind) {
@@ -152,6 +150,14 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
         return ok(ctx, data);
       case 'unknown':
         return ok(ctx, data, 202, 'The payment outcome is not known yet; the order will be updated.');
+      case 'in_progress':
+        // Never a decline: the gateway holds a payment for this order whose outcome is still coming.
+        throw new HttpError(
+          409,
+          'PAYMENT_IN_PROGRESS',
+          'A payment for this order is in progress at the gateway; the order will show its outcome.',
+          { data, headers: { 'Retry-After': '5' } },
+        );
       case 'declined':
         throw new HttpError(402, outcome.code, outcome.message, { data });
       case 'invalid':

@@ -1,12 +1,11 @@
 import type { Logger } from 'pino';
 import type { Caller } from '../../client/budget.js';
-import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
+import { GatewayError } from '../../client/errors.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
 import type { Clock } from '../../shared/clock.js';
-import { observeSession, observeTransaction } from '../orders/from-gateway.js';
-import type { Observation } from '../orders/observation.js';
+import { askGateway } from '../checkout/ask.js';
+import { observeFinding } from '../orders/from-gateway.js';
 import { nextPollAt, pollable, unsettledWhenSilent } from '../orders/poll-schedule.js';
-import { withReason } from '../orders/review.js';
 import { OPEN } from '../orders/status.js';
 import type { Apply } from '../reconciler/apply.js';
 import type { PollTarget, Store } from '../store/index.js';
@@ -93,73 +92,43 @@ export async function pollAll(
 }
 
 /**
- * Asks about one order's current attempt: its payment session and its transaction when it has both
- * (the session tells expired from cancelled; the transaction carries the refunded total), applies
- * each answer as a `poll` observation, then schedules the next poll from the order's last change, or
- * flags the order once the schedule is over.
+ * Asks about one order's current attempt (askGateway: its payment session while the order is open,
+ * else its transaction), which applies the answer as a `poll` observation, then schedules the next
+ * poll from the order's last change, or flags the order once the schedule is over.
  */
 export async function pollOrder(deps: PollerDeps, target: PollTarget, caller: Caller): Promise<PollSummary> {
-  const { attempt } = target;
+  const { order, attempt } = target;
   const result: PollSummary = { ...emptySummary(), orders: 1 };
   const sourceId = `poll:${attempt.id}:${deps.clock.now()}`;
-  // Each question names what it asks about, for the review reason should the gateway not know it.
-  const ask: [what: string, question: () => Promise<Observation>][] = [];
-  // The session matters while the payment is open (it tells expired from cancelled); then only the
-  // transaction can still move (refunds, chargebacks).
-  if (attempt.payment_session_id && OPEN.includes(target.order.status)) {
-    const id = attempt.payment_session_id;
-    ask.push([
-      `payment session ${id}`,
-      async () =>
-        observeSession(
-          (await deps.gateway.getPaymentSession(id, caller)).data,
-          'poll',
-          `${sourceId}:session`,
-          deps.clock.now(),
-        ),
-    ]);
-  }
-  if (attempt.gateway_transaction_id) {
-    const id = attempt.gateway_transaction_id;
-    ask.push([
-      `transaction ${id}`,
-      async () =>
-        observeTransaction(
-          (await deps.gateway.transactionStatus(id, caller)).data,
-          'poll',
-          sourceId,
-          deps.clock.now(),
-        ),
-    ]);
-  }
-  for (const [what, question] of ask) {
-    let observation: Observation;
-    try {
-      result.gatewayCalls += 1;
-      observation = await question();
-    } catch (error) {
-      if (!(error instanceof GatewayError || error instanceof GatewayNetworkError)) throw error;
-      if (error instanceof GatewayError && error.status === 404) {
-        // The kit holds an id the gateway does not know (another account's key, a gateway that lost
-        // it): not timing but integrity, for a person and the report; the schedule still goes on.
-        if (await flag(deps, target, `${sourceId}:unknown`, `the gateway does not know ${what}`))
-          result.changed = 1;
-      }
-      result.failed = 1;
-      deps.logger.warn(
-        {
-          order: target.order.id,
-          attempt: attempt.id,
-          code: (error as GatewayError).code,
-          err: { message: error.message },
-        },
-        'status poll failed; asked again at the next point of the schedule',
-      );
-      break;
-    }
-    const applied = await deps.apply(observation, { routine: true });
-    const outcome = applied.decision?.outcome;
+  const asked = await askGateway(
+    deps,
+    {
+      orderId: order.id,
+      attemptId: attempt.id,
+      transactionId: attempt.gateway_transaction_id,
+      paymentSessionId: attempt.payment_session_id,
+      open: OPEN.includes(order.status),
+    },
+    { source: 'poll', sourceId, caller, routine: true },
+  );
+  if (asked.kind !== 'nothing') result.gatewayCalls = 1;
+  if (asked.kind === 'answered' || asked.kind === 'unknown') {
+    const outcome = asked.applied.decision?.outcome;
     if (outcome === 'applied' || outcome === 'flagged') result.changed = 1;
+  }
+  if (asked.kind === 'unknown' || asked.kind === 'unreachable') {
+    result.failed = 1;
+    const why =
+      asked.kind === 'unknown'
+        ? { code: 'ERR_NOT_FOUND', err: { message: `the gateway does not know ${asked.what}` } }
+        : {
+            code: asked.error instanceof GatewayError ? asked.error.code : asked.error.kind,
+            err: { message: asked.error.message },
+          };
+    deps.logger.warn(
+      { order: order.id, attempt: attempt.id, ...why },
+      'status poll failed; asked again at the next point of the schedule',
+    );
   }
   result.exhausted = (await scheduleNext(deps, target, sourceId)) ? 0 : 1;
   return result;
@@ -181,32 +150,13 @@ async function scheduleNext(deps: PollerDeps, target: PollTarget, sourceId: stri
     await deps.store.polls.reschedule(order.id, next === null ? null : new Date(next));
     return true;
   }
-  const reason = `still ${order.status} at the gateway 30 days after its last change: no longer polled`;
-  await flag(deps, target, sourceId, reason, { next_poll_at: null });
+  const review = `still ${order.status} at the gateway 30 days after its last change: no longer polled`;
+  const about = { orderId: order.id, attemptId: target.attempt.id };
+  await deps.apply(observeFinding(about, { review, stopPolling: true }, sourceId, now, 'poll'), {
+    routine: true,
+  });
   deps.logger.warn({ order: order.id, status: order.status }, 'order needs review: open for 30 days');
   return false;
-}
-
-/** Flags the order for a person, once per reason (a reason already noted writes nothing); true when it did. */
-async function flag(
-  deps: PollerDeps,
-  target: PollTarget,
-  sourceId: string,
-  reason: string,
-  also: { next_poll_at?: null } = {},
-): Promise<boolean> {
-  return deps.store.orders.transition(target.order.id, target.attempt.id, (locked) => {
-    const known = locked.needs_review && withReason(locked.review_reason, reason) === locked.review_reason;
-    if (known) return { change: { attempt: null, order: also, history: null }, result: false };
-    return {
-      change: {
-        attempt: null,
-        order: { needs_review: true, review_reason: withReason(locked.review_reason, reason), ...also },
-        history: { source: 'poll', sourceId, outcome: 'flagged', detail: reason },
-      },
-      result: true,
-    };
-  });
 }
 
 function add(total: PollSummary, one: PollSummary): void {

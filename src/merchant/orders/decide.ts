@@ -1,4 +1,5 @@
-import { isFinding, type Observation, type TransactionObservation } from './observation.js';
+import { isFinding, isReview, type Observation, type TransactionObservation } from './observation.js';
+import { withReason } from './review.js';
 import type { OrderStatus } from './status.js';
 
 /** What the gateway has told us about one attempt's money: facts that only grow. */
@@ -33,6 +34,8 @@ export interface OrderFacts {
   status: OrderStatus;
   amountMinor: number;
   currency: string;
+  /** What a person was already asked to look at (null when the order is not flagged). */
+  reviewReason?: string | null;
 }
 
 export type Outcome = 'applied' | 'duplicate' | 'stale' | 'flagged';
@@ -79,7 +82,7 @@ const PLACE: Record<OrderStatus, { line: Line; rank: number }> = {
  * Null: a status we do not know.
  */
 export function interpret(obs: Observation, attempt: AttemptFacts): Reading | null {
-  if (isFinding(obs)) return { status: obs.finding.status };
+  if (isFinding(obs)) return isReview(obs.finding) ? null : { status: obs.finding.status };
   const t = obs.transaction;
   const refunds = t.refundedMinor > 0 ? { refundedMinor: t.refundedMinor } : {};
   if (t.id !== attempt.transactionId) {
@@ -216,6 +219,12 @@ export function decide(order: OrderFacts, attempt: AttemptFacts, obs: Observatio
     review,
     note,
   });
+  if (isFinding(obs) && isReview(obs.finding)) {
+    // A person is asked once per reason: the same reason again (the next poll) is nothing new.
+    const reason = obs.finding.review;
+    const known = !!order.reviewReason && withReason(order.reviewReason, reason) === order.reviewReason;
+    return known ? keep('duplicate', null) : keep('flagged', reason, reason);
+  }
   const reading = interpret(obs, attempt);
   if (!reading) {
     const t = (obs as TransactionObservation).transaction; // findings always have a reading
@@ -243,6 +252,6 @@ export function decide(order: OrderFacts, attempt: AttemptFacts, obs: Observatio
   // The gateway's truth is applied even when it is wrong for us: the money moved, and a person must look.
   if (problem) return { outcome: 'flagged', attempt: next, orderStatus, review: problem, note: problem };
   // A finding's history says what was found: the gateway's code, or the challenge.
-  const note = isFinding(obs) ? (obs.finding.code ?? 'action_required') : null;
+  const note = isFinding(obs) && !isReview(obs.finding) ? (obs.finding.code ?? 'action_required') : null;
   return { outcome: 'applied', attempt: next, orderStatus, review: null, note };
 }

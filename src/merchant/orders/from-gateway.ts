@@ -4,7 +4,7 @@ import {
   type GatewayTransaction,
 } from '../../client/schemas.js';
 import { jsonHasCardNumber } from '../../shared/card-numbers.js';
-import type { AttemptObservation, ObservationSource, TransactionObservation } from './observation.js';
+import type { About, AttemptObservation, ObservationSource, TransactionObservation } from './observation.js';
 
 /** A gateway event, read: an observation to apply, a ping to answer, or a typed refusal. */
 export type ParsedEvent =
@@ -68,15 +68,21 @@ export function parseEvent(text: string, source: ObservationSource, now: number)
   };
 }
 
-/** A gateway transaction record, from any answer or payload, as an observation. */
+/**
+ * A gateway transaction record, from any answer or payload, as an observation. `about`: the attempt
+ * the kit asked about; a sale's or auth's own record names the attempt's transaction.
+ */
 export function observeTransaction(
   t: GatewayTransaction,
   source: ObservationSource,
   sourceId: string,
   now: number,
+  about?: About,
 ): TransactionObservation {
+  const own = t.related_trans_id === null && (t.transaction_type === 'sale' || t.transaction_type === 'auth');
   return {
     ...seen(source, sourceId, now),
+    ...(about ? { about: { ...about, ids: { ...about.ids, ...(own ? { transactionId: t.id } : {}) } } } : {}),
     transaction: {
       id: t.id,
       relatedId: t.related_trans_id,
@@ -103,15 +109,27 @@ const SESSION_TO_TRANSACTION: Record<string, string> = {
   chargeback: 'chargeback',
 };
 
-/** A payment session, as an observation of its linked transaction; an unknown session status stays unknown. */
+/**
+ * A payment session, as an observation of its linked transaction; an unknown session status stays
+ * unknown. `about`: the attempt the kit asked about, which the session and its transaction belong to.
+ */
 export function observeSession(
   s: GatewayPaymentSession,
   source: ObservationSource,
   sourceId: string,
   now: number,
+  about?: About,
 ): TransactionObservation {
+  const expiresAt = s.expires_at === undefined ? Number.NaN : Date.parse(s.expires_at);
+  const ids = {
+    ...about?.ids,
+    paymentSessionId: s.payment_session_id,
+    transactionId: s.transaction_id,
+    ...(Number.isNaN(expiresAt) ? {} : { sessionExpiresAt: expiresAt }),
+  };
   return {
     ...seen(source, sourceId, now),
+    ...(about ? { about: { ...about, ids } } : {}),
     sessionStatus: s.status,
     transaction: {
       id: s.transaction_id,
@@ -126,14 +144,15 @@ export function observeSession(
   };
 }
 
-/** What the kit's own call found about an attempt the gateway has no transaction for (see AttemptObservation). */
+/** What the kit's own call or poll found about an attempt that no transaction record says (see AttemptObservation). */
 export function observeFinding(
-  attemptId: string,
+  about: About,
   finding: AttemptObservation['finding'],
   sourceId: string,
   now: number,
+  source: AttemptObservation['source'] = 'api',
 ): AttemptObservation {
-  return { ...seen('api', sourceId, now), attemptId, finding };
+  return { ...seen(source, sourceId, now), about, finding };
 }
 
 /** Who saw it, under which id, and when: what every observation carries. */

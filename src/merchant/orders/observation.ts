@@ -27,25 +27,67 @@ interface Seen {
   observedAt: number;
 }
 
+/** The gateway's ids for an attempt, as an answer to the kit's own call told them. */
+export interface GatewayIds {
+  verificationId?: string;
+  transactionId?: string;
+  paymentSessionId?: string;
+  /** A session's `expires_at` (ms): the poller asks right after it. */
+  sessionExpiresAt?: number;
+}
+
+/**
+ * Which attempt of which order the kit asked the gateway about (its own calls, its polls): the
+ * observation is applied to that attempt, and the ids the answer named that the attempt does not
+ * hold yet are written with the change, in the same transaction.
+ */
+export interface About {
+  orderId: string;
+  attemptId: string;
+  ids?: GatewayIds;
+  /**
+   * The ids name a payment this attempt did not start itself (an ERR_DUPLICATE adopted): only the
+   * order's current attempt takes it; a superseded one (a 3DS return of an abandoned attempt) does not.
+   */
+  adopt?: boolean;
+}
+
 /** A gateway transaction record, from an event, a poll or an answer. */
 export interface TransactionObservation extends Seen {
   transaction: TransactionFact;
   /** A payment session's own status, when the observation came from one (it tells expired from cancelled). */
   sessionStatus?: string;
+  /** Set when the kit asked about one of its attempts; an event is matched by its transaction instead. */
+  about?: About;
 }
 
 /**
- * What the gateway answered about an attempt before any transaction existed for it (decide's rule
- * for findings): a 3DS challenge to answer, or a refusal that recorded nothing (a failed or timed-out
- * 3DS, a decline before the transaction, a gateway that could not be reached). Only the kit's own
- * calls produce these.
+ * What the kit's own calls found about an attempt that no transaction record says (decide's rule for
+ * findings): before any transaction existed, a 3DS challenge to answer or a refusal that recorded
+ * nothing (a failed or timed-out 3DS, a decline before the transaction, a gateway that could not be
+ * reached); or, from a poll, something a person must look at (the gateway does not know an id the
+ * attempt holds; an order open 30 days, no longer polled).
  */
 export interface AttemptObservation extends Seen {
-  source: 'api';
-  attemptId: string;
-  finding: { status: 'requires_action' | 'failed'; code: string | null };
+  source: 'api' | 'poll';
+  about: About;
+  finding: PaymentFinding | ReviewFinding;
+}
+
+export interface PaymentFinding {
+  status: 'requires_action' | 'failed';
+  code: string | null;
+}
+
+export interface ReviewFinding {
+  review: string;
+  /** The schedule is over: the order is no longer polled. */
+  stopPolling?: boolean;
 }
 
 export type Observation = TransactionObservation | AttemptObservation;
 
 export const isFinding = (obs: Observation): obs is AttemptObservation => 'finding' in obs;
+
+export const isReview = (finding: AttemptObservation['finding']): finding is ReviewFinding =>
+  'review' in finding;

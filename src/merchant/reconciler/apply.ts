@@ -1,16 +1,27 @@
 import { type AttemptFacts, type Decision, decide } from '../orders/decide.js';
 import { type GatewayView, viewAfter } from '../orders/gateway-view.js';
-import { isFinding, type Observation, type TransactionFact } from '../orders/observation.js';
+import {
+  type About,
+  isFinding,
+  isReview,
+  type Observation,
+  type TransactionFact,
+} from '../orders/observation.js';
 import { nextPollAt, pollable } from '../orders/poll-schedule.js';
 import { withReason } from '../orders/review.js';
-import type { Change, Store } from '../store/index.js';
+import type { AttemptStore } from '../store/attempts.js';
+import type { Change, Store, TransitionTarget } from '../store/index.js';
+import type { OrderStore } from '../store/orders.js';
 import type { AttemptRecord, OrderRecord } from '../store/records.js';
 
 export interface ApplyResult {
-  /** False: no attempt of ours made that transaction (yet). */
+  /** False: no attempt of ours made that transaction (yet), or a superseded attempt was asked to adopt it. */
   matched: boolean;
   orderId?: string;
   decision?: Decision;
+  /** The order and the attempt as they stand after the change (when matched). */
+  order?: OrderRecord;
+  attempt?: AttemptRecord;
 }
 
 export interface ApplyOptions {
@@ -27,59 +38,128 @@ export interface ApplyOptions {
 /** The one apply path, as every source receives it: the worker, checkout, landings, poller, recovery. */
 export type Apply = (obs: Observation, options?: ApplyOptions) => Promise<ApplyResult>;
 
-export function applier(store: Pick<Store, 'orders' | 'attempts'>): Apply {
+/** What applying needs of the store: the one transition, and finding who holds a transaction. */
+export interface ApplyStore {
+  orders: Pick<OrderStore, 'transition'>;
+  attempts: Pick<AttemptStore, 'holding'>;
+}
+
+export function applier(store: ApplyStore | Pick<Store, 'orders' | 'attempts'>): Apply {
   return (obs, options) => applyObservation(store, obs, options);
 }
 
 /**
  * Applies one observation, whatever its source (DESIGN.md section 2): finds the attempt it is about,
- * then, under the order's row lock, lets `decide` judge it and writes what it decided with its
- * history line, in one transaction.
+ * then, under the order's row lock, lets `decide` judge it and writes everything it means (the
+ * attempt's gateway ids, its money and status, the order's, the review flag, the history line, the
+ * inbox mark) in one transaction. The only writer of what the gateway says.
  */
 export async function applyObservation(
-  store: Pick<Store, 'orders' | 'attempts'>,
+  store: ApplyStore,
   obs: Observation,
   options: ApplyOptions = {},
 ): Promise<ApplyResult> {
-  const found = isFinding(obs)
-    ? await store.attempts.get(obs.attemptId)
-    : ((await holderOf(store, obs.transaction)) ?? (await adopt(store, obs.transaction)));
-  if (!found) return { matched: false };
-  return store.orders.transition(found.order_id, found.id, (order, attempt, now) => {
-    const facts = attemptFacts(order, attempt);
+  const about = obs.about;
+  const target = about
+    ? targetOf(about)
+    : await findTarget(store, (obs as { transaction: TransactionFact }).transaction);
+  if (!target) return { matched: false };
+  const done = await store.orders.transition(target, (order, attempt, now) => {
+    // A payment found by its reference is taken by the order's current attempt only if that has none.
+    if ('reference' in target && attempt.gateway_transaction_id !== null)
+      return { change: null, result: null };
+    if (about?.adopt && order.current_attempt_id !== attempt.id) return { change: null, result: null };
+    const learned = learnedOf(attempt, obs, about);
+    const shaped = { ...attempt, ...learned };
+    const facts = attemptFacts(order, shaped);
     const decision = decide(
-      { status: order.status, amountMinor: order.amount_minor, currency: order.currency },
+      {
+        status: order.status,
+        amountMinor: order.amount_minor,
+        currency: order.currency,
+        reviewReason: order.needs_review ? order.review_reason : null,
+      },
       facts,
       obs,
     );
-    const change = changeOf(order, attempt, facts, obs, decision, now);
+    const change = changeOf(order, shaped, facts, obs, decision, now, Object.keys(learned ?? {}).length > 0);
+    change.attempt = { ...learned, ...change.attempt };
+    if (about?.adopt) change.release = releasedBy(learned);
     if (options.routine && decision.outcome === 'duplicate') change.history = null;
     if (options.inboxEventId) change.processed = { eventId: options.inboxEventId, outcome: decision.outcome };
-    return { change, result: { matched: true, orderId: order.id, decision } };
+    return { change, result: decision };
   });
+  if (!done?.result) return { matched: false };
+  return {
+    matched: true,
+    orderId: done.order.id,
+    decision: done.result,
+    order: done.order,
+    attempt: done.attempt,
+  };
 }
+
+const targetOf = (about: About): TransitionTarget => ({ orderId: about.orderId, attemptId: about.attemptId });
 
 /**
  * The attempt that made this transaction (or its parent). A transaction id alone is not enough: a
  * gateway that numbers again (a sandbox started afresh) can give a new payment the id an old attempt
  * holds, so the transaction's reference must be its order's. Without a reference (a record that
- * does not carry one), only a single holder of the id is trusted.
+ * does not carry one), only a single holder of the id is trusted. Failing that, a sale's or auth's
+ * own record is a payment the gateway made whose id the kit never stored (it died, or a write failed,
+ * between the gateway's answer and storing it): the order that carries its reference is locked, and
+ * its current attempt takes it if it has none.
  */
-async function holderOf(store: Pick<Store, 'attempts'>, t: TransactionFact): Promise<AttemptRecord | null> {
+async function findTarget(store: ApplyStore, t: TransactionFact): Promise<TransitionTarget | null> {
   const ids = [t.id, ...(t.relatedId ? [t.relatedId] : [])];
   const holders = await store.attempts.holding(ids, t.reference ?? null);
-  if (!t.reference) return holders.length === 1 ? holders[0]! : null;
-  return holders[0] ?? null;
+  const holder = !t.reference ? (holders.length === 1 ? holders[0] : undefined) : holders[0];
+  if (holder) return { orderId: holder.order_id, attemptId: holder.id };
+  if (!t.reference || t.relatedId !== null || (t.type !== 'sale' && t.type !== 'auth')) return null;
+  return { reference: t.reference };
 }
 
 /**
- * A payment the gateway made whose id the kit never stored (it crashed, or a write failed, between
- * the gateway's answer and storing the id): the order's reference finds it, and the order's current
- * attempt, if it has no transaction yet, takes this one. Only a sale's or auth's own record adopts.
+ * What the observation tells of the attempt itself: the gateway ids it does not hold yet, and, when
+ * it takes a payment it did not start (a duplicate adopted), that payment's kind: a session makes it
+ * a redirect attempt, a card record its mode. An id it already holds is never replaced: a different
+ * one is for `decide` to judge.
  */
-async function adopt(store: Pick<Store, 'attempts'>, t: TransactionFact): Promise<AttemptRecord | null> {
-  if (!t.reference || t.relatedId !== null || (t.type !== 'sale' && t.type !== 'auth')) return null;
-  return store.attempts.adopt(t.reference, t.id);
+function learnedOf(attempt: AttemptRecord, obs: Observation, about: About | undefined): Change['attempt'] {
+  const ids = about?.ids ?? {};
+  const transactionId =
+    ids.transactionId ??
+    (!isFinding(obs) && !about && obs.transaction.relatedId === null ? obs.transaction.id : undefined);
+  const learned: NonNullable<Change['attempt']> = {};
+  if (transactionId !== undefined && attempt.gateway_transaction_id === null)
+    learned.gateway_transaction_id = transactionId;
+  if (ids.verificationId !== undefined && attempt.verification_id === null)
+    learned.verification_id = ids.verificationId;
+  if (ids.paymentSessionId !== undefined && attempt.payment_session_id === null) {
+    learned.payment_session_id = ids.paymentSessionId;
+    if (attempt.kind !== 'redirect') Object.assign(learned, { kind: 'redirect', mode: null });
+  }
+  if (ids.sessionExpiresAt !== undefined && attempt.session_expires_at === null)
+    learned.session_expires_at = new Date(ids.sessionExpiresAt);
+  const own = !isFinding(obs) && obs.transaction.id === (learned.gateway_transaction_id ?? null);
+  const type = own ? obs.transaction.type : null;
+  if (
+    (type === 'sale' || type === 'auth') &&
+    attempt.kind === 'card' &&
+    !learned.kind &&
+    attempt.mode !== type
+  )
+    learned.mode = type;
+  return learned;
+}
+
+/** The payment ids an adopting attempt takes over from the order's other attempts. */
+function releasedBy(learned: Change['attempt']): Change['release'] {
+  const { gateway_transaction_id, payment_session_id } = learned ?? {};
+  return {
+    ...(gateway_transaction_id ? { gateway_transaction_id } : {}),
+    ...(payment_session_id ? { payment_session_id } : {}),
+  };
 }
 
 function attemptFacts(order: OrderRecord, attempt: AttemptRecord): AttemptFacts {
@@ -99,7 +179,8 @@ function attemptFacts(order: OrderRecord, attempt: AttemptRecord): AttemptFacts 
 
 /**
  * What the decision writes: the attempt's money, the order's if it follows this attempt, the review,
- * and when to poll next (the schedule starts again from a change; a final order is not polled).
+ * and when to poll next (the schedule starts again from a change, or from the attempt's first id at
+ * the gateway; a final order is not polled).
  */
 function changeOf(
   order: OrderRecord,
@@ -108,10 +189,16 @@ function changeOf(
   obs: Observation,
   decision: Decision,
   now: Date,
+  learnedIds: boolean,
 ): Change {
   const next = decision.attempt;
   const ended = next.status === 'failed' || next.status === 'cancelled';
-  const code = isFinding(obs) ? obs.finding.code : (obs.transaction.statusReason ?? null);
+  const code = isFinding(obs)
+    ? isReview(obs.finding)
+      ? null
+      : obs.finding.code
+    : (obs.transaction.statusReason ?? null);
+  const stopPolling = isFinding(obs) && isReview(obs.finding) && obs.finding.stopPolling === true;
   const failureCode = ended ? (code ?? attempt.failure_code) : attempt.failure_code;
   // What the gateway said, kept beside the order for the report; older news does not replace newer.
   const view = isFinding(obs) || decision.outcome === 'stale' ? null : viewAfter(viewOf(attempt), obs, facts);
@@ -136,9 +223,10 @@ function changeOf(
       ...(decision.review
         ? { needs_review: true, review_reason: withReason(order.review_reason, decision.review) }
         : {}),
-      ...(facts.current && (decision.outcome === 'applied' || decision.outcome === 'flagged')
+      ...(facts.current && (decision.outcome === 'applied' || decision.outcome === 'flagged' || learnedIds)
         ? { next_poll_at: pollAfterChange(decision, attempt, now) }
         : {}),
+      ...(stopPolling ? { next_poll_at: null } : {}),
     },
     history: { source: obs.source, sourceId: obs.sourceId, outcome: decision.outcome, detail: decision.note },
   };

@@ -47,7 +47,7 @@ export function createStore({ sequelize, pool, clock, random, box }: StoreDeps):
   const history = new HistoryStore(models, clock);
   return {
     orders: new OrderStore(sequelize, pool, models, history, clock, random),
-    attempts: new AttemptStore(sequelize, pool, models, clock),
+    attempts: new AttemptStore(pool, models),
     history,
     holds: new HoldStore(sequelize, models, clock),
     operations: new OperationStore(models, clock, random),
@@ -59,7 +59,7 @@ export function createStore({ sequelize, pool, clock, random, box }: StoreDeps):
   };
 }
 
-export type { Change, NewOrder, OrderBeforeAttempt } from './orders.js';
+export type { Change, NewOrder, OrderBeforeAttempt, Transitioned, TransitionTarget } from './orders.js';
 export { DuplicateReference, OrderNotFound } from './orders.js';
 export type { PollTarget } from './polls.js';
 export type * from './records.js';

@@ -37,6 +37,13 @@ export interface Change {
   attempt: Partial<
     Pick<
       AttemptRecord,
+      | 'kind'
+      | 'mode'
+      | 'payment_method'
+      | 'gateway_transaction_id'
+      | 'payment_session_id'
+      | 'verification_id'
+      | 'session_expires_at'
       | 'status'
       | 'captured_minor'
       | 'refunded_minor'
@@ -67,6 +74,24 @@ export interface Change {
   history: Pick<HistoryEntry, 'source' | 'sourceId' | 'outcome' | 'detail'> | null;
   /** The inbox event this came from, marked processed in the same transaction: never one without the other. */
   processed?: { eventId: string; outcome: string } | null;
+  /**
+   * Ids the order's other attempts give up, because this attempt takes the payment over (an
+   * ERR_DUPLICATE adopted): one attempt holds a payment, and a session id is unique.
+   */
+  release?: { gateway_transaction_id?: string; payment_session_id?: string } | null;
+}
+
+/**
+ * Which order and attempt a transition locks: an attempt of an order, or the current attempt of the
+ * order that carries a reference (a payment the gateway made that no attempt holds yet).
+ */
+export type TransitionTarget = { orderId: string; attemptId: string } | { reference: string };
+
+/** What a transition left: the plan's result, and the order and attempt as they now stand. */
+export interface Transitioned<T> {
+  result: T;
+  order: OrderRecord;
+  attempt: AttemptRecord;
 }
 
 /**
@@ -206,60 +231,86 @@ export class OrderStore {
 
   /**
    * Locks the order and the attempt, asks `plan` what they become, and writes that with its history
-   * line, all in one transaction. `plan` is pure: it sees the locked rows as plain records and the
-   * time. The order's row is written only when something in it changes, so `updated_at` is its last
-   * change (what the polling schedule counts from) and `version` counts changes.
+   * line, all in one transaction: the only way an observation changes an order (reconciler/apply.ts).
+   * `plan` is pure: it sees the locked rows as plain records and the time; a null change writes
+   * nothing. The order's row is written only when something in it changes, so `updated_at` is its last
+   * change (what the polling schedule counts from) and `version` counts changes. Null: a reference
+   * that no order with an attempt carries.
    */
   async transition<T>(
-    orderId: string,
-    attemptId: string,
-    plan: (order: OrderRecord, attempt: AttemptRecord, now: Date) => { change: Change; result: T },
-  ): Promise<T> {
+    target: TransitionTarget,
+    plan: (order: OrderRecord, attempt: AttemptRecord, now: Date) => { change: Change | null; result: T },
+  ): Promise<Transitioned<T> | null> {
     // mysql2 directly: every observation of every source comes through here (the worker's hot path).
     // Two round trips: the transaction's start with the lock, then every write with the COMMIT. On
     // this machine a round trip costs more CPU than the statements it carries (npm run bench).
     const db = await this.pool.getConnection();
     try {
       // One statement locks both, the order first (the same order of locks everywhere).
+      const byReference = 'reference' in target;
       const [opened] = await db.query<RowDataPacket[][]>(
         {
           sql: `START TRANSACTION;
                 SELECT ${ORDER_COLUMNS.map((c) => `o.${c}`)}, ${ATTEMPT_COLUMNS.map((c) => `a.${c}`)}
-                  FROM orders o LEFT JOIN payment_attempts a ON a.id = ? AND a.order_id = o.id
-                 WHERE o.id = ? FOR UPDATE`,
+                  FROM orders o LEFT JOIN payment_attempts a ON ${
+                    byReference ? 'a.id = o.current_attempt_id' : 'a.id = ? AND a.order_id = o.id'
+                  }
+                 WHERE ${byReference ? 'o.reference = ?' : 'o.id = ?'} FOR UPDATE`,
           nestTables: true,
         },
-        [attemptId, orderId],
+        byReference ? [target.reference] : [target.attemptId, target.orderId],
       );
-      const locked = opened[1]!;
-      if (!locked[0]) throw new OrderNotFound(`order ${orderId} does not exist`);
-      if (locked[0].a.id === null) throw new OrderNotFound(`order ${orderId} has no attempt ${attemptId}`);
+      const locked = opened[1]![0];
+      if (!locked || locked.a.id === null) {
+        if (byReference) {
+          await db.query('COMMIT');
+          return null;
+        }
+        throw new OrderNotFound(
+          locked
+            ? `order ${target.orderId} has no attempt ${target.attemptId}`
+            : `order ${target.orderId} does not exist`,
+        );
+      }
       const now = this.#now();
-      const before = orderFromRow(locked[0].o);
-      const { change, result } = plan(before, attemptFromRow(locked[0].a), now);
+      const before = orderFromRow(locked.o);
+      const attempt = attemptFromRow(locked.a);
+      const { change, result } = plan(before, attempt, now);
       const writes = new Writes();
-      if (change.attempt && Object.keys(change.attempt).length > 0)
+      for (const [column, id] of Object.entries(change?.release ?? {}))
+        writes.add(
+          `UPDATE payment_attempts SET ${column} = NULL WHERE order_id = ? AND id <> ? AND ${column} = ?`,
+          [before.id, attempt.id, id],
+        );
+      const attemptChange = change?.attempt ?? {};
+      if (Object.keys(attemptChange).length > 0)
         writes.add('UPDATE payment_attempts SET ? WHERE id = ?', [
-          columnValues({ ...change.attempt, updated_at: now }),
-          attemptId,
+          columnValues({ ...attemptChange, updated_at: now }),
+          attempt.id,
         ]);
-      const changed = Object.entries(change.order).filter(
+      const changed = Object.entries(change?.order ?? {}).filter(
         ([field, value]) => !same(before[field as keyof OrderRecord], value),
       );
-      const after = { ...before, ...Object.fromEntries(changed) } as OrderRecord;
-      if (changed.length > 0)
-        writes.add('UPDATE orders SET ? WHERE id = ?', [
-          columnValues({ ...Object.fromEntries(changed), version: before.version + 1, updated_at: now }),
-          orderId,
-        ]);
-      if (change.history)
+      let after = before;
+      if (changed.length > 0) {
+        const columns = { ...Object.fromEntries(changed), version: before.version + 1, updated_at: now };
+        after = { ...before, ...columns } as OrderRecord;
+        writes.add('UPDATE orders SET ? WHERE id = ?', [columnValues(columns), before.id]);
+      }
+      if (change?.history)
         writes.add('INSERT INTO order_history SET ?', [
           historyRow(
-            { ...change.history, orderId, attemptId, statusBefore: before.status, statusAfter: after.status },
+            {
+              ...change.history,
+              orderId: before.id,
+              attemptId: attempt.id,
+              statusBefore: before.status,
+              statusAfter: after.status,
+            },
             now,
           ),
         ]);
-      if (change.processed)
+      if (change?.processed)
         writes.add(
           'UPDATE webhook_inbox SET processed_at = ?, outcome = ?, last_error = NULL WHERE event_id = ?',
           [now, change.processed.outcome, change.processed.eventId],
@@ -267,7 +318,9 @@ export class OrderStore {
       // A statement that fails stops the ones after it, COMMIT included: the catch rolls back.
       writes.add('COMMIT', []);
       await db.query(writes.sql(), writes.values);
-      return result;
+      const attemptAfter =
+        Object.keys(attemptChange).length > 0 ? { ...attempt, ...attemptChange, updated_at: now } : attempt;
+      return { result, order: after, attempt: attemptAfter };
     } catch (error) {
       await db.rollback().catch(() => {});
       throw error;

@@ -22,8 +22,8 @@ describe('merchant: a transaction id the database already holds for another orde
     const created = await t.call('POST', '/orders', { body: { amount: '10.00', currency: 'EUR' } });
     const old = created.body.data.order;
     const { attempt } = await t.kit.store.orders.startAttempt(old.id, { kind: 'card', mode: 'auth' });
-    await t.kit.store.attempts.setIds(attempt.id, { gateway_transaction_id: id });
     await t.kit.apply({
+      about: { orderId: old.id, attemptId: attempt.id, ids: { transactionId: id } },
       source: 'api',
       sourceId: `api:${attempt.id}:seeded`,
       observedAt: Date.now(),

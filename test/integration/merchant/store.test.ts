@@ -65,7 +65,7 @@ describe('merchant: the store', () => {
     await store.holds.put(attempt.id, 'v1.sealed-hold', new Date(clock.now() + 60_000));
     // A record is a copy: the change a transition writes does not reach the record its plan was shown.
     let shown: { status: string; version: number } | undefined;
-    await store.orders.transition(order.id, attempt.id, (locked, _attempt, now) => {
+    await store.orders.transition({ orderId: order.id, attemptId: attempt.id }, (locked, _attempt, now) => {
       shown = locked;
       return {
         change: {
@@ -150,12 +150,17 @@ describe('merchant: the store', () => {
       customer: { email: 'a@example.com', country_code: 'NL' },
     });
     const { attempt } = await store.orders.startAttempt(order.id, { kind: 'card', mode: 'sale' });
-    await store.attempts.setIds(attempt.id, { gateway_transaction_id: '100400' });
+    const learned = await store.orders.transition({ orderId: order.id, attemptId: attempt.id }, () => ({
+      change: { attempt: { gateway_transaction_id: '100400' }, order: {}, history: null },
+      result: null,
+    }));
+    expect(learned!.attempt.gateway_transaction_id).to.equal('100400');
+    expect(learned!.order).to.deep.equal(await store.orders.find(order.id));
     const models = defineModels(sequelize);
     const ormOrder = plain((await models.Order.findByPk(order.id))!);
     const ormAttempt = attemptRecord((await models.Attempt.findByPk(attempt.id))!);
     expect((await store.attempts.holding(['100400'], 'rows-1'))[0]).to.deep.equal(ormAttempt);
-    const seen = await store.orders.transition(order.id, attempt.id, (o, a, now) => ({
+    const seen = await store.orders.transition({ orderId: order.id, attemptId: attempt.id }, (o, a, now) => ({
       change: {
         attempt: { status: 'paid', captured_minor: 1234 },
         order: {
@@ -169,8 +174,11 @@ describe('merchant: the store', () => {
       },
       result: { o, a },
     }));
-    expect(seen.o).to.deep.equal(ormOrder);
-    expect(seen.a).to.deep.equal(ormAttempt);
+    expect(seen!.result.o).to.deep.equal(ormOrder);
+    expect(seen!.result.a).to.deep.equal(ormAttempt);
+    // What a transition hands back is what it left: the rows as stored after it.
+    expect(seen!.order).to.deep.equal(plain((await models.Order.findByPk(order.id))!));
+    expect(seen!.attempt).to.deep.equal(attemptRecord((await models.Attempt.findByPk(attempt.id))!));
     const after = plain((await models.Order.findByPk(order.id))!);
     expect(after).to.include({
       status: 'paid',
@@ -209,12 +217,12 @@ describe('merchant: the store', () => {
     });
     // The plan throws after the locks: the transaction rolls back, the event stays unprocessed.
     const failed = await store.orders
-      .transition(order.id, attempt.id, () => {
+      .transition({ orderId: order.id, attemptId: attempt.id }, () => {
         throw new Error('decided nothing');
       })
       .catch((e: Error) => e.message);
     expect(failed).to.equal('decided nothing');
-    await store.orders.transition(order.id, attempt.id, () => ({
+    await store.orders.transition({ orderId: order.id, attemptId: attempt.id }, () => ({
       change: change('evt_atomic_ok'),
       result: null,
     }));
@@ -224,7 +232,7 @@ describe('merchant: the store', () => {
     // A write the database refuses (a status longer than its column) undoes the whole change, mark and line.
     const broken = { ...change('evt_atomic_failed'), order: { status: 'x'.repeat(40) as 'paid' } };
     const refused = await store.orders
-      .transition(order.id, attempt.id, () => ({ change: broken, result: null }))
+      .transition({ orderId: order.id, attemptId: attempt.id }, () => ({ change: broken, result: null }))
       .catch(() => 'refused');
     expect(refused).to.equal('refused');
     expect((await store.inbox.get('evt_atomic_failed'))!.processed_at).to.equal(null);
@@ -240,7 +248,10 @@ describe('merchant: the store', () => {
     };
     const beforeFailure = await store.orders.find(other.id);
     const undone = await store.orders
-      .transition(other.id, second.attempt.id, () => ({ change: lateFailure, result: null }))
+      .transition({ orderId: other.id, attemptId: second.attempt.id }, () => ({
+        change: lateFailure,
+        result: null,
+      }))
       .catch(() => 'refused');
     expect(undone).to.equal('refused');
     expect(await store.orders.find(other.id)).to.deep.equal(beforeFailure);

@@ -22,9 +22,9 @@ const attempt = (state: PaymentState, over: Partial<AttemptFacts> = {}): Attempt
   state,
   ...over,
 });
-const challenge = observeFinding('att_1', { status: 'requires_action', code: null }, 'api:att_1:3ds', 1);
-const refused = (code: string) =>
-  observeFinding('att_1', { status: 'failed', code }, 'api:att_1:initiate', 2);
+const about = { orderId: 'ord_1', attemptId: 'att_1' };
+const challenge = observeFinding(about, { status: 'requires_action', code: null }, 'api:att_1:3ds', 1);
+const refused = (code: string) => observeFinding(about, { status: 'failed', code }, 'api:att_1:initiate', 2);
 
 describe('merchant: decide, for findings of the checkout', () => {
   it('a challenge moves a pending attempt to requires_action, recorded as the challenge', () => {
@@ -88,5 +88,28 @@ describe('merchant: decide, for findings of the checkout', () => {
     );
     const d = decide({ ...order, status: 'failed' }, attempt(failed, { transactionId: '100' }), captured);
     expect(d).to.include({ outcome: 'flagged', orderStatus: 'failed', review: 'paid cannot follow failed' });
+  });
+
+  describe('a review finding (a poll found something for a person)', () => {
+    const review = (reason: string) => observeFinding(about, { review: reason }, 'poll:att_1:9', 9, 'poll');
+    const paid: PaymentState = { ...INITIAL_PAYMENT, status: 'paid', capturedMinor: 1000 };
+
+    it('flags the order with its reason and leaves the payment as it is', () => {
+      const d = decide({ ...order, status: 'paid' }, attempt(paid), review('the gateway does not know x'));
+      expect(d).to.include({
+        outcome: 'flagged',
+        review: 'the gateway does not know x',
+        orderStatus: 'paid',
+      });
+      expect(d.attempt).to.equal(paid);
+    });
+
+    it('the same reason again is nothing new; another reason is flagged too', () => {
+      const flagged = { ...order, status: 'paid' as const, reviewReason: 'a; the gateway does not know x' };
+      expect(decide(flagged, attempt(paid), review('the gateway does not know x')).outcome).to.equal(
+        'duplicate',
+      );
+      expect(decide(flagged, attempt(paid), review('still pending')).outcome).to.equal('flagged');
+    });
   });
 });

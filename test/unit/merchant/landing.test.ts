@@ -12,7 +12,12 @@ import {
   refreshCount,
   renderLanding,
 } from '../../../src/merchant/http/landing.js';
-import type { TransactionObservation } from '../../../src/merchant/orders/observation.js';
+import {
+  type AttemptObservation,
+  isFinding,
+  type Observation,
+  type TransactionObservation,
+} from '../../../src/merchant/orders/observation.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../../src/merchant/orders/status.js';
 import type { Apply } from '../../../src/merchant/reconciler/apply.js';
 import type { AttemptRecord, OrderRecord, Store } from '../../../src/merchant/store/index.js';
@@ -152,16 +157,30 @@ describe('merchant: the landing page (renderLanding)', () => {
 function fakes(o: OrderRecord, attempt: Partial<AttemptRecord>) {
   let current = o;
   const applied: TransactionObservation[] = [];
+  const findings: AttemptObservation[] = [];
   const calls: string[] = [];
   const warnings: { fields: Record<string, unknown>; message: string }[] = [];
   const store = {
     orders: { find: async (id: string) => (id === current.id ? current : null) },
     attempts: {
       get: async (id: string) =>
-        id === 'att_unit' ? ({ id, order_id: o.id, ...attempt } as AttemptRecord) : null,
+        id === 'att_unit'
+          ? ({
+              id,
+              order_id: o.id,
+              gateway_transaction_id: null,
+              payment_session_id: null,
+              verification_id: null,
+              ...attempt,
+            } as AttemptRecord)
+          : null,
     },
   };
-  const apply = async (obs: TransactionObservation) => {
+  const apply = async (obs: Observation) => {
+    if (isFinding(obs)) {
+      findings.push(obs);
+      return { matched: true, orderId: o.id };
+    }
     applied.push(obs);
     current = {
       ...current,
@@ -214,6 +233,7 @@ function fakes(o: OrderRecord, attempt: Partial<AttemptRecord>) {
   return {
     deps,
     applied,
+    findings,
     calls,
     warnings,
     answerWith: (f: () => Promise<unknown>) => {
@@ -266,7 +286,7 @@ describe('merchant: refreshOrder (a poll of the current attempt, through the one
 
   it('a gateway error is a warning with the order id, and the answer is the order as stored', async () => {
     for (const error of [
-      new GatewayError(404, 'ERR_NOT_FOUND', 'Payment session not found.'),
+      new GatewayError(503, 'ERR_UNEXPECTED', 'Try again.'),
       new GatewayNetworkError('timeout', 'GET /api/v1/payment-sessions/ps_unit: no answer in time', false),
     ]) {
       const f = fakes(order('requires_action'), {
@@ -279,9 +299,30 @@ describe('merchant: refreshOrder (a poll of the current attempt, through the one
       const after = await refreshOrder(f.deps, 'ord_unit');
       expect(after!.status).to.equal('requires_action');
       expect(f.applied).to.deep.equal([]);
+      expect(f.findings).to.deep.equal([]);
       expect(f.warnings).to.have.length(1);
       expect(f.warnings[0]!.fields).to.include({ order: 'ord_unit', attempt: 'att_unit' });
     }
+  });
+
+  it('a gateway that does not know the session flags the order, as the poller does (one question for both)', async () => {
+    const f = fakes(order('requires_action'), {
+      payment_session_id: 'ps_unit',
+      gateway_transaction_id: '77',
+    });
+    f.answerWith(async () => {
+      throw new GatewayError(404, 'ERR_NOT_FOUND', 'Payment session not found.');
+    });
+    const after = await refreshOrder(f.deps, 'ord_unit');
+    expect(after!.status).to.equal('requires_action');
+    expect(f.applied).to.deep.equal([]);
+    expect(f.findings).to.have.length(1);
+    expect(f.findings[0]!.finding).to.deep.equal({
+      review: 'the gateway does not know payment session ps_unit',
+    });
+    expect(f.findings[0]!.about).to.include({ orderId: 'ord_unit', attemptId: 'att_unit' });
+    expect(f.findings[0]!.source).to.equal('poll');
+    expect(f.warnings).to.have.length(1);
   });
 
   it('stops waiting when the caller’s signal aborts; an answer that comes later is still applied', async () => {

@@ -1,0 +1,196 @@
+import type { CheckoutStore } from '../../src/merchant/checkout/deps.js';
+import type { ApplyStore } from '../../src/merchant/reconciler/apply.js';
+import type {
+  AttemptRecord,
+  Change,
+  OrderBeforeAttempt,
+  OrderRecord,
+  Transitioned,
+  TransitionTarget,
+} from '../../src/merchant/store/index.js';
+import { OrderNotFound } from '../../src/merchant/store/index.js';
+
+/**
+ * Orders and attempts in memory, with the store's contract for what checkout and apply use: a
+ * transition sees copies and writes the whole change or nothing. For fast unit tests of checkout's
+ * branches through the real apply path (decide included); the store's own tests hold the MySQL one
+ * to the same contract.
+ */
+export class MemoryStore {
+  readonly orders = new Map<string, OrderRecord>();
+  readonly attempts = new Map<string, AttemptRecord>();
+  readonly history: (NonNullable<Change['history']> & { statusBefore: string; statusAfter: string })[] = [];
+  #next = 0;
+
+  constructor(private readonly now: () => number = () => Date.UTC(2026, 10, 24, 12)) {}
+
+  order(over: Partial<OrderRecord> = {}): OrderRecord {
+    const id = `ord_${++this.#next}`;
+    const order: OrderRecord = {
+      id,
+      reference: id,
+      amount_minor: 1234,
+      currency: 'EUR',
+      description: null,
+      customer: null,
+      status: 'pending',
+      captured_minor: null,
+      refunded_minor: 0,
+      failure_code: null,
+      needs_review: false,
+      review_reason: null,
+      current_attempt_id: null,
+      version: 1,
+      next_poll_at: null,
+      created_at: new Date(this.now()),
+      updated_at: new Date(this.now()),
+      ...over,
+    };
+    this.orders.set(id, order);
+    return { ...order };
+  }
+
+  /** What checkout and apply are given. */
+  get port(): CheckoutStore & ApplyStore {
+    const find = async (id: string) => this.#copy(this.orders.get(id));
+    return {
+      orders: {
+        find,
+        startAttempt: async (orderId, input) => this.#startAttempt(orderId, input),
+        withdrawAttempt: async (orderId, attemptId, previous) => this.#withdraw(orderId, attemptId, previous),
+        transition: async (target, plan) => this.#transition(target, plan),
+      },
+      attempts: {
+        get: async (id) => this.#copy(this.attempts.get(id)),
+        by: async (key, value) => this.#copy([...this.attempts.values()].find((a) => a[key] === value)),
+        holding: async (ids, reference) => {
+          const order =
+            reference === null ? null : [...this.orders.values()].find((o) => o.reference === reference);
+          return [...this.attempts.values()]
+            .filter((a) => a.gateway_transaction_id !== null && ids.includes(a.gateway_transaction_id))
+            .filter((a) => reference === null || a.order_id === order?.id)
+            .sort(
+              (a, b) =>
+                Number(b.id === order?.current_attempt_id) - Number(a.id === order?.current_attempt_id),
+            )
+            .slice(0, 2)
+            .map((a) => ({ ...a }));
+        },
+      },
+      holds: {
+        put: async () => {},
+        take: async () => ({ kind: 'gone' }) as const,
+        expired: async () => [],
+      },
+      operations: {
+        find: async () => null,
+        create: async () => {
+          throw new Error('not in memory');
+        },
+        settle: async () => {
+          throw new Error('not in memory');
+        },
+      },
+    };
+  }
+
+  #copy<T extends object>(record: T | undefined): T | null {
+    return record ? { ...record } : null;
+  }
+
+  #startAttempt(
+    orderId: string,
+    input: { kind: 'card' | 'redirect'; mode?: 'sale' | 'auth'; paymentMethod?: string },
+  ) {
+    const order = this.orders.get(orderId);
+    if (!order) throw new OrderNotFound(orderId);
+    const previous: OrderBeforeAttempt = {
+      status: order.status,
+      current_attempt_id: order.current_attempt_id,
+      failure_code: order.failure_code,
+      captured_minor: order.captured_minor,
+      refunded_minor: order.refunded_minor,
+      next_poll_at: order.next_poll_at,
+    };
+    const attempt: AttemptRecord = {
+      id: `att_${++this.#next}`,
+      order_id: orderId,
+      kind: input.kind,
+      mode: input.mode ?? null,
+      payment_method: input.paymentMethod ?? null,
+      gateway_transaction_id: null,
+      payment_session_id: null,
+      verification_id: null,
+      status: 'pending',
+      captured_minor: null,
+      refunded_minor: 0,
+      capture_id: null,
+      failure_code: null,
+      session_expires_at: null,
+      gateway_status: null,
+      gateway_amount_minor: null,
+      gateway_currency: null,
+      gateway_captured_minor: null,
+      gateway_refunded_minor: null,
+      observed_at: null,
+      observed_source: null,
+      created_at: new Date(this.now()),
+      updated_at: new Date(this.now()),
+    };
+    this.attempts.set(attempt.id, attempt);
+    Object.assign(order, {
+      status: 'pending',
+      current_attempt_id: attempt.id,
+      failure_code: null,
+      captured_minor: null,
+      refunded_minor: 0,
+      next_poll_at: null,
+      version: order.version + 1,
+    });
+    return { order: { ...order }, attempt: { ...attempt }, previous };
+  }
+
+  #withdraw(orderId: string, attemptId: string, previous: OrderBeforeAttempt) {
+    const order = this.orders.get(orderId)!;
+    if (order.current_attempt_id !== attemptId) return;
+    this.attempts.delete(attemptId);
+    Object.assign(order, previous, { version: order.version + 1 });
+  }
+
+  #transition<T>(
+    target: TransitionTarget,
+    plan: (order: OrderRecord, attempt: AttemptRecord, now: Date) => { change: Change | null; result: T },
+  ): Transitioned<T> | null {
+    const order =
+      'reference' in target
+        ? [...this.orders.values()].find((o) => o.reference === target.reference)
+        : this.orders.get(target.orderId);
+    const attemptId = 'reference' in target ? order?.current_attempt_id : target.attemptId;
+    const attempt = attemptId ? this.attempts.get(attemptId) : undefined;
+    if (!order || !attempt || attempt.order_id !== order.id) {
+      if ('reference' in target) return null;
+      throw new OrderNotFound(`order ${target.orderId} has no attempt ${target.attemptId}`);
+    }
+    const now = new Date(this.now());
+    const { change, result } = plan({ ...order }, { ...attempt }, now);
+    for (const [column, id] of Object.entries(change?.release ?? {}))
+      for (const other of this.attempts.values())
+        if (
+          other.order_id === order.id &&
+          other.id !== attempt.id &&
+          other[column as keyof AttemptRecord] === id
+        )
+          Object.assign(other, { [column]: null });
+    if (change?.attempt && Object.keys(change.attempt).length > 0)
+      Object.assign(attempt, change.attempt, { updated_at: now });
+    const before = order.status;
+    const changed = Object.entries(change?.order ?? {}).filter(
+      ([k, v]) => order[k as keyof OrderRecord] !== v,
+    );
+    if (changed.length > 0)
+      Object.assign(order, Object.fromEntries(changed), { version: order.version + 1, updated_at: now });
+    if (change?.history)
+      this.history.push({ ...change.history, statusBefore: before, statusAfter: order.status });
+    return { result, order: { ...order }, attempt: { ...attempt } };
+  }
+}

@@ -1,0 +1,264 @@
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { GatewayError, GatewayNetworkError } from '../../../src/client/errors.js';
+import type { GatewayPaymentSession, GatewayTransaction } from '../../../src/client/schemas.js';
+import { payByCard } from '../../../src/merchant/checkout/card.js';
+import type { CheckoutDeps } from '../../../src/merchant/checkout/deps.js';
+import { payByRedirect } from '../../../src/merchant/checkout/redirect.js';
+import { applier } from '../../../src/merchant/reconciler/apply.js';
+import { ManualClock } from '../../../src/shared/clock.js';
+import { card } from '../../support/gateway.js';
+import { MemoryStore } from '../../support/memory-store.js';
+
+/**
+ * Issue 18: checkout's branches through its narrow port, with the real apply path (decide included)
+ * on orders in memory and a gateway that answers what each test scripts. What an order may become
+ * when the gateway says ERR_DUPLICATE, times out, or cannot be asked: never failed but by the
+ * gateway's word that the payment failed.
+ */
+
+const NOW = Date.UTC(2026, 10, 24, 12);
+
+type Script = Record<string, (() => unknown)[]>;
+
+/** A gateway whose every call takes the next scripted answer of its method (a function: throw or return). */
+function scriptedGateway(script: Script, calls: string[]) {
+  const next =
+    (method: string) =>
+    async (...args: unknown[]) => {
+      calls.push(`${method}${typeof args[0] === 'string' ? ` ${args[0]}` : ''}`);
+      const answer = script[method]?.shift();
+      if (!answer) throw new Error(`unscripted call: ${method}`);
+      return { data: answer(), status: 200, replayed: false, remaining: null };
+    };
+  return Object.fromEntries(
+    [
+      'verify3ds',
+      'createTransaction',
+      'transactionStatus',
+      'createPaymentSession',
+      'getPaymentSession',
+      'capture',
+      'refund',
+      'void',
+    ].map((m) => [m, next(m)]),
+  ) as unknown as CheckoutDeps['gateway'];
+}
+
+const frictionless = () => ({
+  id: 1,
+  public_id: 'tds_unit',
+  amount: 1234,
+  currency: 'EUR',
+  status: 'full_auth',
+});
+const record = (over: Partial<GatewayTransaction> = {}): GatewayTransaction => ({
+  id: '100200',
+  related_trans_id: null,
+  amount: 1234,
+  currency: 'EUR',
+  status: 'captured',
+  transaction_type: 'sale',
+  refunded_amount: 0,
+  ...over,
+});
+const session = (over: Partial<GatewayPaymentSession> = {}): GatewayPaymentSession => ({
+  payment_session_id: 'ps_unit',
+  transaction_id: '100300',
+  payment_method: 'psc',
+  status: 'pending_redirect',
+  amount: 1234,
+  currency: 'EUR',
+  checkout_url: 'https://gateway.example/hosted/checkout/ps_unit',
+  expires_at: new Date(NOW + 15 * 60_000).toISOString(),
+  ...over,
+});
+const throws = (error: Error) => () => {
+  throw error;
+};
+const timeout = () => new GatewayNetworkError('timeout', 'no answer in time', false);
+const duplicate = (data: Record<string, unknown>) =>
+  new GatewayError(409, 'ERR_DUPLICATE', 'An active transaction already uses this reference.', { data });
+
+function checkout(script: Script) {
+  const memory = new MemoryStore(() => NOW);
+  const calls: string[] = [];
+  const port = memory.port;
+  const deps: CheckoutDeps = {
+    store: port,
+    apply: applier(port),
+    gateway: scriptedGateway(script, calls),
+    box: null as never,
+    clock: new ManualClock(NOW),
+    logger: pino({ level: 'silent' }),
+    publicBaseUrl: 'http://kit.example',
+  };
+  const order = memory.order();
+  const attemptOf = () => memory.attempts.get(memory.orders.get(order.id)!.current_attempt_id!)!;
+  return { memory, deps, calls, order, attemptOf, left: () => Object.values(script).flat().length };
+}
+
+const sale = { card: card(), mode: 'sale' as const };
+
+describe('merchant: checkout branches (ERR_DUPLICATE adopted, unknown outcomes)', () => {
+  it('a timeout, then ERR_DUPLICATE, then the status: the order is paid by the transaction the first call made', async () => {
+    const c = checkout({
+      verify3ds: [frictionless],
+      createTransaction: [throws(timeout()), throws(duplicate({ transaction_id: 100200 }))],
+      transactionStatus: [() => record()],
+    });
+    const outcome = await payByCard(c.deps, c.order.id, sale);
+    expect(c.calls).to.deep.equal([
+      'verify3ds',
+      'createTransaction',
+      'createTransaction',
+      'transactionStatus 100200',
+    ]);
+    expect(outcome.kind).to.equal('done');
+    expect(outcome.order).to.include({ status: 'paid', captured_minor: 1234, needs_review: false });
+    // One change carried the ids with the status: the attempt holds the transaction and the 3DS record.
+    expect(c.attemptOf()).to.include({ gateway_transaction_id: '100200', verification_id: 'tds_unit' });
+    expect(c.memory.history.at(-1)).to.include({ source: 'api', outcome: 'applied', statusAfter: 'paid' });
+  });
+
+  it('ERR_DUPLICATE on the first call (the kit died before hearing the last one): an approved auth is adopted', async () => {
+    const c = checkout({
+      verify3ds: [frictionless],
+      createTransaction: [throws(duplicate({ transaction_id: '100200' }))],
+      transactionStatus: [() => record({ status: 'auth', transaction_type: 'auth' })],
+    });
+    const outcome = await payByCard(c.deps, c.order.id, { ...sale, mode: 'auth' });
+    expect(outcome.kind).to.equal('done');
+    expect(outcome.order.status).to.equal('authorized');
+    expect(c.attemptOf()).to.include({ gateway_transaction_id: '100200', mode: 'auth' });
+  });
+
+  it('a card auth attempt that adopts a sale becomes a sale attempt: the sale captured its whole amount', async () => {
+    const c = checkout({
+      verify3ds: [frictionless],
+      createTransaction: [throws(duplicate({ transaction_id: '100200' }))],
+      transactionStatus: [() => record()],
+    });
+    const outcome = await payByCard(c.deps, c.order.id, { ...sale, mode: 'auth' });
+    expect(outcome.order).to.include({ status: 'paid', captured_minor: 1234 });
+    expect(c.attemptOf().mode).to.equal('sale');
+  });
+
+  it('ERR_DUPLICATE naming a live session: the shopper is sent to its page; the attempt becomes that redirect', async () => {
+    const c = checkout({
+      verify3ds: [frictionless],
+      createTransaction: [throws(duplicate({ transaction_id: 100300, payment_session_id: 'ps_unit' }))],
+      getPaymentSession: [() => session()],
+    });
+    const outcome = await payByCard(c.deps, c.order.id, sale);
+    expect(c.calls.at(-1)).to.equal('getPaymentSession ps_unit');
+    expect(outcome).to.include({ kind: 'action', url: 'https://gateway.example/hosted/checkout/ps_unit' });
+    expect(outcome.order.status).to.equal('requires_action');
+    expect(c.attemptOf()).to.include({
+      kind: 'redirect',
+      mode: null,
+      payment_session_id: 'ps_unit',
+      gateway_transaction_id: '100300',
+    });
+    expect(c.attemptOf().session_expires_at!.getTime()).to.equal(NOW + 15 * 60_000);
+    // Watched from now on: the poller asks about the session.
+    expect(outcome.order.next_poll_at).to.not.equal(null);
+  });
+
+  it('a session past its page (pending at the provider): 409-in-progress, not a page that is gone', async () => {
+    const c = checkout({
+      createPaymentSession: [throws(duplicate({ transaction_id: 100300, payment_session_id: 'ps_unit' }))],
+      getPaymentSession: [() => session({ status: 'pending_provider' })],
+    });
+    const outcome = await payByRedirect(c.deps, c.order.id, { paymentMethod: 'psc' });
+    expect(outcome.kind).to.equal('in_progress');
+    expect(outcome.order.status).to.equal('requires_action');
+  });
+
+  it('ERR_DUPLICATE naming a transaction still pending: in progress, the order pending and watched, never failed', async () => {
+    const c = checkout({
+      verify3ds: [frictionless],
+      createTransaction: [throws(duplicate({ transaction_id: 100300 }))],
+      transactionStatus: [() => record({ id: '100300', status: 'pending' })],
+    });
+    const outcome = await payByCard(c.deps, c.order.id, sale);
+    expect(outcome.kind).to.equal('in_progress');
+    expect(outcome.order).to.include({ status: 'pending', failure_code: null });
+    expect(c.attemptOf().gateway_transaction_id).to.equal('100300');
+    expect(outcome.order.next_poll_at).to.not.equal(null);
+  });
+
+  it('ERR_DUPLICATE whose status cannot be read: in progress, the order pending, nothing failed', async () => {
+    const c = checkout({
+      verify3ds: [frictionless],
+      createTransaction: [throws(duplicate({ transaction_id: 100200 }))],
+      transactionStatus: [throws(new GatewayNetworkError('connection', 'refused', true))],
+    });
+    const outcome = await payByCard(c.deps, c.order.id, sale);
+    expect(outcome.kind).to.equal('in_progress');
+    expect(outcome.order).to.include({ status: 'pending', failure_code: null });
+  });
+
+  it('ERR_DUPLICATE for a payment the gateway failed meanwhile: a decline, by the gateway’s word', async () => {
+    const c = checkout({
+      verify3ds: [frictionless],
+      createTransaction: [throws(duplicate({ transaction_id: 100200 }))],
+      transactionStatus: [() => record({ status: 'failed', status_reason: 'ERR_CARD_DO_NOT_HONOR' })],
+    });
+    const outcome = await payByCard(c.deps, c.order.id, sale);
+    expect(outcome).to.include({ kind: 'declined', code: 'ERR_CARD_DO_NOT_HONOR' });
+    expect(outcome.order.status).to.equal('failed');
+  });
+
+  it('two calls with no answer, or two 5xx: outcome unknown, the order pending, not failed', async () => {
+    for (const error of [timeout(), new GatewayError(500, 'ERR_UNEXPECTED', 'Unexpected.')]) {
+      const c = checkout({
+        verify3ds: [frictionless],
+        createTransaction: [throws(error), throws(error)],
+      });
+      const outcome = await payByCard(c.deps, c.order.id, sale);
+      expect(outcome.kind, error.message).to.equal('unknown');
+      expect(outcome.order).to.include({ status: 'pending', failure_code: null });
+      expect(c.calls).to.have.length(3);
+    }
+  });
+
+  it('nothing sent (connection refused): the attempt fails as unavailable; nothing was charged', async () => {
+    const c = checkout({
+      verify3ds: [frictionless],
+      createTransaction: [throws(new GatewayNetworkError('connection', 'refused', true))],
+    });
+    const outcome = await payByCard(c.deps, c.order.id, sale);
+    expect(outcome).to.include({ kind: 'unavailable', code: 'GATEWAY_UNAVAILABLE' });
+    expect(c.calls).to.have.length(2);
+  });
+
+  it('a decline that recorded a failed transaction: declined with its code, by the gateway’s word', async () => {
+    const failed = record({ status: 'failed', status_reason: 'ERR_CARD_INSUFFICIENT_FUNDS' });
+    const c = checkout({
+      verify3ds: [frictionless],
+      createTransaction: [
+        throws(new GatewayError(400, 'ERR_CARD_INSUFFICIENT_FUNDS', 'Insufficient funds.', { data: failed })),
+      ],
+    });
+    const outcome = await payByCard(c.deps, c.order.id, sale);
+    expect(outcome).to.include({ kind: 'declined', code: 'ERR_CARD_INSUFFICIENT_FUNDS' });
+    expect(c.attemptOf().gateway_transaction_id).to.equal('100200');
+  });
+
+  it('a session whose answer was lost: unknown; the next press is handed the session (ERR_DUPLICATE)', async () => {
+    const c = checkout({
+      createPaymentSession: [
+        throws(timeout()),
+        throws(duplicate({ transaction_id: 100300, payment_session_id: 'ps_unit' })),
+      ],
+      getPaymentSession: [() => session()],
+    });
+    const first = await payByRedirect(c.deps, c.order.id, { paymentMethod: 'psc' });
+    expect(first.kind).to.equal('unknown');
+    expect(first.order.status).to.equal('pending');
+    const again = await payByRedirect(c.deps, c.order.id, { paymentMethod: 'psc' });
+    expect(again).to.include({ kind: 'action', url: session().checkout_url });
+    expect(c.left()).to.equal(0);
+  });
+});
