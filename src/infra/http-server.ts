@@ -1,5 +1,5 @@
 import { createServer, type RequestListener, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 /** The merchant error envelope (src/merchant/http/errors.ts), for the answers the server gives itself. */
@@ -61,8 +61,9 @@ export interface HttpServer {
   /** From now on requests go to `handler` (until now: 503 STARTING). */
   ready(handler: RequestListener): void;
   /**
-   * Takes no new connection, closes idle keep-alive connections at once and each other one as soon as
-   * its request in hand is answered; resolves when none is left.
+   * Takes no new connection and closes at once every connection without a request received whole
+   * (idle, headers or body still arriving); each other one closes as soon as its answer is out.
+   * Resolves when none is left.
    */
   drain(): Promise<void>;
   /** Closes every connection left, requests in hand too. */
@@ -77,7 +78,8 @@ export interface HttpServer {
 export async function bindHttpServer(port: number, requestTimeoutMs: number): Promise<HttpServer> {
   let handler = answerStarting;
   let draining = false;
-  const inHand = new Set<ServerResponse>();
+  /** Each open connection and the answers in hand on it (several when requests are pipelined). */
+  const connections = new Map<Socket, Set<ServerResponse>>();
   const server = createServer({
     // A request not complete (headers and body) in time is answered 408 and its socket closed
     // (HTTP_REQUEST_TIMEOUT_MS); the headers alone get at most 10 s. Node checks for both every
@@ -89,20 +91,47 @@ export async function bindHttpServer(port: number, requestTimeoutMs: number): Pr
     // Behind a proxy that reuses connections longer, this must exceed the proxy's idle timeout.
     keepAliveTimeout: 5000,
   });
+
+  /**
+   * During a drain, a connection stays only while a request received whole (headers and body) waits
+   * for its answer: the grace is for handlers that run. Node's closeIdleConnections() leaves one whose
+   * headers or body are still arriving, which held a stop until its timeout (10 s for the headers).
+   */
+  const closeUnlessAnswering = (socket: Socket) => {
+    const answers = connections.get(socket);
+    if (!answers || socket.destroyed || socket.writableEnded) return; // gone, or Node is ending it
+    if (![...answers].some((res) => res.req.complete)) socket.destroy();
+  };
+
+  server.on('connection', (socket: Socket) => {
+    if (draining) {
+      socket.destroy(); // accepted just as the drain began: it has no request in hand
+      return;
+    }
+    connections.set(socket, new Set());
+    socket.once('close', () => connections.delete(socket));
+  });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // Not over an answer already begun on this connection: that would corrupt it (Node's own rule).
-    const begun = [...inHand].some((res) => res.socket === socket && res.headersSent);
+    const begun = [...(connections.get(socket as Socket) ?? [])].some((res) => res.headersSent);
     if (socket.writable && !begun) socket.write(clientErrorAnswer(error.code));
     socket.destroy(error);
   });
   server.on('request', (req, res) => {
-    inHand.add(res);
+    const socket = req.socket;
+    const answers = connections.get(socket);
+    answers?.add(res);
     res.once('close', () => {
-      inHand.delete(res);
-      // Node keeps a keep-alive connection open after its answer even when the server is closing.
-      if (draining) setImmediate(() => server.closeIdleConnections());
+      answers?.delete(res);
+      // Node keeps a keep-alive connection open after its answer even when the server is closing, and
+      // a next request may have begun on it: the next turn, once Node has done with this answer.
+      if (draining) setImmediate(() => closeUnlessAnswering(socket));
     });
-    if (draining) res.setHeader('connection', 'close');
+    if (draining) {
+      res.setHeader('connection', 'close');
+      // A request begun during the drain is kept only if it is already whole (its body parsed by then).
+      setImmediate(() => closeUnlessAnswering(socket));
+    }
     handler(req, res);
   });
   const bound = await new Promise<number>((resolve, reject) => {
@@ -118,9 +147,11 @@ export async function bindHttpServer(port: number, requestTimeoutMs: number): Pr
       new Promise<void>((resolve) => {
         draining = true;
         server.close(() => resolve());
-        server.closeIdleConnections();
-        // Answers not yet begun tell their clients that the connection ends with them.
-        for (const res of inHand) if (!res.headersSent) res.setHeader('connection', 'close');
+        for (const [socket, answers] of connections) {
+          // Answers not yet begun tell their clients that the connection ends with them.
+          for (const res of answers) if (!res.headersSent) res.setHeader('connection', 'close');
+          closeUnlessAnswering(socket);
+        }
       }),
     cutOff: () => server.closeAllConnections(),
   };
