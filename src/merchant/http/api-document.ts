@@ -120,7 +120,7 @@ function payment(
         success(paymentAnswerSchema),
       ),
       202: jsonAnswer(
-        'The gateway decided, and the kit could not record it yet: the webhook or a poll lands it on the order.',
+        "The outcome is not known yet (the gateway did not answer, or the kit could not record its answer): the order stays `pending`, and the webhook, a poll or the customer's next try (which the gateway answers by naming the payment it holds) lands it.",
         success(paymentAnswerSchema),
       ),
       402: jsonAnswer(
@@ -129,8 +129,14 @@ function payment(
       ),
       ...orderNotFound,
       409: jsonAnswer(
-        '`INVALID_STATE`: the order is past paying for (paid, refunded, ...).',
-        failure(['INVALID_STATE'], invalidStateSchema),
+        '`INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status and those allowed). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway\'s `ERR_DUPLICATE`); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it.',
+        failure(['INVALID_STATE', 'PAYMENT_IN_PROGRESS'], z.union([invalidStateSchema, paymentAnswerSchema])),
+        z.object({
+          'Retry-After': z
+            .string()
+            .optional()
+            .meta({ description: 'With `PAYMENT_IN_PROGRESS`: seconds to wait before asking again.' }),
+        }),
       ),
       422: jsonAnswer(
         "`VALIDATION_FAILED` (the request; `data` null), or the gateway's code for input it refused before anything existed there (`ERR_PAYMENT_METHOD_NOT_ENABLED`, `ERR_PAYMENT_METHOD_NOT_AVAILABLE_IN_COUNTRY`, `ERR_INVALID_CURRENCY`, ...; `data` the order, as it was). `errors` names the field.",

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import type { ApiDocument } from '../../../src/shared/api-document.js';
+import { responseChecker } from '../../support/api-document.js';
 import { row, rows } from '../../support/db.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
 import { getOrder, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
@@ -13,9 +15,12 @@ import { waitFor } from '../../support/process.js';
 describe('merchant: a payment the kit never heard the answer to (ERR_DUPLICATE adopted)', function () {
   this.timeout(30_000);
   let t: TestKit;
+  /** Every answer here is held to the kit's own API document too (PAYMENT_IN_PROGRESS included). */
+  let documented: Awaited<ReturnType<typeof responseChecker>>;
 
   before(async () => {
     t = await startTestKit();
+    documented = await responseChecker((await t.call('GET', '/openapi.json')).body as ApiDocument);
   });
   after(async () => {
     await t?.close();
@@ -84,6 +89,7 @@ describe('merchant: a payment the kit never heard the answer to (ERR_DUPLICATE a
     const pay = await t.call('POST', `/orders/${order.id}/pay/card`, {
       body: { card: card(), mode: 'sale' },
     });
+    documented.check(pay, 'POST', '/orders/{id}/pay/card');
     expect(pay.status, pay.text).to.equal(200);
     expect(pay.body.data.order.status).to.equal('paid');
     expect(pay.body.data.order.captured_amount).to.equal(1234);
@@ -102,6 +108,7 @@ describe('merchant: a payment the kit never heard the answer to (ERR_DUPLICATE a
     const pay = await t.call('POST', `/orders/${order.id}/pay/card`, {
       body: { card: card(), mode: 'auth' },
     });
+    documented.check(pay, 'POST', '/orders/{id}/pay/card');
     expect(pay.status, pay.text).to.equal(200);
     expect(pay.body.data.order.status).to.equal('authorized');
     const capture = await t.call('POST', `/orders/${order.id}/capture`, { ops: true, body: {} });
@@ -121,6 +128,7 @@ describe('merchant: a payment the kit never heard the answer to (ERR_DUPLICATE a
         customer: { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com' },
       },
     });
+    documented.check(pay, 'POST', '/orders/{id}/pay/redirect');
     expect(pay.status, pay.text).to.equal(200);
     expect(pay.body.data.next_action).to.deep.equal({ type: 'redirect', url: session.checkout_url });
     expect(pay.body.data.order.status).to.equal('requires_action');
@@ -138,9 +146,11 @@ describe('merchant: a payment the kit never heard the answer to (ERR_DUPLICATE a
       customer: { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com' },
     };
     const first = await t.call('POST', `/orders/${order.id}/pay/redirect`, { body });
+    documented.check(first, 'POST', '/orders/{id}/pay/redirect');
     expect(first.status, first.text).to.equal(200);
     // The shopper came back from the hosted page without paying, and presses Pay again.
     const again = await t.call('POST', `/orders/${order.id}/pay/redirect`, { body });
+    documented.check(again, 'POST', '/orders/{id}/pay/redirect');
     expect(again.status, again.text).to.equal(200);
     expect(again.body.data.next_action).to.deep.equal(first.body.data.next_action);
     expect(again.body.data.order.payment.attempt_id).to.not.equal(first.body.data.order.payment.attempt_id);
@@ -161,6 +171,7 @@ describe('merchant: a payment the kit never heard the answer to (ERR_DUPLICATE a
     const pay = await t.call('POST', `/orders/${order.id}/pay/card`, {
       body: { card: card(), mode: 'sale' },
     });
+    documented.check(pay, 'POST', '/orders/{id}/pay/card');
     expect(pay.status, pay.text).to.equal(200);
     expect(pay.body.data.next_action).to.deep.equal({ type: 'redirect', url: session.checkout_url });
     expect(pay.body.data.order.status).to.equal('requires_action');
@@ -190,6 +201,7 @@ describe('merchant: a payment the kit never heard the answer to (ERR_DUPLICATE a
       const pay = await bare.call('POST', `/orders/${order.id}/pay/card`, {
         body: { card: card(), mode: 'sale' },
       });
+      documented.check(pay, 'POST', '/orders/{id}/pay/card');
       expect(pay.status, pay.text).to.equal(409);
       expect(pay.body.code).to.equal('PAYMENT_IN_PROGRESS');
       expect(pay.headers.get('retry-after')).to.match(/^\d+$/);
