@@ -286,7 +286,9 @@ async function placeAndPay(event) {
       location.assign(next.url);
       return;
     }
-    if (paid.status >= 400) say('form-message', 'The payment did not go through: ' + problem(paid), 'err');
+    // In progress is not a failure: the gateway holds a payment for the order whose outcome is coming.
+    if (paid.body.code === 'PAYMENT_IN_PROGRESS') say('form-message', paid.body.message, 'wait');
+    else if (paid.status >= 400) say('form-message', 'The payment did not go through: ' + problem(paid), 'err');
     else if (paid.status === 202) say('form-message', 'The outcome is not known yet; the order will be updated.', 'wait');
     else say('form-message', 'Done.', 'ok');
     await showOrder(order.id, true);
