@@ -28,21 +28,38 @@ export interface EventPayload {
   transaction: { id: number; related_trans_id: number | null; transaction_type: string; amount: number };
 }
 
+/** A transaction as the gateway records it (gateway-api.md, Transaction record), as much as the run reads. */
+export interface GatewayRecord {
+  id: number;
+  relatedId: number | null;
+  type: string;
+  status: string;
+  amount: number;
+  /** The running total refunded (on a sale or an auth). */
+  refunded: number;
+  /** merchant_trans_id: the order's reference, on children too. */
+  reference: string;
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: envelopes of every shape
 type Envelope = { success: boolean; message: string; code: string; data: any };
 
 export class GatewayReader {
   constructor(private readonly url: string) {}
 
-  async #call(method: string, path: string, key: string, body?: unknown): Promise<Envelope> {
+  async #send(method: string, path: string, key: string, body?: unknown) {
     const res = await fetch(this.url + path, {
       method,
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(CALL_MS),
     });
-    const envelope = (await res.json()) as Envelope;
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${envelope.code} ${envelope.message}`);
+    return { status: res.status, envelope: (await res.json()) as Envelope };
+  }
+
+  async #call(method: string, path: string, key: string, body?: unknown): Promise<Envelope> {
+    const { status, envelope } = await this.#send(method, path, key, body);
+    if (status >= 300) throw new Error(`${method} ${path}: ${status} ${envelope.code} ${envelope.message}`);
     return envelope;
   }
 
@@ -84,6 +101,24 @@ export class GatewayReader {
       status: data.status,
       amount: data.amount,
       refunded: data.refunded_amount,
+    };
+  }
+
+  /** The transaction with this id, or null when the gateway has none. */
+  async record(id: number): Promise<GatewayRecord | null> {
+    const path = `/api/v1/transactions/${id}/status?merchant_id=${MERCHANT_ID}`;
+    const { status, envelope } = await this.#send('GET', path, PARTNER_KEY);
+    if (status === 404) return null;
+    if (status !== 200) throw new Error(`GET ${path}: ${status} ${envelope.code} ${envelope.message}`);
+    const t = envelope.data.transaction ?? envelope.data;
+    return {
+      id: t.id,
+      relatedId: t.related_trans_id,
+      type: t.transaction_type,
+      status: t.status,
+      amount: t.amount,
+      refunded: t.refunded_amount,
+      reference: t.merchant_trans_id,
     };
   }
 

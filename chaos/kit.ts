@@ -18,6 +18,9 @@ import type { Cleanup } from './cleanup.js';
  * The kit as it runs in production, split by role into real `src/main.ts` processes: `api` (with the
  * embedded sandbox gateway, which delivers the webhooks), `worker` (the one the run kills) and
  * `scheduler` (poller, recovery, health, sweeper: what makes the kit converge after the faults).
+ * Or, for the crash points, beside a gateway of its own outside the kit (`KitSettings.gateway`), whose
+ * webhook endpoint the CLI registers first, as compose's one-shot does; then it is the api the run
+ * kills and starts again.
  */
 
 const READY_MS = 60_000;
@@ -28,21 +31,39 @@ export interface KitSettings {
   redisUrl: string;
   /** When set, each process's output is written there at the end (CHAOS_LOG_DIR). */
   logDir?: string;
+  /** The Redis prefix of the queue and the locks; default `chaos`. */
+  redisPrefix?: string;
+  /** The api's port; default a free one. */
+  port?: number;
+  /** JOB_SCHEDULES of the scheduler; default the kit's own schedules. */
+  jobSchedules?: string;
+  /** A gateway outside the kit; unset, the api runs the embedded sandbox and the others use it. */
+  gateway?: OutsideGateway;
+}
+
+/** A gateway the kit reaches over the network, not one it runs (the crash points' standalone sandbox). */
+export interface OutsideGateway {
+  /** The base URL each caller (`api`, `worker`, `scheduler`, `cli`) is given: the run's proxy tells them apart by it. */
+  baseUrlFor(who: string): string;
+  /** Where browsers and the gateway reach the api (PUBLIC_BASE_URL); the webhook URL is under it. */
+  publicUrl: string;
 }
 
 export class KitProcesses {
   readonly apiUrl: string;
+  /** The embedded sandbox (without `KitSettings.gateway`). */
   readonly gatewayUrl: string;
   readonly opsToken = `chaos-ops-${randomBytes(12).toString('hex')}`;
   /** APP_ENCRYPTION_KEY: the run reads the stored signing secret with it. */
   readonly encryptionKey = randomBytes(32).toString('base64');
   /** The Redis prefix of the queue and the locks. */
-  readonly redisPrefix = 'chaos';
+  readonly redisPrefix: string;
   readonly #processes: Proc[] = [];
   readonly #roles = new Map<Proc, string>();
   /** Processes the run itself ended (the killed worker, the CLI, everything at the stop). */
   readonly #ended = new Set<Proc>();
   #worker: Proc | null = null;
+  #api: Proc | null = null;
 
   private constructor(
     private readonly settings: KitSettings,
@@ -51,16 +72,18 @@ export class KitProcesses {
   ) {
     this.apiUrl = `http://127.0.0.1:${port}`;
     this.gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    this.redisPrefix = settings.redisPrefix ?? 'chaos';
   }
 
   /** The api, then a worker and a scheduler beside it; registered with `cleanup` before the first starts. */
   static async start(settings: KitSettings, cleanup: Cleanup): Promise<KitProcesses> {
-    const port = await freePort();
+    const port = settings.port ?? (await freePort());
     const kit = new KitProcesses(settings, port, await freePort([port]));
     const { logDir } = settings;
     if (logDir) cleanup.add(`keep the kit's output in ${logDir}`, () => kit.#keepOutput(logDir)); // after the stop
     cleanup.add('stop the kit', () => kit.#stop());
-    await kit.#startApi();
+    if (settings.gateway) await kit.#registerWebhook(settings.gateway);
+    await kit.startApi();
     await kit.startWorker();
     await kit.#startRole('scheduler');
     return kit;
@@ -84,27 +107,48 @@ export class KitProcesses {
     return p;
   }
 
-  async #startApi(): Promise<void> {
+  /** How `who` reaches the gateway: the outside one at its own base URL, or the api's embedded sandbox. */
+  #gatewayEnv(who: string): Record<string, string> {
+    const outside = this.settings.gateway;
+    return {
+      GATEWAY_BASE_URL: outside ? outside.baseUrlFor(who) : this.gatewayUrl,
+      GATEWAY_API_KEY: SANDBOX_MERCHANT_KEY,
+      ...(outside ? { PUBLIC_BASE_URL: outside.publicUrl } : {}),
+    };
+  }
+
+  /** Starts the api (again, on the same port and database, after `killApi`) and waits until it is healthy. */
+  async startApi(): Promise<void> {
     const env = {
       ...this.#env(),
       ROLES: 'api',
       PORT: String(this.port),
-      GATEWAY_PORT: String(this.gatewayPort),
+      ...(this.settings.gateway ? this.#gatewayEnv('api') : { GATEWAY_PORT: String(this.gatewayPort) }),
     };
-    await healthy(this.#track(start('src/main.ts', [], env), 'api'), this.apiUrl, READY_MS);
+    this.#api = this.#track(start('src/main.ts', [], env), 'api');
+    await healthy(this.#api, this.apiUrl, READY_MS);
   }
 
-  /** A worker or scheduler on the api process's sandbox as its gateway, as compose runs them. */
+  /** SIGKILL to the api process; resolves once it is gone. */
+  async killApi(): Promise<void> {
+    const api = this.#api!;
+    this.#ended.add(api);
+    api.child.kill('SIGKILL');
+    await exitWithin(api, STOP_MS);
+  }
+
+  /** A worker or scheduler on the gateway the api uses, as compose runs them. */
   async #startRole(role: 'worker' | 'scheduler'): Promise<Proc> {
     // It serves no API: its own metrics port answering says it is up.
     const metricsPort = await freePort([this.port, this.gatewayPort]);
+    const { jobSchedules } = this.settings;
     const env = {
       ...this.#env(),
       ROLES: role,
-      GATEWAY_BASE_URL: this.gatewayUrl,
-      GATEWAY_API_KEY: SANDBOX_MERCHANT_KEY,
+      ...this.#gatewayEnv(role),
       PORT: String(metricsPort),
       METRICS_PORT: String(metricsPort),
+      ...(role === 'scheduler' && jobSchedules ? { JOB_SCHEDULES: jobSchedules } : {}),
     };
     const p = this.#track(start('src/main.ts', [], env), role);
     await metricsAnswer(p, metricsPort, role);
@@ -133,6 +177,20 @@ export class KitProcesses {
     this.#ended.add(cli);
     const { code } = await exitWithin(cli, READY_MS);
     if (code !== 0) throw new Error(`webhook rotate exited ${code}: ${cli.stderr()}`);
+  }
+
+  /**
+   * `npm run cli -- webhook register --url <public>/webhooks/gateway` against the outside gateway, as
+   * compose's one-shot does before the kit starts (it migrates the database and stores the secret).
+   */
+  async #registerWebhook(gateway: OutsideGateway): Promise<void> {
+    const url = `${gateway.publicUrl}/webhooks/gateway`;
+    const env = { ...this.#env(), ...this.#gatewayEnv('cli') };
+    const args = ['run', '-s', 'cli', '--', 'webhook', 'register', '--url', url];
+    const cli = this.#track(startNpm(args, env), 'cli');
+    this.#ended.add(cli);
+    const { code } = await exitWithin(cli, READY_MS);
+    if (code !== 0) throw new Error(`webhook register exited ${code}: ${cli.stderr()}`);
   }
 
   /** The processes that exited without the run stopping or killing them: role, exit, last stderr. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { withDeadline } from '../src/shared/deadline.js';
 import { delay } from '../test/support/process.js';
 import { Cleanup, cleanUpOnSignal } from './cleanup.js';
+import { crashPoints } from './crash-points.js';
 import { Duplicates } from './duplicates.js';
 import { FAULTS, type Fault, type FaultDeps, outage } from './faults.js';
 import { GatewayReader } from './gateway.js';
@@ -11,20 +12,30 @@ import { KitProcesses } from './kit.js';
 import { converge, type Look, settledLook } from './measure.js';
 import { type Random, seeded } from './random.js';
 import { failures, type Result, table } from './report.js';
-import { privateMariaDb, privateRedis, removeFolder } from './services.js';
+import { type MariaDb, type PrivateRedis, privateMariaDb, privateRedis, removeFolder } from './services.js';
 import { startStream } from './stream.js';
 import { KitTables } from './tables.js';
 
 /**
- * `npm run chaos` (`-- --short`, or CHAOS_SCALE=short, for CI): payments and shuffled duplicate
- * events through the kit's processes while the run kills the worker, flushes and restarts Redis,
- * restarts MariaDB, rotates the webhook secret and cuts the receiver off; then waits for the kit to
- * converge and prints the table. Exit 0 only when nothing was lost or applied twice and every order
- * equals the gateway's truth in time.
+ * `npm run chaos` (`-- --short`, or CHAOS_SCALE=short, for CI): the storm, then the crash points,
+ * on one private MariaDB and Redis.
+ *
+ * The storm: payments and shuffled duplicate events through the kit's processes while the run kills
+ * the worker, flushes and restarts Redis, restarts MariaDB, rotates the webhook secret and cuts the
+ * receiver off; then it waits for the kit to converge and prints the table. It passes only when
+ * nothing was lost or applied twice and every order equals the gateway's truth in time.
+ *
+ * The crash points (chaos/crash-points.ts): the api SIGKILLed in the middle of each kind of payment
+ * and operation, the shopper or operator trying again; a table row per case. `-- --crash-only` (or
+ * CHAOS_ONLY=crash) runs only them, `-- --storm-only` (CHAOS_ONLY=storm) only the storm.
+ *
+ * Exit 0 only when every part that ran passed.
  */
 
 interface Scale {
   name: 'full' | 'short';
+  /** How many times each crash point runs. */
+  crashRounds: number;
   /** About this many orders, spread over the faults. */
   orders: number;
   /** Between one fault and the next (and before the first). */
@@ -35,8 +46,8 @@ interface Scale {
 }
 
 const SCALES: Record<Scale['name'], Scale> = {
-  full: { name: 'full', orders: 400, gapMs: 20_000, outageSeconds: 90, convergeMs: 240_000 },
-  short: { name: 'short', orders: 80, gapMs: 5_000, outageSeconds: 65, convergeMs: 150_000 },
+  full: { name: 'full', crashRounds: 2, orders: 400, gapMs: 20_000, outageSeconds: 90, convergeMs: 240_000 },
+  short: { name: 'short', crashRounds: 1, orders: 80, gapMs: 5_000, outageSeconds: 65, convergeMs: 150_000 },
 };
 /** What the faults themselves take, about (restarts, a new worker, the CLI): to pace the orders. */
 const FAULT_TIME_MS = 20_000;
@@ -51,27 +62,79 @@ function scaleOf(argv: string[], env: NodeJS.ProcessEnv): Scale {
   return argv.includes('--short') || env.CHAOS_SCALE === 'short' ? SCALES.short : SCALES.full;
 }
 
+/** Which parts run: both unless one is asked for alone. */
+function partsOf(argv: string[], env: NodeJS.ProcessEnv): { storm: boolean; crash: boolean } {
+  if (argv.includes('--crash-only') || env.CHAOS_ONLY === 'crash') return { storm: false, crash: true };
+  if (argv.includes('--storm-only') || env.CHAOS_ONLY === 'storm') return { storm: true, crash: false };
+  return { storm: true, crash: true };
+}
+
+interface Services {
+  db: MariaDb;
+  redis: PrivateRedis;
+}
+
 async function main(): Promise<void> {
-  const scale = scaleOf(process.argv.slice(2), process.env);
+  const argv = process.argv.slice(2);
+  const scale = scaleOf(argv, process.env);
+  const parts = partsOf(argv, process.env);
   const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
-  log(`the ${scale.name} form, CHAOS_SEED=${seed}`);
+  const which =
+    parts.storm && parts.crash
+      ? 'the storm and the crash points'
+      : parts.storm
+        ? 'the storm'
+        : 'the crash points';
+  log(`the ${scale.name} form: ${which}${parts.storm ? `, CHAOS_SEED=${seed}` : ''}`);
   const cleanup = new Cleanup();
   cleanUpOnSignal(cleanup, log);
   let passed = false;
   try {
-    passed = await chaos(scale, seed, cleanup);
+    const services = await privateServices(cleanup);
+    let stormPassed = true;
+    if (parts.storm) {
+      // The storm's kit stops before the crash points start theirs: the machine has two cores.
+      const stormCleanup = new Cleanup();
+      cleanup.add("stop the storm's kit", () => stormCleanup.run(log));
+      stormPassed = await chaos(scale, seed, services, stormCleanup);
+      await stormCleanup.run(log);
+    }
+    let crashPassed = true;
+    if (parts.crash) {
+      const logDir = process.env.CHAOS_LOG_DIR;
+      crashPassed = await crashPoints({ ...services, cleanup, log, logDir, rounds: scale.crashRounds });
+    }
+    passed = stormPassed && crashPassed;
+    if (parts.storm && parts.crash)
+      log(
+        `the storm ${stormPassed ? 'passed' : 'FAILED'}, the crash points ${crashPassed ? 'passed' : 'FAILED'}`,
+      );
   } catch (error) {
     log(`the run broke off: ${(error as Error).stack ?? error}`);
   } finally {
     await cleanup.run(log);
   }
-  log(passed ? 'passed' : 'FAILED');
+  log(`${passed ? 'passed' : 'FAILED'}, ${((Date.now() - runStarted) / 1000).toFixed(0)} s in all`);
   process.exit(passed ? 0 : 1);
 }
 
-async function chaos(scale: Scale, seed: number, cleanup: Cleanup): Promise<boolean> {
+/** The private MariaDB and Redis both parts run on, in a folder of their own: each undone at the end. */
+async function privateServices(cleanup: Cleanup): Promise<Services> {
+  const dir = await mkdtemp(join(tmpdir(), 'kit-chaos-'));
+  cleanup.add('remove the private folder', () => removeFolder(dir));
+  const db = await privateMariaDb(dir);
+  cleanup.add('stop the private MariaDB', () => db.stop());
+  await db.start();
+  const redis = await privateRedis(dir);
+  cleanup.add('stop the private Redis', () => redis.stop());
+  await redis.start();
+  log(`private MariaDB on ${db.port}, Redis on ${redis.port}`);
+  return { db, redis };
+}
+
+async function chaos(scale: Scale, seed: number, services: Services, cleanup: Cleanup): Promise<boolean> {
   const random = seeded(seed);
-  const parts = await setUp(cleanup, random);
+  const parts = await setUp(services, cleanup, random);
   const lastFaultAt = await storm(scale, parts, random);
   // Convergence is timed while the copies still flow; the verdict is read once every copy was sent.
   const { tables, reader, duplicates, kit } = parts;
@@ -92,24 +155,14 @@ async function chaos(scale: Scale, seed: number, cleanup: Cleanup): Promise<bool
   const result = resultOf(look, duplicates.posted, convergence.seconds, kit.crashed());
   explain(look, kit.crashed());
   console.log(`\n${table(result)}\n`);
-  log(`${scale.name} form, ${((Date.now() - runStarted) / 1000).toFixed(0)} s in all`);
+  log(`the storm: ${scale.name} form, ${((Date.now() - runStarted) / 1000).toFixed(0)} s`);
   const why = failures(result);
   if (why.length > 0) log(`failed: ${why.join('; ')}`);
   return why.length === 0;
 }
 
-/** The private MariaDB and Redis, the kit's processes on them, and the run's readers: each undone at the end. */
-async function setUp(cleanup: Cleanup, random: Random): Promise<FaultDeps> {
-  const dir = await mkdtemp(join(tmpdir(), 'kit-chaos-'));
-  cleanup.add('remove the private folder', () => removeFolder(dir));
-  const db = await privateMariaDb(dir);
-  cleanup.add('stop the private MariaDB', () => db.stop());
-  await db.start();
-  const redis = await privateRedis(dir);
-  cleanup.add('stop the private Redis', () => redis.stop());
-  await redis.start();
-  log(`private MariaDB on ${db.port}, Redis on ${redis.port}`);
-
+/** The kit's processes on the private MariaDB and Redis, and the run's readers: each undone at the end. */
+async function setUp({ db, redis }: Services, cleanup: Cleanup, random: Random): Promise<FaultDeps> {
   const kit = await KitProcesses.start(
     { databaseUrl: db.url(DATABASE), redisUrl: redis.url, logDir: process.env.CHAOS_LOG_DIR },
     cleanup,

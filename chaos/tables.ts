@@ -13,6 +13,10 @@ import type { HistoryLine, OrderColumns } from '../test/support/truth-rules.js';
 
 const QUERY_MS = 30_000;
 
+const ORDERS = `SELECT o.id, o.reference, o.status, o.captured_minor, o.refunded_minor, o.needs_review, o.review_reason,
+        a.kind, a.gateway_transaction_id, a.payment_session_id
+   FROM orders o LEFT JOIN payment_attempts a ON a.id = o.current_attempt_id`;
+
 export interface OrderRow extends OrderColumns {
   id: string;
   reference: string;
@@ -50,16 +54,22 @@ export class KitTables {
 
   /** Every order with its current attempt (null columns when it has none). */
   orders(): Promise<OrderRow[]> {
-    return this.#select<OrderRow>(
-      `SELECT o.id, o.reference, o.status, o.captured_minor, o.refunded_minor, o.needs_review, o.review_reason,
-              a.kind, a.gateway_transaction_id, a.payment_session_id
-         FROM orders o LEFT JOIN payment_attempts a ON a.id = o.current_attempt_id`,
-    );
+    return this.#select<OrderRow>(ORDERS);
+  }
+
+  /** One order with its current attempt; null when there is none by that id. */
+  async order(id: string): Promise<OrderRow | null> {
+    const [rows] = await this.#pool.query<mysql.RowDataPacket[]>({
+      sql: `${ORDERS} WHERE o.id = ?`,
+      values: [id],
+      timeout: QUERY_MS,
+    });
+    return (rows[0] as OrderRow | undefined) ?? null;
   }
 
   history(): Promise<HistoryLine[]> {
     return this.#select<HistoryLine>(
-      'SELECT order_id, source_id, status_before, status_after, outcome FROM order_history',
+      'SELECT order_id, source_id, status_before, status_after, outcome FROM order_history ORDER BY id',
     );
   }
 

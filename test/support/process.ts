@@ -25,7 +25,7 @@ export async function call(
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
-): Promise<{ status: number; body: Envelope; text: string; type: string }> {
+): Promise<{ status: number; body: Envelope; text: string; type: string; headers: Headers }> {
   const res = await fetch(url + path, {
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
@@ -33,7 +33,13 @@ export async function call(
     signal: AbortSignal.timeout(15_000),
   });
   const text = await res.text();
-  return { status: res.status, body: jsonOf(text), text, type: res.headers.get('content-type') ?? '' };
+  return {
+    status: res.status,
+    body: jsonOf(text),
+    text,
+    type: res.headers.get('content-type') ?? '',
+    headers: res.headers,
+  };
 }
 
 /** Variables the kit reads: none leaks in from the test runner's environment. */

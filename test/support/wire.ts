@@ -32,7 +32,8 @@ export interface Wire {
 /** Hop-by-hop and length headers: the forwarding sets its own. */
 const SKIPPED = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
 
-const bodyOf = (req: IncomingMessage) =>
+/** The whole body of a request, as it came. */
+export const bodyOf = (req: IncomingMessage) =>
   new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -49,7 +50,7 @@ function headersOf(req: IncomingMessage): Record<string, string> {
 }
 
 /** Sends `req` (with `body`) to `url`; the answer's status, headers and body. */
-async function forward(req: IncomingMessage, body: Buffer, url: string) {
+export async function forward(req: IncomingMessage, body: Buffer, url: string) {
   const res = await fetch(url, {
     method: req.method,
     headers: headersOf(req),
