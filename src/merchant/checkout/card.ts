@@ -224,7 +224,8 @@ async function refuse(
   step: string,
 ): Promise<PaymentOutcome> {
   const sourceId = `api:${about.attemptId}:${step}`;
-  if (error instanceof GatewayError && error.status < 500) {
+  // A 429 is the gateway refusing to look, not the card refused: unavailable, below.
+  if (error instanceof GatewayError && error.status < 500 && error.status !== 429) {
     const record = transactionSchema.safeParse(error.details.data);
     if (record.success) return observed(deps, about, record.data, sourceId);
     return declined(deps, about, sourceId, error.code);

@@ -233,6 +233,15 @@ describe('merchant: checkout branches (ERR_DUPLICATE adopted, unknown outcomes)'
     expect(c.calls).to.have.length(2);
   });
 
+  it('the gateway slowing the key down (429): unavailable with its code, not a decline', async () => {
+    const c = checkout({
+      verify3ds: [frictionless],
+      createTransaction: [throws(new GatewayError(429, 'ERR_RATE_LIMITED', 'Too many requests.'))],
+    });
+    const outcome = await payByCard(c.deps, c.order.id, sale);
+    expect(outcome).to.include({ kind: 'unavailable', code: 'ERR_RATE_LIMITED' });
+  });
+
   it('a decline that recorded a failed transaction: declined with its code, by the gateway’s word', async () => {
     const failed = record({ status: 'failed', status_reason: 'ERR_CARD_INSUFFICIENT_FUNDS' });
     const c = checkout({
