@@ -129,7 +129,7 @@ function payment(
       ),
       ...orderNotFound,
       409: jsonAnswer(
-        '`INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status and those allowed). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway\'s `ERR_DUPLICATE`); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it.',
+        "`INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status and those allowed). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it.",
         failure(['INVALID_STATE', 'PAYMENT_IN_PROGRESS'], z.union([invalidStateSchema, paymentAnswerSchema])),
         z.object({
           'Retry-After': z
