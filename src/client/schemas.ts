@@ -28,6 +28,8 @@ export const transactionSchema = z.object({
   transaction_type: z.string(),
   merchant_trans_id: z.string().nullable().optional(),
   refunded_amount: minor.optional().default(0),
+  /** sandbox.md section 11, additive: a gateway without it omits it. */
+  chargeback_amount: minor.optional(),
   status_reason: z.string().nullable().optional(),
   created_at: z.string().optional(),
   updated_at: z.string().optional(),

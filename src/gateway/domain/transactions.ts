@@ -29,6 +29,8 @@ export interface Transaction {
   /** On a sale or auth (and mirrored on its capture record): what was captured and refunded so far. */
   capturedAmount: number;
   refundedAmount: number;
+  /** On a charged-back sale or auth (and its capture record): what the dispute took back; 0 when none. */
+  chargebackAmount: number;
   reference: string;
   description: string | null;
   statusReason: string | null;
@@ -56,6 +58,7 @@ export function transactionView(t: Transaction) {
     merchant_trans_id: t.reference,
     description: t.description,
     refunded_amount: t.refundedAmount,
+    chargeback_amount: t.chargebackAmount, // sandbox.md section 11
     acquirer_trans_id: t.acquirerTransId,
     acquirer_auth_code: t.acquirerAuthCode,
     acquirer_ref_num: t.acquirerRefNum,
@@ -104,6 +107,7 @@ function child(
     amount,
     capturedAmount: type === 'capture' ? amount : 0,
     refundedAmount: 0,
+    chargebackAmount: 0,
     description: reason ?? parent.description,
     statusReason: null,
     acquirerTransId: seed.acquirerTransId,

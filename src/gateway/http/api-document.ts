@@ -10,7 +10,7 @@ import {
 import { ACTIONS } from '../hosted/checkout-page.js';
 import { query as paymentMethodsQuery } from '../routes/payment-methods.js';
 import { createSchema as createSessionSchema } from '../routes/payment-sessions.js';
-import { advanceSchema, outageSchema, settleSchema } from '../routes/sandbox-controls.js';
+import { advanceSchema, chargebackSchema, outageSchema, settleSchema } from '../routes/sandbox-controls.js';
 import { verifySchema } from '../routes/three-ds.js';
 import { initiateSchema, operationSchemas } from '../routes/transactions.js';
 import { listQuery, merchantOnlyBody, putSchema } from '../routes/webhooks.js';
@@ -273,7 +273,7 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
     {
       name: 'Sandbox controls',
       description:
-        'Sandbox only (`x-sandbox-only`): move the clock, run due work, settle, charge back, fail deliveries.',
+        'Sandbox only (`x-sandbox-only`): move the clock, run due work, settle, charge back and reverse, fail deliveries.',
     },
     { name: 'Documentation', description: 'This document.' },
   ],
@@ -706,11 +706,35 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
       path: '/sandbox/transactions/{id}/chargeback',
       operationId: 'chargeBack',
       summary: 'Charge back a captured payment',
+      description:
+        'The payment becomes `chargeback` (a captured auth and its capture record both; its session, if any, too) and `transaction.chargeback` is recorded. `amount` (major units) defaults to what was captured and not refunded; `chargeback_amount` says what was taken. A refund of it is then 400 `ERR_INVALID_TRANSACTION`.',
       requestParams: { path: transactionPath },
+      requestBody: json(chargebackSchema, { amount: 5 }),
       responses: {
         200: answer('The transaction, charged back.', success(transactionSchema)),
         400: answer(
           '`ERR_INVALID_TRANSACTION`: only a captured payment.',
+          failure(['ERR_INVALID_TRANSACTION']),
+        ),
+        ...notFound('transaction'),
+        422: answer(
+          '`ERR_VALIDATION_FAILED` on `errors.amount`: not a positive amount in the currency, or more than was captured and not refunded.',
+          failure(['ERR_VALIDATION_FAILED']),
+        ),
+        ...bodyTooLarge,
+      },
+    }),
+    control({
+      path: '/sandbox/transactions/{id}/chargeback/reverse',
+      operationId: 'reverseChargeback',
+      summary: 'Reverse a chargeback: the merchant won the dispute',
+      description:
+        'The payment is `captured` again with `chargeback_amount` 0 (its session `paid` again) and `transaction.chargeback_reversed` is recorded (in the default event set).',
+      requestParams: { path: transactionPath },
+      responses: {
+        200: answer('The transaction, captured again.', success(transactionSchema)),
+        400: answer(
+          '`ERR_INVALID_TRANSACTION`: only a charged-back payment.',
           failure(['ERR_INVALID_TRANSACTION']),
         ),
         ...notFound('transaction'),

@@ -52,6 +52,10 @@ export const transactionSchema = z
     merchant_trans_id: z.string().meta({ description: "The merchant's reference." }),
     description: z.string().nullable(),
     refunded_amount: minor,
+    chargeback_amount: minor.meta({
+      description:
+        'What a chargeback took back; 0 when none (sandbox.md section 11: a gateway without it omits it).',
+    }),
     acquirer_trans_id: z.string(),
     acquirer_auth_code: z.string(),
     acquirer_ref_num: z.string(),
@@ -243,6 +247,7 @@ export const eventPayloadSchema = z
         created_at: timestamp,
         updated_at: timestamp,
         refunded_amount: minor,
+        chargeback_amount: minor,
       }),
     }),
   })

@@ -78,27 +78,48 @@ const id = z.number().int().nonnegative();
 const currency = z.custom<CurrencyCode>(isCurrencyCode, 'must be a platform currency');
 const nullableString = z.string().nullable();
 
-const transactionSchema: z.ZodType<Transaction> = z.strictObject({
-  id,
-  relatedId: id.nullable(),
-  merchantId: id,
-  cardholderId: id,
-  type: z.enum(['sale', 'auth', 'capture', 'refund', 'void']),
-  status: z.enum(['pending', 'auth', 'captured', 'refunded', 'voided', 'failed', 'cancelled', 'chargeback']),
-  amount: id,
-  currency,
-  capturedAmount: id,
-  refundedAmount: id,
-  reference: z.string(),
-  description: nullableString,
-  statusReason: nullableString,
-  acquirerTransId: z.string(),
-  acquirerAuthCode: z.string(),
-  acquirerRefNum: z.string(),
-  ipAddress: z.string(),
-  createdAt: ms,
-  updatedAt: ms,
-});
+/**
+ * Fields added after the format's version 1 are optional on reading: a file written before them is
+ * read, filled in as the record would have had them, not refused.
+ */
+const transactionSchema: z.ZodType<Transaction> = z
+  .strictObject({
+    id,
+    relatedId: id.nullable(),
+    merchantId: id,
+    cardholderId: id,
+    type: z.enum(['sale', 'auth', 'capture', 'refund', 'void']),
+    status: z.enum([
+      'pending',
+      'auth',
+      'captured',
+      'refunded',
+      'voided',
+      'failed',
+      'cancelled',
+      'chargeback',
+    ]),
+    amount: id,
+    currency,
+    capturedAmount: id,
+    refundedAmount: id,
+    chargebackAmount: id.optional(),
+    reference: z.string(),
+    description: nullableString,
+    statusReason: nullableString,
+    acquirerTransId: z.string(),
+    acquirerAuthCode: z.string(),
+    acquirerRefNum: z.string(),
+    ipAddress: z.string(),
+    createdAt: ms,
+    updatedAt: ms,
+  })
+  .transform((t) => ({
+    ...t,
+    // Chargebacks were in full before they had an amount: all that was captured and not refunded.
+    chargebackAmount:
+      t.chargebackAmount ?? (t.status === 'chargeback' ? t.capturedAmount - t.refundedAmount : 0),
+  }));
 
 const verificationSchema: z.ZodType<Verification> = z.strictObject({
   id,

@@ -112,6 +112,7 @@ export function paymentSessionRoutes(
       currency,
       capturedAmount: 0,
       refundedAmount: 0,
+      chargebackAmount: 0,
       reference: body.reference,
       description: body.description ?? null,
       statusReason: null,

@@ -120,6 +120,7 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
       currency,
       capturedAmount: status === 'captured' ? body.minor : 0,
       refundedAmount: 0,
+      chargebackAmount: 0,
       reference: body.reference,
       description: body.description ?? null,
       statusReason,

@@ -190,6 +190,33 @@ describe('sandbox gateway: real answers match GET /openapi.json', function () {
       '/sandbox/transactions/{id}/chargeback',
       400,
     );
+    const reverse = `/sandbox/transactions/${saleId}/chargeback/reverse`;
+    await call('POST', reverse, '/sandbox/transactions/{id}/chargeback/reverse', 200);
+    await call('POST', reverse, '/sandbox/transactions/{id}/chargeback/reverse', 400);
+    await call(
+      'POST',
+      '/sandbox/transactions/999999/chargeback/reverse',
+      '/sandbox/transactions/{id}/chargeback/reverse',
+      404,
+    );
+    await call(
+      'POST',
+      `/sandbox/transactions/${saleId}/chargeback`,
+      '/sandbox/transactions/{id}/chargeback',
+      422,
+      {
+        body: { amount: 1000 },
+      },
+    );
+    await call(
+      'POST',
+      `/sandbox/transactions/${saleId}/chargeback`,
+      '/sandbox/transactions/{id}/chargeback',
+      200,
+      {
+        body: { amount: 1.5 },
+      },
+    );
   });
 
   it('payment sessions, their checkout page, and the methods on offer', async () => {

@@ -28,6 +28,7 @@ function sale(id: number, overrides: Partial<Transaction> = {}): Transaction {
     currency: 'EUR',
     capturedAmount: 1234,
     refundedAmount: 0,
+    chargebackAmount: 0,
     reference: `order-${id}`,
     description: null,
     statusReason: null,
@@ -82,6 +83,21 @@ describe('sandbox state snapshot (pure)', () => {
     expect(state.nextTransactionId()).to.equal(100001);
     expect(state.counters().cardholder).to.equal(2);
     expect(state.counters().endpoint).to.equal(2);
+  });
+
+  it('reads a file written before chargeback_amount: a charged-back payment took all that was left', () => {
+    const json = populated();
+    json.transactions[0].status = 'chargeback';
+    json.transactions[0].refundedAmount = 234;
+    delete json.transactions[0].chargebackAmount;
+    const state = fresh();
+    restore(json, state, { keyId: KEY_ID });
+    expect(state.transactions.get(100000)).to.include({ status: 'chargeback', chargebackAmount: 1000 });
+    const captured = populated();
+    delete captured.transactions[0].chargebackAmount;
+    const other = fresh();
+    restore(captured, other, { keyId: KEY_ID });
+    expect(other.transactions.get(100000)!.chargebackAmount).to.equal(0);
   });
 
   it('refuses a dangling reference before filling anything', () => {

@@ -24,6 +24,7 @@ function payment(overrides: Partial<Transaction> = {}): Transaction {
     currency: 'EUR',
     capturedAmount: 0,
     refundedAmount: 0,
+    chargebackAmount: 0,
     reference: 'r1',
     description: null,
     statusReason: null,
