@@ -1,5 +1,6 @@
-import { isoMicros } from '../../shared/clock.js';
+import { isoMicros, isoMicrosOrNull } from '../../shared/clock.js';
 import { type CurrencyCode, formatMinor } from '../../shared/money.js';
+import { pastDeadline } from './auth-lifetime.js';
 
 /** Transaction statuses the sandbox uses (gateway-api.md, States; sandbox.md sections 6, 7, 10). */
 export type TransactionStatus =
@@ -38,6 +39,8 @@ export interface Transaction {
   acquirerAuthCode: string;
   acquirerRefNum: string;
   ipAddress: string;
+  /** An approved auth's deadline for capture or void (auth-lifetime.ts), kept for its life; else null. */
+  captureBefore: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -63,6 +66,7 @@ export function transactionView(t: Transaction) {
     acquirer_auth_code: t.acquirerAuthCode,
     acquirer_ref_num: t.acquirerRefNum,
     ip_address: t.ipAddress,
+    capture_before: isoMicrosOrNull(t.captureBefore), // sandbox.md section 11
     created_at: isoMicros(t.createdAt),
     updated_at: isoMicros(t.updatedAt),
   };
@@ -108,6 +112,7 @@ function child(
     capturedAmount: type === 'capture' ? amount : 0,
     refundedAmount: 0,
     chargebackAmount: 0,
+    captureBefore: null, // the auth's alone
     description: reason ?? parent.description,
     statusReason: null,
     acquirerTransId: seed.acquirerTransId,
@@ -125,9 +130,17 @@ const notAllowed = (op: string, t: Transaction): Plan => ({
 
 const tooMuch = (message: string): Plan => ({ ok: false, code: 'ERR_ADAPTER_INVALID_AMOUNT', message });
 
+/** sandbox.md section 11: from its deadline on an auth is lapsed, whether or not the clock's sweep has run. */
+const lapsedAuth = (op: string, auth: Transaction): Plan => ({
+  ok: false,
+  code: 'ERR_INVALID_TRANSACTION',
+  message: `Cannot ${op} an authorisation that lapsed at ${isoMicros(auth.captureBefore!)}.`,
+});
+
 /** sandbox.md section 6, Capture: an `auth` once, up to the authorised amount; the remainder is released. */
 export function planCapture(auth: Transaction, amount: number, seed: ChildSeed): Plan {
   if (auth.type !== 'auth' || auth.status !== 'auth') return notAllowed('capture', auth);
+  if (pastDeadline(auth, seed.now)) return lapsedAuth('capture', auth);
   if (amount > auth.amount) {
     return tooMuch(
       `The capture amount exceeds the authorised ${formatMinor(auth.amount, auth.currency)} ${auth.currency}.`,
@@ -173,6 +186,7 @@ export function planRefund(
 /** sandbox.md section 6, Void: an `auth` only, for exactly the authorised amount. */
 export function planVoid(auth: Transaction, amount: number, reason: string | null, seed: ChildSeed): Plan {
   if (auth.type !== 'auth' || auth.status !== 'auth') return notAllowed('void', auth);
+  if (pastDeadline(auth, seed.now)) return lapsedAuth('void', auth);
   if (amount !== auth.amount) {
     return tooMuch(
       `A void must be for the authorised ${formatMinor(auth.amount, auth.currency)} ${auth.currency}.`,

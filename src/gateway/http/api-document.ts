@@ -386,9 +386,14 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
         ...apiAnswers,
       },
     },
-    operation('capture', 'Capture an auth', 'Captures `amount` of an `auth` once: a `capture` record.', {
-      amount: 12.34,
-    }),
+    operation(
+      'capture',
+      'Capture an auth',
+      'Captures `amount` of an `auth` once, before its `capture_before` (then it lapses: `cancelled`): a `capture` record.',
+      {
+        amount: 12.34,
+      },
+    ),
     operation(
       'refund',
       'Refund a captured payment',
@@ -398,10 +403,15 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
         reason: 'damaged',
       },
     ),
-    operation('void', 'Void an auth', 'Voids an `auth` that was not captured: a `void` record.', {
-      amount: 12.34,
-      reason: 'out of stock',
-    }),
+    operation(
+      'void',
+      'Void an auth',
+      'Voids an `auth` that was not captured and has not lapsed: a `void` record.',
+      {
+        amount: 12.34,
+        reason: 'out of stock',
+      },
+    ),
     {
       method: 'post',
       path: '/api/v1/payment-sessions',
@@ -682,7 +692,7 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
       operationId: 'tick',
       summary: 'Run the work that is due',
       description:
-        'Expires challenges and sessions, sends due webhook attempts and replays, prunes old events.',
+        'Expires challenges and sessions, lapses auths past `capture_before`, sends due webhook attempts and replays, prunes old events. (Every request already does the expiries and lapses due before it runs.)',
       responses: { 200: answer('What ran.', success(tickReportSchema)) },
     }),
     control({

@@ -60,6 +60,10 @@ export const transactionSchema = z
     acquirer_auth_code: z.string(),
     acquirer_ref_num: z.string(),
     ip_address: z.string(),
+    capture_before: timestamp.nullable().meta({
+      description:
+        'An auth: when it lapses if neither captured nor voided (kept for its life). null on every other record (sandbox.md section 11: a gateway without it omits it).',
+    }),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -275,6 +279,7 @@ export const tickReportSchema = z
     now: timestamp,
     challenges_expired: z.number().int(),
     sessions_expired: z.number().int(),
+    auths_lapsed: z.number().int(),
     events_pruned: z.number().int(),
   })
   .meta({ id: 'TickReport' });

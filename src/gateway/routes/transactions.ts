@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { randomHex } from '../../shared/ids.js';
 import { formatMinor, parseMajor } from '../../shared/money.js';
 import type { GatewayDeps } from '../deps.js';
+import { captureDeadline } from '../domain/auth-lifetime.js';
 import { planInitiation } from '../domain/initiation.js';
 import { checkVerification } from '../domain/three-ds.js';
 import {
@@ -128,6 +129,10 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
       acquirerAuthCode: authCode,
       acquirerRefNum: randomHex(deps.random, 6),
       ipAddress: body.browser_data?.ip_address ?? body.customer?.ip_address ?? ctx.ip,
+      captureBefore: captureDeadline(
+        { type: body.transaction_type, status, createdAt: now },
+        state.authLifetimeMs,
+      ),
       createdAt: now,
       updatedAt: now,
     });

@@ -33,6 +33,7 @@ function record(overrides: Partial<Transaction> = {}): Transaction {
     acquirerAuthCode: 'X',
     acquirerRefNum: 'n',
     ipAddress: '127.0.0.1',
+    captureBefore: null,
     createdAt: T0,
     updatedAt: T0,
     ...overrides,

@@ -22,6 +22,7 @@ const PUBLISHED_SETTINGS = {
     ],
   },
   public_pages_per_minute: 60,
+  auth_lifetime_s: 604800,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: seeds are edited freely to break them
@@ -111,6 +112,7 @@ describe('gateway seed: parseSeed', () => {
       });
       const rate = { limit: 6, window_s: 10, slowdown: [[2, 0.5]] };
       expect(only('rate_limit', rate)).to.deep.equal({ ...PUBLISHED_SETTINGS, rate_limit: rate });
+      expect(only('auth_lifetime_s', 3600)).to.deep.equal({ ...PUBLISHED_SETTINGS, auth_lifetime_s: 3600 });
     });
 
     it('parsing does not change its input', () => {
@@ -236,6 +238,17 @@ describe('gateway seed: parseSeed', () => {
       const other = validSeed();
       other.unexpected_field = true;
       expectSeedError(other, 'unexpected_field');
+    });
+
+    it('an auth_lifetime_s that is not a positive whole number of seconds (at most ten years)', () => {
+      for (const value of [0, -1, 1.5, '604800', null, true, 10 * 365 * 24 * 3600 + 1]) {
+        const input = validSeed();
+        input.settings.auth_lifetime_s = value;
+        expectSeedError(input, 'settings.auth_lifetime_s');
+      }
+      const input = validSeed();
+      input.settings.auth_lifetime_s = 10 * 365 * 24 * 3600;
+      expect(parseSeed(input).settings.auth_lifetime_s).to.equal(315_360_000);
     });
 
     it('an unknown field in settings', () => {

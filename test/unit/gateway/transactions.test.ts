@@ -32,6 +32,7 @@ function payment(overrides: Partial<Transaction> = {}): Transaction {
     acquirerAuthCode: 'X',
     acquirerRefNum: 'n',
     ipAddress: '127.0.0.1',
+    captureBefore: null,
     createdAt: T0,
     updatedAt: T0,
     ...overrides,
