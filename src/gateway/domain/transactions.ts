@@ -79,7 +79,10 @@ export function holdsReference(status: TransactionStatus): boolean {
   return status !== 'failed' && status !== 'cancelled';
 }
 
-export type OperationCode = 'ERR_INVALID_TRANSACTION' | 'ERR_ADAPTER_INVALID_AMOUNT';
+export type OperationCode =
+  | 'ERR_INVALID_TRANSACTION'
+  | 'ERR_ADAPTER_INVALID_AMOUNT'
+  | 'ERR_REFUND_NOT_SUPPORTED';
 
 /** What an operation changes: the child record it creates and the records it moves. */
 export type Plan =
@@ -156,6 +159,8 @@ export function planCapture(auth: Transaction, amount: number, seed: ChildSeed):
  * sandbox.md section 6, Refund: on a captured sale, or on the auth or the capture record of a captured
  * auth; partial refunds up to the captured amount. `payment` is the sale or auth, `capture` its capture
  * record if any; both carry the running `refundedAmount` and move to `refunded` when it is all refunded.
+ * `methodRefunds`: false when the payment was made with a method that never refunds (section 11), which
+ * is said before its state: no state of the payment would make it refundable.
  */
 export function planRefund(
   target: Transaction,
@@ -164,9 +169,18 @@ export function planRefund(
   amount: number,
   reason: string | null,
   seed: ChildSeed,
+  methodRefunds: boolean,
 ): Plan {
   const refundable = target.type === 'sale' || target.type === 'auth' || target.type === 'capture';
-  if (!refundable || payment.status !== 'captured') return notAllowed('refund', target);
+  if (!refundable) return notAllowed('refund', target);
+  if (!methodRefunds) {
+    return {
+      ok: false,
+      code: 'ERR_REFUND_NOT_SUPPORTED',
+      message: 'The payment method of this payment does not support refunds.',
+    };
+  }
+  if (payment.status !== 'captured') return notAllowed('refund', target);
   const left = payment.capturedAmount - payment.refundedAmount;
   if (amount > left) {
     return tooMuch(

@@ -113,6 +113,7 @@ function operation(
   summary: string,
   description: string,
   example: unknown,
+  declines: { codes: string[]; text: string } = { codes: [], text: '' },
 ): ApiRoute {
   return {
     method: 'post',
@@ -139,8 +140,8 @@ function operation(
         'Idempotency-Replayed': z.literal('true').optional().meta({ description: 'On a stored answer.' }),
       }),
       400: answer(
-        '`ERR_INVALID_TRANSACTION` (not in a state for this), `ERR_ADAPTER_INVALID_AMOUNT` (more than is left).',
-        failure(['ERR_INVALID_TRANSACTION', 'ERR_ADAPTER_INVALID_AMOUNT']),
+        `\`ERR_INVALID_TRANSACTION\` (not in a state for this), \`ERR_ADAPTER_INVALID_AMOUNT\` (more than is left)${declines.text}.`,
+        failure(['ERR_INVALID_TRANSACTION', 'ERR_ADAPTER_INVALID_AMOUNT', ...declines.codes]),
       ),
       ...notFound('transaction'),
       409: answer(
@@ -401,6 +402,10 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
       {
         amount: 2,
         reason: 'damaged',
+      },
+      {
+        codes: ['ERR_REFUND_NOT_SUPPORTED'],
+        text: ', `ERR_REFUND_NOT_SUPPORTED` (a payment session paid with a method that does not refund; nothing recorded)',
       },
     ),
     operation(

@@ -207,7 +207,8 @@ function planOperation(
       return planVoid(target, amount, reason, seed);
     case 'refund': {
       const payment = target.type === 'capture' ? state.transactions.get(target.relatedId!)! : target;
-      return planRefund(target, payment, state.captureOf(payment.id), amount, reason, seed);
+      const methodRefunds = state.methodRefunds(payment);
+      return planRefund(target, payment, state.captureOf(payment.id), amount, reason, seed, methodRefunds);
     }
     default:
       return operation satisfies never;

@@ -154,6 +154,20 @@ export class GatewayState {
     return [...this.transactions.values()].find((t) => t.type === 'capture' && t.relatedId === paymentId);
   }
 
+  /**
+   * Whether a payment (a sale or auth) can be refunded by its method: card payments can; a session's
+   * payment as its method's seed entry says (`refunds`, sandbox.md section 11), read at refund time.
+   */
+  methodRefunds(payment: Transaction): boolean {
+    const sessionId = this.sessionByTransaction.get(payment.id);
+    if (sessionId === undefined) return true;
+    const { paymentMethod } = this.sessions.get(sessionId)!;
+    const method = this.merchants
+      .get(payment.merchantId)
+      ?.payment_methods.find((m) => m.payment_method === paymentMethod);
+    return method?.refunds ?? true;
+  }
+
   /** Who holds a merchant's reference now, if anyone: a read, which adds no index entry. */
   referenceHolder(merchantId: number, reference: string): ReferenceHolder | undefined {
     return this.references.get(merchantId)?.get(reference);

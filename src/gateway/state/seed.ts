@@ -16,6 +16,8 @@ const paymentMethodSchema = z.strictObject({
   countries: z.array(country),
   currencies: z.array(currency),
   enabled: z.boolean(),
+  /** sandbox.md section 11: false makes refunds of this method's payments 400 ERR_REFUND_NOT_SUPPORTED. */
+  refunds: z.boolean().default(true),
 });
 
 const merchantSchema = z.strictObject({

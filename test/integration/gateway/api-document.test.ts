@@ -43,6 +43,7 @@ describe('sandbox gateway: real answers match GET /openapi.json', function () {
       seed: (seed) => {
         allowPrivateUrls(seed);
         liftRateLimits(seed);
+        seed.merchants[0]!.payment_methods.find((m) => m.payment_method === 'psc')!.refunds = false;
       },
     });
     receiver = await startReceiver();
@@ -311,6 +312,33 @@ describe('sandbox gateway: real answers match GET /openapi.json', function () {
     await call('POST', settle, '/sandbox/payment-sessions/{sessionId}/settle', 422, {
       body: { outcome: 'maybe' },
     });
+
+    const psc = await call(
+      'POST',
+      '/api/v1/payment-sessions',
+      '/api/v1/payment-sessions',
+      201,
+      session({ payment_method: 'psc' }),
+    );
+    const pscSession = psc.body.data.payment_session;
+    await call(
+      'POST',
+      `/sandbox/payment-sessions/${pscSession.payment_session_id}/settle`,
+      '/sandbox/payment-sessions/{sessionId}/settle',
+      200,
+      {
+        body: { outcome: 'paid' },
+      },
+    );
+    await call(
+      'POST',
+      `/api/v1/transactions/${pscSession.transaction_id}/refund`,
+      '/api/v1/transactions/{id}/refund',
+      400,
+      {
+        body: { amount: 1 },
+      },
+    );
 
     await call('GET', '/api/v1/payment-methods', '/api/v1/payment-methods', 200);
     await call('GET', '/api/v1/payment-methods?country=DE&currency=USD', '/api/v1/payment-methods', 200);

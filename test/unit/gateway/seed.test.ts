@@ -28,9 +28,12 @@ const PUBLISHED_SETTINGS = {
 // biome-ignore lint/suspicious/noExplicitAny: seeds are edited freely to break them
 type Json = any;
 
-/** The accounts the gateway tests run on (test/support/gateway.ts), with every setting written out. */
+/** The accounts the gateway tests run on (test/support/gateway.ts), with every optional field written out. */
 function validSeed(): Json {
-  return { ...testSeed(), settings: structuredClone(PUBLISHED_SETTINGS) };
+  const seed: Json = { ...testSeed(), settings: structuredClone(PUBLISHED_SETTINGS) };
+  for (const m of seed.merchants)
+    for (const method of m.payment_methods) method.refunds = method.payment_method !== 'psc';
+  return seed;
 }
 
 /** Where the seed's first partner key sits among its keys. */
@@ -238,6 +241,21 @@ describe('gateway seed: parseSeed', () => {
       const other = validSeed();
       other.unexpected_field = true;
       expectSeedError(other, 'unexpected_field');
+    });
+
+    it('a payment method refunds unless it says "refunds": false', () => {
+      const input = validSeed();
+      delete input.merchants[0].payment_methods[0].refunds;
+      const methods = parseSeed(input).merchants[0]!.payment_methods;
+      expect(methods.map((m) => [m.payment_method, m.refunds])).to.deep.equal([
+        ['ideal', true],
+        ['psc', false],
+      ]);
+      for (const value of ['no', 0, null]) {
+        const bad = validSeed();
+        bad.merchants[0].payment_methods[1].refunds = value;
+        expectSeedError(bad, 'merchants.0.payment_methods.1.refunds');
+      }
     });
 
     it('an auth_lifetime_s that is not a positive whole number of seconds (at most ten years)', () => {
