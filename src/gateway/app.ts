@@ -23,6 +23,7 @@ import { runDueWork, type TickReport } from './lifecycle/due-work.js';
 import { expireDueSessions } from './lifecycle/session-moves.js';
 import { deriveSandboxKeys, randomSandboxKeys } from './persistence/keys.js';
 import { StateFile } from './persistence/state-file.js';
+import { apiKeyRoutes } from './routes/api-key.js';
 import { paymentMethodRoutes } from './routes/payment-methods.js';
 import { paymentSessionRoutes } from './routes/payment-sessions.js';
 import { sandboxControlRoutes } from './routes/sandbox-controls.js';
@@ -198,6 +199,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   paymentSessionRoutes(api, deps, baseUrlOf);
   paymentMethodRoutes(api, deps);
   webhookRoutes(api, deps);
+  apiKeyRoutes(api, deps);
 
   const hosted = new Router();
   hosted.use(rateLimit(state.pageRate, clock, sleep, byIp));

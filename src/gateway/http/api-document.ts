@@ -15,6 +15,7 @@ import { verifySchema } from '../routes/three-ds.js';
 import { initiateSchema, operationSchemas } from '../routes/transactions.js';
 import { listQuery, merchantOnlyBody, putSchema } from '../routes/webhooks.js';
 import {
+  apiKeySchema,
   duplicateSchema,
   endpointSchema,
   endpointWithSecretSchema,
@@ -266,6 +267,7 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
       name: 'Webhooks',
       description: "The merchant's endpoint, its events and their deliveries. Scope `webhooks:manage`.",
     },
+    { name: 'API key', description: 'The calling key: its merchant or linked merchants, scopes and limits.' },
     {
       name: 'Hosted pages',
       description:
@@ -642,6 +644,20 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
         ),
         422: invalid,
         ...bodyTooLarge,
+        ...apiAnswers,
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/v1/api-key',
+      operationId: 'getApiKey',
+      summary: 'What the calling key is',
+      description:
+        "Merchant keys: their `merchant_id`; partner keys: the `linked_merchant_ids` they may act for. With the key's scopes and rate limit. Never the key's text nor a secret (sandbox.md section 11: a gateway without this endpoint answers 404).",
+      tags: ['API key'],
+      security: KEY,
+      responses: {
+        200: answer('The key.', success(apiKeySchema)),
         ...apiAnswers,
       },
     },

@@ -314,3 +314,22 @@ export const duplicateSchema = z.object({
       "`ps_...`: present when the holder is a payment session's transaction, to resume that session. A gateway without it omits it.",
   }),
 });
+
+const keyFields = {
+  scopes: z.array(z.string()),
+  rate_limit: z
+    .object({ limit: z.number().int(), window_s: z.number().int() })
+    .meta({ description: 'How many requests the key may make in each window of `window_s` seconds.' }),
+};
+
+/** sandbox.md section 11, Key information: never the key text nor a secret. */
+export const apiKeySchema = z
+  .discriminatedUnion('key_type', [
+    z.object({ key_type: z.literal('merchant'), merchant_id: id, ...keyFields }),
+    z.object({
+      key_type: z.literal('partner'),
+      linked_merchant_ids: z.array(id).meta({ description: 'The merchants the key may act for.' }),
+      ...keyFields,
+    }),
+  ])
+  .meta({ id: 'ApiKey' });

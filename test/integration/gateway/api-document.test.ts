@@ -370,6 +370,12 @@ describe('sandbox gateway: real answers match GET /openapi.json', function () {
     await call('POST', '/api/v1/webhook/test', '/api/v1/webhook/test', 404);
   });
 
+  it('key information: a merchant key, a partner key, no key', async () => {
+    await call('GET', '/api/v1/api-key', '/api/v1/api-key', 200);
+    await call('GET', '/api/v1/api-key', '/api/v1/api-key', 200, { key: PARTNER_KEY });
+    await call('GET', '/api/v1/api-key', '/api/v1/api-key', 401, { key: null });
+  });
+
   it('the reference page', async () => {
     await call('GET', '/docs', '/docs', 200, { key: null });
     const script = await gw.call('GET', '/docs/assets/swagger-ui-bundle.js', { key: null });
