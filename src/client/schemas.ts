@@ -28,6 +28,10 @@ export const transactionSchema = z.object({
   transaction_type: z.string(),
   merchant_trans_id: z.string().nullable().optional(),
   refunded_amount: minor.optional().default(0),
+  /** sandbox.md section 11, additive: a gateway without it omits it. */
+  chargeback_amount: minor.optional(),
+  /** An auth's deadline for capture or void (sandbox.md section 11, additive: may be absent). */
+  capture_before: z.string().nullable().optional(),
   status_reason: z.string().nullable().optional(),
   created_at: z.string().optional(),
   updated_at: z.string().optional(),

@@ -18,10 +18,12 @@ import { gatewayApi } from './http/api-document.js';
 import { authenticate, principalOf } from './http/auth.js';
 import { envelopeMiddleware } from './http/envelope.js';
 import { byApiKey, byIp, rateLimit } from './http/rate-limit.js';
+import { lapseDueAuths } from './lifecycle/auth-lapses.js';
 import { runDueWork, type TickReport } from './lifecycle/due-work.js';
 import { expireDueSessions } from './lifecycle/session-moves.js';
 import { deriveSandboxKeys, randomSandboxKeys } from './persistence/keys.js';
 import { StateFile } from './persistence/state-file.js';
+import { apiKeyRoutes } from './routes/api-key.js';
 import { paymentMethodRoutes } from './routes/payment-methods.js';
 import { paymentSessionRoutes } from './routes/payment-sessions.js';
 import { sandboxControlRoutes } from './routes/sandbox-controls.js';
@@ -182,9 +184,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
     });
   }
-  // Whatever a request reads, no session past its 15 minutes is still open (gateway-api.md, session states).
+  // Whatever a request reads, no session past its 15 minutes is still open (gateway-api.md, session
+  // states), and no auth past its lifetime (sandbox.md section 11).
   app.use(async (_ctx, next) => {
     expireDueSessions(deps);
+    lapseDueAuths(deps);
     await next();
   });
 
@@ -195,6 +199,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   paymentSessionRoutes(api, deps, baseUrlOf);
   paymentMethodRoutes(api, deps);
   webhookRoutes(api, deps);
+  apiKeyRoutes(api, deps);
 
   const hosted = new Router();
   hosted.use(rateLimit(state.pageRate, clock, sleep, byIp));

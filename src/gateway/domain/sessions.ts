@@ -16,8 +16,15 @@ export type SessionStatus =
 
 export const SESSION_LIFETIME_MS = 15 * 60 * 1000;
 
-/** What moves a session: the hosted page's buttons, the provider's settle, the clock, a chargeback. */
-export type SessionTrigger = 'pending' | 'paid' | 'failed' | 'cancelled' | 'expired' | 'chargeback';
+/** What moves a session: the hosted page's buttons, the provider's settle, the clock, a chargeback and its reversal. */
+export type SessionTrigger =
+  | 'pending'
+  | 'paid'
+  | 'failed'
+  | 'cancelled'
+  | 'expired'
+  | 'chargeback'
+  | 'chargeback_reversed';
 
 export interface SessionMove {
   to: SessionStatus;
@@ -28,7 +35,7 @@ export interface SessionMove {
 const OPEN: readonly SessionStatus[] = ['pending_redirect', 'pending_provider'];
 
 /**
- * The transition table (gateway-api.md, States; sandbox.md sections 7 and 10): the states each
+ * The transition table (gateway-api.md, States; sandbox.md sections 7, 10 and 11): the states each
  * trigger applies in, and where it leads. Only pending_redirect expires: a session handed to the
  * provider waits for its report.
  */
@@ -53,6 +60,13 @@ const MOVES: Readonly<Record<SessionTrigger, SessionMove & { from: readonly Sess
     to: 'chargeback',
     transaction: 'chargeback',
     event: 'transaction.chargeback',
+  },
+  // sandbox.md section 11: a won dispute leaves the session paid again, as it was before.
+  chargeback_reversed: {
+    from: ['chargeback'],
+    to: 'paid',
+    transaction: 'captured',
+    event: 'transaction.chargeback_reversed',
   },
 };
 

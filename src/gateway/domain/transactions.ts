@@ -1,5 +1,6 @@
-import { isoMicros } from '../../shared/clock.js';
+import { isoMicros, isoMicrosOrNull } from '../../shared/clock.js';
 import { type CurrencyCode, formatMinor } from '../../shared/money.js';
+import { pastDeadline } from './auth-lifetime.js';
 
 /** Transaction statuses the sandbox uses (gateway-api.md, States; sandbox.md sections 6, 7, 10). */
 export type TransactionStatus =
@@ -29,6 +30,8 @@ export interface Transaction {
   /** On a sale or auth (and mirrored on its capture record): what was captured and refunded so far. */
   capturedAmount: number;
   refundedAmount: number;
+  /** On a charged-back sale or auth (and its capture record): what the dispute took back; 0 when none. */
+  chargebackAmount: number;
   reference: string;
   description: string | null;
   statusReason: string | null;
@@ -36,6 +39,8 @@ export interface Transaction {
   acquirerAuthCode: string;
   acquirerRefNum: string;
   ipAddress: string;
+  /** An approved auth's deadline for capture or void (auth-lifetime.ts), kept for its life; else null. */
+  captureBefore: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -56,10 +61,12 @@ export function transactionView(t: Transaction) {
     merchant_trans_id: t.reference,
     description: t.description,
     refunded_amount: t.refundedAmount,
+    chargeback_amount: t.chargebackAmount, // sandbox.md section 11
     acquirer_trans_id: t.acquirerTransId,
     acquirer_auth_code: t.acquirerAuthCode,
     acquirer_ref_num: t.acquirerRefNum,
     ip_address: t.ipAddress,
+    capture_before: isoMicrosOrNull(t.captureBefore), // sandbox.md section 11
     created_at: isoMicros(t.createdAt),
     updated_at: isoMicros(t.updatedAt),
   };
@@ -72,7 +79,10 @@ export function holdsReference(status: TransactionStatus): boolean {
   return status !== 'failed' && status !== 'cancelled';
 }
 
-export type OperationCode = 'ERR_INVALID_TRANSACTION' | 'ERR_ADAPTER_INVALID_AMOUNT';
+export type OperationCode =
+  | 'ERR_INVALID_TRANSACTION'
+  | 'ERR_ADAPTER_INVALID_AMOUNT'
+  | 'ERR_REFUND_NOT_SUPPORTED';
 
 /** What an operation changes: the child record it creates and the records it moves. */
 export type Plan =
@@ -104,6 +114,8 @@ function child(
     amount,
     capturedAmount: type === 'capture' ? amount : 0,
     refundedAmount: 0,
+    chargebackAmount: 0,
+    captureBefore: null, // the auth's alone
     description: reason ?? parent.description,
     statusReason: null,
     acquirerTransId: seed.acquirerTransId,
@@ -121,9 +133,17 @@ const notAllowed = (op: string, t: Transaction): Plan => ({
 
 const tooMuch = (message: string): Plan => ({ ok: false, code: 'ERR_ADAPTER_INVALID_AMOUNT', message });
 
+/** sandbox.md section 11: from its deadline on an auth is lapsed, whether or not the clock's sweep has run. */
+const lapsedAuth = (op: string, auth: Transaction): Plan => ({
+  ok: false,
+  code: 'ERR_INVALID_TRANSACTION',
+  message: `Cannot ${op} an authorisation that lapsed at ${isoMicros(auth.captureBefore!)}.`,
+});
+
 /** sandbox.md section 6, Capture: an `auth` once, up to the authorised amount; the remainder is released. */
 export function planCapture(auth: Transaction, amount: number, seed: ChildSeed): Plan {
   if (auth.type !== 'auth' || auth.status !== 'auth') return notAllowed('capture', auth);
+  if (pastDeadline(auth, seed.now)) return lapsedAuth('capture', auth);
   if (amount > auth.amount) {
     return tooMuch(
       `The capture amount exceeds the authorised ${formatMinor(auth.amount, auth.currency)} ${auth.currency}.`,
@@ -139,6 +159,8 @@ export function planCapture(auth: Transaction, amount: number, seed: ChildSeed):
  * sandbox.md section 6, Refund: on a captured sale, or on the auth or the capture record of a captured
  * auth; partial refunds up to the captured amount. `payment` is the sale or auth, `capture` its capture
  * record if any; both carry the running `refundedAmount` and move to `refunded` when it is all refunded.
+ * `methodRefunds`: false when the payment was made with a method that never refunds (section 11), which
+ * is said before its state: no state of the payment would make it refundable.
  */
 export function planRefund(
   target: Transaction,
@@ -147,9 +169,18 @@ export function planRefund(
   amount: number,
   reason: string | null,
   seed: ChildSeed,
+  methodRefunds: boolean,
 ): Plan {
   const refundable = target.type === 'sale' || target.type === 'auth' || target.type === 'capture';
-  if (!refundable || payment.status !== 'captured') return notAllowed('refund', target);
+  if (!refundable) return notAllowed('refund', target);
+  if (!methodRefunds) {
+    return {
+      ok: false,
+      code: 'ERR_REFUND_NOT_SUPPORTED',
+      message: 'The payment method of this payment does not support refunds.',
+    };
+  }
+  if (payment.status !== 'captured') return notAllowed('refund', target);
   const left = payment.capturedAmount - payment.refundedAmount;
   if (amount > left) {
     return tooMuch(
@@ -169,6 +200,7 @@ export function planRefund(
 /** sandbox.md section 6, Void: an `auth` only, for exactly the authorised amount. */
 export function planVoid(auth: Transaction, amount: number, reason: string | null, seed: ChildSeed): Plan {
   if (auth.type !== 'auth' || auth.status !== 'auth') return notAllowed('void', auth);
+  if (pastDeadline(auth, seed.now)) return lapsedAuth('void', auth);
   if (amount !== auth.amount) {
     return tooMuch(
       `A void must be for the authorised ${formatMinor(auth.amount, auth.currency)} ${auth.currency}.`,

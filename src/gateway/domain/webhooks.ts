@@ -3,7 +3,7 @@ import { isoMicros, isoMicrosOrNull } from '../../shared/clock.js';
 import { bareHost, isLocalStyleHost, isNonPublicAddress } from './addresses.js';
 import type { Transaction } from './transactions.js';
 
-/** sandbox.md section 8. */
+/** sandbox.md section 8; the default set is every type but `transaction.pending` (gateway-api.md, rule 3). */
 export const EVENT_TYPES = [
   'transaction.pending',
   'transaction.captured',
@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   'transaction.failed',
   'transaction.cancelled',
   'transaction.chargeback',
+  'transaction.chargeback_reversed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const DEFAULT_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter(
@@ -178,6 +179,7 @@ export function eventPayload(id: string, type: EventType, t: Transaction, provid
         created_at: isoMicros(t.createdAt),
         updated_at: isoMicros(t.updatedAt),
         refunded_amount: t.refundedAmount,
+        chargeback_amount: t.chargebackAmount, // sandbox.md section 11
       },
     },
   };

@@ -10,11 +10,12 @@ import {
 import { ACTIONS } from '../hosted/checkout-page.js';
 import { query as paymentMethodsQuery } from '../routes/payment-methods.js';
 import { createSchema as createSessionSchema } from '../routes/payment-sessions.js';
-import { advanceSchema, outageSchema, settleSchema } from '../routes/sandbox-controls.js';
+import { advanceSchema, chargebackSchema, outageSchema, settleSchema } from '../routes/sandbox-controls.js';
 import { verifySchema } from '../routes/three-ds.js';
 import { initiateSchema, operationSchemas } from '../routes/transactions.js';
 import { listQuery, merchantOnlyBody, putSchema } from '../routes/webhooks.js';
 import {
+  apiKeySchema,
   duplicateSchema,
   endpointSchema,
   endpointWithSecretSchema,
@@ -113,6 +114,7 @@ function operation(
   summary: string,
   description: string,
   example: unknown,
+  declines: { codes: string[]; text: string } = { codes: [], text: '' },
 ): ApiRoute {
   return {
     method: 'post',
@@ -139,8 +141,8 @@ function operation(
         'Idempotency-Replayed': z.literal('true').optional().meta({ description: 'On a stored answer.' }),
       }),
       400: answer(
-        '`ERR_INVALID_TRANSACTION` (not in a state for this), `ERR_ADAPTER_INVALID_AMOUNT` (more than is left).',
-        failure(['ERR_INVALID_TRANSACTION', 'ERR_ADAPTER_INVALID_AMOUNT']),
+        `\`ERR_INVALID_TRANSACTION\` (not in a state for this), \`ERR_ADAPTER_INVALID_AMOUNT\` (more than is left)${declines.text}.`,
+        failure(['ERR_INVALID_TRANSACTION', 'ERR_ADAPTER_INVALID_AMOUNT', ...declines.codes]),
       ),
       ...notFound('transaction'),
       409: answer(
@@ -265,6 +267,7 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
       name: 'Webhooks',
       description: "The merchant's endpoint, its events and their deliveries. Scope `webhooks:manage`.",
     },
+    { name: 'API key', description: 'The calling key: its merchant or linked merchants, scopes and limits.' },
     {
       name: 'Hosted pages',
       description:
@@ -273,7 +276,7 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
     {
       name: 'Sandbox controls',
       description:
-        'Sandbox only (`x-sandbox-only`): move the clock, run due work, settle, charge back, fail deliveries.',
+        'Sandbox only (`x-sandbox-only`): move the clock, run due work, settle, charge back and reverse, fail deliveries.',
     },
     { name: 'Documentation', description: 'This document.' },
   ],
@@ -386,9 +389,14 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
         ...apiAnswers,
       },
     },
-    operation('capture', 'Capture an auth', 'Captures `amount` of an `auth` once: a `capture` record.', {
-      amount: 12.34,
-    }),
+    operation(
+      'capture',
+      'Capture an auth',
+      'Captures `amount` of an `auth` once, before its `capture_before` (then it lapses: `cancelled`): a `capture` record.',
+      {
+        amount: 12.34,
+      },
+    ),
     operation(
       'refund',
       'Refund a captured payment',
@@ -397,11 +405,20 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
         amount: 2,
         reason: 'damaged',
       },
+      {
+        codes: ['ERR_REFUND_NOT_SUPPORTED'],
+        text: ', `ERR_REFUND_NOT_SUPPORTED` (a payment session paid with a method that does not refund; nothing recorded)',
+      },
     ),
-    operation('void', 'Void an auth', 'Voids an `auth` that was not captured: a `void` record.', {
-      amount: 12.34,
-      reason: 'out of stock',
-    }),
+    operation(
+      'void',
+      'Void an auth',
+      'Voids an `auth` that was not captured and has not lapsed: a `void` record.',
+      {
+        amount: 12.34,
+        reason: 'out of stock',
+      },
+    ),
     {
       method: 'post',
       path: '/api/v1/payment-sessions',
@@ -630,6 +647,20 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
         ...apiAnswers,
       },
     },
+    {
+      method: 'get',
+      path: '/api/v1/api-key',
+      operationId: 'getApiKey',
+      summary: 'What the calling key is',
+      description:
+        "Merchant keys: their `merchant_id`; partner keys: the `linked_merchant_ids` they may act for. With the key's scopes and rate limit. Never the key's text nor a secret (sandbox.md section 11: a gateway without this endpoint answers 404).",
+      tags: ['API key'],
+      security: KEY,
+      responses: {
+        200: answer('The key.', success(apiKeySchema)),
+        ...apiAnswers,
+      },
+    },
     hostedPage(
       '/hosted/3ds/{publicId}',
       'challengePage',
@@ -682,7 +713,7 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
       operationId: 'tick',
       summary: 'Run the work that is due',
       description:
-        'Expires challenges and sessions, sends due webhook attempts and replays, prunes old events.',
+        'Expires challenges and sessions, lapses auths past `capture_before`, sends due webhook attempts and replays, prunes old events. (Every request already does the expiries and lapses due before it runs.)',
       responses: { 200: answer('What ran.', success(tickReportSchema)) },
     }),
     control({
@@ -706,11 +737,35 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
       path: '/sandbox/transactions/{id}/chargeback',
       operationId: 'chargeBack',
       summary: 'Charge back a captured payment',
+      description:
+        'The payment becomes `chargeback` (a captured auth and its capture record both; its session, if any, too) and `transaction.chargeback` is recorded. `amount` (major units) defaults to what was captured and not refunded; `chargeback_amount` says what was taken. A refund of it is then 400 `ERR_INVALID_TRANSACTION`.',
       requestParams: { path: transactionPath },
+      requestBody: json(chargebackSchema, { amount: 5 }),
       responses: {
         200: answer('The transaction, charged back.', success(transactionSchema)),
         400: answer(
           '`ERR_INVALID_TRANSACTION`: only a captured payment.',
+          failure(['ERR_INVALID_TRANSACTION']),
+        ),
+        ...notFound('transaction'),
+        422: answer(
+          '`ERR_VALIDATION_FAILED` on `errors.amount`: not a positive amount in the currency, or more than was captured and not refunded.',
+          failure(['ERR_VALIDATION_FAILED']),
+        ),
+        ...bodyTooLarge,
+      },
+    }),
+    control({
+      path: '/sandbox/transactions/{id}/chargeback/reverse',
+      operationId: 'reverseChargeback',
+      summary: 'Reverse a chargeback: the merchant won the dispute',
+      description:
+        'The payment is `captured` again with `chargeback_amount` 0 (its session `paid` again) and `transaction.chargeback_reversed` is recorded (in the default event set).',
+      requestParams: { path: transactionPath },
+      responses: {
+        200: answer('The transaction, captured again.', success(transactionSchema)),
+        400: answer(
+          '`ERR_INVALID_TRANSACTION`: only a charged-back payment.',
           failure(['ERR_INVALID_TRANSACTION']),
         ),
         ...notFound('transaction'),

@@ -52,10 +52,18 @@ export const transactionSchema = z
     merchant_trans_id: z.string().meta({ description: "The merchant's reference." }),
     description: z.string().nullable(),
     refunded_amount: minor,
+    chargeback_amount: minor.meta({
+      description:
+        'What a chargeback took back; 0 when none (sandbox.md section 11: a gateway without it omits it).',
+    }),
     acquirer_trans_id: z.string(),
     acquirer_auth_code: z.string(),
     acquirer_ref_num: z.string(),
     ip_address: z.string(),
+    capture_before: timestamp.nullable().meta({
+      description:
+        'An auth: when it lapses if neither captured nor voided (kept for its life). null on every other record (sandbox.md section 11: a gateway without it omits it).',
+    }),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -243,6 +251,7 @@ export const eventPayloadSchema = z
         created_at: timestamp,
         updated_at: timestamp,
         refunded_amount: minor,
+        chargeback_amount: minor,
       }),
     }),
   })
@@ -270,6 +279,7 @@ export const tickReportSchema = z
     now: timestamp,
     challenges_expired: z.number().int(),
     sessions_expired: z.number().int(),
+    auths_lapsed: z.number().int(),
     events_pruned: z.number().int(),
   })
   .meta({ id: 'TickReport' });
@@ -304,3 +314,22 @@ export const duplicateSchema = z.object({
       "`ps_...`: present when the holder is a payment session's transaction, to resume that session. A gateway without it omits it.",
   }),
 });
+
+const keyFields = {
+  scopes: z.array(z.string()),
+  rate_limit: z
+    .object({ limit: z.number().int(), window_s: z.number().int() })
+    .meta({ description: 'How many requests the key may make in each window of `window_s` seconds.' }),
+};
+
+/** sandbox.md section 11, Key information: never the key text nor a secret. */
+export const apiKeySchema = z
+  .discriminatedUnion('key_type', [
+    z.object({ key_type: z.literal('merchant'), merchant_id: id, ...keyFields }),
+    z.object({
+      key_type: z.literal('partner'),
+      linked_merchant_ids: z.array(id).meta({ description: 'The merchants the key may act for.' }),
+      ...keyFields,
+    }),
+  ])
+  .meta({ id: 'ApiKey' });

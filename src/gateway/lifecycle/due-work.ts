@@ -1,18 +1,20 @@
 import type { DeliveryReport } from '../delivery/dispatcher.js';
 import type { GatewayDeps } from '../deps.js';
 import { effectiveStatus } from '../domain/three-ds.js';
+import { lapseDueAuths } from './auth-lapses.js';
 import { expireDueSessions } from './session-moves.js';
 
 export interface TickReport extends DeliveryReport {
   now: string;
   challenges_expired: number;
   sessions_expired: number;
+  auths_lapsed: number;
   events_pruned: number;
 }
 
 /**
  * Everything due at the current sandbox clock (sandbox.md section 10, tick): challenges and sessions
- * that timed out, webhook attempts and replays, and the pruning of what outlived its window.
+ * that timed out, auths that lapsed (section 11), webhook attempts and replays, and the pruning of what outlived its window.
  */
 export async function runDueWork(deps: GatewayDeps): Promise<TickReport> {
   const { state } = deps;
@@ -26,6 +28,7 @@ export async function runDueWork(deps: GatewayDeps): Promise<TickReport> {
     }
   }
   const sessionsExpired = expireDueSessions(deps);
+  const authsLapsed = lapseDueAuths(deps);
   const eventsPruned = state.webhooks.prune(now);
   state.idempotency.prune(now);
   state.apiRate.prune(now);
@@ -36,6 +39,7 @@ export async function runDueWork(deps: GatewayDeps): Promise<TickReport> {
     now: new Date(now).toISOString(),
     challenges_expired: challengesExpired,
     sessions_expired: sessionsExpired,
+    auths_lapsed: authsLapsed,
     events_pruned: eventsPruned,
     ...delivery,
   };

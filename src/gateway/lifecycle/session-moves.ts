@@ -5,8 +5,32 @@ import {
   isFinal,
   moveSession,
   type PaymentSession,
+  type SessionMove,
   type SessionTrigger,
 } from '../domain/sessions.js';
+
+/**
+ * Moves only the session through the state table; returns the move (what its transaction becomes,
+ * which event says so), or null, changing nothing, when the trigger does not apply in its state.
+ */
+export function moveSessionOnly(
+  deps: GatewayDeps,
+  session: PaymentSession,
+  trigger: SessionTrigger,
+  reason: string | null = null,
+): SessionMove | null {
+  const move = moveSession(session.status, trigger);
+  if (!move) return null;
+  const now = deps.clock.now();
+  session.status = move.to;
+  session.updatedAt = now;
+  if (reason !== null) session.statusReason = reason;
+  deps.state.openSessions.delete(session.id); // only pending_redirect expires, and it is left now
+  if (isFinal(move.to)) session.finalisedAt ??= now;
+  // Paid once by the provider: a session paid again after a won dispute keeps its provider's id.
+  if (move.to === 'paid') session.providerTransactionId ??= randomHex(deps.random, 10);
+  return move;
+}
 
 /**
  * Moves a session and its linked transaction together through the state table, and records the
@@ -18,22 +42,15 @@ export function applySessionTrigger(
   trigger: SessionTrigger,
   reason: string | null = null,
 ): boolean {
-  const move = moveSession(session.status, trigger);
+  const move = moveSessionOnly(deps, session, trigger, reason);
   if (!move) return false;
-  const now = deps.clock.now();
-  session.status = move.to;
-  session.updatedAt = now;
-  if (reason !== null) session.statusReason = reason;
-  deps.state.openSessions.delete(session.id); // only pending_redirect expires, and it is left now
-  if (isFinal(move.to)) session.finalisedAt ??= now;
-  if (move.to === 'paid') session.providerTransactionId = randomHex(deps.random, 10);
   const t = deps.state.transactions.get(session.transactionId)!;
   const moved = {
     ...t,
     status: move.transaction,
     capturedAmount: move.transaction === 'captured' ? t.amount : t.capturedAmount,
     statusReason: reason ?? t.statusReason,
-    updatedAt: now,
+    updatedAt: session.updatedAt,
   };
   deps.state.saveTransaction(moved);
   deps.emit(move.event, moved);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type CurrencyCode, isCurrencyCode } from '../../shared/money.js';
+import { captureDeadline } from '../domain/auth-lifetime.js';
 import type { IdempotencyRecord } from '../domain/idempotency.js';
 import type { PaymentSession } from '../domain/sessions.js';
 import type { Verification } from '../domain/three-ds.js';
@@ -78,27 +79,59 @@ const id = z.number().int().nonnegative();
 const currency = z.custom<CurrencyCode>(isCurrencyCode, 'must be a platform currency');
 const nullableString = z.string().nullable();
 
-const transactionSchema: z.ZodType<Transaction> = z.strictObject({
-  id,
-  relatedId: id.nullable(),
-  merchantId: id,
-  cardholderId: id,
-  type: z.enum(['sale', 'auth', 'capture', 'refund', 'void']),
-  status: z.enum(['pending', 'auth', 'captured', 'refunded', 'voided', 'failed', 'cancelled', 'chargeback']),
-  amount: id,
-  currency,
-  capturedAmount: id,
-  refundedAmount: id,
-  reference: z.string(),
-  description: nullableString,
-  statusReason: nullableString,
-  acquirerTransId: z.string(),
-  acquirerAuthCode: z.string(),
-  acquirerRefNum: z.string(),
-  ipAddress: z.string(),
-  createdAt: ms,
-  updatedAt: ms,
-});
+/**
+ * A transaction as a file holds it. Fields added after the format's version 1 may be missing from an
+ * older file: it is read and filled in as the record would have had them, not refused.
+ */
+type StoredTransaction = Omit<Transaction, 'captureBefore'> & { captureBefore?: number | null };
+
+const transactionSchema: z.ZodType<StoredTransaction> = z
+  .strictObject({
+    id,
+    relatedId: id.nullable(),
+    merchantId: id,
+    cardholderId: id,
+    type: z.enum(['sale', 'auth', 'capture', 'refund', 'void']),
+    status: z.enum([
+      'pending',
+      'auth',
+      'captured',
+      'refunded',
+      'voided',
+      'failed',
+      'cancelled',
+      'chargeback',
+    ]),
+    amount: id,
+    currency,
+    capturedAmount: id,
+    refundedAmount: id,
+    chargebackAmount: id.optional(),
+    reference: z.string(),
+    description: nullableString,
+    statusReason: nullableString,
+    acquirerTransId: z.string(),
+    acquirerAuthCode: z.string(),
+    acquirerRefNum: z.string(),
+    ipAddress: z.string(),
+    captureBefore: ms.nullable().optional(),
+    createdAt: ms,
+    updatedAt: ms,
+  })
+  .transform((t) => ({
+    ...t,
+    // Chargebacks were in full before they had an amount: all that was captured and not refunded.
+    chargebackAmount:
+      t.chargebackAmount ?? (t.status === 'chargeback' ? t.capturedAmount - t.refundedAmount : 0),
+  }));
+
+/** An older file's auth gets the deadline the seed's lifetime gives it, so that it too can lapse. */
+function withDeadline(t: StoredTransaction, authLifetimeMs: number): Transaction {
+  return {
+    ...t,
+    captureBefore: t.captureBefore !== undefined ? t.captureBefore : captureDeadline(t, authLifetimeMs),
+  };
+}
 
 const verificationSchema: z.ZodType<Verification> = z.strictObject({
   id,
@@ -202,7 +235,10 @@ const idempotencySchema: z.ZodType<IdempotencyRecord> = z.strictObject({
   response: z.strictObject({ status: z.number().int(), body: z.unknown() }),
 });
 
-const snapshotSchema: z.ZodType<SandboxSnapshot> = z.strictObject({
+/** What a file holds: the snapshot, with transactions as older files may have them. */
+type StoredSnapshot = Omit<SandboxSnapshot, 'transactions'> & { transactions: StoredTransaction[] };
+
+const snapshotSchema: z.ZodType<StoredSnapshot> = z.strictObject({
   version: z.literal(SNAPSHOT_VERSION),
   keyId: z.string().min(1),
   counters: z.strictObject({ transaction: id, verification: id, cardholder: id, endpoint: id }),
@@ -251,7 +287,11 @@ export function restore(json: unknown, state: GatewayState, o: { keyId: string }
   }
   checkReferences(s);
 
-  for (const t of s.transactions) state.transactions.set(t.id, t);
+  for (const stored of s.transactions) {
+    const t = withDeadline(stored, state.authLifetimeMs);
+    state.transactions.set(t.id, t);
+    if (t.type === 'auth' && t.status === 'auth') state.openAuths.add(t.id); // may lapse at once
+  }
   for (const v of s.verifications) state.saveVerification(v);
   for (const [merchantId, refs] of s.references) state.references.set(merchantId, new Map(refs));
   for (const [k, until] of s.doNotRetry) state.doNotRetry.set(k, until);
@@ -269,7 +309,7 @@ export function restore(json: unknown, state: GatewayState, o: { keyId: string }
 }
 
 /** The saved counters, raised past every id present: whatever the file says, no id is handed out twice. */
-function nextCounters(s: SandboxSnapshot): IdCounters {
+function nextCounters(s: StoredSnapshot): IdCounters {
   const above = (saved: number, ids: number[]) => ids.reduce((next, i) => Math.max(next, i + 1), saved);
   const { counters } = s;
   return {
@@ -288,7 +328,7 @@ function ids<T, K extends keyof T>(records: T[], field: K): T[K][] {
 }
 
 /** Everything the routes look up with `!` must be there: a dangling id would be a crash later, not now. */
-function checkReferences(s: SandboxSnapshot): void {
+function checkReferences(s: StoredSnapshot): void {
   const unique = <T>(what: string, values: T[]): Set<T> => {
     const seen = new Set<T>();
     for (const v of values) {

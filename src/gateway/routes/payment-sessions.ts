@@ -112,6 +112,7 @@ export function paymentSessionRoutes(
       currency,
       capturedAmount: 0,
       refundedAmount: 0,
+      chargebackAmount: 0,
       reference: body.reference,
       description: body.description ?? null,
       statusReason: null,
@@ -120,6 +121,7 @@ export function paymentSessionRoutes(
       acquirerRefNum: randomHex(deps.random, 6),
       // Rule 4: the customer's device IP when sent, else the calling server's.
       ipAddress: body.customer?.ip_address ?? ctx.ip,
+      captureBefore: null, // a session's payment is a sale
       createdAt: now,
       updatedAt: now,
     };

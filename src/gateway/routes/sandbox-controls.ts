@@ -1,17 +1,26 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { formatMinor, parseMajor } from '../../shared/money.js';
 import type { GatewayDeps } from '../deps.js';
+import {
+  type ChargebackPlan,
+  type PaymentFamily,
+  planChargeback,
+  planChargebackReversal,
+} from '../domain/chargebacks.js';
 import { sessionView } from '../domain/sessions.js';
-import { type TransactionStatus, transactionView } from '../domain/transactions.js';
-import { canSee, principalOf, requireMerchantKey } from '../http/auth.js';
+import { type Transaction, transactionView } from '../domain/transactions.js';
+import { requireMerchantKey } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { respond } from '../http/envelope.js';
-import { ApiError, notFound } from '../http/errors.js';
+import { ApiError, validationFailed } from '../http/errors.js';
+import { amountField } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
-import { visibleSession } from '../http/visibility.js';
+import { visibleSession, visibleTransaction } from '../http/visibility.js';
 import { runDueWork } from '../lifecycle/due-work.js';
-import { applySessionTrigger } from '../lifecycle/session-moves.js';
+import { applySessionTrigger, moveSessionOnly } from '../lifecycle/session-moves.js';
+import type { GatewayState } from '../state/gateway-state.js';
 
 const TEN_YEARS_S = 10 * 365 * 24 * 3600;
 const seconds = z
@@ -23,6 +32,8 @@ export const outageSchema = z.object({ seconds });
 export const settleSchema = z.object({
   outcome: z.enum(['paid', 'failed', 'cancelled'], { message: 'must be paid, failed or cancelled' }),
 });
+/** Major units, checked against the transaction's currency; omitted: all that can be charged back. */
+export const chargebackSchema = z.object({ amount: amountField.optional() });
 
 /** sandbox.md section 10: controls outside /api/v1, behind a bearer key. */
 export function sandboxControlRoutes(
@@ -59,32 +70,28 @@ export function sandboxControlRoutes(
     );
   });
 
-  router.post('/sandbox/transactions/:id/chargeback', (ctx) => {
-    const id = Number(ctx.params.id);
-    const target = state.transactions.get(id);
-    if (!target || !canSee(state, principalOf(ctx), target.merchantId)) throw notFound('Transaction');
-    const payment = target.type === 'capture' ? state.transactions.get(target.relatedId!)! : target;
-    if (target.status !== 'captured' || !['sale', 'auth', 'capture'].includes(target.type)) {
-      throw new ApiError(
-        400,
-        'ERR_INVALID_TRANSACTION',
-        `Only a captured payment can be charged back; this one is ${target.status}.`,
-      );
+  // sandbox.md section 11: a chargeback, in full (default: what was captured and not refunded) or in part.
+  router.post('/sandbox/transactions/:id/chargeback', async (ctx) => {
+    const target = visibleTransaction(ctx, state);
+    const body = parseOr422(chargebackSchema, await readJsonObject(ctx));
+    let requested: number | undefined;
+    if (body.amount !== undefined) {
+      const amount = parseMajor(body.amount, target.currency);
+      if (!amount.ok) throw validationFailed({ amount: [amount.message] });
+      requested = amount.minor;
     }
-    const now = clock.now();
-    const sessionId = state.sessionByTransaction.get(payment.id);
-    const session = sessionId === undefined ? undefined : state.sessions.get(sessionId);
-    if (session) {
-      applySessionTrigger(deps, session, 'chargeback');
-    } else {
-      // A captured auth and its capture record are one payment: both are charged back.
-      const capture = state.captureOf(payment.id);
-      const family = capture ? [payment, capture] : [payment];
-      const status: TransactionStatus = 'chargeback';
-      for (const t of family) state.saveTransaction({ ...t, status, updatedAt: now });
-      deps.emit('transaction.chargeback', state.transactions.get(target.id)!);
-    }
-    respond(ctx, transactionView(state.transactions.get(target.id)!), 'Transaction charged back.');
+    const plan = planChargeback(familyOf(state, target), requested, clock.now());
+    const t = applyDispute(deps, target, plan, 'chargeback');
+    const done = `${formatMinor(t.chargebackAmount, t.currency)} ${t.currency}`;
+    respond(ctx, transactionView(t), `Transaction charged back: ${done}.`);
+  });
+
+  // The merchant won the dispute. A wrong state is 400 ERR_INVALID_TRANSACTION, as for the chargeback.
+  router.post('/sandbox/transactions/:id/chargeback/reverse', (ctx) => {
+    const target = visibleTransaction(ctx, state);
+    const plan = planChargebackReversal(familyOf(state, target), clock.now());
+    const t = applyDispute(deps, target, plan, 'chargeback_reversed');
+    respond(ctx, transactionView(t), 'Chargeback reversed: the transaction is captured again.');
   });
 
   router.post('/sandbox/webhook/outage', async (ctx) => {
@@ -98,4 +105,38 @@ export function sandboxControlRoutes(
       `Deliveries fail for ${body.seconds} s.`,
     );
   });
+}
+
+/** The payment a transaction id names: a capture record stands for its auth (one payment). */
+function familyOf(state: GatewayState, target: Transaction): PaymentFamily {
+  const payment = target.type === 'capture' ? state.transactions.get(target.relatedId!)! : target;
+  return { target, payment, capture: state.captureOf(payment.id) };
+}
+
+/**
+ * Records a chargeback or its reversal: the payment's records, its session (if any) through the
+ * session table, and one event about the record named. Returns that record as it is now.
+ */
+function applyDispute(
+  deps: GatewayDeps,
+  target: Transaction,
+  plan: ChargebackPlan,
+  trigger: 'chargeback' | 'chargeback_reversed',
+): Transaction {
+  const { state } = deps;
+  if (!plan.ok) {
+    if (plan.problem === 'amount') throw validationFailed({ amount: [plan.message] });
+    throw new ApiError(400, 'ERR_INVALID_TRANSACTION', plan.message);
+  }
+  const root = plan.updated[0]!;
+  const sessionId = state.sessionByTransaction.get(root.id);
+  const session = sessionId === undefined ? undefined : state.sessions.get(sessionId);
+  // A session's sale is captured only while it is paid, and charged back only while it is chargeback.
+  if (session && !moveSessionOnly(deps, session, trigger)) {
+    throw new ApiError(400, 'ERR_INVALID_TRANSACTION', `The payment session is ${session.status}.`);
+  }
+  for (const t of plan.updated) state.saveTransaction(t);
+  const record = state.transactions.get(target.id)!;
+  deps.emit(trigger === 'chargeback' ? 'transaction.chargeback' : 'transaction.chargeback_reversed', record);
+  return record;
 }

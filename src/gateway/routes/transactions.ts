@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { randomHex } from '../../shared/ids.js';
 import { formatMinor, parseMajor } from '../../shared/money.js';
 import type { GatewayDeps } from '../deps.js';
+import { captureDeadline } from '../domain/auth-lifetime.js';
 import { planInitiation } from '../domain/initiation.js';
 import { checkVerification } from '../domain/three-ds.js';
 import {
@@ -120,6 +121,7 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
       currency,
       capturedAmount: status === 'captured' ? body.minor : 0,
       refundedAmount: 0,
+      chargebackAmount: 0,
       reference: body.reference,
       description: body.description ?? null,
       statusReason,
@@ -127,6 +129,10 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
       acquirerAuthCode: authCode,
       acquirerRefNum: randomHex(deps.random, 6),
       ipAddress: body.browser_data?.ip_address ?? body.customer?.ip_address ?? ctx.ip,
+      captureBefore: captureDeadline(
+        { type: body.transaction_type, status, createdAt: now },
+        state.authLifetimeMs,
+      ),
       createdAt: now,
       updatedAt: now,
     });
@@ -201,7 +207,8 @@ function planOperation(
       return planVoid(target, amount, reason, seed);
     case 'refund': {
       const payment = target.type === 'capture' ? state.transactions.get(target.relatedId!)! : target;
-      return planRefund(target, payment, state.captureOf(payment.id), amount, reason, seed);
+      const methodRefunds = state.methodRefunds(payment);
+      return planRefund(target, payment, state.captureOf(payment.id), amount, reason, seed, methodRefunds);
     }
     default:
       return operation satisfies never;

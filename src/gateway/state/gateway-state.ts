@@ -28,6 +28,10 @@ export class GatewayState {
   readonly partnerMerchants = new Map<number, Set<number>>();
 
   readonly transactions = new Map<number, Transaction>();
+  /** Auths neither captured nor voided (status `auth`): the ones that can lapse (sandbox.md section 11). */
+  readonly openAuths = new Set<number>();
+  /** `settings.auth_lifetime_s`, in ms. */
+  readonly authLifetimeMs: number;
   #nextTransactionId = 100000;
   readonly verifications = new Map<string, Verification>();
   readonly verificationIds = new Map<number, string>();
@@ -63,6 +67,7 @@ export class GatewayState {
     for (const m of seed.merchants) this.merchants.set(m.id, m);
     for (const k of seed.api_keys) this.keys.set(k.key, k);
     for (const p of seed.partners) this.partnerMerchants.set(p.id, new Set(p.merchant_ids));
+    this.authLifetimeMs = seed.settings.auth_lifetime_s * 1000;
     const { limit, window_s, slowdown } = seed.settings.rate_limit;
     this.apiRate = new RateWindows({ limit, windowMs: window_s * 1000, slowdown });
     this.pageRate = new RateWindows({
@@ -126,9 +131,14 @@ export class GatewayState {
     this.webhooks.restoreNextEndpointId(counters.endpoint);
   }
 
-  /** Stores a record and keeps the reference index true: sales and auths hold it unless failed or cancelled. */
+  /**
+   * Stores a record and keeps the indexes true: sales and auths hold their reference unless failed or
+   * cancelled, and an auth is open until it is captured, voided or lapses.
+   */
   saveTransaction(t: Transaction): void {
     this.transactions.set(t.id, t);
+    if (t.type === 'auth' && t.status === 'auth') this.openAuths.add(t.id);
+    else this.openAuths.delete(t.id);
     if (t.type !== 'sale' && t.type !== 'auth') return; // child records share their parent's reference
     const refs = this.#referencesOf(t.merchantId);
     const holder = refs.get(t.reference);
@@ -142,6 +152,20 @@ export class GatewayState {
   /** The capture record of an auth that was captured (one at most: an auth is captured once). */
   captureOf(paymentId: number): Transaction | undefined {
     return [...this.transactions.values()].find((t) => t.type === 'capture' && t.relatedId === paymentId);
+  }
+
+  /**
+   * Whether a payment (a sale or auth) can be refunded by its method: card payments can; a session's
+   * payment as its method's seed entry says (`refunds`, sandbox.md section 11), read at refund time.
+   */
+  methodRefunds(payment: Transaction): boolean {
+    const sessionId = this.sessionByTransaction.get(payment.id);
+    if (sessionId === undefined) return true;
+    const { paymentMethod } = this.sessions.get(sessionId)!;
+    const method = this.merchants
+      .get(payment.merchantId)
+      ?.payment_methods.find((m) => m.payment_method === paymentMethod);
+    return method?.refunds ?? true;
   }
 
   /** Who holds a merchant's reference now, if anyone: a read, which adds no index entry. */

@@ -2,6 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { CURRENCY_EXPONENTS, isCurrencyCode } from '../../shared/money.js';
 import { SettingError } from '../../shared/setting-error.js';
+import { DEFAULT_AUTH_LIFETIME_S } from '../domain/auth-lifetime.js';
+
+const MAX_AUTH_LIFETIME_S = 10 * 365 * 24 * 60 * 60;
 
 const currency = z.string().refine(isCurrencyCode, { message: 'must be a platform currency' });
 const country = z.string().regex(/^[A-Z]{2}$/, 'must be a 2-letter uppercase country code');
@@ -13,6 +16,8 @@ const paymentMethodSchema = z.strictObject({
   countries: z.array(country),
   currencies: z.array(currency),
   enabled: z.boolean(),
+  /** sandbox.md section 11: false makes refunds of this method's payments 400 ERR_REFUND_NOT_SUPPORTED. */
+  refunds: z.boolean().default(true),
 });
 
 const merchantSchema = z.strictObject({
@@ -50,6 +55,13 @@ const settingsSchema = z
       })
       .prefault({}), // absent: parsed as {}, so each field's default above applies, written once
     public_pages_per_minute: z.number().int().positive().default(60),
+    // sandbox.md section 11. Bounded so that every deadline is a timestamp a record can show.
+    auth_lifetime_s: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_AUTH_LIFETIME_S, 'must be at most ten years (315360000 s)')
+      .default(DEFAULT_AUTH_LIFETIME_S),
   })
   .prefault({});
 

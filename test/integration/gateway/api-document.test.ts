@@ -43,6 +43,7 @@ describe('sandbox gateway: real answers match GET /openapi.json', function () {
       seed: (seed) => {
         allowPrivateUrls(seed);
         liftRateLimits(seed);
+        seed.merchants[0]!.payment_methods.find((m) => m.payment_method === 'psc')!.refunds = false;
       },
     });
     receiver = await startReceiver();
@@ -190,6 +191,33 @@ describe('sandbox gateway: real answers match GET /openapi.json', function () {
       '/sandbox/transactions/{id}/chargeback',
       400,
     );
+    const reverse = `/sandbox/transactions/${saleId}/chargeback/reverse`;
+    await call('POST', reverse, '/sandbox/transactions/{id}/chargeback/reverse', 200);
+    await call('POST', reverse, '/sandbox/transactions/{id}/chargeback/reverse', 400);
+    await call(
+      'POST',
+      '/sandbox/transactions/999999/chargeback/reverse',
+      '/sandbox/transactions/{id}/chargeback/reverse',
+      404,
+    );
+    await call(
+      'POST',
+      `/sandbox/transactions/${saleId}/chargeback`,
+      '/sandbox/transactions/{id}/chargeback',
+      422,
+      {
+        body: { amount: 1000 },
+      },
+    );
+    await call(
+      'POST',
+      `/sandbox/transactions/${saleId}/chargeback`,
+      '/sandbox/transactions/{id}/chargeback',
+      200,
+      {
+        body: { amount: 1.5 },
+      },
+    );
   });
 
   it('payment sessions, their checkout page, and the methods on offer', async () => {
@@ -285,6 +313,33 @@ describe('sandbox gateway: real answers match GET /openapi.json', function () {
       body: { outcome: 'maybe' },
     });
 
+    const psc = await call(
+      'POST',
+      '/api/v1/payment-sessions',
+      '/api/v1/payment-sessions',
+      201,
+      session({ payment_method: 'psc' }),
+    );
+    const pscSession = psc.body.data.payment_session;
+    await call(
+      'POST',
+      `/sandbox/payment-sessions/${pscSession.payment_session_id}/settle`,
+      '/sandbox/payment-sessions/{sessionId}/settle',
+      200,
+      {
+        body: { outcome: 'paid' },
+      },
+    );
+    await call(
+      'POST',
+      `/api/v1/transactions/${pscSession.transaction_id}/refund`,
+      '/api/v1/transactions/{id}/refund',
+      400,
+      {
+        body: { amount: 1 },
+      },
+    );
+
     await call('GET', '/api/v1/payment-methods', '/api/v1/payment-methods', 200);
     await call('GET', '/api/v1/payment-methods?country=DE&currency=USD', '/api/v1/payment-methods', 200);
     await call('GET', '/api/v1/payment-methods?country=de', '/api/v1/payment-methods', 422);
@@ -313,6 +368,12 @@ describe('sandbox gateway: real answers match GET /openapi.json', function () {
     await call('DELETE', '/api/v1/webhook', '/api/v1/webhook', 404);
     await call('POST', `${eventPath}/replay`, '/api/v1/webhook/events/{eventId}/replay', 400);
     await call('POST', '/api/v1/webhook/test', '/api/v1/webhook/test', 404);
+  });
+
+  it('key information: a merchant key, a partner key, no key', async () => {
+    await call('GET', '/api/v1/api-key', '/api/v1/api-key', 200);
+    await call('GET', '/api/v1/api-key', '/api/v1/api-key', 200, { key: PARTNER_KEY });
+    await call('GET', '/api/v1/api-key', '/api/v1/api-key', 401, { key: null });
   });
 
   it('the reference page', async () => {

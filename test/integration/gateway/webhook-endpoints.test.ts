@@ -330,6 +330,7 @@ describe('gateway: webhook endpoints (strict URL rules)', () => {
         'transaction.failed',
         'transaction.cancelled',
         'transaction.chargeback',
+        'transaction.chargeback_reversed',
       ];
       const { endpoint } = await create({ events: all });
       expect(endpoint.events).to.have.members(all);

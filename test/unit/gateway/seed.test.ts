@@ -22,14 +22,18 @@ const PUBLISHED_SETTINGS = {
     ],
   },
   public_pages_per_minute: 60,
+  auth_lifetime_s: 604800,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: seeds are edited freely to break them
 type Json = any;
 
-/** The accounts the gateway tests run on (test/support/gateway.ts), with every setting written out. */
+/** The accounts the gateway tests run on (test/support/gateway.ts), with every optional field written out. */
 function validSeed(): Json {
-  return { ...testSeed(), settings: structuredClone(PUBLISHED_SETTINGS) };
+  const seed: Json = { ...testSeed(), settings: structuredClone(PUBLISHED_SETTINGS) };
+  for (const m of seed.merchants)
+    for (const method of m.payment_methods) method.refunds = method.payment_method !== 'psc';
+  return seed;
 }
 
 /** Where the seed's first partner key sits among its keys. */
@@ -111,6 +115,7 @@ describe('gateway seed: parseSeed', () => {
       });
       const rate = { limit: 6, window_s: 10, slowdown: [[2, 0.5]] };
       expect(only('rate_limit', rate)).to.deep.equal({ ...PUBLISHED_SETTINGS, rate_limit: rate });
+      expect(only('auth_lifetime_s', 3600)).to.deep.equal({ ...PUBLISHED_SETTINGS, auth_lifetime_s: 3600 });
     });
 
     it('parsing does not change its input', () => {
@@ -236,6 +241,32 @@ describe('gateway seed: parseSeed', () => {
       const other = validSeed();
       other.unexpected_field = true;
       expectSeedError(other, 'unexpected_field');
+    });
+
+    it('a payment method refunds unless it says "refunds": false', () => {
+      const input = validSeed();
+      delete input.merchants[0].payment_methods[0].refunds;
+      const methods = parseSeed(input).merchants[0]!.payment_methods;
+      expect(methods.map((m) => [m.payment_method, m.refunds])).to.deep.equal([
+        ['ideal', true],
+        ['psc', false],
+      ]);
+      for (const value of ['no', 0, null]) {
+        const bad = validSeed();
+        bad.merchants[0].payment_methods[1].refunds = value;
+        expectSeedError(bad, 'merchants.0.payment_methods.1.refunds');
+      }
+    });
+
+    it('an auth_lifetime_s that is not a positive whole number of seconds (at most ten years)', () => {
+      for (const value of [0, -1, 1.5, '604800', null, true, 10 * 365 * 24 * 3600 + 1]) {
+        const input = validSeed();
+        input.settings.auth_lifetime_s = value;
+        expectSeedError(input, 'settings.auth_lifetime_s');
+      }
+      const input = validSeed();
+      input.settings.auth_lifetime_s = 10 * 365 * 24 * 3600;
+      expect(parseSeed(input).settings.auth_lifetime_s).to.equal(315_360_000);
     });
 
     it('an unknown field in settings', () => {

@@ -28,6 +28,7 @@ function sale(id: number, overrides: Partial<Transaction> = {}): Transaction {
     currency: 'EUR',
     capturedAmount: 1234,
     refundedAmount: 0,
+    chargebackAmount: 0,
     reference: `order-${id}`,
     description: null,
     statusReason: null,
@@ -35,6 +36,7 @@ function sale(id: number, overrides: Partial<Transaction> = {}): Transaction {
     acquirerAuthCode: 'C0DE',
     acquirerRefNum: 'r1',
     ipAddress: '127.0.0.1',
+    captureBefore: null,
     createdAt: 1,
     updatedAt: 2,
     ...overrides,
@@ -82,6 +84,58 @@ describe('sandbox state snapshot (pure)', () => {
     expect(state.nextTransactionId()).to.equal(100001);
     expect(state.counters().cardholder).to.equal(2);
     expect(state.counters().endpoint).to.equal(2);
+  });
+
+  it('reads a file written before chargeback_amount: a charged-back payment took all that was left', () => {
+    const json = populated();
+    json.transactions[0].status = 'chargeback';
+    json.transactions[0].refundedAmount = 234;
+    delete json.transactions[0].chargebackAmount;
+    const state = fresh();
+    restore(json, state, { keyId: KEY_ID });
+    expect(state.transactions.get(100000)).to.include({ status: 'chargeback', chargebackAmount: 1000 });
+    const captured = populated();
+    delete captured.transactions[0].chargebackAmount;
+    const other = fresh();
+    restore(captured, other, { keyId: KEY_ID });
+    expect(other.transactions.get(100000)!.chargebackAmount).to.equal(0);
+  });
+
+  it("reads a file written before capture_before: its approved auths get the seed's lifetime, and can lapse", () => {
+    const json = populated();
+    const sale = json.transactions[0];
+    const auth = (id: number, status: string) => ({
+      ...sale,
+      id,
+      type: 'auth',
+      status,
+      reference: `a-${id}`,
+    });
+    json.transactions.push(auth(100001, 'auth'), auth(100002, 'captured'), auth(100003, 'failed'));
+    json.counters.transaction = 100004;
+    for (const t of json.transactions) delete t.captureBefore;
+    const state = fresh();
+    restore(json, state, { keyId: KEY_ID });
+    const week = 7 * 24 * 3600 * 1000;
+    expect(
+      [100000, 100001, 100002, 100003].map((id) => state.transactions.get(id)!.captureBefore),
+    ).to.deep.equal([null, sale.createdAt + week, sale.createdAt + week, null]);
+    expect([...state.openAuths]).to.deep.equal([100001]);
+  });
+
+  it('keeps an open auth open after a restore, and a recorded deadline as it was written', () => {
+    const json = populated();
+    json.transactions.push({
+      ...json.transactions[0],
+      id: 100001,
+      type: 'auth',
+      status: 'auth',
+      captureBefore: 42,
+    });
+    const state = fresh();
+    restore(json, state, { keyId: KEY_ID });
+    expect(state.transactions.get(100001)!.captureBefore).to.equal(42);
+    expect([...state.openAuths]).to.deep.equal([100001]);
   });
 
   it('refuses a dangling reference before filling anything', () => {

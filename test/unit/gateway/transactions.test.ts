@@ -24,6 +24,7 @@ function payment(overrides: Partial<Transaction> = {}): Transaction {
     currency: 'EUR',
     capturedAmount: 0,
     refundedAmount: 0,
+    chargebackAmount: 0,
     reference: 'r1',
     description: null,
     statusReason: null,
@@ -31,6 +32,7 @@ function payment(overrides: Partial<Transaction> = {}): Transaction {
     acquirerAuthCode: 'X',
     acquirerRefNum: 'n',
     ipAddress: '127.0.0.1',
+    captureBefore: null,
     createdAt: T0,
     updatedAt: T0,
     ...overrides,
@@ -83,32 +85,55 @@ describe('transaction operations (pure)', () => {
     const auth = payment();
     const capture = applied(planCapture(auth, 6000, seed()));
     const capturedAuth = capture.updated[0]!;
-    const first = applied(planRefund(capture.created, capturedAuth, capture.created, 2500, null, seed()));
+    const first = applied(
+      planRefund(capture.created, capturedAuth, capture.created, 2500, null, seed(), true),
+    );
     expect(first.updated.map((t) => [t.type, t.status, t.refundedAmount])).to.deep.equal([
       ['auth', 'captured', 2500],
       ['capture', 'captured', 2500],
     ]);
     expect(first.created).to.include({ relatedId: capture.created.id, refundedAmount: 2500 });
     const [authAfter, captureAfter] = first.updated as [Transaction, Transaction];
-    expect(planRefund(authAfter, authAfter, captureAfter, 3501, null, seed())).to.include({
+    expect(planRefund(authAfter, authAfter, captureAfter, 3501, null, seed(), true)).to.include({
       code: 'ERR_ADAPTER_INVALID_AMOUNT',
     });
-    const second = applied(planRefund(authAfter, authAfter, captureAfter, 3500, null, seed()));
+    const second = applied(planRefund(authAfter, authAfter, captureAfter, 3500, null, seed(), true));
     expect(second.updated.map((t) => t.status)).to.deep.equal(['refunded', 'refunded']);
-    expect(planRefund(second.updated[0]!, second.updated[0]!, second.updated[1], 1, null, seed())).to.include(
-      {
-        code: 'ERR_INVALID_TRANSACTION',
-      },
-    );
+    expect(
+      planRefund(second.updated[0]!, second.updated[0]!, second.updated[1], 1, null, seed(), true),
+    ).to.include({
+      code: 'ERR_INVALID_TRANSACTION',
+    });
   });
 
   it('a refund of an uncaptured auth, a refund record or a void record is refused', () => {
-    expect(planRefund(payment(), payment(), undefined, 1, null, seed())).to.include({
+    expect(planRefund(payment(), payment(), undefined, 1, null, seed(), true)).to.include({
       code: 'ERR_INVALID_TRANSACTION',
     });
     const sale = payment({ type: 'sale', status: 'captured', capturedAmount: 10_000 });
-    const refund = applied(planRefund(sale, sale, undefined, 100, null, seed())).created;
-    expect(planRefund(refund, sale, undefined, 1, null, seed())).to.include({
+    const refund = applied(planRefund(sale, sale, undefined, 100, null, seed(), true)).created;
+    expect(planRefund(refund, sale, undefined, 1, null, seed(), true)).to.include({
+      code: 'ERR_INVALID_TRANSACTION',
+    });
+  });
+
+  it('a payment whose method does not refund: ERR_REFUND_NOT_SUPPORTED, whatever its state or the amount', () => {
+    const sale = payment({ type: 'sale', status: 'captured', capturedAmount: 10_000 });
+    for (const p of [
+      sale,
+      { ...sale, status: 'chargeback' as const },
+      { ...sale, status: 'refunded' as const },
+    ]) {
+      for (const amount of [1, 10_000, 99_999]) {
+        expect(planRefund(p, p, undefined, amount, null, seed(), false), `${p.status} ${amount}`).to.include({
+          ok: false,
+          code: 'ERR_REFUND_NOT_SUPPORTED',
+        });
+      }
+    }
+    // What is not a payment at all is still ERR_INVALID_TRANSACTION.
+    const refund = applied(planRefund(sale, sale, undefined, 100, null, seed(), true)).created;
+    expect(planRefund(refund, sale, undefined, 1, null, seed(), false)).to.include({
       code: 'ERR_INVALID_TRANSACTION',
     });
   });
@@ -135,7 +160,7 @@ describe('transaction operations (pure)', () => {
               ? planCapture(target, o.amount, seed())
               : o.kind === 'void'
                 ? planVoid(target, o.amount, null, seed())
-                : planRefund(target, root, capture, o.amount, null, seed());
+                : planRefund(target, root, capture, o.amount, null, seed(), true);
           if (!plan.ok) continue;
           if (plan.created.type === 'capture') capture = plan.created;
           if (plan.created.type === 'refund') refunded += plan.created.amount;
