@@ -180,6 +180,8 @@ export function eventPayload(id: string, type: EventType, t: Transaction, provid
         updated_at: isoMicros(t.updatedAt),
         refunded_amount: t.refundedAmount,
         chargeback_amount: t.chargebackAmount, // sandbox.md section 11
+        // The record carries it (section 11), the payload too: a receiver tells a lapse from a risk block.
+        capture_before: isoMicrosOrNull(t.captureBefore),
       },
     },
   };

@@ -252,6 +252,9 @@ export const eventPayloadSchema = z
         updated_at: timestamp,
         refunded_amount: minor,
         chargeback_amount: minor,
+        capture_before: timestamp.nullable().meta({
+          description: 'An auth: when it lapses; null on every other record (sandbox.md section 11).',
+        }),
       }),
     }),
   })
