@@ -39,6 +39,8 @@ export interface GatewayRecord {
   refunded: number;
   /** merchant_trans_id: the order's reference, on children too. */
   reference: string;
+  /** An approved auth's deadline (sandbox.md section 11); null or absent otherwise. */
+  captureBefore?: string | null;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: envelopes of every shape
@@ -94,13 +96,14 @@ export class GatewayReader {
     };
   }
 
-  async transaction(id: number): Promise<{ type: string; status: string; amount: number; refunded: number }> {
+  async transaction(id: number): Promise<Omit<PaymentRecord, 'captureAmount'>> {
     const { data } = await this.#read(`/api/v1/transactions/${id}/status?merchant_id=${MERCHANT_ID}`);
     return {
       type: data.transaction_type,
       status: data.status,
       amount: data.amount,
       refunded: data.refunded_amount,
+      captureBefore: data.capture_before ?? null,
     };
   }
 
@@ -119,6 +122,7 @@ export class GatewayReader {
       amount: t.amount,
       refunded: t.refunded_amount,
       reference: t.merchant_trans_id,
+      captureBefore: t.capture_before ?? null,
     };
   }
 

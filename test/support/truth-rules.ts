@@ -19,6 +19,8 @@ export interface PaymentRecord {
   refunded: number;
   /** An auth's capture record's amount; null when none (or the payment is not an auth). */
   captureAmount: number | null;
+  /** An approved auth's deadline (sandbox.md section 11); null or absent on every other record. */
+  captureBefore?: string | number | null;
 }
 
 /** What the order of an attempt of `kind` should show, given the gateway's record (and session). */
@@ -42,8 +44,11 @@ export function truthOfPayment(kind: string, payment: PaymentRecord, sessionStat
       return open('voided');
     case 'failed':
       return open('failed');
-    case 'cancelled':
-      return open(sessionStatus === 'expired' ? 'expired' : 'cancelled');
+    case 'cancelled': {
+      // An approved auth (the only record with a deadline) is cancelled only by lapsing.
+      const lapsed = payment.type === 'auth' && payment.captureBefore != null;
+      return open(sessionStatus === 'expired' || lapsed ? 'expired' : 'cancelled');
+    }
     default:
       throw new Error(`a gateway status this check does not know: ${payment.status}`);
   }

@@ -40,6 +40,7 @@ export function truthOf(
     amount: txn.amount,
     refunded: txn.refundedAmount,
     captureAmount: capture?.amount ?? null,
+    captureBefore: txn.captureBefore,
   };
   return truthOfPayment(attempt.kind, payment, session?.status);
 }

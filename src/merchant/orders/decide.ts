@@ -1,4 +1,10 @@
-import { isFinding, isReview, type Observation, type TransactionObservation } from './observation.js';
+import {
+  isFinding,
+  isReview,
+  type Observation,
+  type TransactionFact,
+  type TransactionObservation,
+} from './observation.js';
 import { withReason } from './review.js';
 import type { OrderStatus } from './status.js';
 
@@ -119,13 +125,25 @@ export function interpret(obs: Observation, attempt: AttemptFacts): Reading | nu
     case 'failed':
       return { status: 'failed' };
     case 'cancelled':
-      return { status: obs.sessionStatus === 'expired' ? 'expired' : 'cancelled' };
+      // An approved auth, the only kind with a deadline, is cancelled only by lapsing (sandbox.md
+      // section 11); a risk-blocked one has none. A session's own status tells expired the same way.
+      if (lapsedAuth(t) || obs.sessionStatus === 'expired') return { status: 'expired' };
+      return { status: 'cancelled' };
   }
   return null;
 }
 
+const lapsedAuth = (t: TransactionFact) =>
+  t.type === 'auth' && t.status === 'cancelled' && t.captureBefore !== undefined && t.captureBefore !== null;
+
 /** Whether `reading` can be true of a payment already known as `current`. */
 function conflict(current: OrderStatus, reading: OrderStatus): boolean {
+  // An authorisation lapses: expired follows authorized, and authorized after expired is old news.
+  if (
+    (current === 'authorized' && reading === 'expired') ||
+    (current === 'expired' && reading === 'authorized')
+  )
+    return false;
   const a = PLACE[current];
   const b = PLACE[reading];
   if (b.line === 'dead') return a.line === 'void' || (a.line === 'live' && a.rank >= 2);

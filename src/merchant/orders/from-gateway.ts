@@ -93,6 +93,7 @@ export function observeTransaction(
       refundedMinor: t.refunded_amount,
       statusReason: t.status_reason ?? null,
       reference: t.merchant_trans_id ?? null,
+      captureBefore: timeOrNull(t.capture_before),
     },
   };
 }
@@ -153,6 +154,12 @@ export function observeFinding(
   source: AttemptObservation['source'] = 'api',
 ): AttemptObservation {
   return { ...seen(source, sourceId, now), about, finding };
+}
+
+/** A gateway timestamp as ms; null when absent or unreadable. */
+function timeOrNull(text: string | null | undefined): number | null {
+  const ms = text ? Date.parse(text) : Number.NaN;
+  return Number.isNaN(ms) ? null : ms;
 }
 
 /** Who saw it, under which id, and when: what every observation carries. */

@@ -18,6 +18,8 @@ export interface TransactionFact {
   statusReason?: string | null;
   /** The merchant's reference (`merchant_trans_id`): the order it belongs to. */
   reference?: string | null;
+  /** An auth's deadline to be captured or voided (ms; sandbox.md section 11); null or absent otherwise. */
+  captureBefore?: number | null;
 }
 
 interface Seen {

@@ -226,10 +226,51 @@ describe('merchant: background work keeps orders true without webhooks', functio
     });
   });
 
-  describe('30 days without a change: the poller stops, and flags a payment still open', () => {
+  describe('an auth nobody captures lapses (sandbox.md section 11): the order is expired, not flagged', () => {
     let t: TestKit;
     before(async () => {
       t = await startTestKit();
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    it('seven days on, the lapse reaches the order through the apply path as expired, and polling stops', async () => {
+      const created = await t.call('POST', '/orders', { body: { amount: '3.00', currency: 'EUR' } });
+      const id = created.body.data.order.id as string;
+      const paid = await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card(), mode: 'auth' } });
+      expect(paid.status, paid.text).to.equal(200);
+      for (let day = 0; day < 8; day++) {
+        await passTime(t, 24 * HOUR, HOUR);
+        await t.kit.jobs.poll();
+      }
+      await inboxSettled(t);
+      const order = (await rows(t, 'orders', { id }))[0]!;
+      expect(order).to.include({ status: 'expired', needs_review: 0, next_poll_at: null });
+      const changes = (await rows(t, 'order_history', { order_id: id })).filter(
+        (h) => h.outcome !== 'duplicate',
+      );
+      expect(changes.map((h) => `${h.status_before}->${h.status_after} ${h.outcome}`)).to.include(
+        'authorized->expired applied',
+      );
+      expect(changes.filter((h) => h.outcome === 'flagged')).to.deep.equal([]);
+      await expectOrdersTrue(t);
+      // Expired is final: a capture now is the kit's own refusal, before the gateway is asked.
+      const capture = await t.call('POST', `/orders/${id}/capture`, { ops: true, body: {} });
+      expect(capture.status, capture.text).to.equal(409);
+      expect(capture.body.code).to.equal('INVALID_STATE');
+    });
+  });
+
+  describe('30 days without a change: the poller stops, and flags a payment still open', () => {
+    let t: TestKit;
+    before(async () => {
+      // A gateway whose authorisations outlive the poll schedule: the order stays authorized.
+      t = await startTestKit({
+        seed: (s) => {
+          s.settings = { ...s.settings, auth_lifetime_s: 60 * 24 * 3600 };
+        },
+      });
     });
     after(async () => {
       await t?.close();

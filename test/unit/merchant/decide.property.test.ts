@@ -61,21 +61,29 @@ const afterCapture = fc.record({
 const storyArb: fc.Arbitrary<Story> = fc.oneof(
   // A card sale, then refunds and perhaps a chargeback.
   afterCapture.map(({ refunds, chargeback }) => build('card', 'sale', AMOUNT, refunds, chargeback)),
-  // A card auth, then a (partial) capture with refunds, or a void, or nothing more.
+  // A card auth, then a (partial) capture with refunds, or a void, or nothing more, or its lapse.
   fc
     .record({
-      next: fc.constantFrom('capture', 'void', 'none'),
+      next: fc.constantFrom('capture', 'void', 'none', 'lapse'),
       captured: fc.integer({ min: 1, max: AMOUNT }),
       rest: afterCapture,
     })
     .map(({ next, captured, rest }) => {
       if (next === 'capture') return build('card', 'auth', captured, rest.refunds, rest.chargeback);
       const s = start('card', false);
-      const auth = record({ type: 'auth', status: 'auth' });
+      // An approved auth carries its deadline for its whole life.
+      const auth = record({ type: 'auth', status: 'auth', captureBefore: 7 * 86_400_000 });
       s.answers.push(obs('api', auth));
       s.snapshots.push(auth);
       if (next === 'none')
         return { ...s, truth: { status: 'authorized', refunded: 0, captured: null } } as Story;
+      if (next === 'lapse') {
+        // sandbox.md section 11: neither captured nor voided in time, the auth is cancelled.
+        const lapsed = { ...auth, status: 'cancelled' };
+        s.events.push(obs('webhook', lapsed));
+        s.snapshots.push(lapsed);
+        return { ...s, truth: { status: 'expired', refunded: 0, captured: null } } as Story;
+      }
       const voided = record({ type: 'auth', status: 'voided' });
       s.answers.push(obs('api', record({ id: 'v1', relatedId: PARENT, type: 'void', status: 'voided' })));
       s.events.push(obs('webhook', record({ id: 'v1', relatedId: PARENT, type: 'void', status: 'voided' })));

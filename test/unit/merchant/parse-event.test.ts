@@ -44,8 +44,23 @@ describe('merchant: parseEvent (bytes to an observation)', () => {
         refundedMinor: 0,
         statusReason: null,
         reference: 'order-7',
+        captureBefore: null,
       },
     });
+  });
+
+  it("reads an auth's deadline (capture_before), and none where it is absent or unreadable", () => {
+    const auth = { ...transaction, transaction_type: 'auth', status: 'cancelled' };
+    const read = (t: Record<string, unknown>) => {
+      const parsed = parseEvent(payload({ data: { transaction: t } }), 'webhook', 0);
+      return parsed.kind === 'observation' ? parsed.observation.transaction.captureBefore : 'refused';
+    };
+    expect(read({ ...auth, capture_before: '2026-12-01T10:00:00.000000Z' })).to.equal(
+      Date.UTC(2026, 11, 1, 10),
+    );
+    expect(read(auth)).to.equal(null);
+    expect(read({ ...auth, capture_before: null })).to.equal(null);
+    expect(read({ ...auth, capture_before: 'soon' })).to.equal(null);
   });
 
   it('accepts the record under data.transaction with unknown fields around it', () => {
