@@ -189,7 +189,7 @@ function operation(
       ...unauthorized,
       ...orderNotFound,
       409: jsonAnswer(
-        "`INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation).",
+        "`INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation).",
         failure('gateway', z.union([invalidStateSchema, operationAnswerSchema, z.null()])),
       ),
       422: jsonAnswer(

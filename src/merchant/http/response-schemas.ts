@@ -55,7 +55,10 @@ export const historyEntrySchema = z
     source_id: z.string().meta({ description: "The source's own id: an event id, a request id." }),
     status_before: z.string(),
     status_after: z.string(),
-    outcome: z.string().meta({ description: '`applied`, `duplicate`, `stale` or `flagged`.' }),
+    outcome: z.string().meta({
+      description:
+        "`applied`, `duplicate`, `stale` or `flagged` (an observation); `refused` (an operator's capture, refund or void the gateway turned down: the order unchanged).",
+    }),
     detail: z.string().nullable(),
     at: timestamp,
   })

@@ -205,6 +205,15 @@ async function answerOperation(
     case 'done':
       return ok(ctx, data);
     case 'refused':
+      if (outcome.code === 'ERR_REFUND_NOT_SUPPORTED') {
+        // The method (a voucher, say) takes no refunds: not the operator's typo, not a state to wait out.
+        throw new HttpError(
+          409,
+          'REFUND_NOT_SUPPORTED',
+          "This payment's method does not take refunds; nothing was refunded. Refund the customer another way.",
+          { data },
+        );
+      }
       if (outcome.code === 'ERR_ADAPTER_INVALID_AMOUNT') {
         throw new HttpError(422, outcome.code, outcome.message, {
           data,

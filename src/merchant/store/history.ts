@@ -14,7 +14,8 @@ export interface HistoryEntry {
   sourceId: string;
   statusBefore: string;
   statusAfter: string;
-  outcome: Outcome;
+  /** decide's verdict on an observation, or `refused`: an operator's request the gateway turned down. */
+  outcome: Outcome | 'refused';
   /** Why it was not applied, what was flagged, or which code failed the attempt. */
   detail: string | null;
 }

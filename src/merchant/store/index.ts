@@ -50,7 +50,7 @@ export function createStore({ sequelize, pool, clock, random, box }: StoreDeps):
     attempts: new AttemptStore(pool, models),
     history,
     holds: new HoldStore(sequelize, models, clock),
-    operations: new OperationStore(models, clock, random),
+    operations: new OperationStore(sequelize, models, history, clock, random),
     inbox: new InboxStore(models, pool, () => randomId('', random, 16)),
     secrets: new SecretStore(models, box, clock),
     polls: new PollStore(sequelize, models),

@@ -1,6 +1,7 @@
-import { UniqueConstraintError } from 'sequelize';
+import { type Sequelize, UniqueConstraintError } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
+import type { HistoryStore } from './history.js';
 import { type Models, plain } from './models.js';
 import type { OperationKind, OperationRecord } from './records.js';
 
@@ -14,7 +15,9 @@ export type OperationResult =
  */
 export class OperationStore {
   constructor(
+    private readonly sequelize: Sequelize,
     private readonly models: Models,
+    private readonly history: HistoryStore,
     private readonly clock: Clock,
     private readonly random: RandomSource,
   ) {}
@@ -63,7 +66,12 @@ export class OperationStore {
     }
   }
 
-  /** Records the gateway's answer; returns the operation as it now stands. */
+  /**
+   * Records the gateway's answer; returns the operation as it now stands. A refusal also leaves a line
+   * in the order's history (outcome `refused`, the order unchanged), in the same transaction: an
+   * operator sees there that a refund was asked for and not made, and why. What a success changed is
+   * the gateway's record, applied through the apply path by the caller.
+   */
   async settle(op: OperationRecord, result: OperationResult): Promise<OperationRecord> {
     const now = new Date(this.clock.now());
     const change =
@@ -75,7 +83,25 @@ export class OperationStore {
             error_message: result.message.slice(0, 512),
             updated_at: now,
           };
-    await this.models.Operation.update(change, { where: { id: op.id } });
+    await this.sequelize.transaction(async (tx) => {
+      await this.models.Operation.update(change, { where: { id: op.id }, transaction: tx });
+      if (result.status === 'succeeded') return;
+      const order = await this.models.Order.findByPk(op.order_id, { transaction: tx });
+      const status = order?.status ?? 'pending';
+      await this.history.record(
+        {
+          orderId: op.order_id,
+          attemptId: op.attempt_id,
+          source: 'api',
+          sourceId: `op:${op.id}`,
+          statusBefore: status,
+          statusAfter: status,
+          outcome: 'refused',
+          detail: `${op.operation} of ${op.amount_minor} refused: ${result.code}`,
+        },
+        tx,
+      );
+    });
     return { ...op, ...change };
   }
 }
