@@ -17,7 +17,15 @@ export type Role = 'api' | 'worker' | 'scheduler';
 const ROLES = ['api', 'worker', 'scheduler'] as const;
 
 /** The scheduler's cron jobs (their work and default schedules: src/kit/jobs.ts). */
-export const JOB_NAMES = ['sweeper', 'holds', 'poller', 'recovery', 'health', 'report'] as const;
+export const JOB_NAMES = [
+  'sweeper',
+  'holds',
+  'poller',
+  'recovery',
+  'health',
+  'report',
+  'authorizations',
+] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 /** A job's cron expression (seconds first), or null: not run by the scheduler. */
 export type JobSchedules = Partial<Record<JobName, string | null>>;
@@ -145,6 +153,15 @@ const envSchema = z.object({
     .regex(/^\d{1,12}(\.\d{1,3})?$/, 'must be a positive amount in major units, such as 1000000.00')
     .refine((v) => Number(v) > 0, 'must be a positive amount in major units, such as 1000000.00')
     .default('1000000.00'),
+  AUTH_EXPIRY_WARNING: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number of hours')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 24 * 365, 'must be from 1 to 8760 hours')
+    .default(48),
+  AUTH_EXPIRY_POLICY: z
+    .enum(['none', 'capture', 'void'], { error: 'must be none, capture or void' })
+    .default('none'),
   SHUTDOWN_GRACE_MS: milliseconds.default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: milliseconds.refine((n) => n >= 1000, 'must be at least 1000').default(30_000),
   GATEWAY_SANDBOX_STATE: z.string().min(1).default('var/sandbox-state.json'),
@@ -187,6 +204,11 @@ export interface Config {
     /** The largest order amount, in major units, the same number in every currency (sandbox.md section 3). */
     maxAmount: string;
   };
+  /**
+   * Authorisations that lapse (sandbox.md section 11): warned of this long before `capture_before`
+   * (AUTH_EXPIRY_WARNING, hours), and what the kit does then, once (AUTH_EXPIRY_POLICY).
+   */
+  authorizations: { warningMs: number; policy: 'none' | 'capture' | 'void' };
   /** How long SIGTERM waits for requests and jobs in hand before it closes what is left. */
   shutdownGraceMs: number;
   /** A request not complete (headers and body) after this long is answered 408 and its socket closed. */
@@ -264,6 +286,7 @@ export function loadConfig(
     },
     shopUrl: e.SHOP_URL ?? null,
     orders: { currencies: [...new Set(e.ORDER_CURRENCIES)] as CurrencyCode[], maxAmount: e.ORDER_MAX_AMOUNT },
+    authorizations: { warningMs: e.AUTH_EXPIRY_WARNING * 3_600_000, policy: e.AUTH_EXPIRY_POLICY },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
     opsApiToken,

@@ -26,6 +26,7 @@ export class KitMetrics {
   readonly #polls: Counter<'result'>;
   readonly #recovery: Counter<'result'>;
   readonly #report: Gauge<'currency' | 'classification'>;
+  readonly #expiring: Gauge;
   #sources: MetricSources | null = null;
 
   constructor() {
@@ -65,6 +66,11 @@ export class KitMetrics {
       name: 'kit_report_orders',
       help: 'Orders of the last daily reconciliation report, by currency and classification',
       labelNames: ['currency', 'classification'],
+      registers,
+    });
+    this.#expiring = new Gauge({
+      name: 'kit_authorizations_expiring',
+      help: 'Authorized orders whose authorisation lapses within AUTH_EXPIRY_WARNING, at the last check (after the policy acted)',
       registers,
     });
     const metrics = this;
@@ -147,6 +153,11 @@ export class KitMetrics {
   receiver(outcome: string, seconds: number): void {
     this.#receiver.inc({ outcome });
     this.#receiverSeconds.observe(seconds);
+  }
+
+  /** The authorisations job's count: those still expiring once its policy acted. */
+  authorizationsExpiring(summary: { expiring: number; acted: number }): void {
+    this.#expiring.set(summary.expiring - summary.acted);
   }
 
   observed(source: string, outcome: string): void {

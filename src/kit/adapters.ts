@@ -115,7 +115,16 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
     gateway,
     metrics,
     budget,
-    checkout: { store, apply, gateway: gateway.client, box, clock, logger, publicBaseUrl: o.publicBaseUrl },
+    checkout: {
+      store,
+      apply,
+      gateway: gateway.client,
+      box,
+      clock,
+      logger,
+      publicBaseUrl: o.publicBaseUrl,
+      authExpiryWarningMs: config.authorizations.warningMs,
+    },
   };
 }
 

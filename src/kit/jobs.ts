@@ -1,5 +1,6 @@
 import type { JobName } from '../config.js';
 import { expireHolds } from '../merchant/checkout/card.js';
+import { type AuthorizationSummary, watchAuthorizations } from '../merchant/jobs/authorizations.js';
 import { type PollSummary, pollAll, pollDue, type TickOptions } from '../merchant/jobs/poller.js';
 import { type RecoveryOptions, type RecoverySummary, recoverEvents } from '../merchant/jobs/recovery.js';
 import { runLocked } from '../merchant/jobs/scheduler.js';
@@ -29,6 +30,8 @@ export const JOB_TIMING: Record<JobName, { schedule: string; lockMs: number }> =
   health: { schedule: '30 * * * * *', lockMs: 30_000 },
   // The day before's reconciliation, ten minutes after midnight (the process's time zone: UTC in the image).
   report: { schedule: '0 10 0 * * *', lockMs: 5 * 60_000 },
+  // Every 15 minutes: a 48-hour warning is said (and acted on) well before the deadline.
+  authorizations: { schedule: '0 */15 * * * *', lockMs: 5 * 60_000 },
 };
 
 /** The jobs' work, over the adapters: what the scheduler runs, and what tests and the CLI call. */
@@ -45,6 +48,8 @@ export interface Jobs {
   lastHealth(): Promise<WebhookHealth | null>;
   /** Yesterday's (UTC) reconciliation: its totals and mismatches to the log and the metrics. */
   dailyReport(): Promise<Report>;
+  /** Authorisations close to lapsing: warned of, counted, and acted on per AUTH_EXPIRY_POLICY. */
+  watchAuthorizations(): Promise<AuthorizationSummary>;
   /** A job run now as the scheduler runs it: under its lock; null when another instance holds it. */
   run(name: JobName): Promise<unknown | null>;
   /**
@@ -80,6 +85,10 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
       checkWebhookHealth({ ...deps, memory, recover: () => locked('recovery', () => recover()) }),
     lastHealth: () => memory.get(),
     dailyReport: () => dailyReport(a),
+    watchAuthorizations: () =>
+      watchAuthorizations({ ...deps, checkout: a.checkout }, a.config.authorizations).then(
+        tap((s) => a.metrics.authorizationsExpiring(s)),
+      ),
   };
   const work: Record<JobName, () => Promise<unknown>> = {
     sweeper: jobs.sweep,
@@ -88,6 +97,7 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
     recovery: () => jobs.recover(),
     health: jobs.checkHealth,
     report: jobs.dailyReport,
+    authorizations: jobs.watchAuthorizations,
   };
   return { ...jobs, work, run: (name) => locked(name, work[name]), underLock: locked };
 }

@@ -127,6 +127,7 @@ export class MemoryStore {
       capture_id: null,
       failure_code: null,
       session_expires_at: null,
+      capture_before: null,
       gateway_status: null,
       gateway_amount_minor: null,
       gateway_currency: null,

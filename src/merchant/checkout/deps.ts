@@ -48,6 +48,8 @@ export interface CheckoutDeps {
 export interface MerchantDeps extends CheckoutDeps {
   store: Store;
   gateway: GatewayClient;
+  /** AUTH_EXPIRY_WARNING: the report's `auth_expiring` rows. */
+  authExpiryWarningMs?: number;
 }
 
 /** An order and its current attempt, as they stand. */

@@ -43,6 +43,10 @@ export const orderSchema = z
       .boolean()
       .meta({ description: 'Set when money does not add up (another amount, a second capture).' }),
     review_reason: z.string().nullable(),
+    capture_before: z.string().nullable().meta({
+      description:
+        'An authorized order: when its authorisation lapses unless captured or voided (the gateway says; null when it does not, and in every other status).',
+    }),
     payment: paymentSchema.nullable(),
     created_at: timestamp,
     updated_at: timestamp,
@@ -179,6 +183,10 @@ export const reportRowSchema = z
     gateway_refunded_amount_formatted: formatted.nullable(),
     observed_at: timestamp.nullable(),
     observed_source: z.enum(['webhook', 'replay', 'poll', 'api', 'recovery']).nullable(),
+    capture_before: z.string().nullable().meta({
+      description:
+        'An authorized order: when its authorisation lapses (reason `auth_expiring` within AUTH_EXPIRY_WARNING).',
+    }),
     classification: z.enum(['matched', 'in_flight', 'mismatched']),
     reason: z.string(),
     match: z.boolean(),

@@ -22,6 +22,8 @@ export function orderView(order: OrderRecord, attempt?: AttemptRecord | null) {
     failure_code: order.failure_code,
     needs_review: order.needs_review,
     review_reason: order.review_reason,
+    // An authorisation lapses unless captured or voided by then (sandbox.md section 11).
+    capture_before: order.status === 'authorized' ? (attempt?.capture_before?.toISOString() ?? null) : null,
     payment: attempt
       ? {
           attempt_id: attempt.id,

@@ -82,7 +82,8 @@ export async function applyObservation(
       facts,
       obs,
     );
-    const change = changeOf(order, shaped, facts, obs, decision, now, Object.keys(learned ?? {}).length > 0);
+    const learnedIds = !!(learned?.gateway_transaction_id || learned?.payment_session_id);
+    const change = changeOf(order, shaped, facts, obs, decision, now, learnedIds);
     change.attempt = { ...learned, ...change.attempt };
     if (about?.adopt) change.release = releasedBy(learned);
     if (options.routine && decision.outcome === 'duplicate') change.history = null;
@@ -141,6 +142,15 @@ function learnedOf(attempt: AttemptRecord, obs: Observation, about: About | unde
   }
   if (ids.sessionExpiresAt !== undefined && attempt.session_expires_at === null)
     learned.session_expires_at = new Date(ids.sessionExpiresAt);
+  const deadline = isFinding(obs) ? null : (obs.transaction.captureBefore ?? null);
+  const holds = learned.gateway_transaction_id ?? attempt.gateway_transaction_id;
+  if (
+    deadline !== null &&
+    !isFinding(obs) &&
+    obs.transaction.id === holds &&
+    attempt.capture_before?.getTime() !== deadline
+  )
+    learned.capture_before = new Date(deadline);
   const own = !isFinding(obs) && obs.transaction.id === (learned.gateway_transaction_id ?? null);
   const type = own ? obs.transaction.type : null;
   if (

@@ -18,6 +18,8 @@ export interface Report extends ReportRange {
 
 export interface ReportDeps extends PollerDeps {
   store: PollerDeps['store'] & Pick<Store, 'reports'>;
+  /** AUTH_EXPIRY_WARNING: rows of authorisations that lapse within it have the reason `auth_expiring`. */
+  authExpiryWarningMs?: number;
 }
 
 export interface ReportOptions {
@@ -32,15 +34,18 @@ export interface ReportOptions {
 }
 
 const PAGE = 500;
+/** AUTH_EXPIRY_WARNING's default, 48 hours, for a caller that does not say. */
+const DEFAULT_WARNING_MS = 48 * 3_600_000;
 
 /** The report's rows, a page at a time, oldest order first: what a CSV streams. */
 export async function* reportRows(
-  deps: Pick<ReportDeps, 'store'>,
+  deps: Pick<ReportDeps, 'store' | 'clock' | 'authExpiryWarningMs'>,
   range: ReportRange,
 ): AsyncGenerator<ReportRow> {
+  const expiry = { now: deps.clock.now(), warningMs: deps.authExpiryWarningMs ?? DEFAULT_WARNING_MS };
   for (let after: ReportCursor | null = null; ; ) {
     const page: ReportSource[] = await deps.store.reports.created(range.from, range.to, PAGE, after);
-    for (const { order, attempt } of page) yield reportRow(order, attempt);
+    for (const { order, attempt } of page) yield reportRow(order, attempt, expiry);
     if (page.length < PAGE) return;
     const last = page.at(-1)!.order;
     after = { createdAt: last.created_at, id: last.id };

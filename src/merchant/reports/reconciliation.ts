@@ -36,6 +36,8 @@ export interface ReportRow {
   gateway_refunded_amount_formatted: string | null;
   observed_at: string | null;
   observed_source: string | null;
+  /** An authorized order's deadline to be captured or voided (sandbox.md section 11); null otherwise. */
+  capture_before: string | null;
   classification: Classification;
   reason: string;
   match: boolean;
@@ -65,6 +67,7 @@ export const REPORT_COLUMNS: readonly (keyof ReportRow)[] = [
   'gateway_refunded_amount_formatted',
   'observed_at',
   'observed_source',
+  'capture_before',
   'classification',
   'reason',
   'match',
@@ -116,6 +119,7 @@ function statusesFor(gatewayStatus: string, refunded: number, captured: number |
 export function classify(
   order: OrderRecord,
   attempt: AttemptRecord | null,
+  expiry?: AuthExpiry,
 ): { classification: Classification; reason: string } {
   const verdict = (classification: Classification, reason: string) => ({ classification, reason });
   if (order.needs_review) return verdict('mismatched', order.review_reason ?? 'flagged for review');
@@ -154,14 +158,29 @@ export function classify(
     );
   if (order.refunded_minor !== refunded)
     return verdict('mismatched', `refunded ${order.refunded_minor} on the order, ${refunded} at the gateway`);
+  // In agreement, and about to lapse: finance and operators are told before the money is gone.
+  const deadline = attempt.capture_before?.getTime();
+  if (
+    expiry &&
+    order.status === 'authorized' &&
+    deadline !== undefined &&
+    deadline - expiry.now <= expiry.warningMs
+  )
+    return verdict('matched', 'auth_expiring');
   return verdict('matched', '');
+}
+
+/** When the report is made, and how close to its `capture_before` an authorisation counts as expiring. */
+export interface AuthExpiry {
+  now: number;
+  warningMs: number;
 }
 
 const format = (minor: number | null, currency: string) =>
   minor === null || !isCurrencyCode(currency) ? null : formatMinor(minor, currency as CurrencyCode);
 
-export function reportRow(order: OrderRecord, attempt: AttemptRecord | null): ReportRow {
-  const { classification, reason } = classify(order, attempt);
+export function reportRow(order: OrderRecord, attempt: AttemptRecord | null, expiry?: AuthExpiry): ReportRow {
+  const { classification, reason } = classify(order, attempt, expiry);
   const gatewayCurrency = attempt?.gateway_currency ?? null;
   const gateway = (minor: number | null | undefined) => format(minor ?? null, gatewayCurrency ?? '');
   return {
@@ -187,6 +206,7 @@ export function reportRow(order: OrderRecord, attempt: AttemptRecord | null): Re
     gateway_refunded_amount_formatted: gateway(attempt?.gateway_refunded_minor),
     observed_at: attempt?.observed_at?.toISOString() ?? null,
     observed_source: attempt?.observed_source ?? null,
+    capture_before: order.status === 'authorized' ? (attempt?.capture_before?.toISOString() ?? null) : null,
     classification,
     reason,
     match: classification === 'matched',

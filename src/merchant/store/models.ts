@@ -33,6 +33,7 @@ export type AttemptRow = Row<
   AttemptRecord & HoldColumns,
   | 'refunded_minor'
   | 'session_expires_at'
+  | 'capture_before'
   | 'gateway_status'
   | 'gateway_amount_minor'
   | 'gateway_currency'
@@ -111,6 +112,7 @@ export function defineModels(sequelize: Sequelize): Models {
       hold_sealed: { type: DataTypes.TEXT, allowNull: true },
       hold_expires_at: when(true),
       session_expires_at: when(true),
+      capture_before: when(true),
       gateway_status: str(32),
       gateway_amount_minor: minor(),
       gateway_currency: { type: DataTypes.CHAR(3), allowNull: true },

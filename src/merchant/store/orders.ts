@@ -44,6 +44,7 @@ export interface Change {
       | 'payment_session_id'
       | 'verification_id'
       | 'session_expires_at'
+      | 'capture_before'
       | 'status'
       | 'captured_minor'
       | 'refunded_minor'

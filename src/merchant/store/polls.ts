@@ -63,6 +63,20 @@ export class PollStore {
     return Number(row!.n);
   }
 
+  /**
+   * Authorized orders whose current attempt's deadline (`capture_before`) is at or before `before`,
+   * soonest first: what the authorisations job warns of and acts on.
+   */
+  async expiringAuthorizations(before: Date, limit: number): Promise<PollTarget[]> {
+    const rows = await this.sequelize.query<{ id: string }>(
+      `SELECT o.id FROM orders o JOIN payment_attempts a ON a.id = o.current_attempt_id
+        WHERE o.status = 'authorized' AND a.capture_before IS NOT NULL AND a.capture_before <= ?
+        ORDER BY a.capture_before LIMIT ?`,
+      { replacements: [before, limit], type: QueryTypes.SELECT },
+    );
+    return this.#targets(rows.map((r) => r.id));
+  }
+
   /** Sets when the order is next due; null: not again. */
   async reschedule(orderId: string, at: Date | null): Promise<void> {
     await this.models.Order.update({ next_poll_at: at }, { where: { id: orderId } });

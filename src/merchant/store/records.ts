@@ -43,6 +43,8 @@ export interface AttemptRecord {
   failure_code: string | null;
   /** A payment session's `expires_at`: the poller asks right after it. */
   session_expires_at: Date | null;
+  /** An auth's deadline to be captured or voided, as its gateway record says (sandbox.md section 11). */
+  capture_before: Date | null;
   /** What the gateway last said of the attempt's transaction (the reconciliation report's right side). */
   gateway_status: string | null;
   gateway_amount_minor: number | null;

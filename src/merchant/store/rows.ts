@@ -41,6 +41,7 @@ export const ATTEMPT_COLUMNS = [
   'capture_id',
   'failure_code',
   'session_expires_at',
+  'capture_before',
   'gateway_status',
   'gateway_amount_minor',
   'gateway_currency',

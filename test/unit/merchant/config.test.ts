@@ -69,6 +69,14 @@ describe('merchant: configuration (loadConfig)', () => {
       expect(c.encryptionKeyIsDevDefault).to.equal(false);
     });
 
+    it('AUTH_EXPIRY_WARNING is hours (default 48), AUTH_EXPIRY_POLICY none, capture or void (default none)', () => {
+      expect(load({}).authorizations).to.deep.equal({ warningMs: 48 * 3_600_000, policy: 'none' });
+      expect(load({ AUTH_EXPIRY_WARNING: '12', AUTH_EXPIRY_POLICY: 'void' }).authorizations).to.deep.equal({
+        warningMs: 12 * 3_600_000,
+        policy: 'void',
+      });
+    });
+
     it('ROLES lists any of api, worker, scheduler, spaces trimmed', () => {
       expect(load({ ROLES: 'api' }).roles).to.deep.equal(['api']);
       expect(load({ ROLES: ' scheduler , api ' }).roles).to.have.members(['scheduler', 'api']);
@@ -109,6 +117,9 @@ describe('merchant: configuration (loadConfig)', () => {
       ['OPS_API_TOKEN', { OPS_API_TOKEN: 'short' }],
       ['GATEWAY_BACKGROUND_PER_MINUTE', { GATEWAY_BACKGROUND_PER_MINUTE: '500' }],
       ['REDIS_PREFIX', { REDIS_PREFIX: 'a kit' }],
+      ['AUTH_EXPIRY_POLICY', { AUTH_EXPIRY_POLICY: 'later' }],
+      ['AUTH_EXPIRY_WARNING', { AUTH_EXPIRY_WARNING: '0' }],
+      ['AUTH_EXPIRY_WARNING', { AUTH_EXPIRY_WARNING: '1.5' }],
       ['METRICS_TOKEN', { METRICS_TOKEN: 'short' }],
       ['METRICS_PORT', { METRICS_PORT: '70000' }],
       ['GATEWAY_BACKGROUND_PER_MINUTE', { GATEWAY_BACKGROUND_PER_MINUTE: '0' }],

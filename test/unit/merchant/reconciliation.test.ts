@@ -38,6 +38,7 @@ const attempt = (over: Partial<AttemptRecord> = {}): AttemptRecord => ({
   mode: 'sale',
   payment_method: null,
   gateway_transaction_id: '100',
+  capture_before: null,
   payment_session_id: null,
   verification_id: null,
   status: 'paid',
