@@ -121,10 +121,10 @@ async function findTarget(store: ApplyStore, t: TransactionFact): Promise<Transi
 }
 
 /**
- * What the observation tells of the attempt itself: the gateway ids it does not hold yet, and, when
- * it takes a payment it did not start (a duplicate adopted), that payment's kind: a session makes it
- * a redirect attempt, a card record its mode. An id it already holds is never replaced: a different
- * one is for `decide` to judge.
+ * What the observation tells of the attempt itself: the gateway ids it does not hold yet, its auth's
+ * deadline (`capture_before`) as its own record says, and, when it takes a payment it did not start
+ * (a duplicate adopted), that payment's kind: a session makes it a redirect attempt, a card record its
+ * mode. An id it already holds is never replaced: a different one is for `decide` to judge.
  */
 function learnedOf(attempt: AttemptRecord, obs: Observation, about: About | undefined): Change['attempt'] {
   const ids = about?.ids ?? {};
