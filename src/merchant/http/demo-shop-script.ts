@@ -197,6 +197,8 @@ function renderOrder(order, waiting) {
     ['Gateway transaction', p && p.gateway_transaction_id],
     ['Payment session', p && p.payment_session_id],
     ['Failure', order.failure_code],
+    // An authorisation lapses unless captured or voided by then.
+    ['Capture before', order.capture_before && new Date(order.capture_before).toUTCString()],
     ['Needs review', order.needs_review ? order.review_reason || 'yes' : null],
   ];
   const dl = el('dl');
