@@ -5,10 +5,12 @@ import {
   type TransactionFact,
   type TransactionObservation,
 } from './observation.js';
+import type { OrderStatus } from './status.js';
 
 /**
  * Gateway money with no order (issue 19, part 1): the pure rules. What counts as such money, the
- * reason an order is flagged with, and which of two readings of one transaction is the furthest.
+ * reason an order is flagged with, which of two readings of one transaction is the furthest, and
+ * whether an operator may attach it to an order.
  */
 
 /**
@@ -69,4 +71,64 @@ export function supersedes(kept: TransactionReading, incoming: TransactionReadin
   const b = RANK[incoming.status];
   if (a === undefined || b === undefined) return true;
   return b >= a;
+}
+
+/** The money as an attach sees it. */
+export interface MoneyFacts {
+  transactionId: string;
+  relatedId: string | null;
+  type: string;
+  currency: string;
+}
+
+/** The order an operator names, and its current attempt (null: it has none). */
+export interface AttachTarget {
+  order: { status: OrderStatus; currency: string };
+  attempt: { status: OrderStatus; transactionId: string | null } | null;
+}
+
+/** Statuses of an attempt that has ended: a new attempt may take the payment over. */
+const ENDED: readonly OrderStatus[] = ['failed', 'cancelled', 'expired'];
+
+export type AttachPlan =
+  /** The payment itself (a sale or an auth): the order's current attempt adopts it, or a new attempt does. */
+  | { kind: 'adopt'; newAttempt: boolean }
+  /** A capture, refund, void or chargeback of the payment the order's current attempt holds. */
+  | { kind: 'child' }
+  | {
+      kind: 'refused';
+      /** 409: the order holds another payment; 422: the input does not fit. */
+      status: 409 | 422;
+      code: 'ORDER_HAS_PAYMENT' | 'VALIDATION_FAILED';
+      message: string;
+    };
+
+/**
+ * Whether money may be attached to an order, and how (the operator's attach, issue 19): never to an
+ * order in another currency, never over a payment the order already holds. A payment goes to the
+ * current attempt when it holds none, or to a new attempt when the order has none or its attempt
+ * ended (as a shopper's new try would); a child of a payment goes where its parent is.
+ */
+export function attachPlan(money: MoneyFacts, target: AttachTarget): AttachPlan {
+  const refuse = (status: 409 | 422, message: string): AttachPlan => ({
+    kind: 'refused',
+    status,
+    code: status === 409 ? 'ORDER_HAS_PAYMENT' : 'VALIDATION_FAILED',
+    message,
+  });
+  const { order, attempt } = target;
+  if (money.currency !== order.currency)
+    return refuse(422, `is an order in ${order.currency}; this money is in ${money.currency}`);
+  if (money.relatedId !== null) {
+    if (attempt?.transactionId === money.relatedId) return { kind: 'child' };
+    return refuse(
+      422,
+      `does not hold transaction ${money.relatedId}, of which this ${money.type} is part: attach that payment first`,
+    );
+  }
+  if (!attempt) return { kind: 'adopt', newAttempt: true };
+  if (attempt.transactionId === null || attempt.transactionId === money.transactionId)
+    return { kind: 'adopt', newAttempt: false };
+  if (ENDED.includes(attempt.status)) return { kind: 'adopt', newAttempt: true };
+  return refuse(409, `already holds payment ${attempt.transactionId} (${attempt.status})`);
 }
