@@ -9,9 +9,14 @@ import type { Config } from './config.js';
 import { removeStateFile } from './gateway/persistence/state-file.js';
 import { createPool, createSequelize, migrate } from './infra/database.js';
 import { secretLabel } from './kit/gateway.js';
+import { NO_CARD_NUMBER } from './merchant/http/schemas.js';
+import { attachMoney, resolveMoney } from './merchant/reconciler/unmatched-actions.js';
 import { reportCsv } from './merchant/reports/csv.js';
 import { reconciliationReport } from './merchant/reports/generate.js';
+import { unmatchedRow } from './merchant/reports/unmatched.js';
 import { createStore, type Store } from './merchant/store/index.js';
+import { UNMATCHED_RESOLUTIONS, type UnmatchedResolution } from './merchant/store/records.js';
+import { hasCardNumber } from './shared/card-numbers.js';
 import { systemClock } from './shared/clock.js';
 import { cryptoRandom } from './shared/ids.js';
 import { SecretBox } from './shared/secret-box.js';
@@ -204,7 +209,7 @@ program
         }),
       ),
     );
-    await pipeline(reportCsv(report.rows), createWriteStream(options.out));
+    await pipeline(reportCsv(report.rows, report.unmatched.rows), createWriteStream(options.out));
     const counts = (k: string) => report.rows.filter((r) => r.classification === k).length;
     console.log(
       summaryLines(
@@ -218,10 +223,101 @@ program
             t.currency,
             `captured ${t.captured_formatted}, refunded ${t.refunded_formatted}, net ${t.net_formatted}`,
           ]),
+          ['gateway money with no order', report.unmatched.rows.length],
+          ...report.unmatched.totals.map((t): [string, string] => [
+            `  ${t.currency}`,
+            `${t.open} open; captured ${t.captured_formatted}, refunded ${t.refunded_formatted}, net ${t.net_formatted}`,
+          ]),
           ['written to', options.out],
         ],
       ),
     );
+  });
+
+const unmatched = program
+  .command('unmatched')
+  .description('gateway money with no order: transactions no payment attempt holds, kept for an operator');
+
+unmatched
+  .command('list')
+  .description('newest first; JSON on stdout')
+  .option('--resolution <resolution>', 'only open, attached or resolved money')
+  .option('--limit <n>', 'at most this many (1 to 1000)', '100')
+  .action(async (options: { resolution?: string; limit: string }) => {
+    const c = config();
+    const resolution = options.resolution as UnmatchedResolution | undefined;
+    if (resolution !== undefined && !UNMATCHED_RESOLUTIONS.includes(resolution)) {
+      console.error(`--resolution: must be open, attached or resolved (got "${options.resolution}")`);
+      process.exit(1);
+    }
+    const limit = Number(options.limit);
+    if (!/^\d{1,4}$/.test(options.limit) || limit < 1 || limit > 1000) {
+      console.error(`--limit: must be a whole number from 1 to 1000 (got "${options.limit}")`);
+      process.exit(1);
+    }
+    const money = await withStore(c, (store) => store.unmatched.list({ resolution, limit }));
+    print(money.map(unmatchedRow));
+  });
+
+unmatched
+  .command('attach <id>')
+  .description("apply the money to an order through the apply path: the order's payment (JSON on stdout)")
+  .requiredOption('--order <order_id>', 'the order the money belongs to')
+  .option('--by <name>', 'who decided (kept with the money)', 'cli')
+  .action(async (id: string, options: { order: string; by: string }) => {
+    const c = config();
+    const by = operatorName(options.by);
+    const outcome = await withKit(c, (a) => attachMoney(a.checkout, id, options.order, by));
+    switch (outcome.kind) {
+      case 'attached':
+        print({
+          unmatched_money: unmatchedRow(outcome.money),
+          order: {
+            id: outcome.order.id,
+            status: outcome.order.status,
+            needs_review: outcome.order.needs_review,
+            review_reason: outcome.order.review_reason,
+          },
+        });
+        return;
+      case 'not_found':
+        return fail(`${id}: no gateway money with no order has this id`);
+      case 'not_open':
+        return fail(`${id}: this money is ${outcome.money.resolution} already`);
+      case 'no_order':
+        return fail(`--order: no order has the id ${options.order}`);
+      case 'refused':
+        return fail(`--order: the order ${outcome.message}`);
+      case 'order_changed':
+        return fail('--order: the order took another payment meanwhile; nothing was done: try again');
+      default:
+        return outcome satisfies never;
+    }
+  });
+
+unmatched
+  .command('resolve <id>')
+  .description('resolve the money with a note (what was found); it leaves the open list')
+  .requiredOption('--note <text>', 'what was found (at most 512 characters, no card number)')
+  .option('--by <name>', 'who decided (kept with the money)', 'cli')
+  .action(async (id: string, options: { note: string; by: string }) => {
+    const c = config();
+    const note = options.note.trim();
+    if (note === '' || note.length > 512) return fail('--note: must be 1 to 512 characters');
+    if (hasCardNumber(note)) return fail(`--note: ${NO_CARD_NUMBER}`);
+    const by = operatorName(options.by);
+    const outcome = await withStore(c, (store) => resolveMoney({ store }, id, note, by));
+    switch (outcome.kind) {
+      case 'resolved':
+        print({ unmatched_money: unmatchedRow(outcome.money) });
+        return;
+      case 'not_found':
+        return fail(`${id}: no gateway money with no order has this id`);
+      case 'not_open':
+        return fail(`${id}: this money is ${outcome.money.resolution} already`);
+      default:
+        return outcome satisfies never;
+    }
   });
 
 program
@@ -271,6 +367,19 @@ function explain(error: Error): string {
     return `GATEWAY_BASE_URL: the gateway at ${c.gateway.baseUrl} does not answer (${error.message})`;
   }
   return settingProblem(error) ?? `${error.name}: ${error.message}`;
+}
+
+/** One line naming what is wrong, on stderr, and exit 1. */
+function fail(line: string): never {
+  console.error(line);
+  process.exit(1);
+}
+
+/** `--by`: kept with the operator's decision, so printable and free of card numbers. */
+function operatorName(by: string): string {
+  if (!/^[\x20-\x7e]{1,64}$/.test(by)) fail('--by: must be 1 to 64 printable characters');
+  if (hasCardNumber(by)) fail(`--by: ${NO_CARD_NUMBER}`);
+  return by;
 }
 
 /** A command-line timestamp, or one line naming the option and exit 1. */

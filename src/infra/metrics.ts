@@ -12,6 +12,8 @@ export interface MetricSources {
     remaining: number | null;
   }>;
   webhookHealth(): Promise<{ status: string; consecutiveFailures: number } | null>;
+  /** Gateway money with no order still open, by currency (issue 19). */
+  unmatchedOpen(): Promise<Record<string, number>>;
 }
 
 /**
@@ -27,6 +29,7 @@ export class KitMetrics {
   readonly #recovery: Counter<'result'>;
   readonly #report: Gauge<'currency' | 'classification'>;
   readonly #expiring: Gauge;
+  readonly #unmatched: Counter<'currency'>;
   #sources: MetricSources | null = null;
 
   constructor() {
@@ -73,7 +76,26 @@ export class KitMetrics {
       help: 'Authorized orders whose authorisation lapses within AUTH_EXPIRY_WARNING, at the last check (after the policy acted)',
       registers,
     });
+    this.#unmatched = new Counter({
+      name: 'kit_unmatched_money_total',
+      help: 'Gateway transactions naming money that no attempt holds, kept for an operator when first seen, by currency',
+      labelNames: ['currency'],
+      registers,
+    });
     const metrics = this;
+    new Gauge({
+      name: 'kit_unmatched_money_open',
+      help: 'Gateway money with no order that no operator has attached or resolved yet, by currency',
+      labelNames: ['currency'],
+      registers,
+      async collect() {
+        const open = await metrics.#read((s) => s.unmatchedOpen());
+        if (open === null) return;
+        // A currency whose last open row was settled must read 0, not its last count.
+        this.reset();
+        for (const [currency, n] of Object.entries(open)) this.set({ currency }, n);
+      },
+    });
     new Gauge({
       name: 'kit_inbox_oldest_unprocessed_seconds',
       help: 'How long the oldest stored, unprocessed webhook event has waited',
@@ -162,6 +184,11 @@ export class KitMetrics {
 
   observed(source: string, outcome: string): void {
     this.#observations.inc({ source, outcome });
+  }
+
+  /** A gateway transaction with no attempt, kept for the first time (reconciler/unmatched.ts). */
+  unmatchedMoney(currency: string): void {
+    this.#unmatched.inc({ currency });
   }
 
   polled(summary: { orders: number; changed: number; exhausted: number; failed: number }): void {

@@ -115,7 +115,10 @@ async function dailyReport(a: Adapters): Promise<Report> {
   const report = await reconciliationReport(a.checkout, { from: new Date(today - DAY), to: new Date(today) });
   const day = report.from.toISOString().slice(0, 10);
   a.metrics.reported(report.totals);
-  a.logger.info({ day, totals: report.totals }, 'daily reconciliation');
+  a.logger.info(
+    { day, totals: report.totals, unmatched_money: report.unmatched.totals },
+    'daily reconciliation',
+  );
   const mismatched = report.rows.filter((r) => r.classification === 'mismatched');
   if (mismatched.length > 0)
     a.logger.warn(
@@ -126,6 +129,16 @@ async function dailyReport(a: Adapters): Promise<Report> {
         orders: mismatched.slice(0, 50).map((r) => ({ order: r.order_id, reason: r.reason })),
       },
       'daily reconciliation: orders that do not match the gateway',
+    );
+  const open = report.unmatched.rows.filter((r) => r.resolution === 'open');
+  if (open.length > 0)
+    a.logger.warn(
+      {
+        day,
+        count: open.length,
+        money: open.slice(0, 50).map((r) => ({ id: r.id, transaction: r.transaction_id, order: r.order_id })),
+      },
+      'daily reconciliation: gateway money with no order, still open',
     );
   return report;
 }

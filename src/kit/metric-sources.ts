@@ -32,6 +32,7 @@ export function metricSources(a: Adapters, jobs: Jobs): MetricSources {
         remaining: await bounded('the budget', a.budget.lastRemaining()),
       };
     },
+    unmatchedOpen: () => bounded('gateway money with no order', a.store.unmatched.openByCurrency()),
     webhookHealth: async () => {
       const health = await bounded('the health', jobs.lastHealth());
       return health && { status: health.status, consecutiveFailures: health.consecutiveFailures };

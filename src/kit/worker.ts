@@ -1,3 +1,4 @@
+import { keepUnmatched } from '../merchant/reconciler/unmatched.js';
 import { eventProcessor } from '../merchant/reconciler/worker.js';
 import type { Adapters } from './adapters.js';
 import type { Shutdown } from './shutdown.js';
@@ -7,7 +8,17 @@ export function startWorker(a: Adapters, shutdown: Shutdown, concurrency: number
   const { queue, logger } = a;
   void queue.process(
     concurrency,
-    eventProcessor({ inbox: a.store.inbox, apply: a.apply, clock: a.clock, logger }),
+    eventProcessor({
+      inbox: a.store.inbox,
+      apply: a.apply,
+      keep: async (obs) => {
+        const kept = await keepUnmatched({ store: a.store, apply: a.apply, clock: a.clock, logger }, obs);
+        if (kept.first) a.metrics.unmatchedMoney(kept.money.currency);
+        return kept;
+      },
+      clock: a.clock,
+      logger,
+    }),
   );
   // bull's local pause: takes no new job at once, resolves when the jobs in hand are done.
   shutdown.work({ name: 'worker', drain: async () => void (await queue.pause(true)) });

@@ -20,14 +20,18 @@ import {
   paymentMethodsSchema,
   reportSchema,
   success,
+  unmatchedMoneySchema,
 } from './response-schemas.js';
 import {
+  attachSchema,
   captureSchema,
   createOrderSchema,
   methodsQuerySchema,
   payCardSchema,
   payRedirectSchema,
   refundSchema,
+  resolveSchema,
+  unmatchedListQuerySchema,
   voidSchema,
 } from './schemas.js';
 
@@ -89,6 +93,21 @@ const gatewayFailed = {
   ),
 };
 const orderNotFound = { 404: jsonAnswer('`NOT_FOUND`: no order has this id.', failure(['NOT_FOUND'])) };
+const unmatchedPath = z.object({
+  id: z.string().meta({ description: 'The id of the gateway money with no order (`umn_...`).' }),
+});
+const unmatchedNotFound = {
+  404: jsonAnswer(
+    '`NOT_FOUND`: no gateway money with no order has this id (`errors.id`).',
+    failure(['NOT_FOUND']),
+  ),
+};
+const unmatchedStateSchema = z
+  .object({ resolution: z.enum(['open', 'attached', 'resolved']), allowed: z.array(z.literal('open')) })
+  .meta({
+    id: 'UnmatchedState',
+    description: "The money's resolution and the one the action is allowed from.",
+  });
 const unauthorized = {
   401: jsonAnswer(
     '`UNAUTHORIZED`: no `Authorization: Bearer <OPS_API_TOKEN>`, or another token.',
@@ -262,7 +281,8 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
     },
     {
       name: 'Operator',
-      description: 'Capture, refund and void, behind `Authorization: Bearer <OPS_API_TOKEN>`.',
+      description:
+        'Capture, refund and void; gateway money with no order, listed, attached or resolved. Behind `Authorization: Bearer <OPS_API_TOKEN>`.',
     },
     { name: 'Browser', description: 'HTML pages a customer lands on.' },
     { name: 'Gateway', description: 'What the gateway calls.' },
@@ -494,7 +514,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       operationId: 'reconciliationReport',
       summary: 'The reconciliation report',
       description:
-        'One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight` or `mismatched` with the reason, and totals per currency in minor units. `format=csv`: the same rows as CSV, one header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget.',
+        'One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight` or `mismatched` with the reason, and totals per currency in minor units; beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency. `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget.',
       tags: ['Finance'],
       security: OPS,
       requestParams: { query: reportQuerySchema },
@@ -549,6 +569,86 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
         303: { description: 'Signed in: to `/ops/queues`, with the session cookie.' },
         401: htmlAnswer('Not the operator token: the form again, saying so.'),
         413: jsonAnswer('`VALIDATION_FAILED`: the form is over 4 KiB.', failure(['VALIDATION_FAILED'])),
+      },
+    },
+    {
+      method: 'get',
+      path: '/unmatched-money',
+      operationId: 'listUnmatchedMoney',
+      summary: 'Gateway money with no order',
+      description:
+        'Every gateway transaction naming money that no payment attempt of the kit holds, newest first (by first sight): kept when an event, a replay, recovery or a poll told of it, and the order carrying its reference flagged for review. `resolution=open` for what still waits for an operator.',
+      tags: ['Operator'],
+      security: OPS,
+      requestParams: { query: unmatchedListQuerySchema },
+      responses: {
+        200: jsonAnswer('The list.', success(z.object({ unmatched_money: z.array(unmatchedMoneySchema) }))),
+        ...unauthorized,
+        422: invalidInput,
+        ...databaseDown,
+        ...internal,
+      },
+    },
+    {
+      method: 'post',
+      path: '/unmatched-money/{id}/attach',
+      operationId: 'attachUnmatchedMoney',
+      summary: 'Attach gateway money to an order',
+      description:
+        "The payment goes to the order through the one apply path, as the gateway's news of it: its current attempt takes it (or a new attempt does, when the order has none or its last one ended), and the order shows it; an amount that is not the order's is flagged for review. A capture, refund or void goes to the order whose payment it belongs to. `by` (optional) names who decided.",
+      tags: ['Operator'],
+      security: OPS,
+      requestParams: { path: unmatchedPath },
+      requestBody: json(attachSchema, { order_id: 'ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N', by: 'ada' }),
+      responses: {
+        200: jsonAnswer(
+          'Attached: the money and the order as it now stands.',
+          success(z.object({ unmatched_money: unmatchedMoneySchema, order: orderSchema })),
+        ),
+        ...unauthorized,
+        ...unmatchedNotFound,
+        409: jsonAnswer(
+          '`INVALID_STATE`: the money is attached or resolved already (`data` its resolution and the allowed one), or the order cannot start a new attempt (`data` its status and those allowed). `ORDER_HAS_PAYMENT`: the order holds another payment (`errors.order_id`). `ORDER_CHANGED`: another payment reached the order meanwhile; nothing was done.',
+          failure(
+            ['INVALID_STATE', 'ORDER_HAS_PAYMENT', 'ORDER_CHANGED'],
+            z.union([unmatchedStateSchema, invalidStateSchema, z.null()]),
+          ),
+        ),
+        422: jsonAnswer(
+          '`VALIDATION_FAILED`: `errors` names the field: `order_id` when no order has it, the order is in another currency, or it does not hold the payment a capture, refund or void belongs to.',
+          failure(['VALIDATION_FAILED']),
+        ),
+        ...unreadable,
+        ...databaseDown,
+        ...internal,
+      },
+    },
+    {
+      method: 'post',
+      path: '/unmatched-money/{id}/resolve',
+      operationId: 'resolveUnmatchedMoney',
+      summary: 'Resolve gateway money with a note',
+      description:
+        "What a person found (a test payment, money refunded at the gateway, another shop's payment), kept with the money: it leaves the open list and stays in the report. The note is required, at most 512 characters, with no card number.",
+      tags: ['Operator'],
+      security: OPS,
+      requestParams: { path: unmatchedPath },
+      requestBody: json(resolveSchema, {
+        note: 'a test payment made at the gateway; refunded there',
+        by: 'ada',
+      }),
+      responses: {
+        200: jsonAnswer('Resolved.', success(z.object({ unmatched_money: unmatchedMoneySchema }))),
+        ...unauthorized,
+        ...unmatchedNotFound,
+        409: jsonAnswer(
+          '`INVALID_STATE`: the money is attached or resolved already (`data` its resolution and the allowed one).',
+          failure(['INVALID_STATE'], unmatchedStateSchema),
+        ),
+        422: invalidInput,
+        ...unreadable,
+        ...databaseDown,
+        ...internal,
       },
     },
     ...documentationRoutes('Documentation'),

@@ -13,6 +13,7 @@ import { type MetricsEndpoint, metricsRoute } from './metrics-route.js';
 import { mountOpsBoard, opsLoginRoutes } from './ops-board.js';
 import { reportRoutes } from './report-routes.js';
 import { merchantRoutes, type RouteDeps } from './routes.js';
+import { unmatchedRoutes } from './unmatched-routes.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -62,6 +63,7 @@ export function createMerchantApp(
   merchantRoutes(router, deps);
   landingRoutes(router, deps);
   reportRoutes(router, deps);
+  unmatchedRoutes(router, deps);
   metricsRoute(router, deps.metrics);
   opsLoginRoutes(router, deps);
   app.use(router.routes());

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { reportCsv } from '../reports/csv.js';
 import { reconciliationReport, reportRows } from '../reports/generate.js';
+import { unmatchedSection } from '../reports/unmatched.js';
 import { invalid, ok, parse } from './errors.js';
 import { authorizeOperator } from './ops-auth.js';
 
@@ -41,7 +42,7 @@ export function reportRoutes(router: Router, deps: MerchantDeps & { opsApiToken:
       if (q.refresh === 'true') await reconciliationReport(deps, range, { refresh: true, caller: 'report' });
       ctx.set('Content-Disposition', `attachment; filename="reconciliation-${day(q.from)}-${day(q.to)}.csv"`);
       ctx.type = 'text/csv; charset=utf-8';
-      ctx.body = reportCsv(reportRows(deps, range));
+      ctx.body = reportCsv(reportRows(deps, range), (await unmatchedSection(deps.store, range)).rows);
       return;
     }
     const report = await reconciliationReport(deps, range, {
@@ -54,6 +55,7 @@ export function reportRoutes(router: Router, deps: MerchantDeps & { opsApiToken:
       generated_at: report.generatedAt,
       totals: report.totals,
       rows: report.rows,
+      unmatched_money: report.unmatched,
     });
   });
 }

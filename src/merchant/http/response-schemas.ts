@@ -208,6 +208,69 @@ export const currencyTotalsSchema = z
   })
   .meta({ id: 'CurrencyTotals' });
 
+/** Gateway money with no order (src/merchant/reports/unmatched.ts, UnmatchedMoneyRow; issue 19). */
+export const unmatchedMoneySchema = z
+  .object({
+    id: z.string().meta({ examples: ['umn_4Hc8Qz1Lw7Rt2Yp9Nk3Vb6Xs'] }),
+    transaction_id: z.string().meta({ description: "The gateway's transaction id." }),
+    related_transaction_id: z
+      .string()
+      .nullable()
+      .meta({ description: 'The payment a capture, refund or void belongs to; null for a sale or an auth.' }),
+    reference: z
+      .string()
+      .nullable()
+      .meta({ description: 'The merchant reference its record carries; null when it carries none.' }),
+    transaction_type: z.string().meta({ description: '`sale`, `auth`, `capture`, `refund`, `void`, ...' }),
+    status: z
+      .string()
+      .meta({ description: 'What the gateway last said of it (older news never replaces newer).' }),
+    currency: z.string(),
+    amount: minor,
+    amount_formatted: formatted.nullable(),
+    refunded_amount: minor.meta({
+      description: "The payment's running refunded total, as its record carries it.",
+    }),
+    refunded_amount_formatted: formatted.nullable(),
+    order_id: z.string().nullable().meta({
+      description:
+        'The order whose reference it carries (flagged for review); once attached, the order it went to.',
+    }),
+    source: z
+      .string()
+      .meta({ description: 'What told the kit last: `webhook`, `replay`, `recovery`, `poll`, `api`.' }),
+    source_id: z.string().meta({ description: "That source's id: the event id." }),
+    first_seen_at: timestamp,
+    last_seen_at: timestamp,
+    seen_count: z.number().int().meta({ description: 'How many observations told of it.' }),
+    resolution: z.enum(['open', 'attached', 'resolved']),
+    resolved_note: z.string().nullable(),
+    resolved_by: z.string().nullable(),
+    resolved_at: timestamp.nullable(),
+  })
+  .meta({
+    id: 'UnmatchedMoney',
+    description: 'A gateway transaction naming money that no payment attempt of the kit holds.',
+  });
+
+export const unmatchedTotalsSchema = z
+  .object({
+    currency: z.string(),
+    rows: z.number().int(),
+    open: z.number().int(),
+    attached: z.number().int(),
+    resolved: z.number().int(),
+    captured: minor.meta({ description: 'What sales and captures took, over the rows not attached.' }),
+    captured_formatted: formatted,
+    refunded: minor.meta({
+      description: 'Per payment, its running refunded total; over the rows not attached.',
+    }),
+    refunded_formatted: formatted,
+    net: minor,
+    net_formatted: formatted,
+  })
+  .meta({ id: 'UnmatchedTotals' });
+
 export const reportSchema = z
   .object({
     from: timestamp,
@@ -215,5 +278,10 @@ export const reportSchema = z
     generated_at: timestamp,
     totals: z.array(currencyTotalsSchema),
     rows: z.array(reportRowSchema),
+    unmatched_money: z
+      .object({ rows: z.array(unmatchedMoneySchema), totals: z.array(unmatchedTotalsSchema) })
+      .meta({
+        description: 'Gateway money with no order first seen in the range, and its own totals per currency.',
+      }),
   })
   .meta({ id: 'ReconciliationReport' });

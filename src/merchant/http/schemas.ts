@@ -103,3 +103,42 @@ export const methodsQuerySchema = z.object({
     .optional(),
   currency: currency.optional(),
 });
+
+/** Who decided, as the operator gives it (kept with the decision): printable, no card number. */
+const decidedBy = z
+  .string()
+  .regex(/^[\x20-\x7e]{1,64}$/, 'must be 1 to 64 printable characters')
+  .optional();
+
+/** Gateway money with no order (issue 19): the operator's list, attach and resolve. */
+export const unmatchedListQuerySchema = z.object({
+  resolution: z
+    .enum(['open', 'attached', 'resolved'], { message: 'must be open, attached or resolved' })
+    .optional(),
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/, 'must be a whole number from 1 to 1000')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 1000, 'must be a whole number from 1 to 1000')
+    .default(100),
+});
+
+export const attachSchema = keepsNoCardNumber(
+  z.object({
+    order_id: z
+      .string({ message: 'is required: the id of the order the money belongs to' })
+      .regex(/^[\x21-\x7e]{1,32}$/, 'must be an order id (`ord_...`)'),
+    by: decidedBy,
+  }),
+);
+
+export const resolveSchema = keepsNoCardNumber(
+  z.object({
+    note: z
+      .string({ message: 'is required: what was found, for whoever reads this later' })
+      .trim()
+      .min(1, 'is required: what was found, for whoever reads this later')
+      .max(512, 'must be at most 512 characters'),
+    by: decidedBy,
+  }),
+);

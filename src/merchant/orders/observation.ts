@@ -68,10 +68,10 @@ export interface TransactionObservation extends Seen {
  * findings): before any transaction existed, a 3DS challenge to answer or a refusal that recorded
  * nothing (a failed or timed-out 3DS, a decline before the transaction, a gateway that could not be
  * reached); or, from a poll, something a person must look at (the gateway does not know an id the
- * attempt holds; an order open 30 days, no longer polled).
+ * attempt holds; an order open 30 days, no longer polled); or, from an event, gateway money no
+ * attempt holds that carries the order's reference (issue 19): its source is the event's.
  */
 export interface AttemptObservation extends Seen {
-  source: 'api' | 'poll';
   about: About;
   finding: PaymentFinding | ReviewFinding;
 }

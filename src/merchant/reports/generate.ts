@@ -2,6 +2,7 @@ import type { Caller } from '../../client/budget.js';
 import { type PollerDeps, pollOrder } from '../jobs/poller.js';
 import type { ReportCursor, ReportSource, Store } from '../store/index.js';
 import { type CurrencyTotals, type ReportRow, reportRow, totalsOf } from './reconciliation.js';
+import { type UnmatchedSection, unmatchedSection } from './unmatched.js';
 
 export interface ReportRange {
   /** Orders created from here (inclusive)... */
@@ -14,10 +15,12 @@ export interface Report extends ReportRange {
   generatedAt: string;
   rows: ReportRow[];
   totals: CurrencyTotals[];
+  /** Gateway money with no order first seen in the range, beside the orders (issue 19). */
+  unmatched: UnmatchedSection;
 }
 
 export interface ReportDeps extends PollerDeps {
-  store: PollerDeps['store'] & Pick<Store, 'reports'>;
+  store: PollerDeps['store'] & Pick<Store, 'reports' | 'unmatched'>;
   /** AUTH_EXPIRY_WARNING: rows of authorisations that lapse within it have the reason `auth_expiring`. */
   authExpiryWarningMs?: number;
 }
@@ -72,6 +75,7 @@ export async function reconciliationReport(
     generatedAt: new Date(deps.clock.now()).toISOString(),
     rows,
     totals: totalsOf(rows),
+    unmatched: await unmatchedSection(deps.store, range),
   };
 }
 

@@ -14,6 +14,7 @@ import { OrderStore } from './orders.js';
 import { PollStore } from './polls.js';
 import { ReportStore } from './reports.js';
 import { SecretStore } from './secrets.js';
+import { UnmatchedMoneyStore } from './unmatched.js';
 
 /**
  * The merchant database: the one folder that knows SQL and Sequelize. Each part hands out plain
@@ -30,6 +31,7 @@ export interface Store {
   polls: PollStore;
   checkpoints: CheckpointStore;
   reports: ReportStore;
+  unmatched: UnmatchedMoneyStore;
 }
 
 export interface StoreDeps {
@@ -56,6 +58,7 @@ export function createStore({ sequelize, pool, clock, random, box }: StoreDeps):
     polls: new PollStore(sequelize, models),
     checkpoints: new CheckpointStore(models, clock),
     reports: new ReportStore(models),
+    unmatched: new UnmatchedMoneyStore(sequelize, models, clock, random),
   };
 }
 
@@ -64,3 +67,4 @@ export { DuplicateReference, OrderNotFound } from './orders.js';
 export type { PollTarget } from './polls.js';
 export type * from './records.js';
 export type { ReportCursor, ReportSource } from './reports.js';
+export type { Decided, Kept, SeenMoney } from './unmatched.js';

@@ -14,6 +14,7 @@ import type {
   OperationRecord,
   OrderRecord,
   SecretRecord,
+  UnmatchedMoneyRecord,
 } from './records.js';
 
 /**
@@ -50,6 +51,12 @@ export type InboxRow = Row<
   'queued_at' | 'processed_at' | 'outcome' | 'attempts' | 'last_error' | 'receipt' | 'repeats'
 >;
 export type CheckpointRow = Row<CheckpointRecord>;
+/** The column holds '' for a record without a reference (the unique key's part); the record says null. */
+export type UnmatchedMoneyColumns = Omit<UnmatchedMoneyRecord, 'reference'> & { reference: string };
+export type UnmatchedMoneyRow = Row<
+  UnmatchedMoneyColumns,
+  'seen_count' | 'resolution' | 'resolved_note' | 'resolved_by' | 'resolved_at'
+>;
 
 export interface Models {
   Order: ModelStatic<OrderRow>;
@@ -59,6 +66,7 @@ export interface Models {
   Secret: ModelStatic<SecretRow>;
   Inbox: ModelStatic<InboxRow>;
   Checkpoint: ModelStatic<CheckpointRow>;
+  UnmatchedMoney: ModelStatic<UnmatchedMoneyRow>;
 }
 
 // Factories: Sequelize writes into attribute definitions, so two attributes must never share one object.
@@ -197,7 +205,34 @@ export function defineModels(sequelize: Sequelize): Models {
     { name: id(64), value: str(64, false), updated_at: when() },
     options('kit_checkpoints'),
   );
-  return { Order, Attempt, Operation, History, Secret, Inbox, Checkpoint };
+  const UnmatchedMoney = sequelize.define<UnmatchedMoneyRow>(
+    'UnmatchedMoney',
+    {
+      id: id(),
+      transaction_id: str(64, false),
+      reference: { ...str(255, false), defaultValue: '' },
+      related_transaction_id: str(64),
+      transaction_type: str(32, false),
+      status: str(32, false),
+      status_reason: str(64),
+      amount_minor: minor(false),
+      refunded_minor: { ...minor(false), defaultValue: 0 },
+      currency: str(16, false),
+      capture_before: when(true),
+      source: str(16, false),
+      source_id: str(128, false),
+      first_seen_at: when(),
+      last_seen_at: when(),
+      seen_count: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 1 },
+      order_id: str(32),
+      resolution: { ...str(16, false), defaultValue: 'open' },
+      resolved_note: str(512),
+      resolved_by: str(64),
+      resolved_at: when(true),
+    },
+    options('unmatched_money'),
+  );
+  return { Order, Attempt, Operation, History, Secret, Inbox, Checkpoint, UnmatchedMoney };
 }
 
 /** A row as its plain record. */

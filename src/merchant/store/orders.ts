@@ -3,6 +3,7 @@ import { type Sequelize, type Transaction, UniqueConstraintError } from 'sequeli
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { INITIAL_PAYMENT } from '../orders/decide.js';
+import { withReason } from '../orders/review.js';
 import { statusOnNewAttempt } from '../orders/status.js';
 import { type HistoryEntry, type HistoryStore, historyRow } from './history.js';
 import { attemptRecord, type Models, plain } from './models.js';
@@ -140,6 +141,56 @@ export class OrderStore {
   async find(id: string): Promise<OrderRecord | null> {
     const row = await this.models.Order.findByPk(id);
     return row && plain(row);
+  }
+
+  /** The order that carries a reference (unique), if any. */
+  async byReference(reference: string): Promise<OrderRecord | null> {
+    const row = await this.models.Order.findOne({ where: { reference } });
+    return row && plain(row);
+  }
+
+  /**
+   * Flags an order that has no payment attempt, for a reason found outside it (gateway money that
+   * carries its reference: issue 19). An order with an attempt is flagged through the apply path, as
+   * a review finding on that attempt; this is the same rule for an order without one, which the apply
+   * path cannot lock: under the order's lock, the reason is added once (withReason) and the history
+   * line written, `flagged` or, for a reason it already has, `duplicate`. Null: the order has an
+   * attempt now (the caller goes through the apply path).
+   */
+  async flagWithoutAttempt(
+    orderId: string,
+    finding: { reason: string; source: HistoryEntry['source']; sourceId: string },
+  ): Promise<{ outcome: 'flagged' | 'duplicate'; order: OrderRecord } | null> {
+    return this.sequelize.transaction(async (tx) => {
+      const order = await this.#lock(orderId, tx);
+      if (order.current_attempt_id !== null) return null;
+      const reason = withReason(order.needs_review ? order.review_reason : null, finding.reason);
+      const known = order.needs_review && reason === order.review_reason;
+      if (!known)
+        await order.update(
+          {
+            needs_review: true,
+            review_reason: reason,
+            version: order.version + 1,
+            updated_at: this.#now(),
+          },
+          { transaction: tx },
+        );
+      await this.history.record(
+        {
+          orderId,
+          attemptId: null,
+          source: finding.source,
+          sourceId: finding.sourceId,
+          statusBefore: order.status,
+          statusAfter: order.status,
+          outcome: known ? 'duplicate' : 'flagged',
+          detail: known ? null : finding.reason,
+        },
+        tx,
+      );
+      return { outcome: known ? 'duplicate' : 'flagged', order: plain(order) };
+    });
   }
 
   /** A new attempt supersedes the last; the order goes back to pending (merchant.md: "a new attempt may follow"). */

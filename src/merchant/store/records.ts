@@ -126,3 +126,38 @@ export interface SecretRecord {
   created_at: Date;
   retired_at: Date | null;
 }
+
+/** What an operator made of gateway money with no order: still open, attached to an order, or resolved. */
+export type UnmatchedResolution = 'open' | 'attached' | 'resolved';
+export const UNMATCHED_RESOLUTIONS: readonly UnmatchedResolution[] = ['open', 'attached', 'resolved'];
+
+/**
+ * A gateway transaction that names money and that no attempt of the kit holds (issue 19, part 1): one
+ * row per transaction, with what the gateway said of it (the furthest news, never replaced by older).
+ */
+export interface UnmatchedMoneyRecord {
+  id: string;
+  transaction_id: string;
+  /** The merchant reference its record carries; null when it carries none. */
+  reference: string | null;
+  related_transaction_id: string | null;
+  transaction_type: string;
+  status: string;
+  status_reason: string | null;
+  amount_minor: number;
+  refunded_minor: number;
+  currency: string;
+  capture_before: Date | null;
+  /** The last observation that told of it: its source and the source's id (an event id). */
+  source: string;
+  source_id: string;
+  first_seen_at: Date;
+  last_seen_at: Date;
+  seen_count: number;
+  /** The order whose reference it carries (null: none does); once attached, the order it went to. */
+  order_id: string | null;
+  resolution: UnmatchedResolution;
+  resolved_note: string | null;
+  resolved_by: string | null;
+  resolved_at: Date | null;
+}

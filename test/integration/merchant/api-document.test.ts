@@ -191,4 +191,90 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     await call('POST', '/ops/login', '/ops/login', 303, { rawBody: `token=${OPS_TOKEN}`, headers: form });
     await call('POST', '/ops/login', '/ops/login', 401, { rawBody: 'token=guess', headers: form });
   });
+
+  it('gateway money with no order: the list, attach and resolve (200, 401, 404, 409, 422), and the report beside it', async () => {
+    const keep = async (id: string, reference: string | null, currency = 'EUR') =>
+      (
+        await t.kit.store.unmatched.keep({
+          transaction: {
+            id,
+            relatedId: null,
+            type: 'sale',
+            status: 'captured',
+            amountMinor: 500,
+            currency,
+            refundedMinor: 0,
+            reference,
+          },
+          source: 'webhook',
+          sourceId: `evt_doc_${id}`,
+          orderId: null,
+        })
+      ).money.id;
+    const stamp = Date.now();
+    const [one, two] = [await keep(`${stamp}1`, null), await keep(`${stamp}2`, 'doc-elsewhere')];
+    await call('GET', '/unmatched-money', '/unmatched-money', 200, { ops: true });
+    await call('GET', '/unmatched-money?resolution=open&limit=5', '/unmatched-money', 200, { ops: true });
+    await call('GET', '/unmatched-money', '/unmatched-money', 401);
+    await call('GET', '/unmatched-money?limit=0', '/unmatched-money', 422, { ops: true });
+    const order = await newOrder({ amount: '5.00', currency: 'EUR' });
+    const usd = await newOrder({ amount: '5.00', currency: 'USD' });
+    const attach = '/unmatched-money/{id}/attach';
+    await call('POST', `/unmatched-money/${one}/attach`, attach, 401, { body: { order_id: order } });
+    await call('POST', '/unmatched-money/umn_nobody/attach', attach, 404, {
+      ops: true,
+      body: { order_id: order },
+    });
+    await call('POST', `/unmatched-money/${one}/attach`, attach, 422, { ops: true, body: { order_id: usd } });
+    await call('POST', `/unmatched-money/${one}/attach`, attach, 422, { ops: true, rawBody: 'nope' });
+    const attached = await call('POST', `/unmatched-money/${one}/attach`, attach, 200, {
+      ops: true,
+      body: { order_id: order, by: 'ada' },
+    });
+    expect(attached.body.data.order.status).to.equal('paid');
+    await call('POST', `/unmatched-money/${one}/attach`, attach, 409, {
+      ops: true,
+      body: { order_id: order },
+    });
+    await call('POST', `/unmatched-money/${two}/attach`, attach, 409, {
+      ops: true,
+      body: { order_id: order },
+    });
+    const resolve = '/unmatched-money/{id}/resolve';
+    await call('POST', `/unmatched-money/${two}/resolve`, resolve, 422, { ops: true, body: {} });
+    await call('POST', `/unmatched-money/${two}/resolve`, resolve, 401, { body: { note: 'x' } });
+    await call('POST', '/unmatched-money/umn_nobody/resolve', resolve, 404, {
+      ops: true,
+      body: { note: 'x' },
+    });
+    await call('POST', `/unmatched-money/${two}/resolve`, resolve, 200, {
+      ops: true,
+      body: { note: 'another shop' },
+    });
+    await call('POST', `/unmatched-money/${two}/resolve`, resolve, 409, {
+      ops: true,
+      body: { note: 'again' },
+    });
+    const day = new Date().toISOString().slice(0, 10);
+    const next = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const report = await call(
+      'GET',
+      `/reports/reconciliation?from=${day}&to=${next}`,
+      '/reports/reconciliation',
+      200,
+      {
+        ops: true,
+      },
+    );
+    expect(report.body.data.unmatched_money.rows.length).to.be.greaterThan(1);
+    await call(
+      'GET',
+      `/reports/reconciliation?from=${day}&to=${next}&format=csv`,
+      '/reports/reconciliation',
+      200,
+      {
+        ops: true,
+      },
+    );
+  });
 });

@@ -336,19 +336,20 @@ describe('merchant: the reconciler', () => {
       });
     });
 
-    it("an event for a transaction no order has: retried, then left in bull's failed set; the inbox row stays unprocessed with last_error", async () => {
+    it('an event for a transaction no order has: retried, then kept as gateway money with no order; the inbox row is processed as unmatched, no job is left failed', async () => {
       const orphan = { ...wire((await paidOrder(t)).sale), id: 987654321, merchant_trans_id: 'nobody' };
       const e = event('transaction.captured', orphan);
       expect((await post(t, e.body, secret)).status).to.equal(200);
-      const job = await waitFor('the job in the failed set', async () =>
-        (await t.kit.queue.getFailed()).find((j) => String(j.id) === e.id),
-      );
-      expect(job.attemptsMade, 'attempts made (the kit default here: 3)').to.equal(3);
-      expect(job.failedReason).to.be.a('string').and.not.equal('');
-      const row = await inboxRow(t, e.id);
-      expect(row!.processed_at).to.equal(null);
-      expect(row!.last_error).to.be.a('string').and.contain('987654321');
-      expect(row!.attempts).to.equal(3);
+      const row = await processed(t, e.id);
+      expect(row.outcome).to.equal('unmatched');
+      expect(row.attempts, 'the attempts before the last (the kit default here: 3 in all)').to.equal(2);
+      expect(row.last_error).to.equal(null);
+      const job = await t.kit.queue.getJob(e.id);
+      expect(await job!.getState()).to.equal('completed');
+      expect((await t.kit.queue.getFailed()).map((j) => String(j.id))).to.not.include(e.id);
+      expect(
+        await count(t, 'unmatched_money', { transaction_id: '987654321', reference: 'nobody' }),
+      ).to.equal(1);
       expect(await count(t, 'order_history', { source_id: e.id })).to.equal(0);
     });
 

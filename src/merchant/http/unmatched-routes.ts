@@ -1,0 +1,86 @@
+import type Router from '@koa/router';
+import type { MerchantDeps } from '../checkout/deps.js';
+import { attachMoney, resolveMoney } from '../reconciler/unmatched-actions.js';
+import { unmatchedRow } from '../reports/unmatched.js';
+import type { UnmatchedMoneyRecord } from '../store/records.js';
+import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
+import { authorizeOperator } from './ops-auth.js';
+import { attachSchema, resolveSchema, unmatchedListQuerySchema } from './schemas.js';
+import { orderView } from './views.js';
+
+/** Who decided, when the operator does not say: the channel. */
+const OPERATOR = 'operator';
+
+const notFound = () =>
+  new HttpError(404, 'NOT_FOUND', 'No gateway money with no order has this id.', {
+    errors: { id: ['is not the id of any gateway money with no order'] },
+  });
+
+const notOpen = (money: UnmatchedMoneyRecord) =>
+  new HttpError(409, 'INVALID_STATE', `This money is ${money.resolution} already: only open money can be.`, {
+    data: { resolution: money.resolution, allowed: ['open'] },
+  });
+
+/**
+ * Gateway money with no order (issue 19, part 1), for operators (the ops token): the list, attaching
+ * money to an order (the apply path), resolving it with a note.
+ */
+export function unmatchedRoutes(router: Router, deps: MerchantDeps & { opsApiToken: string }): void {
+  router.get('/unmatched-money', async (ctx) => {
+    authorizeOperator(ctx, deps.opsApiToken);
+    const q = parse(unmatchedListQuerySchema, ctx.query);
+    const money = await deps.store.unmatched.list({ resolution: q.resolution, limit: q.limit });
+    ok(ctx, { unmatched_money: money.map(unmatchedRow) });
+  });
+
+  router.post('/unmatched-money/:id/attach', async (ctx) => {
+    authorizeOperator(ctx, deps.opsApiToken);
+    const body = parse(attachSchema, await jsonBody(ctx));
+    const outcome = await attachMoney(deps, ctx.params.id!, body.order_id, body.by ?? OPERATOR);
+    switch (outcome.kind) {
+      case 'attached':
+        return ok(
+          ctx,
+          { unmatched_money: unmatchedRow(outcome.money), order: orderView(outcome.order, outcome.attempt) },
+          200,
+          'Attached: the payment was applied to the order.',
+        );
+      case 'not_found':
+        throw notFound();
+      case 'not_open':
+        throw notOpen(outcome.money);
+      case 'no_order':
+        throw invalid({ order_id: ['is not the id of any order'] });
+      case 'refused':
+        if (outcome.status === 422) throw invalid({ order_id: [outcome.message] });
+        throw new HttpError(409, outcome.code, `The order ${outcome.message}.`, {
+          errors: { order_id: [outcome.message] },
+        });
+      case 'order_changed':
+        throw new HttpError(
+          409,
+          'ORDER_CHANGED',
+          'The order took another payment while this one was being attached; nothing was done. Read the order and try again.',
+          { errors: { order_id: ['changed while the money was being attached'] } },
+        );
+      default:
+        return outcome satisfies never;
+    }
+  });
+
+  router.post('/unmatched-money/:id/resolve', async (ctx) => {
+    authorizeOperator(ctx, deps.opsApiToken);
+    const body = parse(resolveSchema, await jsonBody(ctx));
+    const outcome = await resolveMoney(deps, ctx.params.id!, body.note, body.by ?? OPERATOR);
+    switch (outcome.kind) {
+      case 'resolved':
+        return ok(ctx, { unmatched_money: unmatchedRow(outcome.money) }, 200, 'Resolved.');
+      case 'not_found':
+        throw notFound();
+      case 'not_open':
+        throw notOpen(outcome.money);
+      default:
+        return outcome satisfies never;
+    }
+  });
+}

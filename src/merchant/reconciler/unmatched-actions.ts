@@ -1,0 +1,142 @@
+import type { Clock } from '../../shared/clock.js';
+import type { About, ObservationSource, TransactionObservation } from '../orders/observation.js';
+import { type AttachPlan, attachPlan } from '../orders/unmatched-money.js';
+import type { Store } from '../store/index.js';
+import type { AttemptRecord, OrderRecord, UnmatchedMoneyRecord } from '../store/records.js';
+import type { Apply } from './apply.js';
+
+/**
+ * What an operator does with gateway money no attempt holds (issue 19, part 1): attach it to an order,
+ * where it goes through the one apply path as the payment's news, or resolve it with a note (a test
+ * payment, money refunded at the gateway, a payment for another shop: whatever a person found).
+ */
+export interface UnmatchedActionDeps {
+  store: {
+    unmatched: Pick<Store['unmatched'], 'get' | 'claim' | 'reopen' | 'resolve'>;
+    orders: Pick<Store['orders'], 'find' | 'startAttempt'>;
+    attempts: Pick<Store['attempts'], 'get'>;
+  };
+  apply: Apply;
+  clock: Clock;
+}
+
+export type AttachOutcome =
+  | { kind: 'attached'; money: UnmatchedMoneyRecord; order: OrderRecord; attempt: AttemptRecord | null }
+  | { kind: 'not_found' }
+  /** Attached or resolved already. */
+  | { kind: 'not_open'; money: UnmatchedMoneyRecord }
+  | { kind: 'no_order' }
+  | (Extract<AttachPlan, { kind: 'refused' }> & { money: UnmatchedMoneyRecord })
+  /** The order changed between the check and the apply (another attempt took a payment): nothing was done. */
+  | { kind: 'order_changed'; money: UnmatchedMoneyRecord };
+
+export type ResolveOutcome =
+  | { kind: 'resolved'; money: UnmatchedMoneyRecord }
+  | { kind: 'not_found' }
+  | { kind: 'not_open'; money: UnmatchedMoneyRecord };
+
+/**
+ * Attaches open money to an order (attachPlan says whether and how). The row is claimed first, so two
+ * operators never attach the same money twice; the payment is then applied to the order's current
+ * attempt (or to a new one, started as a shopper's new try would) as an observation `about` it that
+ * names the transaction, as checkout adopts a payment it meets as ERR_DUPLICATE (About.adopt): decide
+ * judges it like any news, flagging an amount that is not the order's. If that cannot happen, the
+ * claim is undone and the money is open again.
+ */
+export async function attachMoney(
+  deps: UnmatchedActionDeps,
+  id: string,
+  orderId: string,
+  by: string,
+): Promise<AttachOutcome> {
+  const money = await deps.store.unmatched.get(id);
+  if (!money) return { kind: 'not_found' };
+  if (money.resolution !== 'open') return { kind: 'not_open', money };
+  const order = await deps.store.orders.find(orderId);
+  if (!order) return { kind: 'no_order' };
+  const current = order.current_attempt_id ? await deps.store.attempts.get(order.current_attempt_id) : null;
+  const plan = attachPlan(
+    {
+      transactionId: money.transaction_id,
+      relatedId: money.related_transaction_id,
+      type: money.transaction_type,
+      currency: money.currency,
+    },
+    {
+      order,
+      attempt: current && { status: current.status, transactionId: current.gateway_transaction_id },
+    },
+  );
+  if (plan.kind === 'refused') return { ...plan, money };
+  if (!(await deps.store.unmatched.claim(id, order.id, { by }))) {
+    const now = await deps.store.unmatched.get(id);
+    return { kind: 'not_open', money: now ?? money };
+  }
+  try {
+    let attemptId = current?.id;
+    if (plan.kind === 'adopt' && plan.newAttempt) {
+      const mode =
+        money.transaction_type === 'auth' || money.transaction_type === 'sale'
+          ? money.transaction_type
+          : undefined;
+      attemptId = (
+        await deps.store.orders.startAttempt(order.id, { kind: 'card', ...(mode ? { mode } : {}) })
+      ).attempt.id;
+    }
+    const about: About = {
+      orderId: order.id,
+      attemptId: attemptId!,
+      ...(plan.kind === 'adopt' ? { ids: { transactionId: money.transaction_id }, adopt: true } : {}),
+    };
+    const applied = await deps.apply(observationOf(money, about, deps.clock.now()));
+    if (!applied.matched || !applied.order) {
+      await deps.store.unmatched.reopen(id, money.order_id);
+      return { kind: 'order_changed', money };
+    }
+    const attached = (await deps.store.unmatched.get(id))!;
+    return { kind: 'attached', money: attached, order: applied.order, attempt: applied.attempt ?? null };
+  } catch (error) {
+    await deps.store.unmatched.reopen(id, money.order_id).catch(() => {});
+    throw error;
+  }
+}
+
+/** Resolves open money with an operator's note: it leaves the open list, and stays in the report. */
+export async function resolveMoney(
+  deps: Pick<UnmatchedActionDeps, 'store'>,
+  id: string,
+  note: string,
+  by: string,
+): Promise<ResolveOutcome> {
+  const money = await deps.store.unmatched.get(id);
+  if (!money) return { kind: 'not_found' };
+  if (!(await deps.store.unmatched.resolve(id, { by, note }))) {
+    return { kind: 'not_open', money: (await deps.store.unmatched.get(id)) ?? money };
+  }
+  return { kind: 'resolved', money: (await deps.store.unmatched.get(id))! };
+}
+
+/**
+ * The kept transaction as the observation an attach applies: what the gateway last said of it, from
+ * the operator's call (source `api`, as an operation's answer is; the id names the row).
+ */
+function observationOf(m: UnmatchedMoneyRecord, about: About, now: number): TransactionObservation {
+  return {
+    source: 'api' satisfies ObservationSource,
+    sourceId: `attach:${m.id}`,
+    observedAt: now,
+    about,
+    transaction: {
+      id: m.transaction_id,
+      relatedId: m.related_transaction_id,
+      type: m.transaction_type,
+      status: m.status,
+      amountMinor: m.amount_minor,
+      currency: m.currency,
+      refundedMinor: m.refunded_minor,
+      statusReason: m.status_reason,
+      reference: m.reference,
+      captureBefore: m.capture_before?.getTime() ?? null,
+    },
+  };
+}

@@ -1,0 +1,197 @@
+import { Op, type Sequelize, UniqueConstraintError } from 'sequelize';
+import type { Clock } from '../../shared/clock.js';
+import { type RandomSource, randomId } from '../../shared/ids.js';
+import type { TransactionFact } from '../orders/observation.js';
+import { supersedes } from '../orders/unmatched-money.js';
+import type { Models, UnmatchedMoneyColumns, UnmatchedMoneyRow } from './models.js';
+import { plain } from './models.js';
+import type { UnmatchedMoneyRecord, UnmatchedResolution } from './records.js';
+
+/** One observation of money no attempt holds, as the reconciler keeps it. */
+export interface SeenMoney {
+  transaction: TransactionFact;
+  /** The observation's source (`webhook`, `replay`, `recovery`, ...) and its id (the event id). */
+  source: string;
+  sourceId: string;
+  /** The order that carries its reference, if any. */
+  orderId: string | null;
+}
+
+/** What keeping it did: the row as it now stands, and whether this was its first sight. */
+export interface Kept {
+  money: UnmatchedMoneyRecord;
+  first: boolean;
+}
+
+/** What an operator's decision records. */
+export interface Decided {
+  /** Who decided: the operator's name as given, or the channel (`operator`, `cli`). */
+  by: string;
+  note?: string | null;
+}
+
+/**
+ * Gateway money with no order (issue 19, part 1): one row per gateway transaction (and reference),
+ * kept when first seen and brought up to date when seen again: first seen stays, last seen and the
+ * count move, and what the gateway said is replaced only by news that is not older.
+ */
+export class UnmatchedMoneyStore {
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly models: Models,
+    private readonly clock: Clock,
+    private readonly random: RandomSource,
+  ) {}
+
+  async keep(seen: SeenMoney): Promise<Kept> {
+    try {
+      return await this.#keep(seen);
+    } catch (error) {
+      // Two workers met the same new transaction at once: the other inserted it; this one updates it.
+      if (!(error instanceof UniqueConstraintError)) throw error;
+      return this.#keep(seen);
+    }
+  }
+
+  #keep(seen: SeenMoney): Promise<Kept> {
+    const t = seen.transaction;
+    const now = new Date(this.clock.now());
+    const facts = {
+      related_transaction_id: t.relatedId,
+      transaction_type: t.type,
+      status: t.status,
+      status_reason: t.statusReason ?? null,
+      amount_minor: t.amountMinor,
+      refunded_minor: t.refundedMinor,
+      currency: t.currency,
+      capture_before: t.captureBefore == null ? null : new Date(t.captureBefore),
+    };
+    const told = { source: seen.source, source_id: seen.sourceId.slice(0, 128) };
+    return this.sequelize.transaction(async (tx) => {
+      const row = await this.models.UnmatchedMoney.findOne({
+        where: { transaction_id: t.id, reference: t.reference ?? '' },
+        transaction: tx,
+        lock: tx.LOCK.UPDATE,
+      });
+      if (!row) {
+        const created = await this.models.UnmatchedMoney.create(
+          {
+            id: randomId('umn_', this.random),
+            transaction_id: t.id,
+            reference: t.reference ?? '',
+            ...facts,
+            ...told,
+            first_seen_at: now,
+            last_seen_at: now,
+            order_id: seen.orderId,
+          },
+          { transaction: tx },
+        );
+        return { money: record(created), first: true };
+      }
+      // The same observation again (a job bull ran twice) is not a second sight.
+      if (row.source === told.source && row.source_id === told.source_id)
+        return { money: record(row), first: false };
+      const newer = supersedes(
+        { status: row.status, refundedMinor: Number(row.refunded_minor) },
+        { status: t.status, refundedMinor: t.refundedMinor },
+      );
+      await row.update(
+        {
+          ...(newer ? facts : {}),
+          ...told,
+          last_seen_at: now,
+          seen_count: row.seen_count + 1,
+          order_id: row.order_id ?? seen.orderId,
+        },
+        { transaction: tx },
+      );
+      return { money: record(row), first: false };
+    });
+  }
+
+  async get(id: string): Promise<UnmatchedMoneyRecord | null> {
+    const row = await this.models.UnmatchedMoney.findByPk(id);
+    return row && record(row);
+  }
+
+  /** Newest first (by first sight); all of them, or those of one resolution. */
+  async list(o: { resolution?: UnmatchedResolution; limit: number }): Promise<UnmatchedMoneyRecord[]> {
+    const rows = await this.models.UnmatchedMoney.findAll({
+      where: o.resolution ? { resolution: o.resolution } : {},
+      order: [
+        ['first_seen_at', 'DESC'],
+        ['id', 'DESC'],
+      ],
+      limit: o.limit,
+    });
+    return rows.map(record);
+  }
+
+  /** First seen in [from, to), oldest first: the reconciliation report's second part. */
+  async firstSeen(from: Date, to: Date): Promise<UnmatchedMoneyRecord[]> {
+    const rows = await this.models.UnmatchedMoney.findAll({
+      where: { first_seen_at: { [Op.gte]: from, [Op.lt]: to } },
+      order: [
+        ['first_seen_at', 'ASC'],
+        ['id', 'ASC'],
+      ],
+    });
+    return rows.map(record);
+  }
+
+  /** Rows still open, by currency (the gauge). */
+  async openByCurrency(): Promise<Record<string, number>> {
+    const rows = (await this.models.UnmatchedMoney.findAll({
+      attributes: ['currency', [this.sequelize.fn('COUNT', this.sequelize.col('id')), 'n']],
+      where: { resolution: 'open' },
+      group: ['currency'],
+      raw: true,
+    })) as unknown as { currency: string; n: number | string }[];
+    return Object.fromEntries(rows.map((r) => [r.currency, Number(r.n)]));
+  }
+
+  /**
+   * Marks an open row attached to `orderId`, before the payment is applied to it: of two operators
+   * attaching the same money at once, one wins. False: the row is not open (any more).
+   */
+  async claim(id: string, orderId: string, decided: Decided): Promise<boolean> {
+    return this.#decide(id, 'attached', { order_id: orderId, resolved_by: decided.by, resolved_note: null });
+  }
+
+  /** Undoes a claim whose payment could not be applied: the money is open again, for its order. */
+  async reopen(id: string, orderId: string | null): Promise<void> {
+    await this.models.UnmatchedMoney.update(
+      { resolution: 'open', order_id: orderId, resolved_by: null, resolved_at: null },
+      { where: { id, resolution: 'attached' } },
+    );
+  }
+
+  /** Resolves an open row with the operator's note. False: the row is not open (any more). */
+  async resolve(id: string, decided: Decided): Promise<boolean> {
+    return this.#decide(id, 'resolved', { resolved_by: decided.by, resolved_note: decided.note ?? null });
+  }
+
+  async #decide(
+    id: string,
+    resolution: Exclude<UnmatchedResolution, 'open'>,
+    columns: Partial<UnmatchedMoneyColumns>,
+  ): Promise<boolean> {
+    const [changed] = await this.models.UnmatchedMoney.update(
+      { ...columns, resolution, resolved_at: new Date(this.clock.now()) },
+      { where: { id, resolution: 'open' } },
+    );
+    return changed === 1;
+  }
+}
+
+/** A row as its record: amounts as numbers (BIGINT may come back as text), '' as no reference. */
+function record(row: UnmatchedMoneyRow): UnmatchedMoneyRecord {
+  const r = plain(row);
+  return {
+    ...r,
+    reference: r.reference === '' ? null : r.reference,
+    amount_minor: Number(r.amount_minor),
+    refunded_minor: Number(r.refunded_minor),
+  };
+}
