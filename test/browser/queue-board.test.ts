@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.js';
-import { event, inboxRow, paidOrder, post, storedSecret, wire } from '../support/events.js';
+import { inboxRow } from '../support/events.js';
 import { OPS_TOKEN, startTestKit, type TestKit } from '../support/kit.js';
 import { waitFor } from '../support/process.js';
 
 /**
  * issue 11, part 3, in Chromium: an operator opens the queue board (bull-board) through the login
- * form, finds a job that failed (an event no order has), and retries it.
+ * form, finds a job that failed (a stored event that no longer reads), and retries it.
  */
 describe('browser: the queue board', function () {
   this.timeout(60_000);
@@ -23,12 +23,20 @@ describe('browser: the queue board', function () {
   before(async function () {
     browser = await launchChromium(this);
     t = await startTestKit();
-    const orphan = { ...wire((await paidOrder(t)).sale), id: 987654321, merchant_trans_id: 'nobody' };
-    const e = event('transaction.captured', orphan);
-    failedId = e.id;
-    expect((await post(t, e.body, await storedSecret(t))).status).to.equal(200);
+    // A stored event that no longer reads as one (its bytes are not an event): retrying cannot help,
+    // so it goes to the failed set at once. (Money no order holds is kept, not failed: issue 19.)
+    failedId = `evt_board_${Date.now()}`;
+    await t.kit.store.inbox.store({
+      id: failedId,
+      type: 'transaction.captured',
+      transactionId: '987654321',
+      source: 'webhook',
+      payload: '{"id":"not an event"}',
+      now: new Date(),
+    });
+    await t.kit.enqueue(failedId);
     await waitFor('the job in the failed set', async () =>
-      (await t.kit.queue.getFailed()).some((j) => String(j.id) === e.id),
+      (await t.kit.queue.getFailed()).some((j) => String(j.id) === failedId),
     );
     page = await browser!.newPage({ viewport: { width: 1280, height: 800 } });
   });
@@ -61,7 +69,7 @@ describe('browser: the queue board', function () {
     await page.goto(`${t.url}/ops/queues/queue/observations?status=failed`);
     await page.getByText(failedId).first().waitFor();
     await screenshot('3-failed');
-    expect(await page.innerText('body')).to.contain('no order has transaction 987654321');
+    expect(await page.innerText('body')).to.contain(`inbox event ${failedId} is unreadable`);
     const before = (await inboxRow(t, failedId))!.attempts as number;
     await page.getByRole('button', { name: 'Retry all' }).click();
     // bull-board asks before it acts on every failed job.
