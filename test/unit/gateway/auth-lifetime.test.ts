@@ -11,6 +11,7 @@ import {
   planVoid,
   type Transaction,
 } from '../../../src/gateway/domain/transactions.js';
+import { transactionRecord } from '../../support/transaction-record.js';
 
 /** sandbox.md section 11, Authorisation lifetime, as pure rules. */
 
@@ -18,32 +19,8 @@ const T0 = Date.UTC(2026, 10, 1);
 const DAY = 24 * 60 * 60 * 1000;
 const WEEK = 7 * DAY;
 
-function auth(overrides: Partial<Transaction> = {}): Transaction {
-  return {
-    id: 100000,
-    relatedId: null,
-    merchantId: 1001,
-    cardholderId: 1,
-    type: 'auth',
-    status: 'auth',
-    amount: 10_000,
-    currency: 'EUR',
-    capturedAmount: 0,
-    refundedAmount: 0,
-    chargebackAmount: 0,
-    reference: 'r1',
-    description: null,
-    statusReason: null,
-    acquirerTransId: 'a',
-    acquirerAuthCode: 'X',
-    acquirerRefNum: 'n',
-    ipAddress: '127.0.0.1',
-    captureBefore: T0 + WEEK,
-    createdAt: T0,
-    updatedAt: T0,
-    ...overrides,
-  };
-}
+const auth = (overrides: Partial<Transaction> = {}): Transaction =>
+  transactionRecord({ captureBefore: T0 + WEEK, ...overrides });
 
 const seedAt = (now: number): ChildSeed => ({ id: 200000, now, acquirerTransId: 'c', acquirerRefNum: 'm' });
 

@@ -7,38 +7,15 @@ import {
   planChargebackReversal,
 } from '../../../src/gateway/domain/chargebacks.js';
 import type { Transaction } from '../../../src/gateway/domain/transactions.js';
+import { transactionRecord } from '../../support/transaction-record.js';
 
 /** sandbox.md sections 10 and 11: chargebacks and their reversal, as pure rules. */
 
 const T0 = Date.UTC(2026, 10, 1);
 const NOW = T0 + 60_000;
 
-function record(overrides: Partial<Transaction> = {}): Transaction {
-  return {
-    id: 100000,
-    relatedId: null,
-    merchantId: 1001,
-    cardholderId: 1,
-    type: 'sale',
-    status: 'captured',
-    amount: 10_000,
-    currency: 'EUR',
-    capturedAmount: 10_000,
-    refundedAmount: 0,
-    chargebackAmount: 0,
-    reference: 'r1',
-    description: null,
-    statusReason: null,
-    acquirerTransId: 'a',
-    acquirerAuthCode: 'X',
-    acquirerRefNum: 'n',
-    ipAddress: '127.0.0.1',
-    captureBefore: null,
-    createdAt: T0,
-    updatedAt: T0,
-    ...overrides,
-  };
-}
+const record = (overrides: Partial<Transaction> = {}): Transaction =>
+  transactionRecord({ type: 'sale', status: 'captured', capturedAmount: 10_000, ...overrides });
 
 const sale = (overrides: Partial<Transaction> = {}): PaymentFamily => {
   const payment = record(overrides);

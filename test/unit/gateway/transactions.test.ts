@@ -9,35 +9,11 @@ import {
   type Transaction,
   transactionView,
 } from '../../../src/gateway/domain/transactions.js';
+import { transactionRecord } from '../../support/transaction-record.js';
 
 const T0 = Date.UTC(2026, 10, 1);
 
-function payment(overrides: Partial<Transaction> = {}): Transaction {
-  return {
-    id: 100000,
-    relatedId: null,
-    merchantId: 1001,
-    cardholderId: 1,
-    type: 'auth',
-    status: 'auth',
-    amount: 10_000,
-    currency: 'EUR',
-    capturedAmount: 0,
-    refundedAmount: 0,
-    chargebackAmount: 0,
-    reference: 'r1',
-    description: null,
-    statusReason: null,
-    acquirerTransId: 'a',
-    acquirerAuthCode: 'X',
-    acquirerRefNum: 'n',
-    ipAddress: '127.0.0.1',
-    captureBefore: null,
-    createdAt: T0,
-    updatedAt: T0,
-    ...overrides,
-  };
-}
+const payment = (overrides: Partial<Transaction> = {}): Transaction => transactionRecord({ ...overrides });
 
 let nextId = 200000;
 const seed = (): ChildSeed => ({ id: nextId++, now: T0 + 1000, acquirerTransId: 'c', acquirerRefNum: 'm' });
