@@ -6,6 +6,7 @@ import * as gatewayView from './2026-11-24-05-gateway-view.js';
 import * as inboxReceipts from './2026-11-24-06-inbox-receipts.js';
 import * as captureBefore from './2026-11-24-07-capture-before.js';
 import * as unmatchedMoney from './2026-11-24-08-unmatched-money.js';
+import * as moneyAt from './2026-11-24-09-money-at.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   { name: '2026-11-24-06-inbox-receipts', ...inboxReceipts },
   { name: '2026-11-24-07-capture-before', ...captureBefore },
   { name: '2026-11-24-08-unmatched-money', ...unmatchedMoney },
+  { name: '2026-11-24-09-money-at', ...moneyAt },
 ];

@@ -128,6 +128,7 @@ export class MemoryStore {
       failure_code: null,
       session_expires_at: null,
       capture_before: null,
+      money_at: null,
       gateway_status: null,
       gateway_amount_minor: null,
       gateway_currency: null,

@@ -108,6 +108,7 @@ export function appliedTwice(history: readonly HistoryLine[]): string[] {
   for (const h of applied) {
     if (!ENTERED_ONCE.includes(h.status_after)) continue;
     if (h.status_before === h.status_after) continue; // a superseded attempt's own record
+    if (h.status_before === 'disputed') continue; // a chargeback reversed: paid again, once more
     const key = `${h.order_id} -> ${h.status_after}`;
     into.set(key, (into.get(key) ?? 0) + 1);
   }

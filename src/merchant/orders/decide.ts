@@ -16,6 +16,11 @@ export interface PaymentState {
   refundedMinor: number;
   /** The capture record's id, once seen: a second, different one is a double capture. */
   captureId: string | null;
+  /**
+   * The gateway's time (`updated_at`) of the latest record seen once money moved: whether the
+   * payment is charged back now is what the latest record says (a reversal follows a chargeback).
+   */
+  moneyAt: number | null;
 }
 
 export const INITIAL_PAYMENT: PaymentState = {
@@ -23,6 +28,7 @@ export const INITIAL_PAYMENT: PaymentState = {
   capturedMinor: null,
   refundedMinor: 0,
   captureId: null,
+  moneyAt: null,
 };
 
 export interface AttemptFacts {
@@ -64,6 +70,8 @@ interface Reading {
   capturedMinor?: number;
   refundedMinor?: number;
   captureId?: string;
+  /** The record's gateway time, when it says one. */
+  at?: number | null;
 }
 
 /** Where a status sits on the way a payment goes; failed, cancelled, expired and voided are dead ends. */
@@ -89,6 +97,12 @@ const PLACE: Record<OrderStatus, { line: Line; rank: number }> = {
  */
 export function interpret(obs: Observation, attempt: AttemptFacts): Reading | null {
   if (isFinding(obs)) return isReview(obs.finding) ? null : { status: obs.finding.status };
+  const reading = readRecord(obs, attempt);
+  return reading && { ...reading, at: obs.transaction.updatedAt ?? null };
+}
+
+/** What a transaction record says about the attempt (interpret's reading, before its time). */
+function readRecord(obs: TransactionObservation, attempt: AttemptFacts): Reading | null {
   const t = obs.transaction;
   const refunds = t.refundedMinor > 0 ? { refundedMinor: t.refundedMinor } : {};
   if (t.id !== attempt.transactionId) {
@@ -162,8 +176,17 @@ function merge(current: PaymentState, r: Reading): PaymentState {
   const captureId = current.captureId ?? r.captureId ?? null;
   const a = PLACE[current.status];
   const b = PLACE[r.status];
+  const moneyAt =
+    movedMoney(r.status) && typeof r.at === 'number'
+      ? Math.max(current.moneyAt ?? r.at, r.at)
+      : current.moneyAt;
   let status: OrderStatus;
-  if (a.line === 'live' && b.line === 'live') status = b.rank > a.rank ? r.status : current.status;
+  // Once money moved, the latest record by the gateway's time says whether it is charged back: a
+  // captured record after a chargeback is its reversal; one before it is old news.
+  const timed = typeof r.at === 'number' && current.moneyAt !== null;
+  if (movedMoney(current.status) && movedMoney(r.status) && timed && r.at !== current.moneyAt)
+    status = r.at! > current.moneyAt! ? r.status : current.status;
+  else if (a.line === 'live' && b.line === 'live') status = b.rank > a.rank ? r.status : current.status;
   else if (a.line === 'live') status = r.status;
   // A session's own status can say expired where its transaction only says cancelled: the finer word wins.
   else status = current.status === 'cancelled' && r.status === 'expired' ? 'expired' : current.status;
@@ -175,8 +198,11 @@ function merge(current: PaymentState, r: Reading): PaymentState {
           ? 'refunded'
           : 'partially_refunded';
   }
-  return { status, capturedMinor, refundedMinor, captureId };
+  return { status, capturedMinor, refundedMinor, captureId, moneyAt };
 }
+
+/** Statuses after money moved: paid, refunded in part or in full, or charged back. */
+const movedMoney = (s: OrderStatus) => PLACE[s].line === 'live' && PLACE[s].rank >= 3;
 
 /** A reading that adds nothing is old news when it is from an earlier stage or a smaller refund total. */
 function behind(current: PaymentState, r: Reading): boolean {
@@ -190,7 +216,8 @@ const same = (a: PaymentState, b: PaymentState) =>
   a.status === b.status &&
   a.capturedMinor === b.capturedMinor &&
   a.refundedMinor === b.refundedMinor &&
-  a.captureId === b.captureId;
+  a.captureId === b.captureId &&
+  a.moneyAt === b.moneyAt;
 
 /** Money checks: what does not match the order is flagged, whatever else happens. */
 function moneyProblem(

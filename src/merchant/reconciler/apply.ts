@@ -183,6 +183,7 @@ function attemptFacts(order: OrderRecord, attempt: AttemptRecord): AttemptFacts 
       capturedMinor: attempt.captured_minor,
       refundedMinor: attempt.refunded_minor,
       captureId: attempt.capture_id,
+      moneyAt: attempt.money_at?.getTime() ?? null,
     },
   };
 }
@@ -222,6 +223,7 @@ function changeOf(
             captured_minor: next.capturedMinor,
             refunded_minor: next.refundedMinor,
             capture_id: next.captureId,
+            money_at: next.moneyAt === null ? null : new Date(next.moneyAt),
             failure_code: failureCode,
           }),
       ...(view ? viewColumns(view) : {}),

@@ -35,6 +35,7 @@ export type AttemptRow = Row<
   | 'refunded_minor'
   | 'session_expires_at'
   | 'capture_before'
+  | 'money_at'
   | 'gateway_status'
   | 'gateway_amount_minor'
   | 'gateway_currency'
@@ -121,6 +122,7 @@ export function defineModels(sequelize: Sequelize): Models {
       hold_expires_at: when(true),
       session_expires_at: when(true),
       capture_before: when(true),
+      money_at: when(true),
       gateway_status: str(32),
       gateway_amount_minor: minor(),
       gateway_currency: { type: DataTypes.CHAR(3), allowNull: true },

@@ -46,6 +46,7 @@ export interface Change {
       | 'verification_id'
       | 'session_expires_at'
       | 'capture_before'
+      | 'money_at'
       | 'status'
       | 'captured_minor'
       | 'refunded_minor'

@@ -45,6 +45,8 @@ export interface AttemptRecord {
   session_expires_at: Date | null;
   /** An auth's deadline to be captured or voided, as its gateway record says (sandbox.md section 11). */
   capture_before: Date | null;
+  /** The gateway's time of the latest record seen once money moved (decide's PaymentState.moneyAt). */
+  money_at: Date | null;
   /** What the gateway last said of the attempt's transaction (the reconciliation report's right side). */
   gateway_status: string | null;
   gateway_amount_minor: number | null;

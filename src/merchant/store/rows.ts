@@ -42,6 +42,7 @@ export const ATTEMPT_COLUMNS = [
   'failure_code',
   'session_expires_at',
   'capture_before',
+  'money_at',
   'gateway_status',
   'gateway_amount_minor',
   'gateway_currency',

@@ -30,7 +30,7 @@ const facts = (status: PaymentState['status']): AttemptFacts => ({
   sale: false,
   transactionId: '100',
   current: true,
-  state: { status, capturedMinor: null, refundedMinor: 0, captureId: null },
+  state: { status, capturedMinor: null, refundedMinor: 0, captureId: null, moneyAt: null },
 });
 
 describe('merchant: decide, an authorisation that lapses', () => {

@@ -52,15 +52,18 @@ const record = (over: Partial<TransactionFact>): TransactionFact => ({
   ...over,
 });
 
-/** Refund amounts that sum to at most `captured`, and an optional chargeback after them. */
+/** Refund amounts that sum to at most `captured`, an optional chargeback after them, and its reversal. */
 const afterCapture = fc.record({
   refunds: fc.array(fc.integer({ min: 1, max: 4000 }), { maxLength: 4 }),
   chargeback: fc.boolean(),
+  reversed: fc.boolean(),
 });
 
 const storyArb: fc.Arbitrary<Story> = fc.oneof(
   // A card sale, then refunds and perhaps a chargeback.
-  afterCapture.map(({ refunds, chargeback }) => build('card', 'sale', AMOUNT, refunds, chargeback)),
+  afterCapture.map(({ refunds, chargeback, reversed }) =>
+    build('card', 'sale', AMOUNT, refunds, chargeback, reversed),
+  ),
   // A card auth, then a (partial) capture with refunds, or a void, or nothing more, or its lapse.
   fc
     .record({
@@ -69,7 +72,8 @@ const storyArb: fc.Arbitrary<Story> = fc.oneof(
       rest: afterCapture,
     })
     .map(({ next, captured, rest }) => {
-      if (next === 'capture') return build('card', 'auth', captured, rest.refunds, rest.chargeback);
+      if (next === 'capture')
+        return build('card', 'auth', captured, rest.refunds, rest.chargeback, rest.reversed);
       const s = start('card', false);
       // An approved auth carries its deadline for its whole life.
       const auth = record({ type: 'auth', status: 'auth', captureBefore: 7 * 86_400_000 });
@@ -94,7 +98,8 @@ const storyArb: fc.Arbitrary<Story> = fc.oneof(
   fc
     .record({ end: fc.constantFrom('paid', 'failed', 'cancelled', 'expired'), rest: afterCapture })
     .map(({ end, rest }) => {
-      if (end === 'paid') return build('redirect', 'sale', AMOUNT, rest.refunds, rest.chargeback);
+      if (end === 'paid')
+        return build('redirect', 'sale', AMOUNT, rest.refunds, rest.chargeback, rest.reversed);
       const s = start('redirect');
       const pending = record({ status: 'pending' });
       s.answers.push(obs('api', pending, 'pending_redirect'));
@@ -125,8 +130,11 @@ function build(
   captured: number,
   refunds: number[],
   chargeback: boolean,
+  reversed = false,
 ): Story {
   const s = start(kind, type === 'sale');
+  // The gateway's clock: every record a step makes carries the time of that step (its updated_at).
+  let at = 1;
   let parent: TransactionFact;
   if (type === 'sale') {
     if (kind === 'redirect') {
@@ -134,7 +142,7 @@ function build(
       s.answers.push(obs('api', pending, 'pending_redirect'));
       s.snapshots.push(pending);
     }
-    parent = record({});
+    parent = record({ updatedAt: at });
     (kind === 'card' ? s.answers : s.events).push(obs(kind === 'card' ? 'api' : 'webhook', parent));
     if (kind === 'card') s.events.push(obs('webhook', parent));
   } else {
@@ -147,10 +155,11 @@ function build(
       type: 'capture',
       status: 'captured',
       amountMinor: captured,
+      updatedAt: at,
     });
     s.answers.push(obs('api', capture)); // the operator's capture: the kit's own call
     s.events.push(obs('webhook', capture));
-    parent = record({ type: 'auth', status: 'captured' });
+    parent = record({ type: 'auth', status: 'captured', updatedAt: at });
   }
   s.snapshots.push(parent);
   let total = 0;
@@ -158,7 +167,8 @@ function build(
     if (total + amount > captured) return;
     total += amount;
     const status = total === captured ? 'refunded' : 'captured';
-    parent = { ...parent, status, refundedMinor: total };
+    at += 1;
+    parent = { ...parent, status, refundedMinor: total, updatedAt: at };
     s.events.push(
       obs(
         'webhook',
@@ -169,6 +179,7 @@ function build(
           status: 'refunded',
           amountMinor: amount,
           refundedMinor: total,
+          updatedAt: at,
         }),
       ),
     );
@@ -176,10 +187,20 @@ function build(
   });
   let status: OrderStatus = total === 0 ? 'paid' : total === captured ? 'refunded' : 'partially_refunded';
   if (chargeback && total < captured) {
-    parent = { ...parent, status: 'chargeback' };
+    const before = parent;
+    at += 1;
+    parent = { ...parent, status: 'chargeback', updatedAt: at };
     s.events.push(obs('webhook', parent));
     s.snapshots.push(parent);
     status = 'disputed';
+    if (reversed) {
+      // The dispute is won (sandbox.md section 11): the record is captured again, later.
+      at += 1;
+      parent = { ...before, updatedAt: at };
+      s.events.push(obs('webhook', parent));
+      s.snapshots.push(parent);
+      status = total === 0 ? 'paid' : 'partially_refunded';
+    }
   }
   return { ...s, truth: { status, refunded: total, captured } };
 }

@@ -14,6 +14,7 @@ const transaction = {
   amount: 1234,
   currency: 'EUR',
   refunded_amount: 0,
+  updated_at: '2026-11-01T11:59:59.123456Z',
 };
 const payload = (over: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -45,6 +46,7 @@ describe('merchant: parseEvent (bytes to an observation)', () => {
         statusReason: null,
         reference: 'order-7',
         captureBefore: null,
+        updatedAt: Date.UTC(2026, 10, 1, 11, 59, 59, 123),
       },
     });
   });

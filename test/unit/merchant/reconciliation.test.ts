@@ -39,6 +39,7 @@ const attempt = (over: Partial<AttemptRecord> = {}): AttemptRecord => ({
   payment_method: null,
   gateway_transaction_id: '100',
   capture_before: null,
+  money_at: null,
   payment_session_id: null,
   verification_id: null,
   status: 'paid',
