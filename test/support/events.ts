@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import type { Transaction } from '../../src/gateway/domain/transactions.js';
 import { type Clock, isoMicros, unixSeconds } from '../../src/shared/clock.js';
 import { sign } from '../../src/shared/signature.js';
-import { row } from './db.js';
+import { row, rows } from './db.js';
 import { card, jsonOf, MERCHANT_KEY } from './gateway.js';
 import type { TestKit } from './kit.js';
 import { waitFor } from './process.js';
@@ -199,3 +199,14 @@ export const processed = (t: TestKit, id: string) =>
     const row = await inboxRow(t, id);
     return row?.processed_at ? row : null;
   });
+
+/** Waits until every event the embedded sandbox recorded for `reference` is stored and processed by the kit. */
+export async function referenceSettled(t: TestKit, reference: string): Promise<void> {
+  const ids = () =>
+    [...stateOf(t).webhooks.events.values()].filter((e) => e.reference === reference).map((e) => e.id);
+  await waitFor('the gateway events processed', async () => {
+    const want = ids();
+    const done = await rows(t, 'webhook_inbox', { event_id: want });
+    return want.length > 0 && done.length === want.length && done.every((r) => r.processed_at);
+  });
+}

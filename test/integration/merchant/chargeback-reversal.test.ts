@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { rows } from '../../support/db.js';
+import { referenceSettled } from '../../support/events.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
 import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
 import { waitFor } from '../../support/process.js';
@@ -28,19 +29,6 @@ describe('merchant: a chargeback reversed', function () {
     });
     expect(res.status, await res.clone().text()).to.equal(200);
   };
-  /** Every event the gateway recorded for the reference, processed by the kit. */
-  const settled = async (reference: string) => {
-    const ids = () =>
-      [...t.kit.sandbox!.deps.state.webhooks.events.values()]
-        .filter((e) => e.reference === reference)
-        .map((e) => e.id);
-    await waitFor('the gateway events processed', async () => {
-      const want = ids();
-      const done = await rows(t, 'webhook_inbox', { event_id: want });
-      return want.length > 0 && done.length === want.length && done.every((r) => r.processed_at);
-    });
-  };
-
   it('paid, charged back (disputed), the dispute won (paid again), never flagged', async () => {
     const created = await t.call('POST', '/orders', { body: { amount: '30.00', currency: 'EUR' } });
     const { id, reference } = created.body.data.order as { id: string; reference: string };
@@ -50,12 +38,12 @@ describe('merchant: a chargeback reversed', function () {
 
     t.sandboxClock.advance(1000);
     await control(`/sandbox/transactions/${transaction}/chargeback`);
-    await settled(reference);
+    await referenceSettled(t, reference);
     expect((await getOrder(t, id)).status).to.equal('disputed');
 
     t.sandboxClock.advance(1000);
     await control(`/sandbox/transactions/${transaction}/chargeback/reverse`);
-    await settled(reference);
+    await referenceSettled(t, reference);
     const order = await getOrder(t, id);
     expect(order).to.include({ status: 'paid', captured_amount: 3000, needs_review: false });
     const moves = order.history

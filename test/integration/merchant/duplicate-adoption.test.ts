@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { ApiDocument } from '../../../src/shared/api-document.js';
 import { responseChecker } from '../../support/api-document.js';
 import { row, rows } from '../../support/db.js';
+import { referenceSettled } from '../../support/events.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
 import { getOrder, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
 import { waitFor } from '../../support/process.js';
@@ -71,15 +72,7 @@ describe('merchant: a payment the kit never heard the answer to (ERR_DUPLICATE a
   };
   /** Every event the gateway sent for the order is processed; the order as it then stands. */
   const afterWebhooks = async (orderId: string, reference: string) => {
-    const ids = () =>
-      [...t.kit.sandbox!.deps.state.webhooks.events.values()]
-        .filter((e) => e.reference === reference)
-        .map((e) => e.id);
-    await waitFor('the gateway events processed', async () => {
-      const want = ids();
-      const done = await rows(t, 'webhook_inbox', { event_id: want });
-      return want.length > 0 && done.length === want.length && done.every((r) => r.processed_at);
-    });
+    await referenceSettled(t, reference);
     return getOrder(t, orderId);
   };
 
