@@ -1,9 +1,7 @@
 import { expect } from 'chai';
-import { rows } from '../../support/db.js';
 import { referenceSettled } from '../../support/events.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
 import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
-import { waitFor } from '../../support/process.js';
 import { expectOrdersTrue } from '../../support/truth.js';
 
 /**

@@ -5,7 +5,6 @@ import { row, rows } from '../../support/db.js';
 import { referenceSettled } from '../../support/events.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
 import { getOrder, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
-import { waitFor } from '../../support/process.js';
 
 /**
  * Issue 18, part 1: the kit died after its call reached the gateway and before it heard the answer;
