@@ -7,6 +7,7 @@ import * as inboxReceipts from './2026-11-24-06-inbox-receipts.js';
 import * as captureBefore from './2026-11-24-07-capture-before.js';
 import * as unmatchedMoney from './2026-11-24-08-unmatched-money.js';
 import * as moneyAt from './2026-11-24-09-money-at.js';
+import * as disputes from './2026-11-24-10-disputes.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   { name: '2026-11-24-07-capture-before', ...captureBefore },
   { name: '2026-11-24-08-unmatched-money', ...unmatchedMoney },
   { name: '2026-11-24-09-money-at', ...moneyAt },
+  { name: '2026-11-24-10-disputes', ...disputes },
 ];

@@ -10,11 +10,13 @@ import { removeStateFile } from './gateway/persistence/state-file.js';
 import { createPool, createSequelize, migrate } from './infra/database.js';
 import { secretLabel } from './kit/gateway.js';
 import { NO_CARD_NUMBER } from './merchant/http/schemas.js';
+import { disputeView } from './merchant/http/views.js';
+import { DISPUTE_OUTCOMES, type DisputeOutcome } from './merchant/orders/disputes.js';
 import { attachMoney, resolveMoney } from './merchant/reconciler/unmatched-actions.js';
 import { reportCsv } from './merchant/reports/csv.js';
 import { reconciliationReport } from './merchant/reports/generate.js';
 import { unmatchedRow } from './merchant/reports/unmatched.js';
-import { createStore, type Store } from './merchant/store/index.js';
+import { createStore, isDispute, type Store } from './merchant/store/index.js';
 import { UNMATCHED_RESOLUTIONS, type UnmatchedResolution } from './merchant/store/records.js';
 import { hasCardNumber } from './shared/card-numbers.js';
 import { systemClock } from './shared/clock.js';
@@ -221,7 +223,7 @@ program
           ['mismatched', counts('mismatched')],
           ...report.totals.map((t): [string, string] => [
             t.currency,
-            `captured ${t.captured_formatted}, refunded ${t.refunded_formatted}, net ${t.net_formatted}`,
+            `captured ${t.captured_formatted}, refunded ${t.refunded_formatted}, disputed ${t.disputed_formatted}, net ${t.net_formatted}`,
           ]),
           ['gateway money with no order', report.unmatched.rows.length],
           ...report.unmatched.totals.map((t): [string, string] => [
@@ -232,6 +234,41 @@ program
         ],
       ),
     );
+  });
+
+const disputes = program
+  .command('disputes')
+  .description('chargebacks of orders: open, won (reversed by the gateway) or lost (an operator said so)');
+
+disputes
+  .command('list')
+  .description('newest first; JSON on stdout')
+  .option('--outcome <outcome>', 'only open, won or lost disputes')
+  .option('--limit <n>', 'at most this many (1 to 1000)', '100')
+  .action(async (options: { outcome?: string; limit: string }) => {
+    const c = config();
+    const outcome = options.outcome as DisputeOutcome | undefined;
+    if (outcome !== undefined && !DISPUTE_OUTCOMES.includes(outcome))
+      return fail(`--outcome: must be open, won or lost (got "${options.outcome}")`);
+    const limit = listLimit(options.limit);
+    print((await withStore(c, (store) => store.disputes.list({ outcome, limit }))).map(disputeView));
+  });
+
+disputes
+  .command('lost <id>')
+  .description('record an open dispute as lost (the bank ruled for the customer); the order stays disputed')
+  .requiredOption('--note <text>', 'what the bank decided (at most 512 characters, no card number)')
+  .option('--by <name>', 'who decided (kept with the dispute)', 'cli')
+  .action(async (id: string, options: { note: string; by: string }) => {
+    const c = config();
+    const note = options.note.trim();
+    if (note === '' || note.length > 512) return fail('--note: must be 1 to 512 characters');
+    if (hasCardNumber(note)) return fail(`--note: ${NO_CARD_NUMBER}`);
+    const by = operatorName(options.by);
+    const outcome = await withStore(c, (store) => store.disputes.lose(id, { by, note }));
+    if (isDispute(outcome)) return print({ dispute: disputeView(outcome) });
+    if (outcome.kind === 'not_found') return fail(`${id}: no dispute has this id`);
+    return fail(`${id}: this dispute is ${outcome.dispute.outcome} already`);
   });
 
 const unmatched = program
@@ -250,11 +287,7 @@ unmatched
       console.error(`--resolution: must be open, attached or resolved (got "${options.resolution}")`);
       process.exit(1);
     }
-    const limit = Number(options.limit);
-    if (!/^\d{1,4}$/.test(options.limit) || limit < 1 || limit > 1000) {
-      console.error(`--limit: must be a whole number from 1 to 1000 (got "${options.limit}")`);
-      process.exit(1);
-    }
+    const limit = listLimit(options.limit);
     const money = await withStore(c, (store) => store.unmatched.list({ resolution, limit }));
     print(money.map(unmatchedRow));
   });
@@ -380,6 +413,14 @@ function operatorName(by: string): string {
   if (!/^[\x20-\x7e]{1,64}$/.test(by)) fail('--by: must be 1 to 64 printable characters');
   if (hasCardNumber(by)) fail(`--by: ${NO_CARD_NUMBER}`);
   return by;
+}
+
+/** `--limit`: a whole number from 1 to 1000. */
+function listLimit(text: string): number {
+  const limit = Number(text);
+  if (!/^\d{1,4}$/.test(text) || limit < 1 || limit > 1000)
+    fail(`--limit: must be a whole number from 1 to 1000 (got "${text}")`);
+  return limit;
 }
 
 /** A command-line timestamp, or one line naming the option and exit 1. */

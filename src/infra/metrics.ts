@@ -14,6 +14,8 @@ export interface MetricSources {
   webhookHealth(): Promise<{ status: string; consecutiveFailures: number } | null>;
   /** Gateway money with no order still open, by currency (issue 19). */
   unmatchedOpen(): Promise<Record<string, number>>;
+  /** Disputes not yet won or lost, by currency. */
+  disputesOpen(): Promise<Record<string, number>>;
 }
 
 /**
@@ -92,6 +94,18 @@ export class KitMetrics {
         const open = await metrics.#read((s) => s.unmatchedOpen());
         if (open === null) return;
         // A currency whose last open row was settled must read 0, not its last count.
+        this.reset();
+        for (const [currency, n] of Object.entries(open)) this.set({ currency }, n);
+      },
+    });
+    new Gauge({
+      name: 'kit_disputes_open',
+      help: 'Chargebacks of orders not yet won (reversed by the gateway) or lost (an operator said so), by currency',
+      labelNames: ['currency'],
+      registers,
+      async collect() {
+        const open = await metrics.#read((s) => s.disputesOpen());
+        if (open === null) return;
         this.reset();
         for (const [currency, n] of Object.entries(open)) this.set({ currency }, n);
       },

@@ -33,6 +33,7 @@ export function metricSources(a: Adapters, jobs: Jobs): MetricSources {
       };
     },
     unmatchedOpen: () => bounded('gateway money with no order', a.store.unmatched.openByCurrency()),
+    disputesOpen: () => bounded('the disputes', a.store.disputes.openByCurrency()),
     webhookHealth: async () => {
       const health = await bounded('the health', jobs.lastHealth());
       return health && { status: health.status, consecutiveFailures: health.consecutiveFailures };

@@ -36,6 +36,7 @@ export class MemoryStore {
       status: 'pending',
       captured_minor: null,
       refunded_minor: 0,
+      disputed_minor: 0,
       failure_code: null,
       needs_review: false,
       review_reason: null,
@@ -110,6 +111,7 @@ export class MemoryStore {
       failure_code: order.failure_code,
       captured_minor: order.captured_minor,
       refunded_minor: order.refunded_minor,
+      disputed_minor: order.disputed_minor,
       next_poll_at: order.next_poll_at,
     };
     const attempt: AttemptRecord = {
@@ -124,6 +126,7 @@ export class MemoryStore {
       status: 'pending',
       captured_minor: null,
       refunded_minor: 0,
+      disputed_minor: 0,
       capture_id: null,
       failure_code: null,
       session_expires_at: null,

@@ -21,6 +21,18 @@ export class OperationConflict extends Error {
   override name = 'OperationConflict';
 }
 
+/**
+ * A refund of a charged-back payment: the bank took the money back from the shop already, so a refund
+ * would pay the customer twice (and the gateway refuses it). Not a typo; if the dispute is won the
+ * order is paid again and can be refunded.
+ */
+export class OrderDisputed extends Error {
+  override name = 'OrderDisputed';
+  constructor(readonly order: OrderRecord) {
+    super(`order ${order.id} is disputed`);
+  }
+}
+
 export class NothingToOperate extends Error {
   override name = 'NothingToOperate';
 }
@@ -53,6 +65,7 @@ export async function operate(
     };
   }
   if (!op) {
+    if (operation === 'refund' && order.status === 'disputed') throw new OrderDisputed(order);
     if (!ALLOWED[operation].includes(order.status))
       throw new InvalidTransition(order.status, ALLOWED[operation], operation);
     const attempt = order.current_attempt_id ? await deps.store.attempts.get(order.current_attempt_id) : null;

@@ -11,6 +11,7 @@ import {
 import { BOARD_PATH } from './ops-board.js';
 import { reportQuerySchema } from './report-routes.js';
 import {
+  disputeSchema,
   failure,
   invalidStateSchema,
   operationAnswerSchema,
@@ -26,6 +27,8 @@ import {
   attachSchema,
   captureSchema,
   createOrderSchema,
+  disputeListQuerySchema,
+  loseDisputeSchema,
   methodsQuerySchema,
   payCardSchema,
   payRedirectSchema,
@@ -108,6 +111,13 @@ const unmatchedStateSchema = z
     id: 'UnmatchedState',
     description: "The money's resolution and the one the action is allowed from.",
   });
+const disputePath = z.object({ id: z.string().meta({ description: 'The dispute id (`dsp_...`).' }) });
+const disputeStateSchema = z
+  .object({ outcome: z.enum(['open', 'won', 'lost']), allowed: z.array(z.literal('open')) })
+  .meta({ id: 'DisputeState', description: "The dispute's outcome and the one the action is allowed from." });
+const disputedSchema = z
+  .object({ status: z.literal('disputed'), disputed_amount: z.number().int() })
+  .meta({ id: 'Disputed', description: 'The order is disputed: what the chargeback took, in minor units.' });
 const unauthorized = {
   401: jsonAnswer(
     '`UNAUTHORIZED`: no `Authorization: Bearer <OPS_API_TOKEN>`, or another token.',
@@ -208,8 +218,8 @@ function operation(
       ...unauthorized,
       ...orderNotFound,
       409: jsonAnswer(
-        "`INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation).",
-        failure('gateway', z.union([invalidStateSchema, operationAnswerSchema, z.null()])),
+        "`INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation).",
+        failure('gateway', z.union([invalidStateSchema, operationAnswerSchema, disputedSchema, z.null()])),
       ),
       422: jsonAnswer(
         `\`VALIDATION_FAILED\`${keyRequired ? ' (a missing `Idempotency-Key` too)' : ''}, or \`ERR_ADAPTER_INVALID_AMOUNT\` from the gateway (\`data\` the order and the operation).`,
@@ -644,6 +654,49 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
         409: jsonAnswer(
           '`INVALID_STATE`: the money is attached or resolved already (`data` its resolution and the allowed one).',
           failure(['INVALID_STATE'], unmatchedStateSchema),
+        ),
+        422: invalidInput,
+        ...unreadable,
+        ...databaseDown,
+        ...internal,
+      },
+    },
+    {
+      method: 'get',
+      path: '/disputes',
+      operationId: 'listDisputes',
+      summary: 'Disputes',
+      description:
+        "Every chargeback of an order's payment, newest first: opened by the gateway's `transaction.chargeback` with what it took, `won` when the gateway reverses it (the order is paid again), `lost` when an operator says so. `outcome=open` for those still undecided.",
+      tags: ['Operator'],
+      security: OPS,
+      requestParams: { query: disputeListQuerySchema },
+      responses: {
+        200: jsonAnswer('The list.', success(z.object({ disputes: z.array(disputeSchema) }))),
+        ...unauthorized,
+        422: invalidInput,
+        ...databaseDown,
+        ...internal,
+      },
+    },
+    {
+      method: 'post',
+      path: '/disputes/{id}/lost',
+      operationId: 'loseDispute',
+      summary: 'Record a dispute as lost',
+      description:
+        'The bank decided for the customer: the gateway says nothing more of it, so a person does. The order stays `disputed` (the money is gone) and its history says who and why. A reversal that comes later still makes it `won`. The note is required, at most 512 characters, with no card number.',
+      tags: ['Operator'],
+      security: OPS,
+      requestParams: { path: disputePath },
+      requestBody: json(loseDisputeSchema, { note: 'the issuer ruled for the cardholder', by: 'ada' }),
+      responses: {
+        200: jsonAnswer('Lost.', success(z.object({ dispute: disputeSchema }))),
+        ...unauthorized,
+        404: jsonAnswer('`NOT_FOUND`: no dispute has this id (`errors.id`).', failure(['NOT_FOUND'])),
+        409: jsonAnswer(
+          '`INVALID_STATE`: the dispute is won or lost already (`data` its outcome and the allowed one).',
+          failure(['INVALID_STATE'], disputeStateSchema),
         ),
         422: invalidInput,
         ...unreadable,

@@ -7,6 +7,7 @@ import { requestContext } from '../../infra/request-context.js';
 import { requestLog } from '../../infra/request-log.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { merchantApi } from './api-document.js';
+import { disputeRoutes } from './dispute-routes.js';
 import { errorMiddleware, ok } from './errors.js';
 import { landingRoutes } from './landing-routes.js';
 import { type MetricsEndpoint, metricsRoute } from './metrics-route.js';
@@ -64,6 +65,7 @@ export function createMerchantApp(
   landingRoutes(router, deps);
   reportRoutes(router, deps);
   unmatchedRoutes(router, deps);
+  disputeRoutes(router, deps);
   metricsRoute(router, deps.metrics);
   opsLoginRoutes(router, deps);
   app.use(router.routes());

@@ -5,7 +5,8 @@ import type { z } from 'zod';
 import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import { databaseUnavailable } from '../../infra/database.js';
 import { loggedPath } from '../../infra/request-log.js';
-import { NothingToOperate, OperationConflict } from '../checkout/operations.js';
+import { type CurrencyCode, formatMinor } from '../../shared/money.js';
+import { NothingToOperate, OperationConflict, OrderDisputed } from '../checkout/operations.js';
 import { InvalidTransition } from '../orders/status.js';
 import { DuplicateReference, OrderNotFound } from '../store/index.js';
 
@@ -44,6 +45,16 @@ function toHttp(error: unknown): HttpError | null {
   }
   if (error instanceof OperationConflict) return new HttpError(409, 'IDEMPOTENCY_CONFLICT', error.message);
   if (error instanceof NothingToOperate) return new HttpError(409, 'INVALID_STATE', error.message);
+  if (error instanceof OrderDisputed) {
+    const o = error.order;
+    const taken = `${formatMinor(o.disputed_minor, o.currency as CurrencyCode)} ${o.currency}`;
+    return new HttpError(
+      409,
+      'ORDER_DISPUTED',
+      `The order's payment is charged back (${taken} taken back by the bank): a refund would pay the customer twice. Nothing was refunded. If the dispute is won the order is paid again and can be refunded.`,
+      { data: { status: o.status, disputed_amount: o.disputed_minor } },
+    );
+  }
   const gateway = gatewayFailure(error);
   if (gateway) return gateway;
   if (databaseUnavailable(error))

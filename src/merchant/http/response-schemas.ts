@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { customerSchema } from '../../shared/customer.js';
+import { DISPUTE_OUTCOMES } from '../orders/disputes.js';
 import { ORDER_STATUSES } from '../orders/status.js';
 
 /**
@@ -38,6 +39,11 @@ export const orderSchema = z
     captured_amount_formatted: formatted.nullable(),
     refunded_amount: minor.meta({ description: "The gateway's running refunded total, in minor units." }),
     refunded_amount_formatted: formatted,
+    disputed_amount: minor.meta({
+      description:
+        'What a chargeback took back while the order is disputed; 0 otherwise (a dispute won gives it back).',
+    }),
+    disputed_amount_formatted: formatted,
     failure_code: z.string().nullable().meta({ description: 'Why the last attempt failed: a gateway code.' }),
     needs_review: z
       .boolean()
@@ -52,6 +58,31 @@ export const orderSchema = z
     updated_at: timestamp,
   })
   .meta({ id: 'Order' });
+
+const disputeOutcome = z.enum(DISPUTE_OUTCOMES);
+
+/** A dispute record (src/merchant/http/views.ts, disputeView; issue 19). */
+export const disputeSchema = z
+  .object({
+    id: z.string().meta({ examples: ['dsp_4Hc8Qz1Lw7Rt2Yp9Nk3Vb6Xs'] }),
+    order_id: z.string(),
+    gateway_transaction_id: z.string().nullable(),
+    amount: minor.meta({ description: 'What the chargeback took back.' }),
+    amount_formatted: formatted,
+    currency: z.string(),
+    outcome: disputeOutcome.meta({
+      description:
+        '`open`; `won` when the gateway reversed the chargeback (the order is paid again); `lost` when an operator said so (the order stays disputed).',
+    }),
+    opened_at: timestamp,
+    closed_at: timestamp.nullable(),
+    closed_by: z
+      .string()
+      .nullable()
+      .meta({ description: '`gateway` for a reversal; the operator for a loss.' }),
+    note: z.string().nullable(),
+  })
+  .meta({ id: 'Dispute', description: "A chargeback of an order's payment, and how it ended." });
 
 export const historyEntrySchema = z
   .object({
@@ -69,7 +100,12 @@ export const historyEntrySchema = z
   .meta({ id: 'HistoryEntry', description: 'One observation of the gateway, applied or not.' });
 
 export const orderWithHistorySchema = orderSchema
-  .extend({ history: z.array(historyEntrySchema) })
+  .extend({
+    history: z.array(historyEntrySchema),
+    disputes: z
+      .array(disputeSchema)
+      .meta({ description: "The chargebacks of the order's payments, newest first." }),
+  })
   .meta({ id: 'OrderWithHistory' });
 
 export const nextActionSchema = z
@@ -169,6 +205,13 @@ export const reportRowSchema = z
     captured_amount_formatted: formatted.nullable(),
     refunded_amount: minor,
     refunded_amount_formatted: formatted,
+    disputed_amount: minor.meta({
+      description: 'What a chargeback took back while the order is disputed (open or lost); 0 otherwise.',
+    }),
+    disputed_amount_formatted: formatted,
+    dispute_outcome: disputeOutcome
+      .nullable()
+      .meta({ description: "The latest dispute of the order's payment; null when it had none." }),
     gateway_transaction_id: z.string().nullable(),
     gateway_status: z
       .string()
@@ -201,7 +244,11 @@ export const currencyTotalsSchema = z
     captured_formatted: formatted,
     refunded: minor,
     refunded_formatted: formatted,
-    net: minor,
+    disputed: minor.meta({
+      description: 'What chargebacks took back, over the orders disputed now (a dispute won gives it back).',
+    }),
+    disputed_formatted: formatted,
+    net: minor.meta({ description: 'Captured minus refunded minus disputed: what the shop keeps.' }),
     net_formatted: formatted,
     in_flight: z.number().int(),
     mismatched: z.number().int(),

@@ -22,7 +22,7 @@ import {
   refundSchema,
   voidSchema,
 } from './schemas.js';
-import { historyView, orderView } from './views.js';
+import { disputeView, historyView, orderView } from './views.js';
 
 export interface RouteDeps extends LandingDeps {
   opsApiToken: string;
@@ -56,8 +56,18 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
 
   router.get('/orders/:id', async (ctx) => {
     const order = await existing(ctx.params.id);
-    const [attempt, lines] = await Promise.all([currentAttempt(order), history.ofOrder(order.id)]);
-    ok(ctx, { order: { ...orderView(order, attempt), history: lines.map(historyView) } });
+    const [attempt, lines, disputes] = await Promise.all([
+      currentAttempt(order),
+      history.ofOrder(order.id),
+      deps.store.disputes.ofOrder(order.id),
+    ]);
+    ok(ctx, {
+      order: {
+        ...orderView(order, attempt),
+        history: lines.map(historyView),
+        disputes: disputes.map(disputeView),
+      },
+    });
   });
 
   router.post('/orders/:id/pay/card', async (ctx) => {

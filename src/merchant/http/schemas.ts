@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { hasCardNumber } from '../../shared/card-numbers.js';
 import { customerSchema } from '../../shared/customer.js';
 import { isCurrencyCode, parseMajor } from '../../shared/money.js';
+import { DISPUTE_OUTCOMES } from '../orders/disputes.js';
 
 export const NO_CARD_NUMBER = 'must not hold a card number';
 
@@ -110,18 +111,39 @@ const decidedBy = z
   .regex(/^[\x20-\x7e]{1,64}$/, 'must be 1 to 64 printable characters')
   .optional();
 
+/** A list's `limit`: 1 to 1000, 100 when not given. */
+const listLimit = z
+  .string()
+  .regex(/^\d{1,4}$/, 'must be a whole number from 1 to 1000')
+  .transform(Number)
+  .refine((n) => n >= 1 && n <= 1000, 'must be a whole number from 1 to 1000')
+  .default(100);
+
 /** Gateway money with no order (issue 19): the operator's list, attach and resolve. */
 export const unmatchedListQuerySchema = z.object({
   resolution: z
     .enum(['open', 'attached', 'resolved'], { message: 'must be open, attached or resolved' })
     .optional(),
-  limit: z
-    .string()
-    .regex(/^\d{1,4}$/, 'must be a whole number from 1 to 1000')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 1000, 'must be a whole number from 1 to 1000')
-    .default(100),
+  limit: listLimit,
 });
+
+/** Disputes (issue 19): the operator's list, and a dispute lost. */
+export const disputeListQuerySchema = z.object({
+  outcome: z.enum(DISPUTE_OUTCOMES, { message: 'must be open, won or lost' }).optional(),
+  limit: listLimit,
+});
+
+/** A lost dispute: the note says what the bank decided, for whoever reads the order later. */
+export const loseDisputeSchema = keepsNoCardNumber(
+  z.object({
+    note: z
+      .string({ message: 'is required: what the bank decided, for whoever reads this later' })
+      .trim()
+      .min(1, 'is required: what the bank decided, for whoever reads this later')
+      .max(512, 'must be at most 512 characters'),
+    by: decidedBy,
+  }),
+);
 
 export const attachSchema = keepsNoCardNumber(
   z.object({

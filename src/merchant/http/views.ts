@@ -1,5 +1,5 @@
 import { type CurrencyCode, formatMinor } from '../../shared/money.js';
-import type { AttemptRecord, HistoryRecord, OrderRecord } from '../store/records.js';
+import type { AttemptRecord, DisputeRecord, HistoryRecord, OrderRecord } from '../store/records.js';
 
 const fmt = (minor: number | null, currency: string) =>
   minor === null ? null : formatMinor(minor, currency as CurrencyCode);
@@ -19,6 +19,8 @@ export function orderView(order: OrderRecord, attempt?: AttemptRecord | null) {
     captured_amount_formatted: fmt(order.captured_minor, order.currency),
     refunded_amount: order.refunded_minor,
     refunded_amount_formatted: fmt(order.refunded_minor, order.currency),
+    disputed_amount: order.disputed_minor,
+    disputed_amount_formatted: fmt(order.disputed_minor, order.currency),
     failure_code: order.failure_code,
     needs_review: order.needs_review,
     review_reason: order.review_reason,
@@ -36,6 +38,23 @@ export function orderView(order: OrderRecord, attempt?: AttemptRecord | null) {
       : null,
     created_at: order.created_at.toISOString(),
     updated_at: order.updated_at.toISOString(),
+  };
+}
+
+/** A dispute record, as operators and finance see it (issue 19). */
+export function disputeView(d: DisputeRecord) {
+  return {
+    id: d.id,
+    order_id: d.order_id,
+    gateway_transaction_id: d.transaction_id,
+    amount: d.amount_minor,
+    amount_formatted: fmt(d.amount_minor, d.currency),
+    currency: d.currency,
+    outcome: d.outcome,
+    opened_at: d.opened_at.toISOString(),
+    closed_at: d.closed_at?.toISOString() ?? null,
+    closed_by: d.closed_by,
+    note: d.note,
   };
 }
 

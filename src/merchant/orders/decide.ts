@@ -21,6 +21,8 @@ export interface PaymentState {
    * payment is charged back now is what the latest record says (a reversal follows a chargeback).
    */
   moneyAt: number | null;
+  /** What a chargeback took back (sandbox.md section 11): 0 unless the payment is disputed now. */
+  disputedMinor: number;
 }
 
 export const INITIAL_PAYMENT: PaymentState = {
@@ -29,6 +31,7 @@ export const INITIAL_PAYMENT: PaymentState = {
   refundedMinor: 0,
   captureId: null,
   moneyAt: null,
+  disputedMinor: 0,
 };
 
 export interface AttemptFacts {
@@ -70,6 +73,8 @@ interface Reading {
   capturedMinor?: number;
   refundedMinor?: number;
   captureId?: string;
+  /** A chargeback's amount, when the record says it (a gateway without `chargeback_amount` does not). */
+  disputedMinor?: number;
   /** The record's gateway time, when it says one. */
   at?: number | null;
 }
@@ -105,6 +110,10 @@ export function interpret(obs: Observation, attempt: AttemptFacts): Reading | nu
 function readRecord(obs: TransactionObservation, attempt: AttemptFacts): Reading | null {
   const t = obs.transaction;
   const refunds = t.refundedMinor > 0 ? { refundedMinor: t.refundedMinor } : {};
+  const charged =
+    t.status === 'chargeback' && typeof t.chargebackMinor === 'number' && t.chargebackMinor > 0
+      ? { disputedMinor: t.chargebackMinor }
+      : {};
   if (t.id !== attempt.transactionId) {
     if (
       t.type === 'capture' &&
@@ -115,6 +124,7 @@ function readRecord(obs: TransactionObservation, attempt: AttemptFacts): Reading
         capturedMinor: t.amountMinor,
         captureId: t.id,
         ...refunds,
+        ...charged,
       };
     }
     if (t.type === 'refund' && t.status === 'refunded') return { status: 'paid', ...refunds };
@@ -133,7 +143,7 @@ function readRecord(obs: TransactionObservation, attempt: AttemptFacts): Reading
     case 'refunded': // fully refunded: what was captured is what was refunded
       return { status: 'paid', ...sale, capturedMinor: t.refundedMinor, ...refunds };
     case 'chargeback':
-      return { status: 'disputed', ...sale, ...refunds };
+      return { status: 'disputed', ...sale, ...refunds, ...charged };
     case 'voided':
       return { status: 'voided' };
     case 'failed':
@@ -198,7 +208,26 @@ function merge(current: PaymentState, r: Reading): PaymentState {
           ? 'refunded'
           : 'partially_refunded';
   }
-  return { status, capturedMinor, refundedMinor, captureId, moneyAt };
+  const disputedMinor = status === 'disputed' ? disputedAmount(current, r, capturedMinor, refundedMinor) : 0;
+  return { status, capturedMinor, refundedMinor, captureId, moneyAt, disputedMinor };
+}
+
+/**
+ * What a disputed payment's chargeback took: the amount of the record that says so, unless an
+ * earlier one (by the gateway's time) than what we know; else what we knew; else, from a record
+ * that does not say (a session, a gateway without `chargeback_amount`), all that was not refunded.
+ */
+function disputedAmount(
+  current: PaymentState,
+  r: Reading,
+  capturedMinor: number | null,
+  refundedMinor: number,
+): number {
+  const older = typeof r.at === 'number' && current.moneyAt !== null && r.at < current.moneyAt;
+  const known = current.status === 'disputed' && current.disputedMinor > 0;
+  if (r.status === 'disputed' && r.disputedMinor !== undefined && !(older && known)) return r.disputedMinor;
+  if (known) return current.disputedMinor;
+  return Math.max(0, (capturedMinor ?? 0) - refundedMinor);
 }
 
 /** Statuses after money moved: paid, refunded in part or in full, or charged back. */
@@ -217,7 +246,8 @@ const same = (a: PaymentState, b: PaymentState) =>
   a.capturedMinor === b.capturedMinor &&
   a.refundedMinor === b.refundedMinor &&
   a.captureId === b.captureId &&
-  a.moneyAt === b.moneyAt;
+  a.moneyAt === b.moneyAt &&
+  a.disputedMinor === b.disputedMinor;
 
 /** Money checks: what does not match the order is flagged, whatever else happens. */
 function moneyProblem(

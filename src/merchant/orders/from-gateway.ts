@@ -94,6 +94,7 @@ export function observeTransaction(
       statusReason: t.status_reason ?? null,
       reference: t.merchant_trans_id ?? null,
       captureBefore: timeOrNull(t.capture_before),
+      chargebackMinor: t.chargeback_amount ?? null,
       updatedAt: timeOrNull(t.updated_at),
     },
   };

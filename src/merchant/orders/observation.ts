@@ -20,6 +20,8 @@ export interface TransactionFact {
   reference?: string | null;
   /** An auth's deadline to be captured or voided (ms; sandbox.md section 11); null or absent otherwise. */
   captureBefore?: number | null;
+  /** What a chargeback took (`chargeback_amount`, sandbox.md section 11); absent where the gateway omits it. */
+  chargebackMinor?: number | null;
   /** When the gateway last changed the record (its `updated_at`, ms): orders a chargeback and its reversal. */
   updatedAt?: number | null;
 }

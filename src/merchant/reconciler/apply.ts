@@ -1,4 +1,5 @@
 import { type AttemptFacts, type Decision, decide } from '../orders/decide.js';
+import { disputeStep } from '../orders/disputes.js';
 import { type GatewayView, viewAfter } from '../orders/gateway-view.js';
 import {
   type About,
@@ -184,6 +185,7 @@ function attemptFacts(order: OrderRecord, attempt: AttemptRecord): AttemptFacts 
       refundedMinor: attempt.refunded_minor,
       captureId: attempt.capture_id,
       moneyAt: attempt.money_at?.getTime() ?? null,
+      disputedMinor: attempt.disputed_minor,
     },
   };
 }
@@ -224,13 +226,20 @@ function changeOf(
             refunded_minor: next.refundedMinor,
             capture_id: next.captureId,
             money_at: next.moneyAt === null ? null : new Date(next.moneyAt),
+            disputed_minor: next.disputedMinor,
             failure_code: failureCode,
           }),
       ...(view ? viewColumns(view) : {}),
     },
     order: {
       status: decision.orderStatus,
-      ...(facts.current ? { captured_minor: next.capturedMinor, refunded_minor: next.refundedMinor } : {}),
+      ...(facts.current
+        ? {
+            captured_minor: next.capturedMinor,
+            refunded_minor: next.refundedMinor,
+            disputed_minor: next.disputedMinor,
+          }
+        : {}),
       ...(facts.current && ended ? { failure_code: failureCode } : {}),
       ...(decision.review
         ? { needs_review: true, review_reason: withReason(order.review_reason, decision.review) }
@@ -241,6 +250,26 @@ function changeOf(
       ...(stopPolling ? { next_poll_at: null } : {}),
     },
     history: { source: obs.source, sourceId: obs.sourceId, outcome: decision.outcome, detail: decision.note },
+    dispute: disputeOf(facts.state, next, attempt, obs, now),
+  };
+}
+
+/** The dispute record's change, dated by the gateway's record when it says when (orders/disputes.ts). */
+function disputeOf(
+  before: AttemptFacts['state'],
+  after: AttemptFacts['state'],
+  attempt: AttemptRecord,
+  obs: Observation,
+  now: Date,
+): Change['dispute'] {
+  const step = disputeStep(before, after);
+  if (!step || isFinding(obs)) return null;
+  const at = obs.transaction.updatedAt;
+  return {
+    step,
+    at: typeof at === 'number' ? new Date(at) : now,
+    transactionId: attempt.gateway_transaction_id,
+    currency: obs.transaction.currency,
   };
 }
 

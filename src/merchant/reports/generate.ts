@@ -48,7 +48,7 @@ export async function* reportRows(
   const expiry = { now: deps.clock.now(), warningMs: deps.authExpiryWarningMs ?? DEFAULT_WARNING_MS };
   for (let after: ReportCursor | null = null; ; ) {
     const page: ReportSource[] = await deps.store.reports.created(range.from, range.to, PAGE, after);
-    for (const { order, attempt } of page) yield reportRow(order, attempt, expiry);
+    for (const { order, attempt, dispute } of page) yield reportRow(order, attempt, expiry, dispute);
     if (page.length < PAGE) return;
     const last = page.at(-1)!.order;
     after = { createdAt: last.created_at, id: last.id };

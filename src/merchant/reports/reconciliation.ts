@@ -1,5 +1,6 @@
 import { type CurrencyCode, formatMinor, isCurrencyCode } from '../../shared/money.js';
-import type { AttemptRecord, OrderRecord } from '../store/records.js';
+import type { DisputeOutcome } from '../orders/disputes.js';
+import type { AttemptRecord, DisputeRecord, OrderRecord } from '../store/records.js';
 
 /**
  * The finance reconciliation report (merchant.md, HTTP interface): each order beside what the gateway
@@ -25,6 +26,11 @@ export interface ReportRow {
   captured_amount_formatted: string | null;
   refunded_amount: number;
   refunded_amount_formatted: string;
+  /** What a chargeback took back while the order is disputed (open or lost); 0 otherwise. */
+  disputed_amount: number;
+  disputed_amount_formatted: string;
+  /** The latest dispute of the order's payment: `open`, `won` or `lost`; null when it had none. */
+  dispute_outcome: DisputeOutcome | null;
   gateway_transaction_id: string | null;
   gateway_status: string | null;
   gateway_currency: string | null;
@@ -56,6 +62,9 @@ export const REPORT_COLUMNS: readonly (keyof ReportRow)[] = [
   'captured_amount_formatted',
   'refunded_amount',
   'refunded_amount_formatted',
+  'disputed_amount',
+  'disputed_amount_formatted',
+  'dispute_outcome',
   'gateway_transaction_id',
   'gateway_status',
   'gateway_currency',
@@ -80,7 +89,10 @@ export interface CurrencyTotals {
   captured_formatted: string;
   refunded: number;
   refunded_formatted: string;
-  /** Captured minus refunded: what the shop keeps. */
+  /** What chargebacks took back, of orders disputed now (a dispute won gives it back). */
+  disputed: number;
+  disputed_formatted: string;
+  /** Captured minus refunded minus disputed: what the shop keeps after chargebacks. */
   net: number;
   net_formatted: string;
   in_flight: number;
@@ -179,7 +191,12 @@ export interface AuthExpiry {
 const format = (minor: number | null, currency: string) =>
   minor === null || !isCurrencyCode(currency) ? null : formatMinor(minor, currency as CurrencyCode);
 
-export function reportRow(order: OrderRecord, attempt: AttemptRecord | null, expiry?: AuthExpiry): ReportRow {
+export function reportRow(
+  order: OrderRecord,
+  attempt: AttemptRecord | null,
+  expiry?: AuthExpiry,
+  dispute: DisputeRecord | null = null,
+): ReportRow {
   const { classification, reason } = classify(order, attempt, expiry);
   const gatewayCurrency = attempt?.gateway_currency ?? null;
   const gateway = (minor: number | null | undefined) => format(minor ?? null, gatewayCurrency ?? '');
@@ -195,6 +212,9 @@ export function reportRow(order: OrderRecord, attempt: AttemptRecord | null, exp
     captured_amount_formatted: format(order.captured_minor, order.currency),
     refunded_amount: order.refunded_minor,
     refunded_amount_formatted: format(order.refunded_minor, order.currency) ?? '',
+    disputed_amount: order.disputed_minor,
+    disputed_amount_formatted: format(order.disputed_minor, order.currency) ?? '',
+    dispute_outcome: dispute?.outcome ?? null,
     gateway_transaction_id: attempt?.gateway_transaction_id ?? null,
     gateway_status: attempt?.gateway_status ?? null,
     gateway_currency: gatewayCurrency,
@@ -222,6 +242,7 @@ export function totalsOf(rows: readonly ReportRow[]): CurrencyTotals[] {
       orders: 0,
       captured: 0,
       refunded: 0,
+      disputed: 0,
       net: 0,
       in_flight: 0,
       mismatched: 0,
@@ -229,7 +250,8 @@ export function totalsOf(rows: readonly ReportRow[]): CurrencyTotals[] {
     t.orders += 1;
     t.captured += row.captured_amount ?? 0;
     t.refunded += row.refunded_amount;
-    t.net = t.captured - t.refunded;
+    t.disputed += row.disputed_amount;
+    t.net = t.captured - t.refunded - t.disputed;
     if (row.classification === 'in_flight') t.in_flight += 1;
     if (row.classification === 'mismatched') t.mismatched += 1;
     by.set(row.currency, t);
@@ -240,6 +262,7 @@ export function totalsOf(rows: readonly ReportRow[]): CurrencyTotals[] {
       ...t,
       captured_formatted: format(t.captured, t.currency) ?? '',
       refunded_formatted: format(t.refunded, t.currency) ?? '',
+      disputed_formatted: format(t.disputed, t.currency) ?? '',
       net_formatted: format(t.net, t.currency) ?? '',
     }));
 }

@@ -5,6 +5,7 @@ import { type RandomSource, randomId } from '../../shared/ids.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import { AttemptStore } from './attempts.js';
 import { CheckpointStore } from './checkpoints.js';
+import { DisputeStore } from './disputes.js';
 import { HistoryStore } from './history.js';
 import { HoldStore } from './holds.js';
 import { InboxStore } from './inbox.js';
@@ -32,6 +33,7 @@ export interface Store {
   checkpoints: CheckpointStore;
   reports: ReportStore;
   unmatched: UnmatchedMoneyStore;
+  disputes: DisputeStore;
 }
 
 export interface StoreDeps {
@@ -47,6 +49,7 @@ export interface StoreDeps {
 export function createStore({ sequelize, pool, clock, random, box }: StoreDeps): Store {
   const models = defineModels(sequelize);
   const history = new HistoryStore(models, clock);
+  const disputes = new DisputeStore(sequelize, models, history, clock);
   return {
     orders: new OrderStore(sequelize, pool, models, history, clock, random),
     attempts: new AttemptStore(pool, models),
@@ -57,11 +60,13 @@ export function createStore({ sequelize, pool, clock, random, box }: StoreDeps):
     secrets: new SecretStore(models, box, clock),
     polls: new PollStore(sequelize, models),
     checkpoints: new CheckpointStore(models, clock),
-    reports: new ReportStore(models),
+    reports: new ReportStore(models, disputes),
     unmatched: new UnmatchedMoneyStore(sequelize, models, clock, random),
+    disputes,
   };
 }
 
+export { isDispute, type LoseRefusal } from './disputes.js';
 export type { Change, NewOrder, OrderBeforeAttempt, Transitioned, TransitionTarget } from './orders.js';
 export { DuplicateReference, OrderNotFound } from './orders.js';
 export type { PollTarget } from './polls.js';

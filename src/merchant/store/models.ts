@@ -9,6 +9,7 @@ import {
 import type {
   AttemptRecord,
   CheckpointRecord,
+  DisputeRecord,
   HistoryRecord,
   InboxRecord,
   OperationRecord,
@@ -29,10 +30,14 @@ export interface HoldColumns {
 }
 
 type Row<A extends object, Defaults extends keyof A = never> = Model<A, Optional<A, Defaults>> & A;
-export type OrderRow = Row<OrderRecord, 'refunded_minor' | 'needs_review' | 'version' | 'next_poll_at'>;
+export type OrderRow = Row<
+  OrderRecord,
+  'refunded_minor' | 'disputed_minor' | 'needs_review' | 'version' | 'next_poll_at'
+>;
 export type AttemptRow = Row<
   AttemptRecord & HoldColumns,
   | 'refunded_minor'
+  | 'disputed_minor'
   | 'session_expires_at'
   | 'capture_before'
   | 'money_at'
@@ -59,6 +64,8 @@ export type UnmatchedMoneyRow = Row<
   'seen_count' | 'resolution' | 'resolved_note' | 'resolved_by' | 'resolved_at'
 >;
 
+export type DisputeRow = Row<DisputeRecord, 'outcome' | 'closed_at' | 'closed_by' | 'note'>;
+
 export interface Models {
   Order: ModelStatic<OrderRow>;
   Attempt: ModelStatic<AttemptRow>;
@@ -68,6 +75,7 @@ export interface Models {
   Inbox: ModelStatic<InboxRow>;
   Checkpoint: ModelStatic<CheckpointRow>;
   UnmatchedMoney: ModelStatic<UnmatchedMoneyRow>;
+  Dispute: ModelStatic<DisputeRow>;
 }
 
 // Factories: Sequelize writes into attribute definitions, so two attributes must never share one object.
@@ -91,6 +99,7 @@ export function defineModels(sequelize: Sequelize): Models {
       status: str(32, false),
       captured_minor: minor(),
       refunded_minor: { ...minor(false), defaultValue: 0 },
+      disputed_minor: { ...minor(false), defaultValue: 0 },
       failure_code: str(64),
       needs_review: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       review_reason: str(512),
@@ -116,6 +125,7 @@ export function defineModels(sequelize: Sequelize): Models {
       status: str(32, false),
       captured_minor: minor(),
       refunded_minor: { ...minor(false), defaultValue: 0 },
+      disputed_minor: { ...minor(false), defaultValue: 0 },
       capture_id: str(64),
       failure_code: str(64),
       hold_sealed: { type: DataTypes.TEXT, allowNull: true },
@@ -234,7 +244,24 @@ export function defineModels(sequelize: Sequelize): Models {
     },
     options('unmatched_money'),
   );
-  return { Order, Attempt, Operation, History, Secret, Inbox, Checkpoint, UnmatchedMoney };
+  const Dispute = sequelize.define<DisputeRow>(
+    'Dispute',
+    {
+      id: id(),
+      order_id: str(32, false),
+      attempt_id: str(32, false),
+      transaction_id: str(64),
+      amount_minor: minor(false),
+      currency: { type: DataTypes.CHAR(3), allowNull: false },
+      outcome: { ...str(8, false), defaultValue: 'open' },
+      opened_at: when(),
+      closed_at: when(true),
+      closed_by: str(64),
+      note: str(512),
+    },
+    options('disputes'),
+  );
+  return { Order, Attempt, Operation, History, Secret, Inbox, Checkpoint, UnmatchedMoney, Dispute };
 }
 
 /** A row as its plain record. */

@@ -3,6 +3,7 @@ import { type Sequelize, type Transaction, UniqueConstraintError } from 'sequeli
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { INITIAL_PAYMENT } from '../orders/decide.js';
+import type { DisputeStep } from '../orders/disputes.js';
 import { withReason } from '../orders/review.js';
 import { statusOnNewAttempt } from '../orders/status.js';
 import { type HistoryEntry, type HistoryStore, historyRow } from './history.js';
@@ -29,7 +30,13 @@ export interface NewOrder {
 /** What an order was before an attempt started: what withdrawing the attempt restores. */
 export type OrderBeforeAttempt = Pick<
   OrderRecord,
-  'status' | 'current_attempt_id' | 'failure_code' | 'captured_minor' | 'refunded_minor' | 'next_poll_at'
+  | 'status'
+  | 'current_attempt_id'
+  | 'failure_code'
+  | 'captured_minor'
+  | 'refunded_minor'
+  | 'disputed_minor'
+  | 'next_poll_at'
 >;
 
 /** What one observation does to the attempt and its order, as `decide` worked it out. */
@@ -50,6 +57,7 @@ export interface Change {
       | 'status'
       | 'captured_minor'
       | 'refunded_minor'
+      | 'disputed_minor'
       | 'capture_id'
       | 'failure_code'
       | 'gateway_status'
@@ -67,6 +75,7 @@ export interface Change {
       | 'status'
       | 'captured_minor'
       | 'refunded_minor'
+      | 'disputed_minor'
       | 'failure_code'
       | 'needs_review'
       | 'review_reason'
@@ -82,6 +91,8 @@ export interface Change {
    * ERR_DUPLICATE adopted): one attempt holds a payment, and a session id is unique.
    */
   release?: { gateway_transaction_id?: string; payment_session_id?: string } | null;
+  /** What the change does to the attempt's dispute record (orders/disputes.ts), at the gateway's time. */
+  dispute?: { step: DisputeStep; at: Date; transactionId: string | null; currency: string } | null;
 }
 
 /**
@@ -209,6 +220,7 @@ export class OrderStore {
         failure_code: order.failure_code,
         captured_minor: order.captured_minor,
         refunded_minor: order.refunded_minor,
+        disputed_minor: order.disputed_minor,
         next_poll_at: order.next_poll_at,
       };
       const now = this.#now();
@@ -240,6 +252,7 @@ export class OrderStore {
           failure_code: null,
           captured_minor: null,
           refunded_minor: 0,
+          disputed_minor: 0,
           // Nothing at the gateway to ask about yet: the attempt's first answer schedules the poll.
           next_poll_at: null,
           version: order.version + 1,
@@ -363,6 +376,7 @@ export class OrderStore {
             now,
           ),
         ]);
+      if (change?.dispute) this.#disputeWrite(writes, change.dispute, before.id, attempt.id);
       if (change?.processed)
         writes.add(
           'UPDATE webhook_inbox SET processed_at = ?, outcome = ?, last_error = NULL WHERE event_id = ?',
@@ -379,6 +393,41 @@ export class OrderStore {
       throw error;
     } finally {
       db.release();
+    }
+  }
+
+  /**
+   * The dispute record's write for a step: a chargeback opens one; another amount or a reversal
+   * changes the attempt's latest one not yet won (open, or lost: a reversal overrules an operator).
+   */
+  #disputeWrite(writes: Writes, d: NonNullable<Change['dispute']>, orderId: string, attemptId: string): void {
+    const latest = `WHERE attempt_id = ? AND outcome <> 'won' ORDER BY opened_at DESC, id DESC LIMIT 1`;
+    switch (d.step.kind) {
+      case 'opened':
+        writes.add('INSERT INTO disputes SET ?', [
+          {
+            id: randomId('dsp_', this.random),
+            order_id: orderId,
+            attempt_id: attemptId,
+            transaction_id: d.transactionId,
+            amount_minor: d.step.amountMinor,
+            currency: d.currency,
+            outcome: 'open',
+            opened_at: d.at,
+          },
+        ]);
+        return;
+      case 'amount':
+        writes.add(`UPDATE disputes SET amount_minor = ? ${latest}`, [d.step.amountMinor, attemptId]);
+        return;
+      case 'won':
+        writes.add(`UPDATE disputes SET outcome = 'won', closed_at = ?, closed_by = 'gateway' ${latest}`, [
+          d.at,
+          attemptId,
+        ]);
+        return;
+      default:
+        d.step satisfies never;
     }
   }
 

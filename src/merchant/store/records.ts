@@ -1,3 +1,4 @@
+import type { DisputeOutcome } from '../orders/disputes.js';
 import type { OrderStatus } from '../orders/status.js';
 
 /**
@@ -14,6 +15,8 @@ export interface OrderRecord {
   status: OrderStatus;
   captured_minor: number | null;
   refunded_minor: number;
+  /** What a chargeback took back, while the current attempt's payment is disputed; 0 otherwise. */
+  disputed_minor: number;
   failure_code: string | null;
   needs_review: boolean;
   review_reason: string | null;
@@ -39,6 +42,8 @@ export interface AttemptRecord {
   status: OrderStatus;
   captured_minor: number | null;
   refunded_minor: number;
+  /** decide's PaymentState.disputedMinor: what a chargeback took, while disputed. */
+  disputed_minor: number;
   capture_id: string | null;
   failure_code: string | null;
   /** A payment session's `expires_at`: the poller asks right after it. */
@@ -127,6 +132,25 @@ export interface SecretRecord {
   active: boolean;
   created_at: Date;
   retired_at: Date | null;
+}
+
+/**
+ * A chargeback of an attempt's payment (issue 19, part 2): opened by the gateway's chargeback, closed
+ * `won` by its reversal or `lost` by an operator. Its amount is what the bank took back.
+ */
+export interface DisputeRecord {
+  id: string;
+  order_id: string;
+  attempt_id: string;
+  transaction_id: string | null;
+  amount_minor: number;
+  currency: string;
+  outcome: DisputeOutcome;
+  opened_at: Date;
+  closed_at: Date | null;
+  /** Who closed it: `gateway` for a reversal, else the operator. */
+  closed_by: string | null;
+  note: string | null;
 }
 
 /** What an operator made of gateway money with no order: still open, attached to an order, or resolved. */

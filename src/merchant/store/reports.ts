@@ -1,11 +1,13 @@
 import { Op } from 'sequelize';
+import type { DisputeStore } from './disputes.js';
 import { attemptRecord, type Models, plain } from './models.js';
-import type { AttemptRecord, OrderRecord } from './records.js';
+import type { AttemptRecord, DisputeRecord, OrderRecord } from './records.js';
 
-/** An order with its current attempt: one line of the reconciliation report. */
+/** An order with its current attempt and that attempt's latest dispute: one line of the reconciliation report. */
 export interface ReportSource {
   order: OrderRecord;
   attempt: AttemptRecord | null;
+  dispute: DisputeRecord | null;
 }
 
 /** Where a page of the report ends: the next page starts after it. */
@@ -16,7 +18,10 @@ export interface ReportCursor {
 
 /** The orders the reconciliation report reads: by the time they were created (indexed), in pages. */
 export class ReportStore {
-  constructor(private readonly models: Models) {}
+  constructor(
+    private readonly models: Models,
+    private readonly disputes: Pick<DisputeStore, 'latestOf'>,
+  ) {}
 
   /** Orders created in [from, to), oldest first, up to `limit` after `after`. */
   async created(
@@ -46,9 +51,11 @@ export class ReportStore {
     const attempts =
       ids.length === 0 ? [] : await this.models.Attempt.findAll({ where: { id: { [Op.in]: ids } } });
     const byId = new Map(attempts.map((a) => [a.id, attemptRecord(a)]));
+    const disputes = await this.disputes.latestOf(ids);
     return orders.map((o) => ({
       order: plain(o),
       attempt: o.current_attempt_id ? (byId.get(o.current_attempt_id) ?? null) : null,
+      dispute: o.current_attempt_id ? (disputes.get(o.current_attempt_id) ?? null) : null,
     }));
   }
 

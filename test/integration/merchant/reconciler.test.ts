@@ -344,8 +344,11 @@ describe('merchant: the reconciler', () => {
       expect(row.outcome).to.equal('unmatched');
       expect(row.attempts, 'the attempts before the last (the kit default here: 3 in all)').to.equal(2);
       expect(row.last_error).to.equal(null);
-      const job = await t.kit.queue.getJob(e.id);
-      expect(await job!.getState()).to.equal('completed');
+      // The inbox row is marked in the apply's transaction; bull marks the job just after.
+      await waitFor(
+        'the job completed',
+        async () => (await (await t.kit.queue.getJob(e.id))!.getState()) === 'completed',
+      );
       expect((await t.kit.queue.getFailed()).map((j) => String(j.id))).to.not.include(e.id);
       expect(
         await count(t, 'unmatched_money', { transaction_id: '987654321', reference: 'nobody' }),

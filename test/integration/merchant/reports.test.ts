@@ -91,6 +91,8 @@ describe('merchant: the reconciliation report', function () {
         mismatched: 1,
         captured_formatted: '30.00',
         refunded_formatted: '0.00',
+        disputed: 0,
+        disputed_formatted: '0.00',
         net_formatted: '30.00',
       },
       {
@@ -103,6 +105,8 @@ describe('merchant: the reconciliation report', function () {
         mismatched: 0,
         captured_formatted: '0.00',
         refunded_formatted: '0.00',
+        disputed: 0,
+        disputed_formatted: '0.00',
         net_formatted: '0.00',
       },
     ]);

@@ -67,11 +67,11 @@ describe('the merchant API document', () => {
     expect(() => expectDocumented(app, merchantApi, REGISTRY)).to.throw(/GET \/reports\/monthly/);
   });
 
-  it('puts capture, refund, void, the report and gateway money with no order behind the ops bearer token, with a 401, and nothing else', () => {
+  it('puts capture, refund, void, the report, gateway money with no order and disputes behind the ops bearer token, with a 401, and nothing else', () => {
     expect(document.components?.securitySchemes?.opsToken).to.include({ type: 'http', scheme: 'bearer' });
     for (const { method, path, operation } of operations) {
       const operator =
-        /^\/orders\/\{id\}\/(capture|refund|void)$|^\/reports\/reconciliation$|^\/unmatched-money(\/\{id\}\/(attach|resolve))?$/.test(
+        /^\/orders\/\{id\}\/(capture|refund|void)$|^\/reports\/reconciliation$|^\/unmatched-money(\/\{id\}\/(attach|resolve))?$|^\/disputes(\/\{id\}\/lost)?$/.test(
           path,
         );
       expect(operation.security ?? [], `${method} ${path}`).to.deep.equal(operator ? [{ opsToken: [] }] : []);

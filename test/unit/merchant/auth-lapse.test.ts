@@ -30,7 +30,7 @@ const facts = (status: PaymentState['status']): AttemptFacts => ({
   sale: false,
   transactionId: '100',
   current: true,
-  state: { status, capturedMinor: null, refundedMinor: 0, captureId: null, moneyAt: null },
+  state: { status, capturedMinor: null, refundedMinor: 0, captureId: null, moneyAt: null, disputedMinor: 0 },
 });
 
 describe('merchant: decide, an authorisation that lapses', () => {

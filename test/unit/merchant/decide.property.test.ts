@@ -27,7 +27,7 @@ interface Story {
   /** The kit's own answers: never dropped. */
   answers: Observation[];
   /** What the gateway says at the end. */
-  truth: { status: OrderStatus; refunded: number; captured: number | null };
+  truth: { status: OrderStatus; refunded: number; captured: number | null; disputed?: number };
   /** Parent records as they were after each step, for polls. */
   snapshots: TransactionFact[];
 }
@@ -52,17 +52,22 @@ const record = (over: Partial<TransactionFact>): TransactionFact => ({
   ...over,
 });
 
-/** Refund amounts that sum to at most `captured`, an optional chargeback after them, and its reversal. */
+/**
+ * Refund amounts that sum to at most `captured`, an optional chargeback after them (of `part` percent
+ * of what is left: a partial one too, sandbox.md section 11), and its reversal.
+ */
 const afterCapture = fc.record({
   refunds: fc.array(fc.integer({ min: 1, max: 4000 }), { maxLength: 4 }),
-  chargeback: fc.boolean(),
+  chargeback: fc.option(fc.integer({ min: 1, max: 100 }), { nil: null }),
   reversed: fc.boolean(),
+  /** After a reversal, charged back again (of this percent): the latest chargeback's amount stands. */
+  again: fc.option(fc.integer({ min: 1, max: 100 }), { nil: null }),
 });
 
 const storyArb: fc.Arbitrary<Story> = fc.oneof(
   // A card sale, then refunds and perhaps a chargeback.
-  afterCapture.map(({ refunds, chargeback, reversed }) =>
-    build('card', 'sale', AMOUNT, refunds, chargeback, reversed),
+  afterCapture.map(({ refunds, chargeback, reversed, again }) =>
+    build('card', 'sale', AMOUNT, refunds, chargeback, reversed, again),
   ),
   // A card auth, then a (partial) capture with refunds, or a void, or nothing more, or its lapse.
   fc
@@ -73,7 +78,7 @@ const storyArb: fc.Arbitrary<Story> = fc.oneof(
     })
     .map(({ next, captured, rest }) => {
       if (next === 'capture')
-        return build('card', 'auth', captured, rest.refunds, rest.chargeback, rest.reversed);
+        return build('card', 'auth', captured, rest.refunds, rest.chargeback, rest.reversed, rest.again);
       const s = start('card', false);
       // An approved auth carries its deadline for its whole life.
       const auth = record({ type: 'auth', status: 'auth', captureBefore: 7 * 86_400_000 });
@@ -99,7 +104,7 @@ const storyArb: fc.Arbitrary<Story> = fc.oneof(
     .record({ end: fc.constantFrom('paid', 'failed', 'cancelled', 'expired'), rest: afterCapture })
     .map(({ end, rest }) => {
       if (end === 'paid')
-        return build('redirect', 'sale', AMOUNT, rest.refunds, rest.chargeback, rest.reversed);
+        return build('redirect', 'sale', AMOUNT, rest.refunds, rest.chargeback, rest.reversed, rest.again);
       const s = start('redirect');
       const pending = record({ status: 'pending' });
       s.answers.push(obs('api', pending, 'pending_redirect'));
@@ -129,8 +134,9 @@ function build(
   type: 'sale' | 'auth',
   captured: number,
   refunds: number[],
-  chargeback: boolean,
+  chargeback: number | null,
   reversed = false,
+  again: number | null = null,
 ): Story {
   const s = start(kind, type === 'sale');
   // The gateway's clock: every record a step makes carries the time of that step (its updated_at).
@@ -186,23 +192,47 @@ function build(
     s.snapshots.push(parent);
   });
   let status: OrderStatus = total === 0 ? 'paid' : total === captured ? 'refunded' : 'partially_refunded';
-  if (chargeback && total < captured) {
+  let disputed = 0;
+  const chargebacks =
+    chargeback === null ? [] : reversed && again !== null ? [chargeback, again] : [chargeback];
+  for (const [i, part] of chargebacks.entries()) {
+    if (total >= captured) break;
     const before = parent;
+    const taken = Math.max(1, Math.floor(((captured - total) * part) / 100));
     at += 1;
-    parent = { ...parent, status: 'chargeback', updatedAt: at };
+    parent = { ...parent, status: 'chargeback', chargebackMinor: taken, updatedAt: at };
     s.events.push(obs('webhook', parent));
+    // An auth's capture record is charged back with it, and says so too.
+    if (type === 'auth')
+      s.events.push(
+        obs(
+          'webhook',
+          record({
+            id: 'c1',
+            relatedId: PARENT,
+            type: 'capture',
+            status: 'chargeback',
+            amountMinor: captured,
+            refundedMinor: total,
+            chargebackMinor: taken,
+            updatedAt: at,
+          }),
+        ),
+      );
     s.snapshots.push(parent);
     status = 'disputed';
-    if (reversed) {
-      // The dispute is won (sandbox.md section 11): the record is captured again, later.
+    disputed = taken;
+    if (reversed && i === 0) {
+      // The dispute is won (sandbox.md section 11): the record is captured again, later, with nothing taken.
       at += 1;
-      parent = { ...before, updatedAt: at };
+      parent = { ...before, chargebackMinor: 0, updatedAt: at };
       s.events.push(obs('webhook', parent));
       s.snapshots.push(parent);
       status = total === 0 ? 'paid' : 'partially_refunded';
+      disputed = 0;
     }
   }
-  return { ...s, truth: { status, refunded: total, captured } };
+  return { ...s, truth: { status, refunded: total, captured, disputed } };
 }
 
 /** Shuffled, duplicated, partly dropped but for the last event; the answers kept; polls sprinkled in. */
@@ -248,6 +278,7 @@ describe('decide (property): the final state is the gateway truth, whatever the 
           }
           expect(orderStatus).to.equal(story.truth.status);
           expect(state.refundedMinor).to.equal(story.truth.refunded);
+          expect(state.disputedMinor, 'what the chargeback took').to.equal(story.truth.disputed ?? 0);
           if (story.truth.captured !== null) expect(state.capturedMinor).to.equal(story.truth.captured);
         },
       ),

@@ -46,6 +46,7 @@ describe('merchant: parseEvent (bytes to an observation)', () => {
         statusReason: null,
         reference: 'order-7',
         captureBefore: null,
+        chargebackMinor: null,
         updatedAt: Date.UTC(2026, 10, 1, 11, 59, 59, 123),
       },
     });

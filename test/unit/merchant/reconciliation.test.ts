@@ -21,6 +21,7 @@ const order = (over: Partial<OrderRecord> = {}): OrderRecord => ({
   status: 'paid',
   captured_minor: 1000,
   refunded_minor: 0,
+  disputed_minor: 0,
   failure_code: null,
   needs_review: false,
   review_reason: null,
@@ -45,6 +46,7 @@ const attempt = (over: Partial<AttemptRecord> = {}): AttemptRecord => ({
   status: 'paid',
   captured_minor: 1000,
   refunded_minor: 0,
+  disputed_minor: 0,
   capture_id: null,
   failure_code: null,
   session_expires_at: null,
@@ -149,8 +151,25 @@ describe('merchant: the reconciliation report (classify, rows, totals)', () => {
     expect(Object.keys(row)).to.deep.equal([...REPORT_COLUMNS]);
   });
 
-  it('totals per currency: orders, captured, refunded, net, exactly, in minor units', () => {
+  it('totals per currency: orders, captured, refunded, disputed, net after chargebacks, exactly, in minor units', () => {
     const rows = [
+      // Captured 20.00, refunded 5.00, then 10.00 charged back: the shop keeps 5.00.
+      reportRow(
+        order({
+          id: 'd',
+          amount_minor: 2000,
+          captured_minor: 2000,
+          refunded_minor: 500,
+          disputed_minor: 1000,
+          status: 'disputed',
+        }),
+        attempt({
+          gateway_status: 'chargeback',
+          gateway_amount_minor: 2000,
+          gateway_captured_minor: 2000,
+          gateway_refunded_minor: 500,
+        }),
+      ),
       reportRow(
         order({ id: 'a', captured_minor: 1000, refunded_minor: 300, status: 'partially_refunded' }),
         attempt({ gateway_refunded_minor: 300 }),
@@ -167,26 +186,30 @@ describe('merchant: the reconciliation report (classify, rows, totals)', () => {
     expect(totalsOf(rows)).to.deep.equal([
       {
         currency: 'EUR',
-        orders: 2,
-        captured: 1001,
-        refunded: 300,
-        net: 701,
+        orders: 3,
+        captured: 3001,
+        refunded: 800,
+        disputed: 1000,
+        net: 1201,
         in_flight: 0,
         mismatched: 1,
-        captured_formatted: '10.01',
-        refunded_formatted: '3.00',
-        net_formatted: '7.01',
+        captured_formatted: '30.01',
+        refunded_formatted: '8.00',
+        disputed_formatted: '10.00',
+        net_formatted: '12.01',
       },
       {
         currency: 'JPY',
         orders: 1,
         captured: 500,
         refunded: 0,
+        disputed: 0,
         net: 500,
         in_flight: 0,
         mismatched: 0,
         captured_formatted: '500',
         refunded_formatted: '0',
+        disputed_formatted: '0',
         net_formatted: '500',
       },
     ]);

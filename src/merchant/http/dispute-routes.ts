@@ -1,0 +1,44 @@
+import type Router from '@koa/router';
+import type { MerchantDeps } from '../checkout/deps.js';
+import { isDispute } from '../store/index.js';
+import { HttpError, jsonBody, ok, parse } from './errors.js';
+import { authorizeOperator } from './ops-auth.js';
+import { disputeListQuerySchema, loseDisputeSchema } from './schemas.js';
+import { disputeView } from './views.js';
+
+/** Who decided, when the operator does not say: the channel. */
+const OPERATOR = 'operator';
+
+/**
+ * Disputes (issue 19, part 2), for operators (the ops token): the list, and closing one `lost`. The
+ * gateway opens and wins them (a chargeback, its reversal, through the apply path); a loss is a
+ * person's word, since the gateway says nothing more of one.
+ */
+export function disputeRoutes(router: Router, deps: MerchantDeps & { opsApiToken: string }): void {
+  router.get('/disputes', async (ctx) => {
+    authorizeOperator(ctx, deps.opsApiToken);
+    const q = parse(disputeListQuerySchema, ctx.query);
+    const disputes = await deps.store.disputes.list({ outcome: q.outcome, limit: q.limit });
+    ok(ctx, { disputes: disputes.map(disputeView) });
+  });
+
+  router.post('/disputes/:id/lost', async (ctx) => {
+    authorizeOperator(ctx, deps.opsApiToken);
+    const body = parse(loseDisputeSchema, await jsonBody(ctx));
+    const outcome = await deps.store.disputes.lose(ctx.params.id!, {
+      by: body.by ?? OPERATOR,
+      note: body.note,
+    });
+    if (isDispute(outcome)) return ok(ctx, { dispute: disputeView(outcome) }, 200, 'The dispute is lost.');
+    if (outcome.kind === 'not_found')
+      throw new HttpError(404, 'NOT_FOUND', 'No dispute has this id.', {
+        errors: { id: ['is not the id of any dispute'] },
+      });
+    throw new HttpError(
+      409,
+      'INVALID_STATE',
+      `This dispute is ${outcome.dispute.outcome} already: only an open one can be lost.`,
+      { data: { outcome: outcome.dispute.outcome, allowed: ['open'] } },
+    );
+  });
+}
