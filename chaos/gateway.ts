@@ -1,4 +1,5 @@
 import { SANDBOX_MERCHANT_KEY } from '../src/config.js';
+import { delay } from '../test/support/process.js';
 import type { PaymentRecord } from '../test/support/truth-rules.js';
 
 /**
@@ -10,6 +11,8 @@ import type { PaymentRecord } from '../test/support/truth-rules.js';
 const PARTNER_KEY = 'sk_test_partner_9001';
 const MERCHANT_ID = 1001;
 const CALL_MS = 30_000;
+/** A request its key's rate window refuses (429) is tried again, this many times in all. */
+const RATE_LIMITED_TRIES = 5;
 
 export interface EventRow {
   id: string;
@@ -35,8 +38,14 @@ export interface GatewayRecord {
   type: string;
   status: string;
   amount: number;
+  currency: string;
   /** The running total refunded (on a sale or an auth). */
   refunded: number;
+  /**
+   * `chargeback_amount` (sandbox.md section 11): what a chargeback took, 0 when none; null when the
+   * gateway does not say.
+   */
+  chargeback: number | null;
   /** merchant_trans_id: the order's reference, on children too. */
   reference: string;
   /** An approved auth's deadline (sandbox.md section 11); null or absent otherwise. */
@@ -49,14 +58,19 @@ type Envelope = { success: boolean; message: string; code: string; data: any };
 export class GatewayReader {
   constructor(private readonly url: string) {}
 
+  /** One request; a 429 (refused before anything was done) is tried again after its Retry-After. */
   async #send(method: string, path: string, key: string, body?: unknown) {
-    const res = await fetch(this.url + path, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(CALL_MS),
-    });
-    return { status: res.status, envelope: (await res.json()) as Envelope };
+    for (let tries = 1; ; tries++) {
+      const res = await fetch(this.url + path, {
+        method,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(CALL_MS),
+      });
+      const envelope = (await res.json()) as Envelope;
+      if (res.status !== 429 || tries >= RATE_LIMITED_TRIES) return { status: res.status, envelope };
+      await delay(Number(res.headers.get('retry-after') ?? 1) * 1000);
+    }
   }
 
   async #call(method: string, path: string, key: string, body?: unknown): Promise<Envelope> {
@@ -103,6 +117,7 @@ export class GatewayReader {
       status: data.status,
       amount: data.amount,
       refunded: data.refunded_amount,
+      chargeback: data.chargeback_amount ?? null,
       captureBefore: data.capture_before ?? null,
     };
   }
@@ -120,7 +135,9 @@ export class GatewayReader {
       type: t.transaction_type,
       status: t.status,
       amount: t.amount,
+      currency: t.currency,
       refunded: t.refunded_amount,
+      chargeback: t.chargeback_amount ?? null,
       reference: t.merchant_trans_id,
       captureBefore: t.capture_before ?? null,
     };
@@ -150,8 +167,22 @@ export class GatewayReader {
     return { from: until - seconds * 1000, until };
   }
 
-  async chargeback(transactionId: number): Promise<void> {
-    await this.#call('POST', `/sandbox/transactions/${transactionId}/chargeback`, SANDBOX_MERCHANT_KEY);
+  /**
+   * sandbox.md section 11: the payment is charged back, for `amount` (major units, as the control
+   * takes it) or, without, all that was captured and not refunded.
+   */
+  async chargeback(transactionId: number, amount?: string): Promise<void> {
+    const body = amount === undefined ? undefined : { amount };
+    await this.#call('POST', `/sandbox/transactions/${transactionId}/chargeback`, SANDBOX_MERCHANT_KEY, body);
+  }
+
+  /** sandbox.md section 11: the merchant won the dispute; the payment is captured again. */
+  async reverseChargeback(transactionId: number): Promise<void> {
+    await this.#call(
+      'POST',
+      `/sandbox/transactions/${transactionId}/chargeback/reverse`,
+      SANDBOX_MERCHANT_KEY,
+    );
   }
 
   async settle(sessionId: string, outcome: 'paid' | 'failed' | 'cancelled'): Promise<void> {

@@ -17,6 +17,8 @@ const FINAL = new Set(['failed', 'cancelled', 'voided', 'refunded']);
 
 export class GatewayLedger {
   readonly #records = new Map<number, GatewayRecord>();
+  /** When each record was read. */
+  readonly #readAt = new Map<number, number>();
   #next = FIRST_ID;
   #walk: { startedAt: number; done: Promise<void> } | null = null;
 
@@ -24,15 +26,35 @@ export class GatewayLedger {
 
   /** Every transaction for `reference`, as the gateway has it now (children included), oldest first. */
   async of(reference: string): Promise<GatewayRecord[]> {
-    await this.#newOnes(Date.now());
-    const ours = [...this.#records.values()].filter((r) => r.reference === reference);
-    // Only payments that may still move are asked about again: a capture, refund or void record never does.
-    for (const r of ours) {
-      if (r.relatedId !== null || FINAL.has(r.status)) continue;
-      const now = await this.reader.record(r.id);
-      if (now) this.#records.set(r.id, now);
+    return this.#now((r) => r.reference === reference);
+  }
+
+  /** Every transaction the gateway holds, as it has them now, oldest first. */
+  async all(): Promise<GatewayRecord[]> {
+    return this.#now(() => true);
+  }
+
+  async #now(ours: (r: GatewayRecord) => boolean): Promise<GatewayRecord[]> {
+    const since = Date.now();
+    await this.#newOnes(since);
+    // Only payments that may still move are asked about again: a capture, refund or void record never
+    // does, and one read since `since` is as the gateway has it now.
+    for (const r of [...this.#records.values()].filter(ours)) {
+      if (r.relatedId !== null || FINAL.has(r.status) || this.#readAt.get(r.id)! >= since) continue;
+      await this.#read(r.id);
     }
-    return [...this.#records.values()].filter((r) => r.reference === reference).sort((a, b) => a.id - b.id);
+    return [...this.#records.values()].filter(ours).sort((a, b) => a.id - b.id);
+  }
+
+  /** The record with this id, kept; null when the gateway has none. */
+  async #read(id: number): Promise<GatewayRecord | null> {
+    const readAt = Date.now();
+    const record = await this.reader.record(id);
+    if (record) {
+      this.#records.set(id, record);
+      this.#readAt.set(id, readAt);
+    }
+    return record;
   }
 
   /**
@@ -55,13 +77,11 @@ export class GatewayLedger {
   async #walkOnce(): Promise<void> {
     let missing = 0;
     for (let id = this.#next; missing < GAP; id++) {
-      const record = await this.reader.record(id);
-      if (record === null) {
+      if ((await this.#read(id)) === null) {
         missing += 1;
         continue;
       }
       missing = 0;
-      this.#records.set(id, record);
       this.#next = id + 1;
     }
   }
