@@ -13,8 +13,10 @@ import type { HistoryLine, OrderColumns } from '../test/support/truth-rules.js';
 
 const QUERY_MS = 30_000;
 
-const ORDERS = `SELECT o.id, o.reference, o.status, o.captured_minor, o.refunded_minor, o.needs_review, o.review_reason,
-        a.kind, a.gateway_transaction_id, a.payment_session_id
+/** The orders with their current attempts; `disputed_minor` where the kit's schema has it. */
+const ordersSql = (disputed: boolean) =>
+  `SELECT o.id, o.reference, o.status, o.captured_minor, o.refunded_minor, o.needs_review, o.review_reason,
+        ${disputed ? 'o.disputed_minor, ' : ''}a.kind, a.gateway_transaction_id, a.payment_session_id
    FROM orders o LEFT JOIN payment_attempts a ON a.id = o.current_attempt_id`;
 
 export interface OrderRow extends OrderColumns {
@@ -36,6 +38,7 @@ export interface InboxRow {
 
 export class KitTables {
   readonly #pool: mysql.Pool;
+  #ordersSql: Promise<string> | null = null;
 
   constructor(private readonly databaseUrl: string) {
     // Few connections, each short-lived: the run reads across a MariaDB restart.
@@ -52,15 +55,30 @@ export class KitTables {
     return rows as T[];
   }
 
+  /** The orders' query, once the schema is known (asked again after a failure: MariaDB restarts). */
+  #orders(): Promise<string> {
+    this.#ordersSql ??= this.#select<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM information_schema.COLUMNS
+        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders' AND COLUMN_NAME = 'disputed_minor'`,
+    ).then(
+      ([row]) => ordersSql(Number(row?.n) > 0),
+      (error) => {
+        this.#ordersSql = null;
+        throw error;
+      },
+    );
+    return this.#ordersSql;
+  }
+
   /** Every order with its current attempt (null columns when it has none). */
-  orders(): Promise<OrderRow[]> {
-    return this.#select<OrderRow>(ORDERS);
+  async orders(): Promise<OrderRow[]> {
+    return this.#select<OrderRow>(await this.#orders());
   }
 
   /** One order with its current attempt; null when there is none by that id. */
   async order(id: string): Promise<OrderRow | null> {
     const [rows] = await this.#pool.query<mysql.RowDataPacket[]>({
-      sql: `${ORDERS} WHERE o.id = ?`,
+      sql: `${await this.#orders()} WHERE o.id = ?`,
       values: [id],
       timeout: QUERY_MS,
     });

@@ -8,6 +8,11 @@ export interface Truth {
   status: string;
   captured: number | null;
   refunded: number;
+  /**
+   * What a chargeback took (0 unless disputed); absent when one side does not say it: a gateway
+   * without `chargeback_amount`, or a kit whose orders do not keep it (`disputed_minor`).
+   */
+  disputed?: number;
 }
 
 /** The gateway's record of the payment an attempt made (the sale, the auth, or a session's transaction). */
@@ -21,6 +26,8 @@ export interface PaymentRecord {
   captureAmount: number | null;
   /** An approved auth's deadline (sandbox.md section 11); null or absent on every other record. */
   captureBefore?: string | number | null;
+  /** `chargeback_amount` (sandbox.md section 11): 0 when none; null or absent when the gateway does not say. */
+  chargeback?: number | null;
 }
 
 /** What the order of an attempt of `kind` should show, given the gateway's record (and session). */
@@ -28,13 +35,19 @@ export function truthOfPayment(kind: string, payment: PaymentRecord, sessionStat
   const captured = payment.type === 'sale' ? payment.amount : payment.captureAmount;
   const { refunded } = payment;
   const open = (status: string): Truth => ({ status, captured: null, refunded: 0 });
-  const money = (status: string): Truth => ({ status, captured, refunded });
+  const disputed = typeof payment.chargeback === 'number' ? payment.chargeback : undefined;
+  const money = (status: string): Truth => ({
+    status,
+    captured,
+    refunded,
+    ...(disputed === undefined ? {} : { disputed: status === 'disputed' ? disputed : 0 }),
+  });
   switch (payment.status) {
     case 'pending':
       return open(kind === 'redirect' ? 'requires_action' : 'pending');
     case 'auth':
       return open('authorized');
-    case 'captured':
+    case 'captured': // a reversed chargeback too: the merchant won, the money is the shop's again
       return money(refunded === 0 ? 'paid' : 'partially_refunded');
     case 'refunded':
       return money('refunded');
@@ -59,30 +72,44 @@ export interface OrderColumns {
   status: string;
   captured_minor: number | string | null;
   refunded_minor: number | string;
+  /** What a chargeback took; absent on a kit that does not keep it. */
+  disputed_minor?: number | string | null;
 }
 
 const MONEY_STATES = ['paid', 'partially_refunded', 'refunded', 'disputed'];
 
 /**
  * The order and its truth in one shape, to compare: money is compared only in the states that have
- * it. An expired session may read `cancelled` when the kit learned it from the transaction's event,
- * which says cancelled (only the session says expired).
+ * it, and what a chargeback took only when both sides say it. An expired session may read
+ * `cancelled` when the kit learned it from the transaction's event, which says cancelled (only the
+ * session says expired).
  */
 export function comparison(order: OrderColumns, truth: Truth): { got: Truth; want: Truth } {
-  const got = {
+  const got: Truth = {
     status: order.status,
     captured: order.captured_minor === null ? null : Number(order.captured_minor),
     refunded: Number(order.refunded_minor),
   };
-  const want = MONEY_STATES.includes(truth.status)
-    ? { ...truth }
-    : { ...truth, captured: got.captured, refunded: got.refunded };
+  const { disputed, ...rest } = truth;
+  const bothSay = disputed !== undefined && order.disputed_minor != null;
+  if (bothSay) got.disputed = Number(order.disputed_minor);
+  const want: Truth = MONEY_STATES.includes(truth.status)
+    ? { ...rest, ...(bothSay ? { disputed } : {}) }
+    : {
+        ...rest,
+        captured: got.captured,
+        refunded: got.refunded,
+        ...(bothSay ? { disputed: got.disputed } : {}),
+      };
   if (want.status === 'expired' && got.status === 'cancelled') want.status = 'cancelled';
   return { got, want };
 }
 
 export const sameTruth = (a: Truth, b: Truth) =>
-  a.status === b.status && a.captured === b.captured && a.refunded === b.refunded;
+  a.status === b.status &&
+  a.captured === b.captured &&
+  a.refunded === b.refunded &&
+  a.disputed === b.disputed;
 
 /** A line of order_history, as much of it as the check reads. */
 export interface HistoryLine {

@@ -41,6 +41,7 @@ export function truthOf(
     refunded: txn.refundedAmount,
     captureAmount: capture?.amount ?? null,
     captureBefore: txn.captureBefore,
+    chargeback: txn.chargebackAmount,
   };
   return truthOfPayment(attempt.kind, payment, session?.status);
 }

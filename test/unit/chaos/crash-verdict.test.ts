@@ -19,7 +19,9 @@ describe('chaos: the crash points’ verdict', () => {
     type: 'sale',
     status: 'captured',
     amount: 1200,
+    currency: 'EUR',
     refunded: 0,
+    chargeback: 0,
     reference: 'ord-1',
     ...over,
   });
@@ -63,7 +65,7 @@ describe('chaos: the crash points’ verdict', () => {
       record({ id: 100001, type: 'auth', status: 'captured', amount: 1200 }),
       record({ id: 100002, relatedId: 100001, type: 'capture', amount: 1000 }),
     ]);
-    expect(truth).to.deep.equal({ status: 'paid', captured: 1000, refunded: 0 });
+    expect(truth).to.deep.equal({ status: 'paid', captured: 1000, refunded: 0, disputed: 0 });
     expect(truthOf('redirect', [record({ status: 'pending' })])?.status).to.equal('requires_action');
     expect(truthOf('card', [])).to.equal(null);
   });
