@@ -39,6 +39,8 @@ export interface KitSettings {
   jobSchedules?: string;
   /** A gateway outside the kit; unset, the api runs the embedded sandbox and the others use it. */
   gateway?: OutsideGateway;
+  /** The embedded sandbox's seed file (GATEWAY_SEED); default the kit's own. */
+  sandboxSeed?: string;
 }
 
 /** A gateway the kit reaches over the network, not one it runs (the crash points' standalone sandbox). */
@@ -117,13 +119,19 @@ export class KitProcesses {
     };
   }
 
+  /** The api's embedded sandbox: its port, and its seed when the run gives one. */
+  #sandboxEnv(): Record<string, string> {
+    const { sandboxSeed } = this.settings;
+    return { GATEWAY_PORT: String(this.gatewayPort), ...(sandboxSeed ? { GATEWAY_SEED: sandboxSeed } : {}) };
+  }
+
   /** Starts the api (again, on the same port and database, after `killApi`) and waits until it is healthy. */
   async startApi(): Promise<void> {
     const env = {
       ...this.#env(),
       ROLES: 'api',
       PORT: String(this.port),
-      ...(this.settings.gateway ? this.#gatewayEnv('api') : { GATEWAY_PORT: String(this.gatewayPort) }),
+      ...(this.settings.gateway ? this.#gatewayEnv('api') : this.#sandboxEnv()),
     };
     this.#api = this.#track(start('src/main.ts', [], env), 'api');
     await healthy(this.#api, this.apiUrl, READY_MS);

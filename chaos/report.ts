@@ -21,6 +21,11 @@ export interface Result {
   untrue: number | null;
   /** Null: did not converge within the bound. */
   convergeSeconds: number | null;
+  /**
+   * From the deadline of the last auth left open, when it lapsed after the kit had converged from the
+   * faults (seconds null: not within the bound); null when every lapse came before.
+   */
+  lapseConvergence: { seconds: number | null } | null;
   /** Kit processes that died without being killed by the run. */
   crashed: number;
 }
@@ -47,9 +52,16 @@ export function table(r: Result): string {
       'seconds to converge after the last fault',
       r.convergeSeconds === null ? 'did not converge' : r.convergeSeconds.toFixed(1),
     ],
+    ["seconds to converge after the last auth's deadline", lapseCell(r)],
   ];
   const lines = ['| measure | value |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)];
   return lines.join('\n');
+}
+
+function lapseCell(r: Result): string {
+  if (r.lapseConvergence === null) return 'every lapse came before';
+  const { seconds } = r.lapseConvergence;
+  return seconds === null ? 'did not converge' : seconds.toFixed(1);
 }
 
 /** Why the run fails; empty when it passes. */
@@ -59,6 +71,8 @@ export function failures(r: Result): string[] {
   if (r.lost > 0) out.push(`${r.lost} events lost`);
   if (r.untrue === null || r.untrue > 0) out.push(`${r.untrue ?? 'unchecked'} orders not equal to the truth`);
   if (r.convergeSeconds === null) out.push('no convergence within the bound');
+  if (r.lapseConvergence && r.lapseConvergence.seconds === null)
+    out.push('no convergence within the bound after the last lapse');
   if (r.crashed > 0) out.push(`${r.crashed} kit processes died on their own`);
   return out;
 }

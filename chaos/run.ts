@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withDeadline } from '../src/shared/deadline.js';
@@ -9,11 +9,11 @@ import { Duplicates } from './duplicates.js';
 import { FAULTS, type Fault, type FaultDeps, outage } from './faults.js';
 import { GatewayReader } from './gateway.js';
 import { KitProcesses } from './kit.js';
-import { converge, type Look, settledLook } from './measure.js';
+import { type Convergence, converge, type Look, settledLook } from './measure.js';
 import { type Random, seeded } from './random.js';
 import { failures, type Result, table } from './report.js';
 import { type MariaDb, type PrivateRedis, privateMariaDb, privateRedis, removeFolder } from './services.js';
-import { startStream } from './stream.js';
+import { type StreamResult, startStream } from './stream.js';
 import { KitTables } from './tables.js';
 
 /**
@@ -41,14 +41,38 @@ interface Scale {
   /** Between one fault and the next (and before the first). */
   gapMs: number;
   outageSeconds: number;
-  /** From the end of the last fault, how long the kit has to converge. */
+  /** From the end of the last fault, and from the last lapse, how long the kit has to converge. */
   convergeMs: number;
+  /**
+   * The sandbox's `auth_lifetime_s` (sandbox.md section 11): longer than the longest fault (the
+   * outage), so that a capture a fault holds up still comes in time; short enough that the auths
+   * left open lapse within the run.
+   */
+  authLifetimeSeconds: number;
 }
 
 const SCALES: Record<Scale['name'], Scale> = {
-  full: { name: 'full', crashRounds: 2, orders: 400, gapMs: 20_000, outageSeconds: 90, convergeMs: 240_000 },
-  short: { name: 'short', crashRounds: 1, orders: 80, gapMs: 5_000, outageSeconds: 65, convergeMs: 150_000 },
+  full: {
+    name: 'full',
+    crashRounds: 2,
+    orders: 400,
+    gapMs: 20_000,
+    outageSeconds: 90,
+    convergeMs: 240_000,
+    authLifetimeSeconds: 120,
+  },
+  short: {
+    name: 'short',
+    crashRounds: 1,
+    orders: 80,
+    gapMs: 5_000,
+    outageSeconds: 65,
+    convergeMs: 150_000,
+    authLifetimeSeconds: 90,
+  },
 };
+/** After an auth's deadline, until the sandbox's ticker (every second) has lapsed it. */
+const LAPSE_TICK_MS = 2000;
 /** What the faults themselves take, about (restarts, a new worker, the CLI): to pace the orders. */
 const FAULT_TIME_MS = 20_000;
 const DATABASE = 'merchant_chaos';
@@ -134,25 +158,20 @@ async function privateServices(cleanup: Cleanup): Promise<Services> {
 
 async function chaos(scale: Scale, seed: number, services: Services, cleanup: Cleanup): Promise<boolean> {
   const random = seeded(seed);
-  const parts = await setUp(services, cleanup, random);
-  const lastFaultAt = await storm(scale, parts, random);
+  const parts = await setUp(services, cleanup, random, scale);
+  const { lastFaultAt, stream } = await storm(scale, parts, random);
   // Convergence is timed while the copies still flow; the verdict is read once every copy was sent.
   const { tables, reader, duplicates, kit } = parts;
-  const convergence = await converge({
-    tables,
-    reader,
-    duplicates,
-    since: lastFaultAt,
-    withinMs: scale.convergeMs,
-    log,
-  });
+  const sides = { tables, reader, duplicates, withinMs: scale.convergeMs, log };
+  const convergence = await converge({ ...sides, since: lastFaultAt });
+  const afterLapse = await lastLapse(stream, (since) => converge({ ...sides, since }));
   const unsent = await duplicates.finish(120_000);
   const answers = JSON.stringify(Object.fromEntries(duplicates.answers));
   log(
     `duplicates done: ${duplicates.posted} posted (${unsent} never sent), the receiver's answers ${answers}`,
   );
   const look = await settledLook({ tables, reader, duplicates });
-  const result = resultOf(look, duplicates.posted, convergence.seconds, kit.crashed());
+  const result = resultOf(look, duplicates.posted, convergence.seconds, afterLapse, kit.crashed());
   explain(look, kit.crashed());
   console.log(`\n${table(result)}\n`);
   log(`the storm: ${scale.name} form, ${((Date.now() - runStarted) / 1000).toFixed(0)} s`);
@@ -162,9 +181,15 @@ async function chaos(scale: Scale, seed: number, services: Services, cleanup: Cl
 }
 
 /** The kit's processes on the private MariaDB and Redis, and the run's readers: each undone at the end. */
-async function setUp({ db, redis }: Services, cleanup: Cleanup, random: Random): Promise<FaultDeps> {
+async function setUp(
+  { db, redis }: Services,
+  cleanup: Cleanup,
+  random: Random,
+  scale: Scale,
+): Promise<FaultDeps> {
+  const sandboxSeed = await seedWithAuthLifetime(cleanup, scale.authLifetimeSeconds);
   const kit = await KitProcesses.start(
-    { databaseUrl: db.url(DATABASE), redisUrl: redis.url, logDir: process.env.CHAOS_LOG_DIR },
+    { databaseUrl: db.url(DATABASE), redisUrl: redis.url, logDir: process.env.CHAOS_LOG_DIR, sandboxSeed },
     cleanup,
   );
   log(`kit up: api ${kit.apiUrl} (sandbox ${kit.gatewayUrl}), a worker, a scheduler`);
@@ -183,11 +208,26 @@ async function setUp({ db, redis }: Services, cleanup: Cleanup, random: Random):
   return { kit, db, redis, tables, reader, duplicates };
 }
 
+/** The kit's sandbox seed with auths that lapse after `seconds`, in a folder of its own removed at the end. */
+async function seedWithAuthLifetime(cleanup: Cleanup, seconds: number): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'kit-chaos-seed-'));
+  cleanup.add('remove the seed folder', () => removeFolder(dir));
+  const seed = JSON.parse(await readFile('config/gateway-seed.json', 'utf8'));
+  seed.settings = { ...seed.settings, auth_lifetime_s: seconds };
+  const file = join(dir, 'gateway-seed.json');
+  await writeFile(file, JSON.stringify(seed, null, 2));
+  return file;
+}
+
 /**
  * Payments and duplicates flowing while the faults happen one after another; the payments stop when
- * the last fault ends. Returns when that was.
+ * the last fault ends. Returns when that was, and what the payments did.
  */
-async function storm(scale: Scale, parts: FaultDeps, random: Random): Promise<number> {
+async function storm(
+  scale: Scale,
+  parts: FaultDeps,
+  random: Random,
+): Promise<{ lastFaultAt: number; stream: StreamResult }> {
   const faults = [...FAULTS, outage(scale.outageSeconds)];
   const streamMs = (faults.length + 1) * scale.gapMs + FAULT_TIME_MS + scale.outageSeconds * 1000;
   const stream = startStream({
@@ -203,12 +243,35 @@ async function storm(scale: Scale, parts: FaultDeps, random: Random): Promise<nu
   stream.stop();
   const s = await withDeadline(stream.done, 120_000, 'the last payments');
   log(
-    `payments done: ${s.orders} orders, ${s.cutShort} stories cut short by a fault, ${s.notCreated} orders not created`,
+    `payments done: ${s.orders} orders, ${s.cutShort} stories cut short by a fault, ${s.notCreated} orders not created, ` +
+      `${s.leftToLapse} auths left to lapse`,
   );
-  return lastFaultAt;
+  return { lastFaultAt, stream: s };
 }
 
-function resultOf(look: Look, duplicates: number, convergeSeconds: number | null, crashed: string[]): Result {
+/**
+ * When the last auth the payments left open lapses after the kit converged from the faults (the
+ * sandbox's clock is real time here), waits for it, and times convergence again from its deadline, so
+ * that the verdict sees every lapse. Null: every lapse came before.
+ */
+async function lastLapse(
+  stream: StreamResult,
+  convergeFrom: (since: number) => Promise<Convergence>,
+): Promise<Convergence | null> {
+  if (stream.leftToLapse === 0 || stream.lastLapseAt + LAPSE_TICK_MS <= Date.now()) return null;
+  const wait = stream.lastLapseAt + LAPSE_TICK_MS - Date.now();
+  log(`waiting ${(wait / 1000).toFixed(0)} s for the last auth left open to lapse`);
+  await delay(wait);
+  return convergeFrom(stream.lastLapseAt);
+}
+
+function resultOf(
+  look: Look,
+  duplicates: number,
+  convergeSeconds: number | null,
+  afterLapse: Convergence | null,
+  crashed: string[],
+): Result {
   return {
     orders: look.orders,
     checked: look.checked,
@@ -223,6 +286,7 @@ function resultOf(look: Look, duplicates: number, convergeSeconds: number | null
     lost: look.lost.length,
     untrue: look.untrue?.length ?? null,
     convergeSeconds,
+    lapseConvergence: afterLapse && { seconds: afterLapse.seconds },
     crashed: crashed.length,
   };
 }

@@ -6,9 +6,9 @@ import { between, type Random, weighted } from './random.js';
 /**
  * The payments: real shoppers and operators through the kit's API against the sandbox, every kind
  * the gateway has an event for (sales, auths, captures, partial and full refunds, voids, declines,
- * chargebacks, redirects paid, cancelled and left open), started at a steady rate while the faults
- * happen. A step the faults cut short ends that order's story: the order stays what the gateway made
- * it, and must still end equal to it.
+ * chargebacks in full and in part and reversed, auths left to lapse, redirects paid, cancelled and
+ * left open), started at a steady rate while the faults happen. A step the faults cut short ends that
+ * order's story: the order stays what the gateway made it, and must still end equal to it.
  */
 
 const CARD = { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvv: '123' };
@@ -86,11 +86,24 @@ class Shopper {
   /** A pause between steps, so that stories interleave with each other, the duplicates and the faults. */
   pause = () => delay(between(this.random, 100, 1500));
 
+  /**
+   * The deadline (ms) of the auth this story made and has not yet captured or voided: it lapses then
+   * (sandbox.md section 11), unless a capture the story did not hear of took it. Null: none open.
+   */
+  lapsesAt: number | null = null;
+
   async pay(mode: 'sale' | 'auth', card = CARD): Promise<number | null> {
     const answer = await this.api.call('POST', `/orders/${this.order.id}/pay/card`, { card, mode });
     const want = mode === 'sale' ? 'paid' : 'authorized';
     if (answer.status !== 200 || answer.body.data.order.status !== want) return null;
-    return Number(answer.body.data.order.payment.gateway_transaction_id);
+    const id = Number(answer.body.data.order.payment.gateway_transaction_id);
+    if (mode === 'auth') {
+      // The gateway's own deadline; the kit's word for it only when the gateway does not answer.
+      const record = await this.gateway.record(id).catch(() => null);
+      const deadline = record ? record.captureBefore : answer.body.data.order.capture_before;
+      this.lapsesAt = deadline ? Date.parse(deadline) : null;
+    }
+    return id;
   }
 
   async redirect(): Promise<string | null> {
@@ -110,7 +123,27 @@ class Shopper {
             amount: major(minor, this.order.currency),
             ...(operation === 'refund' ? { reason: 'chaos' } : {}),
           };
-    return (await this.api.operate(this.order.id, operation, body)).status === 200;
+    const done = (await this.api.operate(this.order.id, operation, body)).status === 200;
+    if (done && operation !== 'refund') this.lapsesAt = null;
+    return done;
+  }
+
+  /**
+   * The payment is charged back at the gateway (a sandbox control: the kit hears of it only from the
+   * gateway), for `minor` or, without, all that was captured and not refunded.
+   */
+  async chargeback(transactionId: number, minor?: number): Promise<true> {
+    await this.gateway.chargeback(
+      transactionId,
+      minor === undefined ? undefined : major(minor, this.order.currency),
+    );
+    return true;
+  }
+
+  /** The merchant wins the dispute: captured again at the gateway. */
+  async reverse(transactionId: number): Promise<true> {
+    await this.gateway.reverseChargeback(transactionId);
+    return true;
   }
 
   /** `fraction` of the order's amount, in minor units, at least 1. */
@@ -154,17 +187,65 @@ export const STORIES: readonly (readonly [string, number, Story])[] = [
     1,
     async (s) => (await s.pay('auth')) !== null && s.pause().then(() => s.operate('capture', s.part(0.6))),
   ],
+  [
+    'auth, captured, charged back in part',
+    0.5,
+    async (s) => {
+      const id = await s.pay('auth');
+      if (id === null || !(await s.pause().then(() => s.operate('capture')))) return false;
+      await s.pause();
+      return s.chargeback(id, s.part(0.5));
+    },
+  ],
   ['auth, voided', 1, async (s) => (await s.pay('auth')) !== null && s.pause().then(() => s.operate('void'))],
-  ['auth, left authorized', 0.5, async (s) => (await s.pay('auth')) !== null],
+  // Neither captured nor voided: it lapses auth_lifetime_s after (the run waits for the last one).
+  ['auth, left to lapse', 1, async (s) => (await s.pay('auth')) !== null],
   [
     'sale, charged back',
     1,
     async (s) => {
       const id = await s.pay('sale');
-      if (id === null) return false;
+      return id !== null && s.pause().then(() => s.chargeback(id));
+    },
+  ],
+  [
+    'sale, charged back in part',
+    0.5,
+    async (s) => {
+      const id = await s.pay('sale');
+      return id !== null && s.pause().then(() => s.chargeback(id, s.part(0.3)));
+    },
+  ],
+  [
+    'sale, refunded in part, charged back in part',
+    1,
+    async (s) => {
+      const id = await s.pay('sale');
+      const refunded = s.part(0.2);
+      if (id === null || !(await s.pause().then(() => s.operate('refund', refunded)))) return false;
       await s.pause();
-      await s.gateway.chargeback(id);
-      return true;
+      // Less than what is left: the order keeps captured, refunded and disputed money apart.
+      return s.chargeback(id, Math.max(1, Math.floor((s.order.amount - refunded) / 2)));
+    },
+  ],
+  [
+    'sale, charged back, reversed',
+    1,
+    async (s) => {
+      const id = await s.pay('sale');
+      if (id === null) return false;
+      await s.pause().then(() => s.chargeback(id));
+      return s.pause().then(() => s.reverse(id));
+    },
+  ],
+  [
+    'sale, refunded in part, charged back in part, reversed',
+    0.5,
+    async (s) => {
+      const id = await s.pay('sale');
+      if (id === null || !(await s.pause().then(() => s.operate('refund', s.part(0.3))))) return false;
+      await s.pause().then(() => s.chargeback(id, s.part(0.4)));
+      return s.pause().then(() => s.reverse(id));
     },
   ],
   [
@@ -184,6 +265,19 @@ export const STORIES: readonly (readonly [string, number, Story])[] = [
       await s.gateway.settle(session, 'paid');
       await s.pause();
       return s.operate('refund', s.part(0.5));
+    },
+  ],
+  [
+    'redirect, paid, charged back, reversed',
+    0.5,
+    async (s) => {
+      const session = await s.redirect();
+      if (session === null) return false;
+      await s.pause();
+      await s.gateway.settle(session, 'paid');
+      const { transactionId } = await s.gateway.session(session);
+      await s.pause().then(() => s.chargeback(transactionId));
+      return s.pause().then(() => s.reverse(transactionId));
     },
   ],
   [
@@ -213,6 +307,10 @@ export interface StreamResult {
   cutShort: number;
   /** Orders the kit could not even create (it was unavailable). */
   notCreated: number;
+  /** Auths the stories left open, to lapse. */
+  leftToLapse: number;
+  /** When the last of those lapses (ms; 0: none). */
+  lastLapseAt: number;
 }
 
 export interface StreamOptions {
@@ -228,7 +326,7 @@ export interface StreamOptions {
 /** Starts orders at a steady rate until `stop()`; `done` settles when the last story has ended. */
 export function startStream(o: StreamOptions): { stop(): void; done: Promise<StreamResult> } {
   const api = new KitApi(o.api.url, o.api.opsToken);
-  const result: StreamResult = { orders: 0, cutShort: 0, notCreated: 0 };
+  const result: StreamResult = { orders: 0, cutShort: 0, notCreated: 0, leftToLapse: 0, lastLapseAt: 0 };
   let stopped = false;
   const running = new Set<Promise<void>>();
   const done = (async () => {
@@ -270,4 +368,8 @@ async function tell(api: KitApi, o: StreamOptions, result: StreamResult): Promis
   const shopper = new Shopper(api, o.gateway, o.random, { id: created.body.data.order.id, currency, amount });
   const finished = await story(shopper).catch(() => false);
   if (!finished) result.cutShort += 1;
+  if (shopper.lapsesAt !== null) {
+    result.leftToLapse += 1;
+    result.lastLapseAt = Math.max(result.lastLapseAt, shopper.lapsesAt);
+  }
 }
