@@ -28,6 +28,23 @@ export interface Result {
   lapseConvergence: { seconds: number | null } | null;
   /** Kit processes that died without being killed by the run. */
   crashed: number;
+  /** Gateway events of chargebacks, and of chargebacks reversed. */
+  chargebacks: number;
+  reversals: number;
+  /** Auths that lapsed at the gateway; null: not read. */
+  lapsed: number | null;
+  /** The report's totals against the gateway's records; null: the check could not run. */
+  money: MoneyVerdict | null;
+}
+
+/** The money check in figures (chaos/money.ts). */
+export interface MoneyVerdict {
+  currencies: number;
+  /** Currencies where a compared total differs. */
+  differing: number;
+  compared: string[];
+  /** Orders the report covers (it must cover every order). */
+  reportOrders: number;
 }
 
 const n = (value: number) => value.toLocaleString('en-US');
@@ -49,6 +66,12 @@ export function table(r: Result): string {
     ['lost (must be 0)', n(r.lost)],
     ["orders not equal to the gateway's truth (must be 0)", r.untrue === null ? 'not checked' : n(r.untrue)],
     [
+      'chargebacks, reversals and lapses at the gateway',
+      `${n(r.chargebacks)} charged back, ${n(r.reversals)} reversed, ` +
+        `${r.lapsed === null ? 'unknown' : n(r.lapsed)} auths lapsed`,
+    ],
+    ["report totals equal to the gateway's records (must be every currency)", moneyCell(r)],
+    [
       'seconds to converge after the last fault',
       r.convergeSeconds === null ? 'did not converge' : r.convergeSeconds.toFixed(1),
     ],
@@ -64,6 +87,15 @@ function lapseCell(r: Result): string {
   return seconds === null ? 'did not converge' : seconds.toFixed(1);
 }
 
+function moneyCell(r: Result): string {
+  if (r.money === null) return 'not checked';
+  const m = r.money;
+  return (
+    `${n(m.currencies - m.differing)} of ${n(m.currencies)} currencies (${m.compared.join(', ')}; ` +
+    `${n(m.reportOrders)} of ${n(r.orders)} orders in the report)`
+  );
+}
+
 /** Why the run fails; empty when it passes. */
 export function failures(r: Result): string[] {
   const out: string[] = [];
@@ -74,5 +106,12 @@ export function failures(r: Result): string[] {
   if (r.lapseConvergence && r.lapseConvergence.seconds === null)
     out.push('no convergence within the bound after the last lapse');
   if (r.crashed > 0) out.push(`${r.crashed} kit processes died on their own`);
+  if (r.money === null) out.push("the report's totals not checked against the gateway");
+  else {
+    if (r.money.differing > 0)
+      out.push(`${r.money.differing} currencies where the report's totals differ from the gateway's records`);
+    if (r.money.reportOrders !== r.orders)
+      out.push(`the report covers ${r.money.reportOrders} of ${r.orders} orders`);
+  }
   return out;
 }

@@ -10,8 +10,9 @@ import { FAULTS, type Fault, type FaultDeps, outage } from './faults.js';
 import { GatewayReader } from './gateway.js';
 import { KitProcesses } from './kit.js';
 import { type Convergence, converge, type Look, settledLook } from './measure.js';
+import { checkMoney, type MoneyCheck, moneyTable } from './money.js';
 import { type Random, seeded } from './random.js';
-import { failures, type Result, table } from './report.js';
+import { failures, type MoneyVerdict, type Result, table } from './report.js';
 import { type MariaDb, type PrivateRedis, privateMariaDb, privateRedis, removeFolder } from './services.js';
 import { type StreamResult, startStream } from './stream.js';
 import { KitTables } from './tables.js';
@@ -23,7 +24,8 @@ import { KitTables } from './tables.js';
  * The storm: payments and shuffled duplicate events through the kit's processes while the run kills
  * the worker, flushes and restarts Redis, restarts MariaDB, rotates the webhook secret and cuts the
  * receiver off; then it waits for the kit to converge and prints the table. It passes only when
- * nothing was lost or applied twice and every order equals the gateway's truth in time.
+ * nothing was lost or applied twice, every order equals the gateway's truth in time, and the kit's
+ * reconciliation report totals, in every currency, what the gateway's own records add up to.
  *
  * The crash points (chaos/crash-points.ts): the api SIGKILLed in the middle of each kind of payment
  * and operation, the shopper or operator trying again; a table row per case. `-- --crash-only` (or
@@ -158,6 +160,7 @@ async function privateServices(cleanup: Cleanup): Promise<Services> {
 
 async function chaos(scale: Scale, seed: number, services: Services, cleanup: Cleanup): Promise<boolean> {
   const random = seeded(seed);
+  const startedAt = new Date();
   const parts = await setUp(services, cleanup, random, scale);
   const { lastFaultAt, stream } = await storm(scale, parts, random);
   // Convergence is timed while the copies still flow; the verdict is read once every copy was sent.
@@ -171,9 +174,20 @@ async function chaos(scale: Scale, seed: number, services: Services, cleanup: Cl
     `duplicates done: ${duplicates.posted} posted (${unsent} never sent), the receiver's answers ${answers}`,
   );
   const look = await settledLook({ tables, reader, duplicates });
-  const result = resultOf(look, duplicates.posted, convergence.seconds, afterLapse, kit.crashed());
+  const money = await checkMoney({
+    api: { url: kit.apiUrl, opsToken: kit.opsToken },
+    reader,
+    from: startedAt,
+  }).catch((error: Error) => {
+    log(`the money check could not run: ${error.message}`);
+    return null;
+  });
+  const result = resultOf(look, duplicates.posted, convergence.seconds, afterLapse, kit.crashed(), money);
   explain(look, kit.crashed());
+  if (money && money.notes.length > 0)
+    log(`gateway money the report may not hold (${money.notes.length}):\n  ${money.notes.join('\n  ')}`);
   console.log(`\n${table(result)}\n`);
+  if (money) console.log(`${moneyTable(money)}\n`);
   log(`the storm: ${scale.name} form, ${((Date.now() - runStarted) / 1000).toFixed(0)} s`);
   const why = failures(result);
   if (why.length > 0) log(`failed: ${why.join('; ')}`);
@@ -271,6 +285,7 @@ function resultOf(
   convergeSeconds: number | null,
   afterLapse: Convergence | null,
   crashed: string[],
+  money: MoneyCheck | null,
 ): Result {
   return {
     orders: look.orders,
@@ -288,6 +303,19 @@ function resultOf(
     convergeSeconds,
     lapseConvergence: afterLapse && { seconds: afterLapse.seconds },
     crashed: crashed.length,
+    chargebacks: look.events.filter((e) => e.event_type === 'transaction.chargeback').length,
+    reversals: look.events.filter((e) => e.event_type === 'transaction.chargeback_reversed').length,
+    lapsed: money?.lapsed ?? null,
+    money: money && moneyVerdict(money),
+  };
+}
+
+function moneyVerdict(m: MoneyCheck): MoneyVerdict {
+  return {
+    currencies: m.rows.length,
+    differing: m.rows.filter((r) => !r.equal).length,
+    compared: m.compared,
+    reportOrders: m.reportOrders,
   };
 }
 
