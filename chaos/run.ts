@@ -258,7 +258,11 @@ async function storm(
   const s = await withDeadline(stream.done, 120_000, 'the last payments');
   log(
     `payments done: ${s.orders} orders, ${s.cutShort} stories cut short by a fault, ${s.notCreated} orders not created, ` +
-      `${s.leftToLapse} auths left to lapse`,
+      `${s.leftToLapse} auths left to lapse; the stories: ` +
+      Object.entries(s.told)
+        .sort(([, a], [, b]) => b - a)
+        .map(([name, count]) => `${count} ${name}`)
+        .join(', '),
   );
   return { lastFaultAt, stream: s };
 }

@@ -311,6 +311,8 @@ export interface StreamResult {
   leftToLapse: number;
   /** When the last of those lapses (ms; 0: none). */
   lastLapseAt: number;
+  /** How many orders each story was told for (cut short or not). */
+  told: Record<string, number>;
 }
 
 export interface StreamOptions {
@@ -326,7 +328,14 @@ export interface StreamOptions {
 /** Starts orders at a steady rate until `stop()`; `done` settles when the last story has ended. */
 export function startStream(o: StreamOptions): { stop(): void; done: Promise<StreamResult> } {
   const api = new KitApi(o.api.url, o.api.opsToken);
-  const result: StreamResult = { orders: 0, cutShort: 0, notCreated: 0, leftToLapse: 0, lastLapseAt: 0 };
+  const result: StreamResult = {
+    orders: 0,
+    cutShort: 0,
+    notCreated: 0,
+    leftToLapse: 0,
+    lastLapseAt: 0,
+    told: {},
+  };
   let stopped = false;
   const running = new Set<Promise<void>>();
   const done = (async () => {
@@ -351,10 +360,10 @@ export function startStream(o: StreamOptions): { stop(): void; done: Promise<Str
 async function tell(api: KitApi, o: StreamOptions, result: StreamResult): Promise<void> {
   const currency = weighted(o.random, CURRENCIES);
   // iDEAL takes EUR only.
-  const story = weighted(
+  const [name, story] = weighted(
     o.random,
     STORIES.filter(([name]) => currency === 'EUR' || !name.startsWith('redirect')).map(
-      ([, w, s]) => [s, w] as const,
+      ([name, w, s]) => [[name, s] as const, w] as const,
     ),
   );
   // In minor units: 5.00 to 500.00, or 500 to 50,000 yen.
@@ -365,6 +374,7 @@ async function tell(api: KitApi, o: StreamOptions, result: StreamResult): Promis
     return;
   }
   result.orders += 1;
+  result.told[name] = (result.told[name] ?? 0) + 1;
   const shopper = new Shopper(api, o.gateway, o.random, { id: created.body.data.order.id, currency, amount });
   const finished = await story(shopper).catch(() => false);
   if (!finished) result.cutShort += 1;
