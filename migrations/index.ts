@@ -8,6 +8,7 @@ import * as captureBefore from './2026-11-24-07-capture-before.js';
 import * as unmatchedMoney from './2026-11-24-08-unmatched-money.js';
 import * as moneyAt from './2026-11-24-09-money-at.js';
 import * as disputes from './2026-11-24-10-disputes.js';
+import * as orderEvents from './2026-11-24-11-order-events.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   { name: '2026-11-24-08-unmatched-money', ...unmatchedMoney },
   { name: '2026-11-24-09-money-at', ...moneyAt },
   { name: '2026-11-24-10-disputes', ...disputes },
+  { name: '2026-11-24-11-order-events', ...orderEvents },
 ];

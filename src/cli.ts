@@ -236,6 +236,58 @@ program
     );
   });
 
+const orderEvents = program
+  .command('order-events')
+  .description("events sent to the shop's endpoints and handlers: what waits, each event's tries, a replay");
+
+orderEvents
+  .command('list')
+  .description('newest first; JSON on stdout')
+  .option('--order <order_id>', "only this order's events")
+  .option('--limit <n>', 'at most this many (1 to 1000)', '100')
+  .action(async (options: { order?: string; limit: string }) => {
+    const c = config();
+    const limit = listLimit(options.limit);
+    const events = await withStore(c, (store) => store.outbox.list({ orderId: options.order, limit }));
+    print(events.map(({ payload: _payload, ...e }) => e));
+  });
+
+orderEvents
+  .command('show <event_id>')
+  .description('an event, its body, its deliveries and every try of them (JSON on stdout)')
+  .action(async (id: string) => {
+    const c = config();
+    const shown = await withStore(c, async (store) => {
+      const event = await store.outbox.event(id);
+      return (
+        event && { ...event, payload: JSON.parse(event.payload), ...(await store.outbox.history(event.seq)) }
+      );
+    });
+    if (!shown) return fail(`${id}: no order event has this id`);
+    print(shown);
+  });
+
+orderEvents
+  .command('replay <event_id>')
+  .description('send an event again, with the same id, to every subscriber it went to')
+  .action(async (id: string) => {
+    const c = config();
+    const n = await withStore(c, (store) => store.outbox.replay(id, new Date()));
+    if (n === null) return fail(`${id}: no order event has this id`);
+    if (n === 0) return fail(`${id}: not fanned out yet: the dispatcher sends it on its own`);
+    print({ event: id, deliveries: n, status: 'pending' });
+  });
+
+orderEvents
+  .command('status')
+  .description(
+    'per subscriber: deliveries waiting, given up, the oldest waiting, the last delivered and the last error',
+  )
+  .action(async () => {
+    const c = config();
+    print(await withStore(c, (store) => store.outbox.status()));
+  });
+
 const disputes = program
   .command('disputes')
   .description('chargebacks of orders: open, won (reversed by the gateway) or lost (an operator said so)');

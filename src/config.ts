@@ -142,6 +142,20 @@ const envSchema = z.object({
     .default({}),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SHOP_URL: url(['http:', 'https:'], 'http(s)').optional(),
+  SHOP_WEBHOOK_URLS: commaList
+    .refine(
+      (list) => list.every((u) => url(['http:', 'https:'], 'http(s)').safeParse(u).success),
+      'must be comma-separated http(s) URLs of the shop endpoints that take order events',
+    )
+    .default([]),
+  SHOP_WEBHOOK_SECRET: z
+    .string()
+    .refine((v) => {
+      const key = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(v)?.[1];
+      const bytes = key ? Buffer.from(key, 'base64').length : 0;
+      return bytes >= 24 && bytes <= 64;
+    }, 'must be a Standard Webhooks secret: whsec_ and 24 to 64 random bytes, base64-encoded')
+    .optional(),
   ORDER_CURRENCIES: commaList
     .refine(
       (list) => list.length > 0 && list.every(isCurrencyCode),
@@ -198,6 +212,8 @@ export interface Config {
   };
   /** Where the landing pages link back to; null: the kit's own `/`. */
   shopUrl: string | null;
+  /** The shop's endpoints for order events (issue 20) and the Standard Webhooks secret they are signed with. */
+  shopWebhooks: { urls: string[]; secret: string | null };
   /** What orders may be taken in (merchant.md: refused at creation, not declined at payment). */
   orders: {
     currencies: CurrencyCode[];
@@ -264,6 +280,10 @@ export function loadConfig(
     if (!parseMajor(e.ORDER_MAX_AMOUNT, currency as CurrencyCode).ok)
       throw new ConfigError(`ORDER_MAX_AMOUNT: has more decimals than ${currency} allows`);
   }
+  if (e.SHOP_WEBHOOK_URLS.length > 0 && !e.SHOP_WEBHOOK_SECRET)
+    throw new ConfigError(
+      'SHOP_WEBHOOK_SECRET: is required when SHOP_WEBHOOK_URLS is set (whsec_ and 32 random bytes, base64-encoded)',
+    );
   const opsApiToken = e.OPS_API_TOKEN ?? randomToken();
   return {
     env: e.NODE_ENV,
@@ -285,6 +305,7 @@ export function loadConfig(
       sandboxStateFile: e.GATEWAY_SANDBOX_STATE === 'memory' ? null : e.GATEWAY_SANDBOX_STATE,
     },
     shopUrl: e.SHOP_URL ?? null,
+    shopWebhooks: { urls: [...new Set(e.SHOP_WEBHOOK_URLS)], secret: e.SHOP_WEBHOOK_SECRET ?? null },
     orders: { currencies: [...new Set(e.ORDER_CURRENCIES)] as CurrencyCode[], maxAmount: e.ORDER_MAX_AMOUNT },
     authorizations: { warningMs: e.AUTH_EXPIRY_WARNING * 3_600_000, policy: e.AUTH_EXPIRY_POLICY },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,

@@ -10,7 +10,7 @@ import type { Config } from './config.js';
 import type { Gateway } from './gateway/app.js';
 import type { Seed } from './gateway/state/seed.js';
 import { bindHttpServer } from './infra/http-server.js';
-import { buildAdapters } from './kit/adapters.js';
+import { type Adapters, buildAdapters } from './kit/adapters.js';
 import { metricsEndpoint, startApi } from './kit/api.js';
 import { type Jobs, jobsOf } from './kit/jobs.js';
 import { metricSources } from './kit/metric-sources.js';
@@ -19,6 +19,9 @@ import { Shutdown } from './kit/shutdown.js';
 import { startWorker } from './kit/worker.js';
 import type { MerchantDeps } from './merchant/checkout/deps.js';
 import { createMetricsApp } from './merchant/http/metrics-route.js';
+import { type DispatcherDeps, dispatchOnce, startDispatcher } from './merchant/outbox/dispatcher.js';
+import { endpointSender } from './merchant/outbox/endpoint.js';
+import { OrderEventHandlers } from './merchant/outbox/handlers.js';
 import type { Apply } from './merchant/reconciler/apply.js';
 import type { ObservationJob, RetryPolicy } from './merchant/reconciler/queue.js';
 import type { Store } from './merchant/store/index.js';
@@ -51,6 +54,14 @@ export interface KitOptions {
    * over the defaults: `JOB_TIMING` in src/kit/jobs.ts.
    */
   schedules?: Schedules;
+  /**
+   * Handlers of order events in the fork's own code (`new OrderEventHandlers().on('order.paid', ...)`),
+   * registered before the kit starts so no event is fanned out without them. Default: an empty
+   * registry, `kit.events`, to add to.
+   */
+  orderEvents?: OrderEventHandlers;
+  /** The order event dispatcher's pause between passes. Default 1000 ms. */
+  orderEventsEveryMs?: number;
 }
 
 export interface Kit {
@@ -79,12 +90,30 @@ export interface Kit {
   sweep(): Promise<number>;
   /** The background jobs, to run now (tests, the CLI): the poller, recovery, the health check, ... */
   jobs: Jobs;
+  /** Order events for code in the fork: `kit.events.on('order.paid', handler)` (issue 20). */
+  events: OrderEventHandlers;
+  /** One pass of the order event dispatcher, now (tests, the CLI): the deliveries it sent. */
+  dispatchOrderEvents(): Promise<number>;
   /**
    * Stops taking work (HTTP, cron, the worker's next job), lets the work in hand finish for up to
    * `config.shutdownGraceMs`, cuts off what is left, then closes the connections. Called twice, it
    * returns the same promise.
    */
   close(): Promise<void>;
+}
+
+/** What the order event dispatcher runs with: the outbox, the shop's endpoints, the handlers. */
+function dispatcherOf(a: Adapters, handlers: OrderEventHandlers): DispatcherDeps {
+  const { urls, secret } = a.config.shopWebhooks;
+  return {
+    outbox: a.store.outbox,
+    endpoints: urls,
+    send: secret ? endpointSender(secret) : null,
+    handlers,
+    clock: a.clock,
+    logger: a.logger,
+    onTry: (kind, result) => a.metrics.orderEventTried(kind, result),
+  };
 }
 
 /**
@@ -124,7 +153,13 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     );
     const jobs = jobsOf(a, random);
     a.metrics.watch(metricSources(a, jobs));
-    if (roles.has('worker')) startWorker(a, shutdown, options.workerConcurrency ?? 8);
+    const events = options.orderEvents ?? new OrderEventHandlers();
+    const dispatcher = dispatcherOf(a, events);
+    if (roles.has('worker')) {
+      startWorker(a, shutdown, options.workerConcurrency ?? 8);
+      const running = startDispatcher(dispatcher, options.orderEventsEveryMs);
+      shutdown.work({ name: 'order events', drain: running.stop });
+    }
     if (roles.has('scheduler'))
       startScheduler(a, jobs, shutdown, random, { ...config.jobSchedules, ...options.schedules });
     const app = server ? startApi(a, server) : null;
@@ -155,6 +190,8 @@ export async function startKit(options: KitOptions): Promise<Kit> {
       enqueue: a.enqueue,
       sweep: jobs.sweep,
       jobs,
+      events,
+      dispatchOrderEvents: () => dispatchOnce(dispatcher),
       close: () => shutdown.stop(),
     };
   } catch (error) {

@@ -16,6 +16,8 @@ export interface MetricSources {
   unmatchedOpen(): Promise<Record<string, number>>;
   /** Disputes not yet won or lost, by currency. */
   disputesOpen(): Promise<Record<string, number>>;
+  /** Order event deliveries still to be made, given up, and how long the oldest waiting has waited (issue 20). */
+  orderEvents(): Promise<{ pending: number; failed: number; oldestPendingSeconds: number }>;
 }
 
 /**
@@ -32,6 +34,7 @@ export class KitMetrics {
   readonly #report: Gauge<'currency' | 'classification'>;
   readonly #expiring: Gauge;
   readonly #unmatched: Counter<'currency'>;
+  readonly #orderEvents: Counter<'kind' | 'result'>;
   #sources: MetricSources | null = null;
 
   constructor() {
@@ -84,7 +87,34 @@ export class KitMetrics {
       labelNames: ['currency'],
       registers,
     });
+    this.#orderEvents = new Counter({
+      name: 'kit_order_event_deliveries_total',
+      help: 'Tries of order event deliveries by this process: to shop endpoints or handlers, delivered, failed (tried again) or given up',
+      labelNames: ['kind', 'result'],
+      registers,
+    });
     const metrics = this;
+    new Gauge({
+      name: 'kit_order_event_deliveries',
+      help: 'Order event deliveries still to be made (pending) and given up (failed: a replay sends them), every process',
+      labelNames: ['status'],
+      registers,
+      async collect() {
+        const state = await metrics.#read((s) => s.orderEvents());
+        if (state === null) return;
+        this.set({ status: 'pending' }, state.pending);
+        this.set({ status: 'failed' }, state.failed);
+      },
+    });
+    new Gauge({
+      name: 'kit_order_events_oldest_pending_seconds',
+      help: 'How long the oldest order event delivery still to be made has waited; 0 when none waits',
+      registers,
+      async collect() {
+        const state = await metrics.#read((s) => s.orderEvents());
+        if (state !== null) this.set(state.oldestPendingSeconds);
+      },
+    });
     new Gauge({
       name: 'kit_unmatched_money_open',
       help: 'Gateway money with no order that no operator has attached or resolved yet, by currency',
@@ -201,6 +231,10 @@ export class KitMetrics {
   }
 
   /** A gateway transaction with no attempt, kept for the first time (reconciler/unmatched.ts). */
+  orderEventTried(kind: 'endpoint' | 'handler', result: 'delivered' | 'failed' | 'given_up'): void {
+    this.#orderEvents.inc({ kind, result });
+  }
+
   unmatchedMoney(currency: string): void {
     this.#unmatched.inc({ currency });
   }

@@ -34,6 +34,17 @@ export function metricSources(a: Adapters, jobs: Jobs): MetricSources {
     },
     unmatchedOpen: () => bounded('gateway money with no order', a.store.unmatched.openByCurrency()),
     disputesOpen: () => bounded('the disputes', a.store.disputes.openByCurrency()),
+    orderEvents: async () => {
+      const status = await bounded('the order events', a.store.outbox.status());
+      const oldest = Math.min(
+        ...status.map((s) => s.oldest_pending_at?.getTime() ?? Number.POSITIVE_INFINITY),
+      );
+      return {
+        pending: status.reduce((n, s) => n + s.pending, 0),
+        failed: status.reduce((n, s) => n + s.failed, 0),
+        oldestPendingSeconds: Number.isFinite(oldest) ? Math.max(0, (a.clock.now() - oldest) / 1000) : 0,
+      };
+    },
     webhookHealth: async () => {
       const health = await bounded('the health', jobs.lastHealth());
       return health && { status: health.status, consecutiveFailures: health.consecutiveFailures };

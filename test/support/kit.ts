@@ -8,6 +8,7 @@ import { parseSeed, type SeedInput } from '../../src/gateway/state/seed.js';
 import { createLogger } from '../../src/infra/logger.js';
 import type { Schedules } from '../../src/kit/scheduler.js';
 import { type Kit, startKit } from '../../src/kit.js';
+import type { OrderEventHandlers } from '../../src/merchant/outbox/handlers.js';
 import { type AdvanceableClock, type Clock, ManualClock, OffsetClock } from '../../src/shared/clock.js';
 import { type Answer, jsonOf, MERCHANT_KEY, testSeed } from './gateway.js';
 import { logged } from './log-sink.js';
@@ -55,6 +56,9 @@ export interface TestKitOptions {
   clock?: Clock;
   seed?: (seed: SeedInput) => void;
   clientDeps?: Partial<ClientDeps>;
+  /** Passed to startKit: handlers of order events, and the dispatcher's pause (default here: an hour, tests dispatch themselves). */
+  orderEvents?: OrderEventHandlers;
+  orderEventsEveryMs?: number;
 }
 
 /** A whole kit on port 0, against its own database (dropped on close) and an embedded sandbox. */
@@ -100,6 +104,8 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
     // so a test never sleeps, and the budget and the sandbox see the time those waits would take.
     clientDeps: { sleep: virtualSleep(kitClock), ...options.clientDeps },
     sandbox: { clock: sandboxClock, seed: parseSeed(seedInput) },
+    orderEvents: options.orderEvents,
+    orderEventsEveryMs: options.orderEventsEveryMs ?? 3_600_000,
   });
   const url = kit.url!;
   return {

@@ -12,6 +12,7 @@ import { InboxStore } from './inbox.js';
 import { defineModels } from './models.js';
 import { OperationStore } from './operations.js';
 import { OrderStore } from './orders.js';
+import { OutboxStore } from './outbox.js';
 import { PollStore } from './polls.js';
 import { ReportStore } from './reports.js';
 import { SecretStore } from './secrets.js';
@@ -34,6 +35,7 @@ export interface Store {
   reports: ReportStore;
   unmatched: UnmatchedMoneyStore;
   disputes: DisputeStore;
+  outbox: OutboxStore;
 }
 
 export interface StoreDeps {
@@ -63,6 +65,7 @@ export function createStore({ sequelize, pool, clock, random, box }: StoreDeps):
     reports: new ReportStore(models, disputes),
     unmatched: new UnmatchedMoneyStore(sequelize, models, clock, random),
     disputes,
+    outbox: new OutboxStore(pool),
   };
 }
 

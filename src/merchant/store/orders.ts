@@ -1,13 +1,15 @@
-import type { Pool, RowDataPacket } from 'mysql2/promise';
+import type { Pool, PoolConnection, RowDataPacket } from 'mysql2/promise';
 import { type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { INITIAL_PAYMENT } from '../orders/decide.js';
 import type { DisputeStep } from '../orders/disputes.js';
+import { orderEventsOf } from '../orders/order-events.js';
 import { withReason } from '../orders/review.js';
 import { statusOnNewAttempt } from '../orders/status.js';
 import { type HistoryEntry, type HistoryStore, historyRow } from './history.js';
 import { attemptRecord, type Models, plain } from './models.js';
+import { orderEventRows } from './order-event-rows.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
 import { ATTEMPT_COLUMNS, attemptFromRow, columnValues, ORDER_COLUMNS, orderFromRow } from './rows.js';
 
@@ -178,16 +180,22 @@ export class OrderStore {
       if (order.current_attempt_id !== null) return null;
       const reason = withReason(order.needs_review ? order.review_reason : null, finding.reason);
       const known = order.needs_review && reason === order.review_reason;
-      if (!known)
+      if (!known) {
+        const before = plain(order);
+        const now = this.#now();
         await order.update(
-          {
-            needs_review: true,
-            review_reason: reason,
-            version: order.version + 1,
-            updated_at: this.#now(),
-          },
+          { needs_review: true, review_reason: reason, version: order.version + 1, updated_at: now },
           { transaction: tx },
         );
+        for (const row of orderEventRows(before, plain(order), null, now, this.random))
+          await this.sequelize.query(
+            'INSERT INTO order_events (id, order_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
+            {
+              replacements: [row.id, row.order_id, row.type, row.payload, row.created_at],
+              transaction: tx,
+            },
+          );
+      }
       await this.history.record(
         {
           orderId,
@@ -377,6 +385,18 @@ export class OrderStore {
           ),
         ]);
       if (change?.dispute) this.#disputeWrite(writes, change.dispute, before.id, attempt.id);
+      const attemptAfter =
+        Object.keys(attemptChange).length > 0 ? { ...attempt, ...attemptChange, updated_at: now } : attempt;
+      if (changed.length > 0 && orderEventsOf(before, after).length > 0) {
+        // The shop is told in the same transaction (the outbox); an event's order shows its current
+        // payment, which a superseded attempt's change (a double charge flagged) must read.
+        const current =
+          after.current_attempt_id === attempt.id
+            ? attemptAfter
+            : await this.#attemptIn(db, after.current_attempt_id);
+        for (const row of orderEventRows(before, after, current, now, this.random))
+          writes.add('INSERT INTO order_events SET ?', [row]);
+      }
       if (change?.processed)
         writes.add(
           'UPDATE webhook_inbox SET processed_at = ?, outcome = ?, last_error = NULL WHERE event_id = ?',
@@ -385,8 +405,6 @@ export class OrderStore {
       // A statement that fails stops the ones after it, COMMIT included: the catch rolls back.
       writes.add('COMMIT', []);
       await db.query(writes.sql(), writes.values);
-      const attemptAfter =
-        Object.keys(attemptChange).length > 0 ? { ...attempt, ...attemptChange, updated_at: now } : attempt;
       return { result, order: after, attempt: attemptAfter };
     } catch (error) {
       await db.rollback().catch(() => {});
@@ -429,6 +447,16 @@ export class OrderStore {
       default:
         d.step satisfies never;
     }
+  }
+
+  /** An attempt read inside the open transaction of `db`. */
+  async #attemptIn(db: PoolConnection, id: string | null): Promise<AttemptRecord | null> {
+    if (id === null) return null;
+    const [found] = await db.query<RowDataPacket[]>(
+      `SELECT ${ATTEMPT_COLUMNS.join(', ')} FROM payment_attempts WHERE id = ?`,
+      [id],
+    );
+    return found[0] ? attemptFromRow(found[0]) : null;
   }
 
   async #lock(orderId: string, tx: Transaction) {

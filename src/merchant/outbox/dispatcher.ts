@@ -1,0 +1,123 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../../shared/clock.js';
+import type { Claimed, OutboxStore, Subscriber, TryResult } from '../store/outbox.js';
+import { SEND_TIMEOUT_MS, type Sent } from './endpoint.js';
+import type { OrderEvent, OrderEventHandlers } from './handlers.js';
+import { nextTryAt } from './retry-schedule.js';
+
+export interface DispatcherDeps {
+  outbox: Pick<OutboxStore, 'fanOut' | 'claimDue' | 'settle'>;
+  /** The shop's endpoints (SHOP_WEBHOOK_URLS) and how to send to one; none: handlers only. */
+  endpoints: readonly string[];
+  send: ((url: string, eventId: string, body: string) => Promise<Sent>) | null;
+  handlers: OrderEventHandlers;
+  clock: Clock;
+  logger: Logger;
+  /** Told of every try (the metrics). */
+  onTry?: (kind: 'endpoint' | 'handler', result: 'delivered' | 'failed' | 'given_up') => void;
+}
+
+/** A claim lasts past the send's own timeout: a live dispatcher never loses its claim mid-send. */
+const LEASE_MS = SEND_TIMEOUT_MS * 3;
+const BATCH = 50;
+
+/**
+ * The outbox's dispatcher (issue 20): fans new order events out to the subscribers, then sends what
+ * is due, each order's events in order. One pass; `startDispatcher` runs it on a loop.
+ */
+export async function dispatchOnce(deps: DispatcherDeps): Promise<number> {
+  const subscribers: Subscriber[] = [
+    ...(deps.send ? deps.endpoints.map((url) => ({ id: `url:${url}`, types: null })) : []),
+    ...deps.handlers.subscribers(),
+  ];
+  if (subscribers.length === 0) return 0;
+  const now = () => new Date(deps.clock.now());
+  while ((await deps.outbox.fanOut(subscribers, now())) > 0);
+  const due = await deps.outbox.claimDue(
+    subscribers.map((s) => s.id),
+    now(),
+    LEASE_MS,
+    BATCH,
+  );
+  await Promise.all(due.map((c) => deliver(deps, c)));
+  return due.length;
+}
+
+async function deliver(deps: DispatcherDeps, claimed: Claimed): Promise<void> {
+  const { delivery, event } = claimed;
+  const started = Date.now();
+  const isUrl = delivery.subscriber.startsWith('url:');
+  let sent: Sent;
+  if (isUrl) sent = await deps.send!(delivery.subscriber.slice(4), event.id, event.payload);
+  else {
+    try {
+      const body = JSON.parse(event.payload) as Omit<OrderEvent, 'id'>;
+      await deps.handlers.run(delivery.subscriber, { ...body, id: event.id });
+      sent = { ok: true, httpStatus: null, error: null };
+    } catch (error) {
+      sent = { ok: false, httpStatus: null, error: (error as Error)?.message ?? String(error) };
+    }
+  }
+  const ms = Date.now() - started;
+  const at = deps.clock.now();
+  const result: TryResult = sent.ok
+    ? { ok: true, httpStatus: sent.httpStatus, ms }
+    : {
+        ok: false,
+        httpStatus: sent.httpStatus,
+        error: sent.error ?? 'failed',
+        ms,
+        nextAt: nullableDate(nextTryAt(delivery.attempts + 1, at, event.created_at.getTime())),
+      };
+  await deps.outbox.settle(claimed, result, new Date(at));
+  const kind = isUrl ? 'endpoint' : 'handler';
+  deps.onTry?.(kind, result.ok ? 'delivered' : result.nextAt === null ? 'given_up' : 'failed');
+  if (!result.ok)
+    deps.logger[result.nextAt === null ? 'error' : 'warn'](
+      {
+        event: event.id,
+        type: event.type,
+        order: event.order_id,
+        subscriber: delivery.subscriber,
+        attempts: delivery.attempts + 1,
+        error: result.error,
+        next: result.nextAt?.toISOString() ?? null,
+      },
+      result.nextAt === null ? 'order event given up' : 'order event not delivered; tried again later',
+    );
+}
+
+const nullableDate = (ms: number | null) => (ms === null ? null : new Date(ms));
+
+/**
+ * Runs the dispatcher every `everyMs` until stopped; `stop` resolves once the pass in hand is done
+ * (its sends have their own timeout).
+ */
+export function startDispatcher(deps: DispatcherDeps, everyMs = 1000): { stop(): Promise<void> } {
+  let stopped = false;
+  let wake: (() => void) | null = null;
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        // A full batch: more is due now.
+        if ((await dispatchOnce(deps)) >= BATCH) continue;
+      } catch (error) {
+        deps.logger.warn(
+          { err: { message: (error as Error).message } },
+          'order event dispatch failed; trying again',
+        );
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, everyMs).unref();
+      });
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      wake?.();
+      await loop;
+    },
+  };
+}

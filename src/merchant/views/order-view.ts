@@ -1,0 +1,45 @@
+import { type CurrencyCode, formatMinor } from '../../shared/money.js';
+import type { AttemptRecord, OrderRecord } from '../store/records.js';
+
+const fmt = (minor: number | null, currency: string) =>
+  minor === null ? null : formatMinor(minor, currency as CurrencyCode);
+
+/**
+ * An order as everyone outside the kit sees it (the API's answers, the body of the order events sent
+ * to the shop): minor units with the formatted amount beside.
+ */
+export function orderView(order: OrderRecord, attempt?: AttemptRecord | null) {
+  return {
+    id: order.id,
+    reference: order.reference,
+    status: order.status,
+    amount: order.amount_minor,
+    amount_formatted: fmt(order.amount_minor, order.currency),
+    currency: order.currency,
+    description: order.description,
+    customer: order.customer,
+    captured_amount: order.captured_minor,
+    captured_amount_formatted: fmt(order.captured_minor, order.currency),
+    refunded_amount: order.refunded_minor,
+    refunded_amount_formatted: fmt(order.refunded_minor, order.currency),
+    disputed_amount: order.disputed_minor,
+    disputed_amount_formatted: fmt(order.disputed_minor, order.currency),
+    failure_code: order.failure_code,
+    needs_review: order.needs_review,
+    review_reason: order.review_reason,
+    // An authorisation lapses unless captured or voided by then (sandbox.md section 11).
+    capture_before: order.status === 'authorized' ? (attempt?.capture_before?.toISOString() ?? null) : null,
+    payment: attempt
+      ? {
+          attempt_id: attempt.id,
+          kind: attempt.kind,
+          mode: attempt.mode,
+          payment_method: attempt.payment_method,
+          gateway_transaction_id: attempt.gateway_transaction_id,
+          payment_session_id: attempt.payment_session_id,
+        }
+      : null,
+    created_at: order.created_at.toISOString(),
+    updated_at: order.updated_at.toISOString(),
+  };
+}

@@ -1,0 +1,234 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { Webhook } from 'standardwebhooks';
+import { type OrderEvent, OrderEventHandlers } from '../../../src/merchant/outbox/handlers.js';
+import { count, rows } from '../../support/db.js';
+import { referenceSettled } from '../../support/events.js';
+import { card, MERCHANT_KEY } from '../../support/gateway.js';
+import { startTestKit, type TestKit } from '../../support/kit.js';
+
+/**
+ * Issue 20, part 1: order events out through a transactional outbox: written with the change, sent
+ * to the shop's endpoint signed as Standard Webhooks says (verified here with the published
+ * `standardwebhooks` package), tried again with backoff, each order's in order, at least once with
+ * one id, and fed to handlers in the fork's code from the same outbox.
+ */
+const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** The shop's endpoint: records what it is sent; answers 204, or 500 while `down`. */
+class ShopEndpoint {
+  readonly received: Received[] = [];
+  down = false;
+  #server: Server | null = null;
+  url = '';
+
+  async start(): Promise<void> {
+    this.#server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (this.down) {
+          res.writeHead(500).end('down');
+          return;
+        }
+        this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/order-events`;
+  }
+
+  /** Every delivery, verified with the Standard Webhooks library: its id, type and order. */
+  verified(): { id: string; type: string; order: { id: string; status: string } }[] {
+    const hook = new Webhook(SECRET);
+    return this.received.map((r) => {
+      const body = hook.verify(r.body, {
+        'webhook-id': String(r.headers['webhook-id']),
+        'webhook-timestamp': String(r.headers['webhook-timestamp']),
+        'webhook-signature': String(r.headers['webhook-signature']),
+      }) as { type: string; data: { order: { id: string; status: string } } };
+      return { id: String(r.headers['webhook-id']), type: body.type, order: body.data.order };
+    });
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+  }
+}
+
+describe('merchant: order events out (issue 20, part 1)', function () {
+  this.timeout(60_000);
+  let t: TestKit;
+  let shop: ShopEndpoint;
+  const handled: OrderEvent[] = [];
+  let failNext = 0;
+  const handlers = new OrderEventHandlers().on(
+    'order.paid',
+    (event) => {
+      if (failNext > 0) {
+        failNext -= 1;
+        throw new Error('the fulfilment service is down');
+      }
+      handled.push(event);
+    },
+    'fulfilment',
+  );
+
+  before(async () => {
+    shop = new ShopEndpoint();
+    await shop.start();
+    t = await startTestKit({
+      env: { SHOP_WEBHOOK_URLS: shop.url, SHOP_WEBHOOK_SECRET: SECRET },
+      orderEvents: handlers,
+    });
+  });
+  after(async () => {
+    await t?.close();
+    await shop?.stop();
+  });
+
+  const control = async (path: string, body: unknown = {}) => {
+    t.sandboxClock.advance(1000);
+    const res = await fetch(`${t.kit.gatewayUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${MERCHANT_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(res.status, await res.clone().text()).to.equal(200);
+  };
+  const paidOrder = async (amount = '30.00') => {
+    const created = await t.call('POST', '/orders', { body: { amount, currency: 'EUR' } });
+    const { id, reference } = created.body.data.order as { id: string; reference: string };
+    const paid = await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card(), mode: 'sale' } });
+    expect(paid.status, paid.text).to.equal(200);
+    return { id, reference, transaction: paid.body.data.order.payment.gateway_transaction_id as string };
+  };
+  /** Dispatcher passes until nothing more is due now. */
+  const drain = async () => {
+    for (let i = 0; i < 20 && (await t.kit.dispatchOrderEvents()) > 0; i++);
+  };
+  const mine = (orderId: string) => shop.verified().filter((e) => e.order.id === orderId);
+
+  it("a paid order writes order.paid in the change's own transaction; the endpoint gets it signed (Standard Webhooks, verified with the published library), the handler too", async () => {
+    const { id } = await paidOrder();
+    // Written with the change, before any dispatch.
+    const [event] = await rows(t, 'order_events', { order_id: id });
+    expect(event).to.include({ type: 'order.paid' });
+    expect(event!.fanned_out_at).to.equal(null);
+    await drain();
+    const got = mine(id);
+    expect(got).to.deep.equal([{ id: event!.id, type: 'order.paid', order: got[0]!.order }]);
+    expect(got[0]!.order).to.include({ id, status: 'paid', captured_amount: 3000 });
+    expect(handled.map((e) => [e.id, e.type, e.data.order.id])).to.deep.include([
+      event!.id,
+      'order.paid',
+      id,
+    ]);
+    // Another secret does not verify: the signature is over this body with this secret.
+    const other = new Webhook(`whsec_${randomBytes(32).toString('base64')}`);
+    const r = shop.received.find((x) => x.headers['webhook-id'] === event!.id)!;
+    expect(() =>
+      other.verify(r.body, {
+        'webhook-id': event!.id,
+        'webhook-timestamp': String(r.headers['webhook-timestamp']),
+        'webhook-signature': String(r.headers['webhook-signature']),
+      }),
+    ).to.throw();
+  });
+
+  it("an order's events arrive in the order they happened: paid, partially refunded twice, disputed, dispute won", async () => {
+    const { id, reference, transaction } = await paidOrder('40.00');
+    for (const amount of ['5.00', '6.00'])
+      expect(
+        (
+          await t.call('POST', `/orders/${id}/refund`, {
+            ops: true,
+            body: { amount, reason: 'damaged' },
+            headers: { 'idempotency-key': `r-${id}-${amount}` },
+          })
+        ).status,
+      ).to.equal(200);
+    await control(`/sandbox/transactions/${transaction}/chargeback`, { amount: 10 });
+    await control(`/sandbox/transactions/${transaction}/chargeback/reverse`);
+    await referenceSettled(t, reference);
+    await drain();
+    expect(mine(id).map((e) => [e.type, e.order.status])).to.deep.equal([
+      ['order.paid', 'paid'],
+      ['order.partially_refunded', 'partially_refunded'],
+      ['order.partially_refunded', 'partially_refunded'],
+      ['order.disputed', 'disputed'],
+      ['order.dispute_won', 'partially_refunded'],
+    ]);
+  });
+
+  it('the endpoint down for an hour: tried again with backoff, each try in the history, then every event delivered once it is back, with the same ids; the handler that threw is tried again too', async () => {
+    shop.down = true;
+    failNext = 1;
+    const before = shop.received.length;
+    const { id } = await paidOrder('12.00');
+    const [event] = await rows(t, 'order_events', { order_id: id });
+    await drain();
+    const [delivery] = await rows(t, 'order_event_deliveries', {
+      event_seq: event!.seq,
+      subscriber: `url:${shop.url}`,
+    });
+    expect(delivery).to.include({ status: 'pending', attempts: 1, last_error: 'HTTP 500' });
+    expect(
+      handled.find((e) => e.id === event!.id),
+      'the handler threw',
+    ).to.equal(undefined);
+
+    // An hour of the kit's clock with the endpoint still down: tried on the schedule, never given up.
+    for (let minute = 0; minute < 60; minute += 5) {
+      t.sandboxClock.advance(5 * 60_000);
+      await drain();
+    }
+    const [still] = await rows(t, 'order_event_deliveries', { id: delivery!.id });
+    expect(still!.status).to.equal('pending');
+    expect(still!.attempts).to.be.within(5, 8);
+    expect(shop.received.length).to.equal(before);
+    expect(
+      handled.find((e) => e.id === event!.id),
+      'the handler, tried again',
+    ).to.not.equal(undefined);
+
+    shop.down = false;
+    t.sandboxClock.advance(60 * 60_000);
+    await drain();
+    expect(mine(id).map((e) => [e.id, e.type])).to.deep.equal([[event!.id, 'order.paid']]);
+    const history = await t.kit.store.outbox.history(Number(event!.seq));
+    const tries = history.attempts.filter((a) => a.subscriber === `url:${shop.url}`);
+    expect(tries.at(-1)).to.include({ result: 'delivered', http_status: 204 });
+    expect(tries.slice(0, -1).every((a) => a.result === 'failed' && a.http_status === 500)).to.equal(true);
+  });
+
+  it('a replay sends an event again with the same id; a lapsed claim (a dispatcher killed mid-send) is taken again', async () => {
+    const { id } = await paidOrder('9.00');
+    await drain();
+    const [event] = await rows(t, 'order_events', { order_id: id });
+    expect(await t.kit.store.outbox.replay(String(event!.id), new Date(t.clock.now()))).to.equal(2);
+    await drain();
+    expect(mine(id).map((e) => e.id)).to.deep.equal([event!.id, event!.id]);
+
+    // A claim whose dispatcher died: nothing sent, the lease runs out, another pass sends it.
+    const next = await paidOrder('8.00');
+    const now = new Date(t.clock.now());
+    const claimed = await t.kit.store.outbox.claimDue([`url:${shop.url}`], now, 30_000, 10);
+    await t.kit.store.outbox.fanOut([{ id: `url:${shop.url}`, types: null }], now);
+    const again = await t.kit.store.outbox.claimDue([`url:${shop.url}`], now, 30_000, 10);
+    expect(claimed.length + again.length).to.be.greaterThan(0);
+    expect(await t.kit.dispatchOrderEvents(), 'claimed: not sent twice at once').to.equal(0);
+    t.sandboxClock.advance(31_000);
+    await drain();
+    expect(mine(next.id).map((e) => e.type)).to.deep.equal(['order.paid']);
+    expect(await count(t, 'order_event_deliveries', { status: 'pending' })).to.equal(0);
+  });
+});
