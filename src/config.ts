@@ -114,6 +114,20 @@ const envSchema = z.object({
       "must be from 1 to 499: background calls stay under the gateway's slowdown at 500 a minute",
     )
     .default(400),
+  GATEWAY_KEY_PER_MINUTE: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number of requests a minute')
+    .transform(Number)
+    .refine(
+      (n) => n >= 2 && n <= 1000,
+      "must be from 2 to 1000: the gateway refuses a key's calls from 1000 a minute",
+    )
+    .default(900),
+  GATEWAY_BACKGROUND_RESERVED_PER_MINUTE: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number of requests a minute')
+    .transform(Number)
+    .default(100),
   GATEWAY_SEED: z.string().min(1).default('config/gateway-seed.json'),
   OPS_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   APP_ENCRYPTION_KEY: z
@@ -187,6 +201,10 @@ export interface Config {
     extraWebhookSecrets: string[];
     /** Background calls (poller, recovery, health, the CLI's bulk commands) a minute, all processes together. */
     backgroundPerMinute: number;
+    /** Every call of the key a minute, all processes together: the kit's ceiling, under the gateway's 1000. */
+    keyPerMinute: number;
+    /** Background calls a minute that checkout traffic can never take. */
+    backgroundReservedPerMinute: number;
     sandboxPort: number;
     /** The address the standalone sandbox listens on (GATEWAY_HOST). */
     sandboxHost: string;
@@ -264,6 +282,14 @@ export function loadConfig(
     if (!parseMajor(e.ORDER_MAX_AMOUNT, currency as CurrencyCode).ok)
       throw new ConfigError(`ORDER_MAX_AMOUNT: has more decimals than ${currency} allows`);
   }
+  if (e.GATEWAY_BACKGROUND_PER_MINUTE >= e.GATEWAY_KEY_PER_MINUTE)
+    throw new ConfigError(
+      `GATEWAY_BACKGROUND_PER_MINUTE: must be below GATEWAY_KEY_PER_MINUTE (${e.GATEWAY_KEY_PER_MINUTE}), so that checkout always has a share`,
+    );
+  if (e.GATEWAY_BACKGROUND_RESERVED_PER_MINUTE > e.GATEWAY_BACKGROUND_PER_MINUTE)
+    throw new ConfigError(
+      `GATEWAY_BACKGROUND_RESERVED_PER_MINUTE: must be at most GATEWAY_BACKGROUND_PER_MINUTE (${e.GATEWAY_BACKGROUND_PER_MINUTE})`,
+    );
   const opsApiToken = e.OPS_API_TOKEN ?? randomToken();
   return {
     env: e.NODE_ENV,
@@ -278,6 +304,8 @@ export function loadConfig(
       merchantId: e.GATEWAY_MERCHANT_ID,
       extraWebhookSecrets: e.GATEWAY_WEBHOOK_SECRETS ?? [],
       backgroundPerMinute: e.GATEWAY_BACKGROUND_PER_MINUTE,
+      keyPerMinute: e.GATEWAY_KEY_PER_MINUTE,
+      backgroundReservedPerMinute: e.GATEWAY_BACKGROUND_RESERVED_PER_MINUTE,
       sandboxPort: e.GATEWAY_PORT,
       sandboxHost: e.GATEWAY_HOST,
       sandboxPublicUrl: e.GATEWAY_PUBLIC_URL?.replace(/\/+$/, '') ?? null,

@@ -64,7 +64,8 @@ export type PaymentOutcome = Standing &
     | { kind: 'done' }
     | { kind: 'action'; url: string }
     | { kind: 'declined'; code: string; message: string }
-    | { kind: 'unavailable'; code: string; message: string }
+    /** The gateway could not take the payment now (down, or the key's checkout share spent): nothing was charged. */
+    | { kind: 'unavailable'; code: string; message: string; retryAfterSeconds?: number }
     /** The gateway refused the input before anything existed there: the order is as it was. */
     | { kind: 'invalid'; code: string; message: string; errors: Record<string, string[]> }
     /** The gateway holds a payment for the order that is still pending: the poller and the webhook settle it. */

@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import getRawBody from 'raw-body';
 import type { z } from 'zod';
-import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
+import { GatewayBudgetExceeded, GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import { databaseUnavailable } from '../../infra/database.js';
 import { loggedPath } from '../../infra/request-log.js';
 import { type CurrencyCode, formatMinor } from '../../shared/money.js';
@@ -81,6 +81,10 @@ function toHttp(error: unknown): HttpError | null {
  * which the caller cannot fix). Checkout and operations map their own gateway answers.
  */
 export function gatewayFailure(error: unknown): HttpError | null {
+  if (error instanceof GatewayBudgetExceeded)
+    return new HttpError(503, 'GATEWAY_BUSY', 'The payment gateway is busy; try again shortly.', {
+      headers: { 'Retry-After': String(error.retryAfterSeconds) },
+    });
   if (error instanceof GatewayNetworkError)
     return new HttpError(503, 'GATEWAY_UNAVAILABLE', 'The payment gateway did not answer; try again.');
   if (!(error instanceof GatewayError)) return null;

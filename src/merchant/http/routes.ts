@@ -175,7 +175,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
       case 'unavailable':
         throw new HttpError(503, outcome.code, outcome.message, {
           data,
-          headers: { 'Retry-After': '5' },
+          headers: { 'Retry-After': String(outcome.retryAfterSeconds ?? 5) },
         });
       default:
         return outcome satisfies never;
