@@ -130,6 +130,7 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
       logger,
       publicBaseUrl: o.publicBaseUrl,
       authExpiryWarningMs: config.authorizations.warningMs,
+      maxFailedAttempts: config.limits.failedAttemptsPerOrder,
     },
   };
 }

@@ -34,6 +34,7 @@ export async function payByCard(
   const { order, attempt, previous } = await deps.store.orders.startAttempt(orderId, {
     kind: 'card',
     mode: payment.mode,
+    maxFailedAttempts: deps.maxFailedAttempts,
   });
   const about: About = { orderId: order.id, attemptId: attempt.id };
   let verification: GatewayVerification;

@@ -42,6 +42,8 @@ export interface CheckoutDeps {
   logger: Logger;
   /** How browsers reach the kit: the 3DS return and the session landings hang off it. */
   publicBaseUrl: string;
+  /** MAX_FAILED_ATTEMPTS_PER_ORDER: an order with this many failed attempts takes no more. Unset: no cap. */
+  maxFailedAttempts?: number | null;
 }
 
 /** What the kit composes once (kit/adapters.ts) and hands to checkout, the routes, jobs and reports. */

@@ -19,6 +19,7 @@ export async function payByRedirect(
   const { order, attempt, previous } = await deps.store.orders.startAttempt(orderId, {
     kind: 'redirect',
     paymentMethod: input.paymentMethod,
+    maxFailedAttempts: deps.maxFailedAttempts,
   });
   const about: About = { orderId: order.id, attemptId: attempt.id };
   const sourceId = `api:${attempt.id}:session`;

@@ -7,6 +7,7 @@ import { databaseUnavailable } from '../../infra/database.js';
 import { loggedPath } from '../../infra/request-log.js';
 import { type CurrencyCode, formatMinor } from '../../shared/money.js';
 import { NothingToOperate, OperationConflict, OrderDisputed } from '../checkout/operations.js';
+import { TooManyAttempts } from '../orders/attempt-cap.js';
 import { InvalidTransition } from '../orders/status.js';
 import { DuplicateReference, OrderNotFound } from '../store/index.js';
 
@@ -42,6 +43,14 @@ function toHttp(error: unknown): HttpError | null {
     return new HttpError(409, 'INVALID_STATE', `The order is ${error.current}: ${error.message}.`, {
       data: { status: error.current, allowed: error.allowed },
     });
+  }
+  if (error instanceof TooManyAttempts) {
+    return new HttpError(
+      409,
+      'TOO_MANY_ATTEMPTS',
+      `This order has had ${error.failed} failed payment attempts and takes no more. Place a new order to pay again.`,
+      { data: { failed_attempts: error.failed, limit: error.limit } },
+    );
   }
   if (error instanceof OperationConflict) return new HttpError(409, 'IDEMPOTENCY_CONFLICT', error.message);
   if (error instanceof NothingToOperate) return new HttpError(409, 'INVALID_STATE', error.message);
