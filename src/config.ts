@@ -59,6 +59,28 @@ const commaList = z.string().transform((v) =>
     .filter((s) => s !== ''),
 );
 
+/** A limit of `count` requests per `seconds`, counted in a fixed window (rate-limiter-flexible). */
+export interface RateLimit {
+  count: number;
+  seconds: number;
+}
+const PERIOD_SECONDS = { s: 1, m: 60, h: 3600 } as const;
+/** `30/1m` (30 a minute), `10/10m`, `5/30s`, `100/h`; `off`: no limit. */
+const rateLimit = z.string().transform((v, ctx): RateLimit | null => {
+  if (v === 'off') return null;
+  const m = /^(\d{1,6})\/(\d{0,5})([smh])$/.exec(v);
+  const count = m ? Number(m[1]) : 0;
+  const seconds = m ? Number(m[2] || '1') * PERIOD_SECONDS[m[3] as keyof typeof PERIOD_SECONDS] : 0;
+  if (!m || count < 1 || seconds < 1 || seconds > 86_400) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be a count per period of at most a day, such as 30/1m (s, m or h), or off',
+    });
+    return z.NEVER;
+  }
+  return { count, seconds };
+});
+
 const isUrl = (v: string, protocols: string[]) => {
   try {
     return protocols.includes(new URL(v).protocol);
@@ -114,6 +136,20 @@ const envSchema = z.object({
       "must be from 1 to 499: background calls stay under the gateway's slowdown at 500 a minute",
     )
     .default(400),
+  GATEWAY_KEY_PER_MINUTE: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number of requests a minute')
+    .transform(Number)
+    .refine(
+      (n) => n >= 2 && n <= 1000,
+      "must be from 2 to 1000: the gateway refuses a key's calls from 1000 a minute",
+    )
+    .default(900),
+  GATEWAY_BACKGROUND_RESERVED_PER_MINUTE: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number of requests a minute')
+    .transform(Number)
+    .default(100),
   GATEWAY_SEED: z.string().min(1).default('config/gateway-seed.json'),
   OPS_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   APP_ENCRYPTION_KEY: z
@@ -179,6 +215,45 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_MS: milliseconds.default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: milliseconds.refine((n) => n >= 1000, 'must be at least 1000').default(30_000),
   GATEWAY_SANDBOX_STATE: z.string().min(1).default('var/sandbox-state.json'),
+  // Checkout under abuse: limits per client address and per order (README, Limits).
+  TRUST_PROXY: z
+    .string()
+    .transform((v, ctx) => {
+      const hops = v === 'false' || v === 'off' ? 0 : v === 'true' ? 1 : /^\d{1,2}$/.test(v) ? Number(v) : -1;
+      if (hops < 0 || hops > 10) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            'must be the number of proxies in front of the kit whose PROXY_IP_HEADER to believe, 0 to 10 (true: 1; false: 0)',
+        });
+        return z.NEVER;
+      }
+      return hops;
+    })
+    .default(0),
+  PROXY_IP_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a header name, such as X-Forwarded-For')
+    .default('X-Forwarded-For'),
+  // Per address: generous, since many shoppers may share one (an office, a mobile carrier's NAT);
+  // per order and the failed-attempt cap are what stop card testing on one order.
+  LIMIT_ORDERS_PER_ADDRESS: rateLimit.default({ count: 60, seconds: 60 }),
+  LIMIT_PAY_PER_ADDRESS: rateLimit.default({ count: 60, seconds: 60 }),
+  LIMIT_PAY_PER_ORDER: rateLimit.default({ count: 10, seconds: 600 }),
+  LIMIT_LANDING_PER_ADDRESS: rateLimit.default({ count: 120, seconds: 60 }),
+  LIMIT_LANDING_PER_ORDER: rateLimit.default({ count: 20, seconds: 60 }),
+  LIMIT_PAYMENT_METHODS_PER_ADDRESS: rateLimit.default({ count: 120, seconds: 60 }),
+  MAX_FAILED_ATTEMPTS_PER_ORDER: z
+    .string()
+    .transform((v, ctx) => {
+      if (v === 'off') return null;
+      if (!/^\d{1,4}$/.test(v) || Number(v) < 1) {
+        ctx.addIssue({ code: 'custom', message: 'must be a whole number from 1 to 9999, or off' });
+        return z.NEVER;
+      }
+      return Number(v);
+    })
+    .default(5),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   METRICS_PORT: port.optional(),
 });
@@ -201,6 +276,10 @@ export interface Config {
     extraWebhookSecrets: string[];
     /** Background calls (poller, recovery, health, the CLI's bulk commands) a minute, all processes together. */
     backgroundPerMinute: number;
+    /** Every call of the key a minute, all processes together: the kit's ceiling, under the gateway's 1000. */
+    keyPerMinute: number;
+    /** Background calls a minute that checkout traffic can never take. */
+    backgroundReservedPerMinute: number;
     sandboxPort: number;
     /** The address the standalone sandbox listens on (GATEWAY_HOST). */
     sandboxHost: string;
@@ -234,6 +313,14 @@ export interface Config {
   opsApiTokenGenerated: boolean;
   encryptionKey: Buffer;
   encryptionKeyIsDevDefault: boolean;
+  /**
+   * How many proxies in front of the kit to believe (TRUST_PROXY): the client address is the one the
+   * outermost of them saw, read from the right of `proxyIpHeader`; 0, the connection's own address.
+   */
+  trustProxy: number;
+  proxyIpHeader: string;
+  /** Limits on the public routes (null: off), and the cap on an order's failed payment attempts. */
+  limits: CheckoutLimits;
   /** Null: GET /metrics is open (a private network); set, it needs this bearer token. */
   metricsToken: string | null;
   /** A port of its own for GET /metrics, in any role (a worker or scheduler has no API port). */
@@ -242,6 +329,24 @@ export interface Config {
   /** Schedules that replace the defaults of src/kit/jobs.ts, job by job (JOB_SCHEDULES). */
   jobSchedules: JobSchedules;
   logLevel: string;
+}
+
+/** The public routes' limits (README, Limits): per client address, per order. Null: that limit is off. */
+export interface CheckoutLimits {
+  /** POST /orders, per client address. */
+  ordersPerAddress: RateLimit | null;
+  /** POST /orders/{id}/pay/card and /pay/redirect, per client address. */
+  payPerAddress: RateLimit | null;
+  /** The same, per order. */
+  payPerOrder: RateLimit | null;
+  /** The landings' questions to the gateway, per client address: past it a landing shows the stored order. */
+  landingPerAddress: RateLimit | null;
+  /** The same, per order. */
+  landingPerOrder: RateLimit | null;
+  /** GET /payment-methods (the gateway's list, asked each time), per client address. */
+  paymentMethodsPerAddress: RateLimit | null;
+  /** Failed payment attempts an order may have before it takes no more (409 TOO_MANY_ATTEMPTS). */
+  failedAttemptsPerOrder: number | null;
 }
 
 /**
@@ -284,6 +389,14 @@ export function loadConfig(
     throw new ConfigError(
       'SHOP_WEBHOOK_SECRET: is required when SHOP_WEBHOOK_URLS is set (whsec_ and 32 random bytes, base64-encoded)',
     );
+  if (e.GATEWAY_BACKGROUND_PER_MINUTE >= e.GATEWAY_KEY_PER_MINUTE)
+    throw new ConfigError(
+      `GATEWAY_BACKGROUND_PER_MINUTE: must be below GATEWAY_KEY_PER_MINUTE (${e.GATEWAY_KEY_PER_MINUTE}), so that checkout always has a share`,
+    );
+  if (e.GATEWAY_BACKGROUND_RESERVED_PER_MINUTE > e.GATEWAY_BACKGROUND_PER_MINUTE)
+    throw new ConfigError(
+      `GATEWAY_BACKGROUND_RESERVED_PER_MINUTE: must be at most GATEWAY_BACKGROUND_PER_MINUTE (${e.GATEWAY_BACKGROUND_PER_MINUTE})`,
+    );
   const opsApiToken = e.OPS_API_TOKEN ?? randomToken();
   return {
     env: e.NODE_ENV,
@@ -298,6 +411,8 @@ export function loadConfig(
       merchantId: e.GATEWAY_MERCHANT_ID,
       extraWebhookSecrets: e.GATEWAY_WEBHOOK_SECRETS ?? [],
       backgroundPerMinute: e.GATEWAY_BACKGROUND_PER_MINUTE,
+      keyPerMinute: e.GATEWAY_KEY_PER_MINUTE,
+      backgroundReservedPerMinute: e.GATEWAY_BACKGROUND_RESERVED_PER_MINUTE,
       sandboxPort: e.GATEWAY_PORT,
       sandboxHost: e.GATEWAY_HOST,
       sandboxPublicUrl: e.GATEWAY_PUBLIC_URL?.replace(/\/+$/, '') ?? null,
@@ -314,6 +429,17 @@ export function loadConfig(
     opsApiTokenGenerated: e.OPS_API_TOKEN === undefined,
     encryptionKey: Buffer.from(e.APP_ENCRYPTION_KEY ?? DEV_ENCRYPTION_KEY, 'base64'),
     encryptionKeyIsDevDefault: e.APP_ENCRYPTION_KEY === undefined,
+    trustProxy: e.TRUST_PROXY,
+    proxyIpHeader: e.PROXY_IP_HEADER,
+    limits: {
+      ordersPerAddress: e.LIMIT_ORDERS_PER_ADDRESS,
+      payPerAddress: e.LIMIT_PAY_PER_ADDRESS,
+      payPerOrder: e.LIMIT_PAY_PER_ORDER,
+      landingPerAddress: e.LIMIT_LANDING_PER_ADDRESS,
+      landingPerOrder: e.LIMIT_LANDING_PER_ORDER,
+      paymentMethodsPerAddress: e.LIMIT_PAYMENT_METHODS_PER_ADDRESS,
+      failedAttemptsPerOrder: e.MAX_FAILED_ATTEMPTS_PER_ORDER,
+    },
     metricsToken: e.METRICS_TOKEN ?? null,
     metricsPort: e.METRICS_PORT ?? null,
     roles: [...new Set(e.ROLES)] as Role[],

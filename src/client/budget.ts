@@ -1,20 +1,41 @@
 /**
  * The request budget of one API key (gateway-api.md, Limits: 1000 a minute, every answer slowed from
- * 500 counted in the gateway's window). Checkout traffic goes first and never waits on the budget;
- * background callers share what is left so that together they keep the key under the slowdown.
+ * 500 counted in the gateway's window). Two shares of one minute: checkout traffic (checkout, the
+ * landings, operators) and background work (poller, recovery, health, the CLI, the report's refresh).
+ * Each has a part the other cannot take, so a checkout burst cannot starve background work nor the
+ * other way round, and together they stay under the kit's ceiling for the key, below the gateway's 1000.
  *
  * The policy is one pure function, `decide`, over plain state. `MemoryBudget` runs it for one process;
  * the Redis budget (src/infra/gateway-budget.ts) runs the same steps in a Lua script, so every process
  * using the key spends from one budget.
  */
 export interface BudgetOptions {
-  /** Default 400: background calls go only while fewer calls (of any caller) than this were admitted in the last minute. */
+  /**
+   * Default 400: background calls go while fewer calls (of any caller) than this were admitted in the
+   * last minute, or while they are within their reserved share (`backgroundReserved`).
+   */
   backgroundPerMinute: number;
-  /** Default 500: background calls go only while the gateway's last X-RateLimit-Remaining is above this. */
+  /** Default 500: beyond its reserved share, background goes only while the gateway's last X-RateLimit-Remaining is above this. */
   reserve: number;
+  /**
+   * Default 900: the kit's ceiling for every call of the key in a minute (the gateway refuses from
+   * 1000). Checkout traffic goes while the minute holds fewer calls than this, and fewer checkout calls
+   * than this less `backgroundReserved`.
+   */
+  keyPerMinute: number;
+  /**
+   * Default 100: background calls a minute that checkout traffic can never take. Within this share
+   * background goes whatever checkout spends (a Retry-After block and the pacing still apply).
+   */
+  backgroundReserved: number;
 }
 
-export const DEFAULT_BUDGET: BudgetOptions = { backgroundPerMinute: 400, reserve: 500 };
+export const DEFAULT_BUDGET: BudgetOptions = {
+  backgroundPerMinute: 400,
+  reserve: 500,
+  keyPerMinute: 900,
+  backgroundReserved: 100,
+};
 
 /** gateway-api.md, Limits: the gateway counts a 60-second window per key. */
 export const WINDOW_MS = 60_000;
@@ -66,7 +87,7 @@ export interface SpendRow {
   minute: string;
   byCaller: Partial<Record<Caller, number>>;
   total: number;
-  /** How many times each caller was told to wait in that minute: checkout never should be. */
+  /** How many times each caller was told to wait in that minute (checkout: only past its share). */
   waited: Partial<Record<Caller, number>>;
 }
 
@@ -85,6 +106,10 @@ export const SPEND_RETENTION_MINUTES = 180;
 export interface BudgetState {
   /** When the calls admitted within the last window were admitted (every caller), ascending. */
   log: readonly number[];
+  /** The same, checkout traffic's calls only (foreground). */
+  foreground: readonly number[];
+  /** The same, background calls only. */
+  background: readonly number[];
   /** Background pacing (a generic cell rate algorithm): when the next background call is due; 0 at first. */
   paceAt: number;
   /** A 429 of the whole key holds every caller back until then; 0: no block. */
@@ -92,7 +117,14 @@ export interface BudgetState {
   remaining: { value: number; seenAt: number } | null;
 }
 
-export const EMPTY_BUDGET: BudgetState = { log: [], paceAt: 0, blockedUntil: 0, remaining: null };
+export const EMPTY_BUDGET: BudgetState = {
+  log: [],
+  foreground: [],
+  background: [],
+  paceAt: 0,
+  blockedUntil: 0,
+  remaining: null,
+};
 
 /**
  * Background calls are spaced `intervalMs` apart, with `toleranceMs` of credit so that a burst of about
@@ -106,13 +138,28 @@ export function pacingOf(options: BudgetOptions): { intervalMs: number; toleranc
 }
 
 /**
- * The policy. A call is admitted (wait 0, and it joins the log) when:
- * - no Retry-After block is in force (both priorities);
- * - and, for a background call: fewer than `backgroundPerMinute` calls were admitted in the last
- *   window; the gateway's last X-RateLimit-Remaining, if seen within the window, is above `reserve`;
- *   and its pacing slot has come.
- * Otherwise the wait is the time until every failing condition holds again, each of which only gets
- * better as time passes: a caller that sleeps it is admitted next time unless other calls came first.
+ * The wait until fewer than `limit` of the calls in `log` (ascending, all within the window) remain
+ * in it: none while there are fewer already; never, for a limit of 0.
+ */
+function roomIn(log: readonly number[], limit: number, now: number): number {
+  if (limit <= 0) return Number.POSITIVE_INFINITY;
+  if (log.length < limit) return 0;
+  return log[log.length - limit]! + WINDOW_MS - now;
+}
+
+/**
+ * The policy. No caller goes while a Retry-After block is in force. Then:
+ * - checkout traffic (foreground) is admitted while the window holds fewer than `keyPerMinute` calls
+ *   and fewer than `keyPerMinute - backgroundReserved` foreground calls: it can never take the
+ *   background's reserved share, and background can never take more than `backgroundPerMinute`, so
+ *   checkout always has at least `keyPerMinute - backgroundPerMinute` a minute;
+ * - a background call is admitted when its pacing slot has come and either it is within the reserved
+ *   share (fewer than `backgroundReserved` background calls in the window, fewer than `keyPerMinute`
+ *   in all), or the key is quiet: fewer than `backgroundPerMinute` calls of any caller in the window,
+ *   and the gateway's last X-RateLimit-Remaining, if seen within the window, above `reserve`.
+ * Otherwise the wait is the time until the call would be admitted if nothing else came: each condition
+ * only gets better as time passes, so a caller that sleeps it is admitted next time unless other
+ * calls came first.
  * The Lua script in src/infra/gateway-budget.ts mirrors this step for step: change both together.
  */
 export function decide(
@@ -121,30 +168,52 @@ export function decide(
   now: number,
   options: BudgetOptions,
 ): { wait: number; state: BudgetState } {
-  // A call admitted at or before now - window has left the window.
-  let gone = 0;
-  while (gone < state.log.length && state.log[gone]! <= now - WINDOW_MS) gone++;
-  const log = state.log.slice(gone);
+  const log = inWindow(state.log, now);
+  const foreground = inWindow(state.foreground, now);
+  const background = inWindow(state.background, now);
   let wait = Math.max(0, state.blockedUntil - now);
   let paceAt = state.paceAt;
-  if (priority === 'background') {
-    const limit = options.backgroundPerMinute;
-    // Room comes when the call that would be one too many in a window leaves it.
-    if (log.length >= limit) wait = Math.max(wait, log[log.length - limit]! + WINDOW_MS - now);
+  const all = roomIn(log, options.keyPerMinute, now);
+  if (priority === 'foreground') {
+    wait = Math.max(wait, all, roomIn(foreground, options.keyPerMinute - options.backgroundReserved, now));
+  } else {
+    const ownShare = Math.max(all, roomIn(background, options.backgroundReserved, now));
+    let quiet = roomIn(log, options.backgroundPerMinute, now);
     // The gateway's own count ages out with its window: a minute-old answer says nothing.
     const seen = state.remaining;
     if (seen !== null && now - seen.seenAt < WINDOW_MS && seen.value <= options.reserve)
-      wait = Math.max(wait, seen.seenAt + WINDOW_MS - now);
+      quiet = Math.max(quiet, seen.seenAt + WINDOW_MS - now);
+    wait = Math.max(wait, Math.min(ownShare, quiet));
     const { intervalMs, toleranceMs } = pacingOf(options);
     const from = Math.max(state.paceAt, now);
     wait = Math.max(wait, from + intervalMs - toleranceMs - now);
     if (wait === 0) paceAt = from + intervalMs;
   }
-  if (wait > 0) return { wait, state: { ...state, log } };
-  // Kept in order even when another process's clock put later times in the log.
+  if (wait > 0) return { wait, state: { ...state, log, foreground, background } };
+  return {
+    wait: 0,
+    state: {
+      ...state,
+      log: admitted(log, now),
+      foreground: priority === 'foreground' ? admitted(foreground, now) : foreground,
+      background: priority === 'background' ? admitted(background, now) : background,
+      paceAt,
+    },
+  };
+}
+
+/** The calls of `log` still in the window: one admitted at or before now - window has left it. */
+function inWindow(log: readonly number[], now: number): readonly number[] {
+  let gone = 0;
+  while (gone < log.length && log[gone]! <= now - WINDOW_MS) gone++;
+  return gone === 0 ? log : log.slice(gone);
+}
+
+/** `log` with `now` added, kept in order even when another process's clock put later times in it. */
+function admitted(log: readonly number[], now: number): number[] {
   let at = log.length;
   while (at > 0 && log[at - 1]! > now) at--;
-  return { wait: 0, state: { ...state, log: [...log.slice(0, at), now, ...log.slice(at)], paceAt } };
+  return [...log.slice(0, at), now, ...log.slice(at)];
 }
 
 /** What an answer changes: the gateway's count, and a block that a shorter Retry-After never shortens. */

@@ -35,7 +35,7 @@ const RETRYABLE_CODES = new Set([
 export class GatewayNetworkError extends Error {
   override name = 'GatewayNetworkError';
   constructor(
-    readonly kind: 'connection' | 'timeout' | 'malformed',
+    readonly kind: 'connection' | 'timeout' | 'malformed' | 'budget',
     message: string,
     /** False when the request may have reached the gateway (a timeout, a reset, a garbled answer). */
     readonly sentNothing: boolean,
@@ -45,6 +45,21 @@ export class GatewayNetworkError extends Error {
   /** A repeat cannot act twice only when nothing was sent; otherwise only keyed or read requests may repeat. */
   get retryable(): boolean {
     return this.sentNothing;
+  }
+}
+
+/**
+ * The key's shared budget would not admit the call within what its caller may wait (checkout traffic
+ * past its share of the minute): nothing was sent. Not retried by the client: it already waited.
+ */
+export class GatewayBudgetExceeded extends GatewayNetworkError {
+  override name = 'GatewayBudgetExceeded';
+  constructor(
+    message: string,
+    /** Whole seconds until the budget would admit the call, at least 1. */
+    readonly retryAfterSeconds: number,
+  ) {
+    super('budget', message, true);
   }
 }
 

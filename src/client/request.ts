@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { type Budget, type Caller, MemoryBudget } from './budget.js';
-import { GatewayError, GatewayNetworkError } from './errors.js';
+import { GatewayBudgetExceeded, GatewayError, GatewayNetworkError } from './errors.js';
 import { DEFAULT_RETRY, type RetryPolicy, retryDelayMs, shouldRetry } from './retry.js';
 import { envelopeSchema } from './schemas.js';
 
@@ -28,7 +28,10 @@ export interface RequestSpec<T> {
   schema: z.ZodType<T>;
   /** Sent as `Idempotency-Key`, the same on every retry. */
   idempotencyKey?: string;
-  /** Who calls: background callers wait on the budget; checkout does not. Default `checkout`. */
+  /**
+   * Who calls, for the budget: checkout and landing calls wait for it at most `shopperMaxWaitMs`;
+   * the others as long as it says. Default `checkout`.
+   */
   caller?: Caller;
 }
 
@@ -47,6 +50,12 @@ export interface RequesterOptions {
   retry?: Partial<RetryPolicy>;
   /** Shared by every client of the key in every process (the Redis budget). Default: this client's own. */
   budget?: Budget;
+  /**
+   * How long a checkout or landing call may wait for the budget (checkout traffic past its share of
+   * the minute, a 429's Retry-After) before it gives up with GatewayBudgetExceeded, sending nothing: a
+   * shopper is waiting. Default 5 s. Operators and background callers wait as long as it says.
+   */
+  shopperMaxWaitMs?: number;
   deps?: Partial<ClientDeps>;
 }
 
@@ -93,8 +102,21 @@ export class Requester {
     // Every attempt, retries included, goes only once the budget admits it (and so counts it): a wait
     // is not a promise of a slot, since other callers, in this process or another, may take it first.
     const caller = spec.caller ?? 'checkout';
-    for (let wait = await this.budget.reserve(caller); wait > 0; wait = await this.budget.reserve(caller))
+    const patience =
+      caller === 'checkout' || caller === 'landing'
+        ? (this.options.shopperMaxWaitMs ?? 5000)
+        : Number.POSITIVE_INFINITY;
+    let waited = 0;
+    for (let wait = await this.budget.reserve(caller); wait > 0; wait = await this.budget.reserve(caller)) {
+      if (waited + wait > patience) {
+        throw new GatewayBudgetExceeded(
+          `${spec.method} ${spec.path}: the gateway budget's checkout share is spent for now`,
+          Math.max(1, Math.ceil(wait / 1000)),
+        );
+      }
+      waited += wait;
       await this.deps.sleep(wait);
+    }
     const url = new URL(this.#baseUrl + spec.path);
     for (const [k, v] of Object.entries(spec.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));

@@ -1,4 +1,4 @@
-import { GatewayError, GatewayNetworkError } from './errors.js';
+import { GatewayBudgetExceeded, GatewayError, GatewayNetworkError } from './errors.js';
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. Default 4. */
@@ -27,6 +27,8 @@ export function backoffMs(policy: RetryPolicy, attempt: number, random: number):
  * calls safe to retry).
  */
 export function shouldRetry(error: unknown, replayable: boolean): boolean {
+  // The budget already held the call as long as its caller may wait.
+  if (error instanceof GatewayBudgetExceeded) return false;
   if (error instanceof GatewayNetworkError) return replayable || error.sentNothing;
   if (!(error instanceof GatewayError)) return false;
   if (error.status === 429) return true;

@@ -24,32 +24,45 @@ import {
  * outlives what the policy still reads by `keep` ms.
  */
 const RESERVE = `
-local log, seq, pace, block, remaining, spend = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local log, seq, pace, block, remaining, spend, fg, bg =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local now = tonumber(ARGV[1])
 local background = ARGV[2] == 'background'
 local caller = ARGV[3]
 local limit, reserve = tonumber(ARGV[4]), tonumber(ARGV[5])
 local interval, tolerance = tonumber(ARGV[6]), tonumber(ARGV[7])
 local window, keep, spendTtl = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local keyLimit, reserved = tonumber(ARGV[11]), tonumber(ARGV[12])
 -- Whole milliseconds written as digits, whatever number format this Redis version would pick.
 local function ms(x) return string.format('%d', x) end
+-- roomIn: the wait until fewer than n of the calls in the set remain in the window.
+local function room(set, n)
+  if n <= 0 then return math.huge end
+  local count = redis.call('ZCARD', set)
+  if count < n then return 0 end
+  local first = redis.call('ZRANGE', set, count - n, count - n, 'WITHSCORES')
+  return tonumber(first[2]) + window - now
+end
 
 redis.call('ZREMRANGEBYSCORE', log, '-inf', now - window)
+redis.call('ZREMRANGEBYSCORE', fg, '-inf', now - window)
+redis.call('ZREMRANGEBYSCORE', bg, '-inf', now - window)
 local wait = math.max(0, tonumber(redis.call('GET', block) or '0') - now)
+local all = room(log, keyLimit)
 local from = 0
 if background then
-  local count = redis.call('ZCARD', log)
-  if count >= limit then
-    local first = redis.call('ZRANGE', log, count - limit, count - limit, 'WITHSCORES')
-    wait = math.max(wait, tonumber(first[2]) + window - now)
-  end
+  local ownShare = math.max(all, room(bg, reserved))
+  local quiet = room(log, limit)
   local seen = redis.call('HMGET', remaining, 'value', 'at')
   if seen[1] and seen[2] then
     local value, at = tonumber(seen[1]), tonumber(seen[2])
-    if now - at < window and value <= reserve then wait = math.max(wait, at + window - now) end
+    if now - at < window and value <= reserve then quiet = math.max(quiet, at + window - now) end
   end
+  wait = math.max(wait, math.min(ownShare, quiet))
   from = math.max(tonumber(redis.call('GET', pace) or '0'), now)
   wait = math.max(wait, from + interval - tolerance - now)
+else
+  wait = math.max(wait, all, room(fg, keyLimit - reserved))
 end
 if wait > 0 then
   redis.call('HINCRBY', spend, caller .. ':waited', 1)
@@ -57,8 +70,13 @@ if wait > 0 then
   return wait
 end
 
-redis.call('ZADD', log, ms(now), ms(now) .. ':' .. redis.call('INCR', seq))
+local member = ms(now) .. ':' .. redis.call('INCR', seq)
+local own = fg
+if background then own = bg end
+redis.call('ZADD', log, ms(now), member)
+redis.call('ZADD', own, ms(now), member)
 redis.call('PEXPIRE', log, window + keep)
+redis.call('PEXPIRE', own, window + keep)
 redis.call('PEXPIRE', seq, window + keep)
 if background then redis.call('SET', pace, ms(from + interval), 'PX', ms(from + interval - now + keep)) end
 redis.call('HINCRBY', spend, caller, 1)
@@ -132,14 +150,14 @@ export class RedisBudget implements Budget, BudgetReport {
     const redis = o.redis as Redis & Partial<BudgetCommands>;
     // The scripts go by their digest (EVALSHA, loaded once per connection): defined once per connection.
     if (!redis.gatewayBudgetReserve)
-      redis.defineCommand('gatewayBudgetReserve', { numberOfKeys: 6, lua: RESERVE });
+      redis.defineCommand('gatewayBudgetReserve', { numberOfKeys: 8, lua: RESERVE });
     if (!redis.gatewayBudgetObserve)
       redis.defineCommand('gatewayBudgetObserve', { numberOfKeys: 2, lua: OBSERVE });
     this.#redis = redis as Redis & BudgetCommands;
   }
 
   /** The Redis keys of this budget, for tests and for an operator looking at Redis. */
-  key(name: 'log' | 'seq' | 'pace' | 'block' | 'remaining' | `spend:${string}`): string {
+  key(name: 'log' | 'fg' | 'bg' | 'seq' | 'pace' | 'block' | 'remaining' | `spend:${string}`): string {
     return `${this.#base}:${name}`;
   }
 
@@ -154,6 +172,8 @@ export class RedisBudget implements Budget, BudgetReport {
         this.key('block'),
         this.key('remaining'),
         this.#spendKey(now),
+        this.key('fg'),
+        this.key('bg'),
         now,
         priorityOf(caller),
         caller,
@@ -164,6 +184,8 @@ export class RedisBudget implements Budget, BudgetReport {
         WINDOW_MS,
         KEEP_MS,
         (SPEND_RETENTION_MINUTES + 1) * WINDOW_MS,
+        this.options.keyPerMinute,
+        this.options.backgroundReserved,
       ),
     );
     if (wait !== null) return Number(wait);

@@ -35,6 +35,8 @@ export class KitMetrics {
   readonly #expiring: Gauge;
   readonly #unmatched: Counter<'currency'>;
   readonly #orderEvents: Counter<'kind' | 'result'>;
+  readonly #rateLimited: Counter<'limit'>;
+  readonly #rateLimitFallbacks: Counter<'limit'>;
   #sources: MetricSources | null = null;
 
   constructor() {
@@ -91,6 +93,18 @@ export class KitMetrics {
       name: 'kit_order_event_deliveries_total',
       help: 'Tries of order event deliveries by this process: to shop endpoints or handlers, delivered, failed (tried again) or given up',
       labelNames: ['kind', 'result'],
+      registers,
+    });
+    this.#rateLimited = new Counter({
+      name: 'kit_rate_limited_total',
+      help: 'Requests a limit on the public routes turned away (429, or a landing shown without asking the gateway), by limit',
+      labelNames: ['limit'],
+      registers,
+    });
+    this.#rateLimitFallbacks = new Counter({
+      name: 'kit_rate_limit_fallbacks_total',
+      help: 'Limit decisions this process took alone because Redis did not answer, by limit',
+      labelNames: ['limit'],
       registers,
     });
     const metrics = this;
@@ -219,6 +233,16 @@ export class KitMetrics {
   receiver(outcome: string, seconds: number): void {
     this.#receiver.inc({ outcome });
     this.#receiverSeconds.observe(seconds);
+  }
+
+  /** A request a limit turned away. */
+  rateLimited(limit: string): void {
+    this.#rateLimited.inc({ limit });
+  }
+
+  /** A limit decision taken without Redis. */
+  rateLimitFallback(limit: string): void {
+    this.#rateLimitFallbacks.inc({ limit });
   }
 
   /** The authorisations job's count: those still expiring once its policy acted. */

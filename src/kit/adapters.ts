@@ -89,14 +89,20 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
   const queue = createObservationQueue(config.redisUrl, o.redisPrefix, o.jobRetry, redisDown);
   shutdown.connection({ name: 'queue', close: () => closeQueue(queue) });
 
-  // One budget for the API key in every process of this kit: the poller, recovery and the CLI's bulk
-  // commands share it, and checkout, never held back by it, counts in it.
+  // One budget for the API key in every process of this kit, in two shares: checkout traffic's
+  // (checkout, landings, operators) and background work's (the poller, recovery, the CLI's bulk
+  // commands), each with a part the other cannot take.
   const budget = new RedisBudget({
     redis,
     prefix: o.redisPrefix,
     apiKey: config.gateway.apiKey,
     now: () => clock.now(),
-    options: { ...DEFAULT_BUDGET, backgroundPerMinute: config.gateway.backgroundPerMinute },
+    options: {
+      ...DEFAULT_BUDGET,
+      backgroundPerMinute: config.gateway.backgroundPerMinute,
+      keyPerMinute: config.gateway.keyPerMinute,
+      backgroundReserved: config.gateway.backgroundReservedPerMinute,
+    },
   });
   const gateway = await connectGateway({ ...o, shutdown, secrets: store.secrets, budget });
   return {
@@ -124,6 +130,7 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
       logger,
       publicBaseUrl: o.publicBaseUrl,
       authExpiryWarningMs: config.authorizations.warningMs,
+      maxFailedAttempts: config.limits.failedAttemptsPerOrder,
     },
   };
 }

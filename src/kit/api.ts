@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import type { HttpServer } from '../infra/http-server.js';
+import { RedisLimits } from '../infra/rate-limits.js';
 import { createMerchantApp } from '../merchant/http/app.js';
 import { demoShopFor } from '../merchant/http/demo-shop.js';
 import type { MetricsEndpoint } from '../merchant/http/metrics-route.js';
@@ -12,6 +13,23 @@ import { type Adapters, BATCHES } from './adapters.js';
 /** The `api` role: the merchant API and the webhook receiver, on the server bound at start-up. */
 export function startApi(a: Adapters, server: HttpServer): Koa {
   const { config, logger, clock, store, redis, sequelize } = a;
+  const l = config.limits;
+  // Shared by every api process through Redis (rate-limiter-flexible over the kit's connection).
+  const limits = new RedisLimits({
+    redis,
+    prefix: a.redisPrefix,
+    rules: {
+      orders_per_address: l.ordersPerAddress,
+      pay_per_address: l.payPerAddress,
+      pay_per_order: l.payPerOrder,
+      landing_per_address: l.landingPerAddress,
+      landing_per_order: l.landingPerOrder,
+      payment_methods_per_address: l.paymentMethodsPerAddress,
+    },
+    logger,
+    onFallback: (name) => a.metrics.rateLimitFallback(name),
+    onRefused: (name) => a.metrics.rateLimited(name),
+  });
   const secrets = new SecretCache(() => store.secrets.active(config.gateway.extraWebhookSecrets), clock);
   const app = createMerchantApp({
     ...a.checkout,
@@ -19,6 +37,9 @@ export function startApi(a: Adapters, server: HttpServer): Koa {
     shopUrl: config.shopUrl ?? `${a.checkout.publicBaseUrl}/`,
     demoShop: demoShopFor(config),
     orderRules: config.orders,
+    limits,
+    trustProxy: config.trustProxy,
+    proxyIpHeader: config.proxyIpHeader,
     receiver: webhookReceiver({
       // Concurrent requests share one multi-row INSERT; each is answered once its batch is stored.
       inbox: { store: batched((events: readonly InboxEvent[]) => store.inbox.storeMany(events), BATCHES) },

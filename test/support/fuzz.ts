@@ -41,7 +41,10 @@ const ANSWER_WITHIN_MS = 15_000;
  * One request through node:http rather than fetch: header values may be any latin1 bytes and the
  * body any bytes, as a hostile client sends them.
  */
-export function send(base: string, r: RawRequest): Promise<{ status: number; type: string; text: string }> {
+export function send(
+  base: string,
+  r: RawRequest,
+): Promise<{ status: number; type: string; text: string; headers: Headers }> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -61,6 +64,14 @@ export function send(base: string, r: RawRequest): Promise<{ status: number; typ
             status: res.statusCode ?? 0,
             type: String(res.headers['content-type'] ?? ''),
             text: Buffer.concat(chunks).toString('utf8'),
+            // Every header, so that those the document requires (Retry-After, ...) are checked too.
+            headers: new Headers(
+              Object.entries(res.headers).flatMap(([name, value]) =>
+                value === undefined
+                  ? []
+                  : [[name, Array.isArray(value) ? value.join(', ') : value] as [string, string]],
+              ),
+            ),
           }),
         );
         res.on('error', reject);

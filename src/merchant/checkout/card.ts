@@ -13,7 +13,7 @@ import { type CheckoutDeps, type PaymentOutcome, reload, standing } from './deps
 import { adoptDuplicate } from './duplicate.js';
 import { type CardHold, HOLD_LIFETIME_MS, openHold, sealHold } from './hold.js';
 import { inputRefusal } from './input-refusal.js';
-import { outcomeOf } from './outcome.js';
+import { outcomeOf, unavailability } from './outcome.js';
 
 export interface CardPayment {
   card: CardInput;
@@ -34,6 +34,7 @@ export async function payByCard(
   const { order, attempt, previous } = await deps.store.orders.startAttempt(orderId, {
     kind: 'card',
     mode: payment.mode,
+    maxFailedAttempts: deps.maxFailedAttempts,
   });
   const about: About = { orderId: order.id, attemptId: attempt.id };
   let verification: GatewayVerification;
@@ -232,14 +233,18 @@ async function refuse(
   }
   if (error instanceof GatewayError || error instanceof GatewayNetworkError) {
     // The gateway failed, not the card: the attempt ends (nothing was charged) and the customer may retry.
-    const code = error instanceof GatewayError ? error.code : 'GATEWAY_UNAVAILABLE';
+    const { code, retryAfterSeconds } = unavailability(error);
     deps.logger.warn({ order: about.orderId, step, code }, 'gateway unavailable');
     const applied = await found(deps, about, sourceId, 'failed', code);
     return {
       kind: 'unavailable',
       ...standing(applied),
       code,
-      message: 'The payment gateway is not available; nothing was charged.',
+      message:
+        code === 'GATEWAY_BUSY'
+          ? 'The payment gateway is busy; nothing was charged. Please try again shortly.'
+          : 'The payment gateway is not available; nothing was charged.',
+      retryAfterSeconds,
     };
   }
   throw error;

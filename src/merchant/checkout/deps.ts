@@ -42,6 +42,8 @@ export interface CheckoutDeps {
   logger: Logger;
   /** How browsers reach the kit: the 3DS return and the session landings hang off it. */
   publicBaseUrl: string;
+  /** MAX_FAILED_ATTEMPTS_PER_ORDER: an order with this many failed attempts takes no more. Unset: no cap. */
+  maxFailedAttempts?: number | null;
 }
 
 /** What the kit composes once (kit/adapters.ts) and hands to checkout, the routes, jobs and reports. */
@@ -64,7 +66,8 @@ export type PaymentOutcome = Standing &
     | { kind: 'done' }
     | { kind: 'action'; url: string }
     | { kind: 'declined'; code: string; message: string }
-    | { kind: 'unavailable'; code: string; message: string }
+    /** The gateway could not take the payment now (down, or the key's checkout share spent): nothing was charged. */
+    | { kind: 'unavailable'; code: string; message: string; retryAfterSeconds?: number }
     /** The gateway refused the input before anything existed there: the order is as it was. */
     | { kind: 'invalid'; code: string; message: string; errors: Record<string, string[]> }
     /** The gateway holds a payment for the order that is still pending: the poller and the webhook settle it. */

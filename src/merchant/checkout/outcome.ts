@@ -1,3 +1,4 @@
+import { GatewayBudgetExceeded, GatewayError, type GatewayNetworkError } from '../../client/errors.js';
 import type { ApplyResult } from '../reconciler/apply.js';
 import { type PaymentOutcome, standing } from './deps.js';
 
@@ -39,4 +40,19 @@ const MESSAGES: Record<string, string> = {
 
 export function declineMessage(code: string): string {
   return MESSAGES[code] ?? 'The payment was declined.';
+}
+
+/**
+ * The code and wait of a gateway that could not take a payment now: its own code; `GATEWAY_BUSY` when
+ * the key's shared budget held the call past what a shopper may wait (nothing was sent);
+ * `GATEWAY_UNAVAILABLE` when it did not answer.
+ */
+export function unavailability(error: GatewayError | GatewayNetworkError): {
+  code: string;
+  retryAfterSeconds?: number;
+} {
+  if (error instanceof GatewayError) return { code: error.code };
+  if (error instanceof GatewayBudgetExceeded)
+    return { code: 'GATEWAY_BUSY', retryAfterSeconds: error.retryAfterSeconds };
+  return { code: 'GATEWAY_UNAVAILABLE' };
 }

@@ -5,7 +5,7 @@ import type { About } from '../orders/observation.js';
 import { type CheckoutDeps, type PaymentOutcome, reload, standing } from './deps.js';
 import { adoptDuplicate } from './duplicate.js';
 import { inputRefusal } from './input-refusal.js';
-import { declineMessage } from './outcome.js';
+import { declineMessage, unavailability } from './outcome.js';
 
 /**
  * merchant.md, POST /orders/{id}/pay/redirect: a hosted payment session, and the customer sent to
@@ -19,6 +19,7 @@ export async function payByRedirect(
   const { order, attempt, previous } = await deps.store.orders.startAttempt(orderId, {
     kind: 'redirect',
     paymentMethod: input.paymentMethod,
+    maxFailedAttempts: deps.maxFailedAttempts,
   });
   const about: About = { orderId: order.id, attemptId: attempt.id };
   const sourceId = `api:${attempt.id}:session`;
@@ -54,7 +55,7 @@ export async function payByRedirect(
       deps.logger.warn({ order: order.id, attempt: attempt.id }, 'payment session outcome unknown');
       return { kind: 'unknown', ...(await reload(deps, order.id)) };
     }
-    const code = error instanceof GatewayError ? error.code : 'GATEWAY_UNAVAILABLE';
+    const { code, retryAfterSeconds } = unavailability(error);
     const now = standing(
       await deps.apply(observeFinding(about, { status: 'failed', code }, sourceId, deps.clock.now())),
     );
@@ -64,7 +65,11 @@ export async function payByRedirect(
         kind: 'unavailable',
         ...now,
         code,
-        message: 'The payment provider is not available right now; nothing was charged.',
+        message:
+          code === 'GATEWAY_BUSY'
+            ? 'The payment gateway is busy; nothing was charged. Please try again shortly.'
+            : 'The payment provider is not available right now; nothing was charged.',
+        retryAfterSeconds,
       };
     }
     const message = code === 'ERR_PROVIDER_REJECTED' ? error.message : declineMessage(code);

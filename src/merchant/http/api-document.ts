@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { eventPayloadSchema } from '../../client/schemas.js';
+import { LIMIT_NAMES } from '../../infra/rate-limits.js';
 import {
   type ApiRegistry,
   type ApiRoute,
@@ -90,11 +91,27 @@ const gatewayFailed = {
     failure(['GATEWAY_ERROR'], gatewayCode),
   ),
   503: jsonAnswer(
-    '`GATEWAY_UNAVAILABLE`: the gateway did not answer, failed, or slowed the key down; try again (after `Retry-After` when given).',
-    failure(['GATEWAY_UNAVAILABLE'], gatewayCode),
+    "`GATEWAY_UNAVAILABLE`: the gateway did not answer, failed, or slowed the key down; `GATEWAY_BUSY`: the API key's budget for checkout traffic is spent for now (nothing was sent). Try again (after `Retry-After` when given).",
+    failure(['GATEWAY_UNAVAILABLE', 'GATEWAY_BUSY'], gatewayCode),
     retryAfter.partial(),
   ),
 };
+const limitedSchema = z
+  .object({
+    limit: z
+      .enum(LIMIT_NAMES)
+      .meta({ description: 'The limit spent: its setting is `LIMIT_<LIMIT>` (README, Limits).' }),
+    retry_after: z.number().int().min(1).meta({ description: 'Seconds, as `Retry-After` says.' }),
+  })
+  .meta({ id: 'RateLimited', description: 'Which limit turned the request away, and for how long.' });
+/** A limit on the public routes (README, Limits): `which` says what it counts. */
+const rateLimited = (which: string) => ({
+  429: jsonAnswer(
+    `\`RATE_LIMITED\`: ${which} (\`data.limit\` names the one spent; each is a setting). Nothing was done; send the request again after \`Retry-After\` seconds.`,
+    failure(['RATE_LIMITED'], limitedSchema),
+    retryAfter,
+  ),
+});
 const orderNotFound = { 404: jsonAnswer('`NOT_FOUND`: no order has this id.', failure(['NOT_FOUND'])) };
 const unmatchedPath = z.object({
   id: z.string().meta({ description: 'The id of the gateway money with no order (`umn_...`).' }),
@@ -158,8 +175,11 @@ function payment(
       ),
       ...orderNotFound,
       409: jsonAnswer(
-        "`INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status and those allowed). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it.",
-        failure(['INVALID_STATE', 'PAYMENT_IN_PROGRESS'], z.union([invalidStateSchema, paymentAnswerSchema])),
+        "`INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status and those allowed). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap.",
+        failure(
+          ['INVALID_STATE', 'PAYMENT_IN_PROGRESS', 'TOO_MANY_ATTEMPTS'],
+          z.union([invalidStateSchema, paymentAnswerSchema, tooManyAttemptsSchema]),
+        ),
         z.object({
           'Retry-After': z
             .string()
@@ -171,8 +191,11 @@ function payment(
         "`VALIDATION_FAILED` (the request; `data` null), or the gateway's code for input it refused before anything existed there (`ERR_PAYMENT_METHOD_NOT_ENABLED`, `ERR_PAYMENT_METHOD_NOT_AVAILABLE_IN_COUNTRY`, `ERR_INVALID_CURRENCY`, ...; `data` the order, as it was). `errors` names the field.",
         failure('gateway', paymentAnswerSchema.nullable()),
       ),
+      ...rateLimited(
+        'too many payment requests from this client address (`pay_per_address`) or for this order (`pay_per_order`)',
+      ),
       503: jsonAnswer(
-        "The gateway is not available (`GATEWAY_UNAVAILABLE`, or the gateway's own code): nothing was charged; the order is `failed` and the customer may try again.",
+        "The gateway is not available (`GATEWAY_UNAVAILABLE`, or the gateway's own code), or the API key's budget for checkout traffic is spent for now (`GATEWAY_BUSY`): nothing was charged; the order is `failed` (an attempt that does not count toward `TOO_MANY_ATTEMPTS`) and the customer may try again after `Retry-After` seconds.",
         failure('gateway', paymentAnswerSchema),
         retryAfter,
       ),
@@ -181,6 +204,13 @@ function payment(
     },
   } satisfies ApiRoute;
 }
+
+const tooManyAttemptsSchema = z
+  .object({
+    failed_attempts: z.number().int().meta({ description: "The order's failed attempts that count." }),
+    limit: z.number().int().meta({ description: 'MAX_FAILED_ATTEMPTS_PER_ORDER.' }),
+  })
+  .meta({ id: 'TooManyAttempts', description: 'The order takes no more payment attempts.' });
 
 /** Capture, refund and void: the operator's, behind the token, safe to retry with an Idempotency-Key. */
 function operation(
@@ -253,7 +283,7 @@ const sessionLandingQuery = z.object({
 });
 const landingAnswers = {
   200: htmlAnswer(
-    'Where the payment stands, in words; reloads itself every 3 s while it is being confirmed.',
+    'Where the payment stands, in words; reloads itself every 3 s while it is being confirmed. Past its limits (`LIMIT_LANDING_PER_ADDRESS`, `LIMIT_LANDING_PER_ORDER`) the page still answers, with the order as stored, without asking the gateway: never a 429.',
   ),
   404: htmlAnswer('No payment has this id: a page that says so.'),
 };
@@ -281,7 +311,7 @@ export const merchantApi: ApiRegistry = {
     version: '1',
     description: `The kit's HTTP interface (merchant.md): orders and their payments for the storefront, capture, refund and void for operators, the landings a customer's browser returns to, the gateway's webhook receiver, and health.
 
-Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give minor units with \`*_formatted\` beside. Every answer is the envelope \`{success, message, code, data}\`; errors add \`errors\` (field -> messages) for bad input and \`request_id\`. Every answer carries \`X-Request-Id\` (the caller's, when it sends a plain token). While the kit starts, every request is answered \`503 STARTING\` with \`Retry-After: 1\`; while its database cannot be reached, a request that needs it is answered \`503 UNAVAILABLE\` with \`Retry-After: 5\`; a request not complete within \`HTTP_REQUEST_TIMEOUT_MS\` is answered 408.`,
+Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give minor units with \`*_formatted\` beside. Every answer is the envelope \`{success, message, code, data}\`; errors add \`errors\` (field -> messages) for bad input and \`request_id\`. Every answer carries \`X-Request-Id\` (the caller's, when it sends a plain token). While the kit starts, every request is answered \`503 STARTING\` with \`Retry-After: 1\`; while its database cannot be reached, a request that needs it is answered \`503 UNAVAILABLE\` with \`Retry-After: 5\`; a request not complete within \`HTTP_REQUEST_TIMEOUT_MS\` is answered 408. The public routes have limits per client address (and per order on the payments): over one, \`429 RATE_LIMITED\` with \`Retry-After\` in seconds; a landing over its limit shows the stored order instead.`,
   },
   tags: [
     { name: 'Orders', description: 'The storefront creates orders and reads them.' },
@@ -339,6 +369,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
           failure(['DUPLICATE_REFERENCE']),
         ),
         422: invalidInput,
+        ...rateLimited('too many orders from this client address (`orders_per_address`)'),
         ...unreadable,
         ...databaseDown,
         ...internal,
@@ -389,6 +420,9 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       responses: {
         200: jsonAnswer('The list.', success(paymentMethodsSchema)),
         422: invalidInput,
+        ...rateLimited(
+          'too many lists asked for from this client address (`payment_methods_per_address`): each asks the gateway',
+        ),
         ...gatewayFailed,
         ...internal,
       },

@@ -30,10 +30,19 @@ export function createMerchantApp(
     metrics: MetricsEndpoint;
     /** The queues the operator's board shows (bull-board at /ops/queues). */
     queues: Queue.Queue[];
+    /** TRUST_PROXY: how many proxies in front of the kit to believe; 0 or unset, none. */
+    trustProxy?: number;
+    /** PROXY_IP_HEADER: where those proxies put the client's address. Default X-Forwarded-For. */
+    proxyIpHeader?: string;
   },
 ): Koa {
-  const app = new Koa();
-  app.proxy = false;
+  // TRUST_PROXY: only then is the proxies' header believed, and only its last `trustProxy` entries
+  // (those the trusted proxies appended): ctx.ip is the address the outermost of them saw.
+  const app = new Koa({
+    proxy: (deps.trustProxy ?? 0) > 0,
+    proxyIpHeader: deps.proxyIpHeader ?? 'X-Forwarded-For',
+    maxIpsCount: deps.trustProxy ?? 0,
+  });
   app.use(requestContext());
   app.use(requestLog(deps.logger));
   app.use(errorMiddleware(deps.logger));

@@ -2,11 +2,12 @@ import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import getRawBody from 'raw-body';
 import type { z } from 'zod';
-import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
+import { GatewayBudgetExceeded, GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import { databaseUnavailable } from '../../infra/database.js';
 import { loggedPath } from '../../infra/request-log.js';
 import { type CurrencyCode, formatMinor } from '../../shared/money.js';
 import { NothingToOperate, OperationConflict, OrderDisputed } from '../checkout/operations.js';
+import { TooManyAttempts } from '../orders/attempt-cap.js';
 import { InvalidTransition } from '../orders/status.js';
 import { DuplicateReference, OrderNotFound } from '../store/index.js';
 
@@ -42,6 +43,14 @@ function toHttp(error: unknown): HttpError | null {
     return new HttpError(409, 'INVALID_STATE', `The order is ${error.current}: ${error.message}.`, {
       data: { status: error.current, allowed: error.allowed },
     });
+  }
+  if (error instanceof TooManyAttempts) {
+    return new HttpError(
+      409,
+      'TOO_MANY_ATTEMPTS',
+      `This order has had ${error.failed} failed payment attempts and takes no more. Place a new order to pay again.`,
+      { data: { failed_attempts: error.failed, limit: error.limit } },
+    );
   }
   if (error instanceof OperationConflict) return new HttpError(409, 'IDEMPOTENCY_CONFLICT', error.message);
   if (error instanceof NothingToOperate) return new HttpError(409, 'INVALID_STATE', error.message);
@@ -81,6 +90,10 @@ function toHttp(error: unknown): HttpError | null {
  * which the caller cannot fix). Checkout and operations map their own gateway answers.
  */
 export function gatewayFailure(error: unknown): HttpError | null {
+  if (error instanceof GatewayBudgetExceeded)
+    return new HttpError(503, 'GATEWAY_BUSY', 'The payment gateway is busy; try again shortly.', {
+      headers: { 'Retry-After': String(error.retryAfterSeconds) },
+    });
   if (error instanceof GatewayNetworkError)
     return new HttpError(503, 'GATEWAY_UNAVAILABLE', 'The payment gateway did not answer; try again.');
   if (!(error instanceof GatewayError)) return null;

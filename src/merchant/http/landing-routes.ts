@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import type { Limits } from '../../infra/rate-limits.js';
 import { finishChallenge } from '../checkout/card.js';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { orderOfSession } from '../checkout/redirect.js';
@@ -7,12 +8,15 @@ import { refreshOrder } from '../checkout/refresh.js';
 import type { OrderRecord } from '../store/records.js';
 import { type DemoShopSettings, demoShopPage } from './demo-shop.js';
 import { homePage, isWaiting, landingPage, refreshCount } from './landing.js';
+import { allows, clientKey } from './limits.js';
 
 export interface LandingDeps extends MerchantDeps {
   /** Where the landing pages link back to. */
   shopUrl: string;
   /** The demo shop at `/`; null or unset (production): the small page. */
   demoShop?: DemoShopSettings | null;
+  /** The public routes' limits (README, Limits), counted per client address and per order. */
+  limits: Limits;
 }
 
 /** How long a landing waits for the gateway before it shows what the database has. */
@@ -24,12 +28,18 @@ const POLL_DEADLINE_MS = 3000;
  */
 export function landingRoutes(router: Router, deps: LandingDeps): void {
   const show = async (ctx: Context, order: OrderRecord | null, identity: Record<string, string>) => {
-    const now =
-      order && isWaiting(order.status)
-        ? ((await refreshOrder(deps, order.id, { signal: AbortSignal.timeout(POLL_DEADLINE_MS) })) ?? order)
-        : order;
+    let now = order;
+    // Past its limits a landing still answers the shopper: with the order as stored (which webhooks
+    // and the poller keep moving), without asking the gateway. Never a bare 429 for a shopper.
+    if (order && isWaiting(order.status) && (await mayAsk(ctx, order.id)))
+      now = (await refreshOrder(deps, order.id, { signal: AbortSignal.timeout(POLL_DEADLINE_MS) })) ?? order;
     landingPage(ctx, now, { shopUrl: deps.shopUrl, identity, refreshes: refreshCount(ctx.query.n) });
   };
+  const mayAsk = (ctx: Context, orderId: string) =>
+    allows(deps.limits, [
+      ['landing_per_address', clientKey(ctx)],
+      ['landing_per_order', orderId],
+    ]);
 
   router.get('/', (ctx) => (deps.demoShop ? demoShopPage(ctx, deps.demoShop) : homePage(ctx)));
 

@@ -11,6 +11,7 @@ import { OrderNotFound } from '../store/index.js';
 import type { OrderRecord } from '../store/records.js';
 import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
+import { clientAddress, clientKey, enforce, orderKey } from './limits.js';
 import { authorizeOperator } from './ops-auth.js';
 import {
   captureSchema,
@@ -41,6 +42,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
   };
 
   router.post('/orders', async (ctx) => {
+    await enforce(deps.limits, [['orders_per_address', clientKey(ctx)]]);
     const body = parse(createOrderSchema, await jsonBody(ctx));
     const refused = orderRuleErrors(deps.orderRules, body.currency, body.minor);
     if (refused) throw invalid(refused);
@@ -70,29 +72,43 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
     });
   });
 
+  const payLimits = (ctx: Context) =>
+    enforce(deps.limits, [
+      ['pay_per_address', clientKey(ctx)],
+      ['pay_per_order', orderKey(ctx.params.id)],
+    ]);
+
   router.post('/orders/:id/pay/card', async (ctx) => {
+    await payLimits(ctx);
     const body = parse(payCardSchema, await jsonBody(ctx));
     const outcome = await payByCard(deps, ctx.params.id!, {
       card: body.card,
       mode: body.mode,
       customer: body.customer,
-      browserIp: body.customer?.ip_address,
+      // The device address the gateway hears is the one the kit saw (behind TRUST_PROXY's proxies),
+      // not one the body claims: `customer.ip_address` goes on as the customer's record says it.
+      browserIp: clientAddress(ctx) ?? undefined,
     });
     await answerPayment(ctx, outcome);
   });
 
   router.post('/orders/:id/pay/redirect', async (ctx) => {
+    await payLimits(ctx);
     const body = parse(payRedirectSchema, await jsonBody(ctx));
+    // A session has no browser_data: `customer.ip_address` is its device address (gateway-api.md,
+    // Payment sessions rule 4). The storefront's, when it gives one; else the address the kit saw.
+    const ip = body.customer?.ip_address ?? clientAddress(ctx) ?? undefined;
     await answerPayment(
       ctx,
       await payByRedirect(deps, ctx.params.id!, {
         paymentMethod: body.payment_method,
-        customer: body.customer,
+        customer: ip === undefined ? body.customer : { ...body.customer, ip_address: ip },
       }),
     );
   });
 
   router.get('/payment-methods', async (ctx) => {
+    await enforce(deps.limits, [['payment_methods_per_address', clientKey(ctx)]]);
     const query = parse(methodsQuerySchema, ctx.query);
     const answer = await deps.gateway.paymentMethods({ country: query.country, currency: query.currency });
     ok(ctx, answer.data);
@@ -175,7 +191,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
       case 'unavailable':
         throw new HttpError(503, outcome.code, outcome.message, {
           data,
-          headers: { 'Retry-After': '5' },
+          headers: { 'Retry-After': String(outcome.retryAfterSeconds ?? 5) },
         });
       default:
         return outcome satisfies never;

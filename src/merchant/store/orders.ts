@@ -2,6 +2,7 @@ import type { Pool, PoolConnection, RowDataPacket } from 'mysql2/promise';
 import { type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
+import { countsTowardCap, TooManyAttempts } from '../orders/attempt-cap.js';
 import { INITIAL_PAYMENT } from '../orders/decide.js';
 import type { DisputeStep } from '../orders/disputes.js';
 import { orderEventsOf } from '../orders/order-events.js';
@@ -216,12 +217,24 @@ export class OrderStore {
   /** A new attempt supersedes the last; the order goes back to pending (merchant.md: "a new attempt may follow"). */
   async startAttempt(
     orderId: string,
-    input: { kind: 'card' | 'redirect'; mode?: 'sale' | 'auth'; paymentMethod?: string },
+    input: {
+      kind: 'card' | 'redirect';
+      mode?: 'sale' | 'auth';
+      paymentMethod?: string;
+      /** The cap on failed attempts (README, Limits): reached, TooManyAttempts and nothing starts. */
+      maxFailedAttempts?: number | null;
+    },
   ): Promise<{ order: OrderRecord; attempt: AttemptRecord; previous: OrderBeforeAttempt }> {
     return this.sequelize.transaction(async (tx) => {
       const order = await this.#lock(orderId, tx);
       const before = order.status;
       const status = statusOnNewAttempt(before);
+      // Counted under the order's lock: two tries at once cannot both pass the last place.
+      if (input.maxFailedAttempts != null) {
+        const failed = await this.#failedAttempts(orderId, tx);
+        if (failed >= input.maxFailedAttempts)
+          throw new TooManyAttempts(orderId, failed, input.maxFailedAttempts);
+      }
       const previous: OrderBeforeAttempt = {
         status: before,
         current_attempt_id: order.current_attempt_id,
@@ -457,6 +470,18 @@ export class OrderStore {
       [id],
     );
     return found[0] ? attemptFromRow(found[0]) : null;
+  }
+
+  /** The order's failed attempts that count toward the cap on them (attempt-cap.ts). */
+  async #failedAttempts(orderId: string, tx: Transaction): Promise<number> {
+    const rows = await this.models.Attempt.findAll({
+      attributes: ['failure_code'],
+      where: { order_id: orderId, status: 'failed' },
+      transaction: tx,
+      raw: true,
+    });
+    return rows.filter((row) => countsTowardCap((row as { failure_code: string | null }).failure_code))
+      .length;
   }
 
   async #lock(orderId: string, tx: Transaction) {

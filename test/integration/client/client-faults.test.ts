@@ -3,8 +3,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { inspect } from 'node:util';
 import { expect } from 'chai';
 import nock from 'nock';
-import { MemoryBudget } from '../../../src/client/budget.js';
-import { GatewayError, GatewayNetworkError } from '../../../src/client/errors.js';
+import { DEFAULT_BUDGET, MemoryBudget } from '../../../src/client/budget.js';
+import { GatewayBudgetExceeded, GatewayError, GatewayNetworkError } from '../../../src/client/errors.js';
 import { GatewayClient, type GatewayClientOptions } from '../../../src/client/gateway-client.js';
 import { rejection } from '../../support/client.js';
 
@@ -748,13 +748,14 @@ describe('client against scripted faults (nock)', () => {
     const status = () => nock(HOST).get('/api/v1/transactions/1/status');
 
     scripted(
-      'background calls wait while the last X-RateLimit-Remaining was at or below 500; foreground calls do not',
+      'background calls beyond their reserved share wait while the last X-RateLimit-Remaining was at or below 500; foreground calls do not',
       async () => {
         status().reply(200, ok(record({ id: 1 })), { 'X-RateLimit-Remaining': '500' });
         status()
           .times(2)
           .reply(200, ok(record({ id: 1 })), { 'X-RateLimit-Remaining': '499' });
-        const h = clientFor();
+        const budget = new MemoryBudget(() => h.now(), { ...DEFAULT_BUDGET, backgroundReserved: 0 });
+        const h = clientFor({ budget });
         await h.client.transactionStatus('1', 'checkout');
         await h.client.transactionStatus('1', 'checkout');
         expect(h.sleeps).to.deep.equal([]);
@@ -762,6 +763,44 @@ describe('client against scripted faults (nock)', () => {
         expect(h.sleeps).to.deep.equal([60_000]);
       },
     );
+
+    scripted(
+      'a checkout call the budget would hold past 5 s gives up at once: GatewayBudgetExceeded, nothing sent, not retried',
+      async () => {
+        const budget = new MemoryBudget(() => h.now(), {
+          ...DEFAULT_BUDGET,
+          keyPerMinute: 3,
+          backgroundPerMinute: 1,
+          backgroundReserved: 1,
+        });
+        const h = clientFor({ budget });
+        status()
+          .times(2)
+          .reply(200, ok(record({ id: 1 })));
+        await h.client.transactionStatus('1', 'checkout');
+        await h.client.transactionStatus('1', 'landing');
+        // Checkout traffic's share (3 - 1) is spent for the minute: the next would wait 60 s.
+        const error = await rejection(h.client.transactionStatus('1', 'checkout'));
+        expect(error).to.be.instanceOf(GatewayBudgetExceeded);
+        expect((error as GatewayBudgetExceeded).retryAfterSeconds).to.equal(60);
+        expect((error as GatewayBudgetExceeded).sentNothing).to.equal(true);
+        expect(h.sleeps, 'never slept: the wait was longer than a shopper may wait').to.deep.equal([]);
+        expect(nock.pendingMocks()).to.deep.equal([]);
+        // The background share is the poller's still.
+        status().reply(200, ok(record({ id: 1 })));
+        await h.client.transactionStatus('1', 'poller');
+        expect(h.sleeps).to.deep.equal([]);
+      },
+    );
+
+    scripted('a checkout call waits for the budget when the wait is short (at most 5 s)', async () => {
+      const budget = new MemoryBudget(() => h.now());
+      const h = clientFor({ budget });
+      await budget.observe(null, 4); // a 429's Retry-After of 4 s
+      status().reply(200, ok(record({ id: 1 })));
+      await h.client.transactionStatus('1', 'checkout');
+      expect(h.sleeps).to.deep.equal([4000]);
+    });
 
     scripted('background calls past the burst are paced at 400 a minute', async () => {
       status()
@@ -781,7 +820,11 @@ describe('client against scripted faults (nock)', () => {
         status().reply(500, failed('ERR_UNEXPECTED'));
         status().reply(200, ok(record({ id: 1 })));
         // Six a minute: one at once, then one every 10 s.
-        const budget = new MemoryBudget(() => h.now(), { backgroundPerMinute: 6, reserve: 500 });
+        const budget = new MemoryBudget(() => h.now(), {
+          ...DEFAULT_BUDGET,
+          backgroundPerMinute: 6,
+          backgroundReserved: 0,
+        });
         const h = clientFor({ budget });
         await h.client.transactionStatus('1', 'poller');
         // The backoff (100 ms), then the rest of the 10 s until the budget admits the second attempt.

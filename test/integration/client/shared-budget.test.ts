@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
-import { type BudgetOptions, type Caller, MemoryBudget } from '../../../src/client/budget.js';
+import { type BudgetOptions, type Caller, DEFAULT_BUDGET, MemoryBudget } from '../../../src/client/budget.js';
 import { GatewayClient } from '../../../src/client/gateway-client.js';
 import { RedisBudget } from '../../../src/infra/gateway-budget.js';
 import { createRedis } from '../../../src/infra/redis.js';
@@ -90,10 +90,23 @@ describe('RedisBudget: one budget of the key for every process (real Redis)', ()
         }),
       },
     );
-    const options = fc.record({
-      backgroundPerMinute: fc.integer({ min: 1, max: 30 }),
-      reserve: fc.integer({ min: 0, max: 1000 }),
-    });
+    // Small counts, so that every limit is reached within a run; as config.ts allows them:
+    // backgroundReserved <= backgroundPerMinute < keyPerMinute.
+    const options = fc
+      .record({
+        backgroundPerMinute: fc.integer({ min: 1, max: 30 }),
+        reserve: fc.integer({ min: 0, max: 1000 }),
+        above: fc.integer({ min: 1, max: 30 }),
+        reserved: fc.integer({ min: 0, max: 30 }),
+      })
+      .map(
+        ({ backgroundPerMinute, reserve, above, reserved }): BudgetOptions => ({
+          backgroundPerMinute,
+          reserve,
+          keyPerMinute: backgroundPerMinute + above,
+          backgroundReserved: Math.min(reserved, backgroundPerMinute),
+        }),
+      );
     const redis = connect();
     let run = 0;
     await fc.assert(
@@ -188,9 +201,9 @@ describe('RedisBudget: one budget of the key for every process (real Redis)', ()
     expect(await a.reserve('poller')).to.equal(0);
   });
 
-  it("the gateway's count seen by one process holds back the other's background calls", async () => {
+  it("the gateway's count seen by one process holds back the other's background calls (beyond their reserved share)", async () => {
     const clock = manualNow();
-    const [a, b] = pair(clock);
+    const [a, b] = pair(clock, { ...DEFAULT_BUDGET, backgroundReserved: 0 });
     await a.observe(450, null);
     expect(await b.lastRemaining()).to.equal(450);
     expect(await b.reserve('recovery')).to.equal(60_000);

@@ -426,7 +426,7 @@ describe('fuzz: every merchant route', function () {
         if (answer.status >= 400 && answer.type.startsWith('application/json'))
           expectErrorEnvelope(answer, where);
         if (entries.has(key(route))) {
-          const headers = new Headers({ 'content-type': answer.type });
+          const headers = answer.headers;
           const body = answer.type.startsWith('application/json') ? JSON.parse(answer.text) : undefined;
           checker.check(
             { status: answer.status, headers, body, text: answer.text },

@@ -47,10 +47,26 @@ const eventsArb = (blocks: boolean) =>
   fc.array(fc.oneof({ weight: 8, arbitrary: reserveArb }, { weight: 1, arbitrary: observeArb(blocks) }), {
     maxLength: 400,
   });
-const optionsArb: fc.Arbitrary<BudgetOptions> = fc.record({
-  backgroundPerMinute: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.constant(400)),
-  reserve: fc.integer({ min: 0, max: 1000 }),
-});
+/** Options config.ts accepts: backgroundReserved <= backgroundPerMinute < keyPerMinute. */
+const optionsArb: fc.Arbitrary<BudgetOptions> = fc
+  .record({
+    backgroundPerMinute: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.constant(400)),
+    reserve: fc.integer({ min: 0, max: 1000 }),
+    above: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.constant(500)),
+    reservedPart: fc.double({ min: 0, max: 1, noNaN: true }),
+  })
+  .map(({ backgroundPerMinute, reserve, above, reservedPart }) => ({
+    backgroundPerMinute,
+    reserve,
+    keyPerMinute: backgroundPerMinute + above,
+    backgroundReserved: Math.floor(backgroundPerMinute * reservedPart),
+  }));
+
+/** Admissions of `priority` (or every one) in the window ending at `at`, that one included. */
+const inWindow = (admissions: readonly Admission[], at: number, priority?: Priority) =>
+  admissions.filter(
+    (b) => b.at > at - WINDOW_MS && b.at <= at && (priority === undefined || b.priority === priority),
+  ).length;
 
 interface Run {
   state: BudgetState;
@@ -83,17 +99,33 @@ function run(events: readonly Event[], options: BudgetOptions, start = 1_700_000
 }
 
 describe('client/budget: decide (the policy), properties', () => {
-  it('in any 60 s window, calls admitted up to its last background admission are at most backgroundPerMinute', () => {
+  it('in any 60 s window: at most keyPerMinute calls, background at most backgroundPerMinute, checkout traffic at most keyPerMinute - backgroundReserved', () => {
     fc.assert(
       fc.property(eventsArb(true), optionsArb, (events, options) => {
         const { admissions } = run(events, options);
-        expect(worstWindow(admissions)).to.be.at.most(options.backgroundPerMinute);
-        // And so, counted plainly: background calls in a window never exceed the limit.
         for (const a of admissions) {
-          const background = admissions.filter(
-            (b) => b.priority === 'background' && b.at > a.at - WINDOW_MS && b.at <= a.at,
-          ).length;
-          expect(background).to.be.at.most(options.backgroundPerMinute);
+          expect(inWindow(admissions, a.at)).to.be.at.most(options.keyPerMinute);
+          expect(inWindow(admissions, a.at, 'background')).to.be.at.most(options.backgroundPerMinute);
+          expect(inWindow(admissions, a.at, 'foreground')).to.be.at.most(
+            options.keyPerMinute - options.backgroundReserved,
+          );
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a background call goes within its reserved share, or while the window holds fewer than backgroundPerMinute calls of any caller', () => {
+    fc.assert(
+      fc.property(eventsArb(true), optionsArb, (events, options) => {
+        const { admissions } = run(events, options);
+        for (const [i, a] of admissions.entries()) {
+          if (a.priority !== 'background') continue;
+          // Counted up to and including this admission: later ones at the same instant came after it.
+          const before = admissions.slice(0, i + 1);
+          const share = inWindow(before, a.at, 'background') <= options.backgroundReserved;
+          const quiet = inWindow(before, a.at) <= options.backgroundPerMinute;
+          expect(share || quiet, `background admission ${i}`).to.equal(true);
         }
       }),
       { numRuns: 300 },
@@ -120,7 +152,7 @@ describe('client/budget: decide (the policy), properties', () => {
     );
   });
 
-  it('background calls never go while the last X-RateLimit-Remaining, seen within a minute, is at or below reserve', () => {
+  it('beyond its reserved share, background never goes while the last X-RateLimit-Remaining, seen within a minute, is at or below reserve', () => {
     fc.assert(
       fc.property(eventsArb(true), optionsArb, (events, options) => {
         let now = 0;
@@ -134,30 +166,61 @@ describe('client/budget: decide (the policy), properties', () => {
             continue;
           }
           const step = decide(state, event.priority, now, options);
-          state = step.state;
           const low = seen !== null && now - seen.at < WINDOW_MS && seen.value <= options.reserve;
-          if (event.priority === 'background' && low) expect(step.wait).to.be.greaterThan(0);
+          const shareLeft =
+            state.background.filter((at) => at > now - WINDOW_MS).length < options.backgroundReserved;
+          if (event.priority === 'background' && low && step.wait === 0)
+            expect(shareLeft, 'only within the reserved share').to.equal(true);
+          state = step.state;
         }
       }),
       { numRuns: 200 },
     );
   });
 
-  it('foreground is never delayed without a block, and with one waits exactly until it ends', () => {
-    fc.assert(
-      fc.property(eventsArb(false), optionsArb, (events, options) => {
-        for (const ask of run(events, options).asks)
-          if (ask.priority === 'foreground') expect(ask.wait).to.equal(0);
-      }),
-      { numRuns: 200 },
-    );
+  it('checkout traffic waits exactly until a block ends and both its counts have room: at once while within its share', () => {
     fc.assert(
       fc.property(eventsArb(true), optionsArb, (events, options) => {
-        for (const ask of run(events, options).asks)
-          if (ask.priority === 'foreground')
-            expect(ask.wait).to.equal(Math.max(0, ask.blockedUntil - ask.at));
+        const { admissions, asks } = run(events, options);
+        let admitted = 0;
+        for (const ask of asks) {
+          const before = admissions.slice(0, admitted);
+          if (ask.wait === 0) admitted++;
+          if (ask.priority !== 'foreground') continue;
+          // The wait until fewer than `limit` of these admissions remain in the window.
+          const room = (limit: number, priority?: Priority) => {
+            const times = before
+              .filter((b) => b.at > ask.at - WINDOW_MS && (priority === undefined || b.priority === priority))
+              .map((b) => b.at);
+            return times.length < limit ? 0 : times[times.length - limit]! + WINDOW_MS - ask.at;
+          };
+          const expected = Math.max(
+            0,
+            ask.blockedUntil - ask.at,
+            room(options.keyPerMinute),
+            room(options.keyPerMinute - options.backgroundReserved, 'foreground'),
+          );
+          expect(ask.wait).to.equal(expected);
+        }
       }),
-      { numRuns: 200 },
+      { numRuns: 300 },
+    );
+  });
+
+  it('background never starves checkout: with no block, checkout always has keyPerMinute - backgroundPerMinute a minute', () => {
+    fc.assert(
+      fc.property(eventsArb(false), optionsArb, (events, options) => {
+        const { admissions, asks } = run(events, options);
+        let admitted = 0;
+        for (const ask of asks) {
+          const before = admissions.slice(0, admitted);
+          if (ask.wait === 0) admitted++;
+          if (ask.priority !== 'foreground') continue;
+          if (inWindow(before, ask.at, 'foreground') < options.keyPerMinute - options.backgroundPerMinute)
+            expect(ask.wait).to.equal(0);
+        }
+      }),
+      { numRuns: 300 },
     );
   });
 
@@ -212,26 +275,38 @@ describe('client/budget: decide (the policy), properties', () => {
       fc.property(eventsArb(true), optionsArb, (events, options) => {
         const { state, now } = run(events, options);
         const after = decide(state, 'foreground', now, options).state;
-        for (const at of after.log) expect(at).to.be.greaterThan(now - WINDOW_MS);
+        for (const at of [...after.log, ...after.foreground, ...after.background])
+          expect(at).to.be.greaterThan(now - WINDOW_MS);
+        expect(after.log.length).to.equal(after.foreground.length + after.background.length);
       }),
     );
   });
 });
 
 describe('client/budget: MemoryBudget', () => {
-  it('has the documented defaults: 400 background requests a minute, reserve 500, a sixth of a minute at once', () => {
-    expect(DEFAULT_BUDGET).to.deep.equal({ backgroundPerMinute: 400, reserve: 500 });
+  it('has the documented defaults: 400 background requests a minute, reserve 500, 900 in all, 100 kept for background, a sixth of a minute at once', () => {
+    expect(DEFAULT_BUDGET).to.deep.equal({
+      backgroundPerMinute: 400,
+      reserve: 500,
+      keyPerMinute: 900,
+      backgroundReserved: 100,
+    });
     expect(pacingOf(DEFAULT_BUDGET)).to.deep.equal({ intervalMs: 150, toleranceMs: 66 * 150 });
   });
 
-  it('foreground never waits: not after thousands of calls, not while the gateway says little remains', async () => {
+  it('checkout traffic goes at once up to its share (800 a minute), whatever the gateway says remains; the next waits for the first to leave', async () => {
     const clock = manualNow();
     const budget = new MemoryBudget(clock.now);
-    for (let i = 0; i < 2000; i++) expect(await budget.reserve('checkout')).to.equal(0);
-    await budget.observe(0, null);
-    expect(await budget.reserve('landing')).to.equal(0);
     await budget.observe(3, null);
-    expect(await budget.reserve('operator')).to.equal(0);
+    for (let i = 0; i < 800; i++) {
+      const caller = (['checkout', 'landing', 'operator'] as const)[i % 3]!;
+      expect(await budget.reserve(caller), `call ${i + 1}`).to.equal(0);
+      clock.advance(10);
+    }
+    // The first went 8 s ago: it leaves the window in 52 s.
+    expect(await budget.reserve('checkout')).to.equal(52_000);
+    clock.advance(52_000);
+    expect(await budget.reserve('checkout')).to.equal(0);
   });
 
   it('background: a burst of a sixth of a minute goes at once, then one call per 150 ms', async () => {
@@ -285,22 +360,69 @@ describe('client/budget: MemoryBudget', () => {
     }
   });
 
-  it('foreground calls take room from background ones: 400 checkout calls in a minute hold the poller back', async () => {
+  it('checkout calls take room from background beyond its reserved share: after 400 checkout calls, 100 polls go, then none until room comes', async () => {
     const clock = manualNow();
     const budget = new MemoryBudget(clock.now);
     for (let i = 0; i < 400; i++) {
       expect(await budget.reserve('checkout')).to.equal(0);
       clock.advance(100);
     }
-    // The first checkout call was 40 s ago: the poller may go when it leaves the window, in 20 s.
-    expect(await budget.reserve('poller')).to.equal(20_000);
-    clock.advance(20_000);
-    expect(await budget.reserve('poller')).to.equal(0);
+    // Within its reserved share the poller goes at its burst, then at its pace.
+    let polls = 0;
+    const start = clock.now();
+    while (polls < 100) {
+      const wait = await budget.reserve('poller');
+      if (wait === 0) polls++;
+      else clock.advance(wait);
+    }
+    expect(clock.now() - start, 'the 100 at its pace: a burst of 66, then 150 ms apart').to.equal(34 * 150);
+    // The share spent, the poller waits until the window holds fewer than 400 calls in all: 500 are
+    // in it, so until the 101st checkout call (made at 10 s) leaves it, at 70 s.
+    expect(await budget.reserve('poller')).to.equal(70_000 - 40_000 - 34 * 150);
   });
 
-  it('reserve rule: background holds back while the last X-RateLimit-Remaining was at or below 500 within a minute', async () => {
+  it("a checkout burst cannot starve background: past checkout traffic's 800, the poller still gets its 100 a minute", async () => {
     const clock = manualNow();
     const budget = new MemoryBudget(clock.now);
+    const admitted: Record<string, number> = { checkout: 0, poller: 0 };
+    // Checkout asks every 10 ms, the poller whenever its wait is over, for one minute.
+    let nextCheckout = clock.now();
+    let nextPoll = clock.now();
+    const end = clock.now() + WINDOW_MS;
+    while (Math.min(nextCheckout, nextPoll) < end) {
+      if (nextCheckout <= nextPoll) {
+        clock.set(nextCheckout);
+        if ((await budget.reserve('checkout')) === 0) admitted.checkout! += 1;
+        nextCheckout += 10;
+      } else {
+        clock.set(nextPoll);
+        const wait = await budget.reserve('poller');
+        if (wait === 0) admitted.poller! += 1;
+        nextPoll += Math.max(wait, 1);
+      }
+    }
+    expect(admitted).to.deep.equal({ checkout: 800, poller: 100 });
+  });
+
+  it('background cannot starve checkout: with 400 background calls in the minute, checkout still has 500', async () => {
+    const clock = manualNow();
+    const budget = new MemoryBudget(clock.now);
+    let polls = 0;
+    while (polls < 400) {
+      const wait = await budget.reserve('recovery');
+      if (wait === 0) polls++;
+      else clock.advance(wait);
+    }
+    let checkouts = 0;
+    while ((await budget.reserve('checkout')) === 0) checkouts++;
+    expect(checkouts).to.equal(500);
+  });
+
+  const noShare = { ...DEFAULT_BUDGET, backgroundReserved: 0 };
+
+  it('reserve rule (no reserved share): background holds back while the last X-RateLimit-Remaining was at or below 500 within a minute', async () => {
+    const clock = manualNow();
+    const budget = new MemoryBudget(clock.now, noShare);
     await budget.observe(500, null);
     expect(await budget.reserve('poller'), 'at 500').to.equal(60_000);
     expect(await budget.reserve('checkout'), 'foreground unaffected').to.equal(0);
@@ -312,9 +434,9 @@ describe('client/budget: MemoryBudget', () => {
     expect(await budget.reserve('poller'), 'a minute-old count says nothing').to.equal(0);
   });
 
-  it('reserve rule: above 500 remaining background goes; a newer answer replaces an older one', async () => {
+  it('reserve rule (no reserved share): above 500 remaining background goes; a newer answer replaces an older one', async () => {
     const clock = manualNow();
-    const budget = new MemoryBudget(clock.now);
+    const budget = new MemoryBudget(clock.now, noShare);
     await budget.observe(501, null);
     expect(await budget.reserve('poller')).to.equal(0);
     await budget.observe(120, null);
@@ -331,11 +453,21 @@ describe('client/budget: MemoryBudget', () => {
 
   it('reserve rule: honours a custom reserve', async () => {
     const clock = manualNow();
-    const budget = new MemoryBudget(clock.now, { backgroundPerMinute: 400, reserve: 100 });
+    const budget = new MemoryBudget(clock.now, { ...noShare, reserve: 100 });
     await budget.observe(101, null);
     expect(await budget.reserve('poller')).to.equal(0);
     await budget.observe(100, null);
     expect(await budget.reserve('poller')).to.equal(60_000);
+  });
+
+  it('reserve rule: within its reserved share background goes whatever the gateway says remains', async () => {
+    const clock = manualNow();
+    const budget = new MemoryBudget(clock.now);
+    await budget.observe(120, null);
+    for (let i = 0; i < 66; i++) expect(await budget.reserve('poller'), `poll ${i + 1}`).to.equal(0);
+    clock.advance(34 * 150);
+    for (let i = 0; i < 34; i++) expect(await budget.reserve('poller'), `poll ${67 + i}`).to.equal(0);
+    expect(await budget.reserve('poller'), 'the share spent: the count holds it back').to.be.greaterThan(0);
   });
 
   it('a Retry-After blocks both priorities until it has passed', async () => {

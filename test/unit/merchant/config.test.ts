@@ -77,6 +77,63 @@ describe('merchant: configuration (loadConfig)', () => {
       });
     });
 
+    it('the limits on the public routes (README, Limits): defaults, a count per period, off', () => {
+      expect(load({}).limits).to.deep.equal({
+        ordersPerAddress: { count: 60, seconds: 60 },
+        payPerAddress: { count: 60, seconds: 60 },
+        payPerOrder: { count: 10, seconds: 600 },
+        landingPerAddress: { count: 120, seconds: 60 },
+        landingPerOrder: { count: 20, seconds: 60 },
+        paymentMethodsPerAddress: { count: 120, seconds: 60 },
+        failedAttemptsPerOrder: 5,
+      });
+      const c = load({
+        LIMIT_ORDERS_PER_ADDRESS: '5/30s',
+        LIMIT_PAY_PER_ADDRESS: '100/h',
+        LIMIT_PAY_PER_ORDER: 'off',
+        LIMIT_LANDING_PER_ADDRESS: '1/24h',
+        LIMIT_LANDING_PER_ORDER: '7/2m',
+        LIMIT_PAYMENT_METHODS_PER_ADDRESS: '9/1s',
+        MAX_FAILED_ATTEMPTS_PER_ORDER: 'off',
+      }).limits;
+      expect(c).to.deep.equal({
+        ordersPerAddress: { count: 5, seconds: 30 },
+        payPerAddress: { count: 100, seconds: 3600 },
+        payPerOrder: null,
+        landingPerAddress: { count: 1, seconds: 86_400 },
+        landingPerOrder: { count: 7, seconds: 120 },
+        paymentMethodsPerAddress: { count: 9, seconds: 1 },
+        failedAttemptsPerOrder: null,
+      });
+      expect(load({ MAX_FAILED_ATTEMPTS_PER_ORDER: '3' }).limits.failedAttemptsPerOrder).to.equal(3);
+    });
+
+    it('TRUST_PROXY is a count of proxies (default 0, true 1, false 0), PROXY_IP_HEADER a header name', () => {
+      expect(load({}).trustProxy).to.equal(0);
+      expect(load({}).proxyIpHeader).to.equal('X-Forwarded-For');
+      expect(load({ TRUST_PROXY: 'true' }).trustProxy).to.equal(1);
+      expect(load({ TRUST_PROXY: 'false' }).trustProxy).to.equal(0);
+      expect(load({ TRUST_PROXY: '2', PROXY_IP_HEADER: 'X-Real-IP' })).to.deep.include({
+        trustProxy: 2,
+        proxyIpHeader: 'X-Real-IP',
+      });
+    });
+
+    it("the gateway budget's shares: 900 calls a minute in all, 100 of them kept for background work", () => {
+      expect(load({}).gateway).to.deep.include({
+        backgroundPerMinute: 400,
+        keyPerMinute: 900,
+        backgroundReservedPerMinute: 100,
+      });
+      expect(
+        load({
+          GATEWAY_KEY_PER_MINUTE: '1000',
+          GATEWAY_BACKGROUND_PER_MINUTE: '300',
+          GATEWAY_BACKGROUND_RESERVED_PER_MINUTE: '0',
+        }).gateway,
+      ).to.deep.include({ backgroundPerMinute: 300, keyPerMinute: 1000, backgroundReservedPerMinute: 0 });
+    });
+
     it('ROLES lists any of api, worker, scheduler, spaces trimmed', () => {
       expect(load({ ROLES: 'api' }).roles).to.deep.equal(['api']);
       expect(load({ ROLES: ' scheduler , api ' }).roles).to.have.members(['scheduler', 'api']);
@@ -133,6 +190,25 @@ describe('merchant: configuration (loadConfig)', () => {
       ['JOB_SCHEDULES', { JOB_SCHEDULES: 'poller=every second' }],
       ['JOB_SCHEDULES', { JOB_SCHEDULES: 'poller' }],
       ['JOB_SCHEDULES', { JOB_SCHEDULES: 'poller=*/2 * * * * *,recovery=off' }],
+      ['LIMIT_ORDERS_PER_ADDRESS', { LIMIT_ORDERS_PER_ADDRESS: '30' }],
+      ['LIMIT_ORDERS_PER_ADDRESS', { LIMIT_ORDERS_PER_ADDRESS: '0/1m' }],
+      ['LIMIT_PAY_PER_ADDRESS', { LIMIT_PAY_PER_ADDRESS: '30 per minute' }],
+      ['LIMIT_PAY_PER_ORDER', { LIMIT_PAY_PER_ORDER: '10/0m' }],
+      ['LIMIT_PAY_PER_ORDER', { LIMIT_PAY_PER_ORDER: '10/2d' }],
+      ['LIMIT_LANDING_PER_ADDRESS', { LIMIT_LANDING_PER_ADDRESS: '10/25h' }],
+      ['LIMIT_LANDING_PER_ORDER', { LIMIT_LANDING_PER_ORDER: '-1/1m' }],
+      ['LIMIT_PAYMENT_METHODS_PER_ADDRESS', { LIMIT_PAYMENT_METHODS_PER_ADDRESS: 'none' }],
+      ['MAX_FAILED_ATTEMPTS_PER_ORDER', { MAX_FAILED_ATTEMPTS_PER_ORDER: '0' }],
+      ['MAX_FAILED_ATTEMPTS_PER_ORDER', { MAX_FAILED_ATTEMPTS_PER_ORDER: 'five' }],
+      ['TRUST_PROXY', { TRUST_PROXY: 'yes' }],
+      ['TRUST_PROXY', { TRUST_PROXY: '11' }],
+      ['TRUST_PROXY', { TRUST_PROXY: '-1' }],
+      ['PROXY_IP_HEADER', { PROXY_IP_HEADER: 'X Forwarded For' }],
+      ['GATEWAY_KEY_PER_MINUTE', { GATEWAY_KEY_PER_MINUTE: '1001' }],
+      ['GATEWAY_KEY_PER_MINUTE', { GATEWAY_KEY_PER_MINUTE: 'lots' }],
+      ['GATEWAY_BACKGROUND_RESERVED_PER_MINUTE', { GATEWAY_BACKGROUND_RESERVED_PER_MINUTE: 'some' }],
+      ['GATEWAY_BACKGROUND_RESERVED_PER_MINUTE', { GATEWAY_BACKGROUND_RESERVED_PER_MINUTE: '401' }],
+      ['GATEWAY_BACKGROUND_PER_MINUTE', { GATEWAY_KEY_PER_MINUTE: '400' }],
     ];
     for (const [variable, env] of cases) {
       const given = Object.entries(env)
