@@ -437,13 +437,17 @@ describe('fuzz: every merchant route', function () {
         }
         if (answer.status >= 400 && answer.type.startsWith('application/json'))
           expectErrorEnvelope(answer, where);
-        if (entries.has(key(route))) {
+        // An empty path parameter leaves `/orders/`, which the router serves as `/orders` (a trailing
+        // slash is optional): the answer is that route's.
+        const bare = q.path.split('?')[0]!.replace(/\/$/, '');
+        const served = routes.find((r) => r.method === route.method && r.path === bare) ?? route;
+        if (entries.has(key(served))) {
           const headers = new Headers({ 'content-type': answer.type });
           const body = answer.type.startsWith('application/json') ? JSON.parse(answer.text) : undefined;
           checker.check(
             { status: answer.status, headers, body, text: answer.text },
-            route.method,
-            route.path,
+            served.method,
+            served.path,
           );
         }
       }),
