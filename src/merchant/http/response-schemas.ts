@@ -92,12 +92,15 @@ export const historyEntrySchema = z
     status_after: z.string(),
     outcome: z.string().meta({
       description:
-        "`applied`, `duplicate`, `stale` or `flagged` (an observation); `refused` (an operator's capture, refund or void the gateway turned down: the order unchanged).",
+        "`applied`, `duplicate`, `stale` or `flagged` (an observation); `requested` (an operator's capture, refund or void, stored before the gateway is called: who asked and why); `refused` (one the gateway turned down: the order unchanged); `resolved` (a person resolved the order's review: who, the resolution, the note, what was cleared).",
     }),
     detail: z.string().nullable(),
     at: timestamp,
   })
-  .meta({ id: 'HistoryEntry', description: 'One observation of the gateway, applied or not.' });
+  .meta({
+    id: 'HistoryEntry',
+    description: "One observation of the gateway, applied or not, or a person's act on the order.",
+  });
 
 export const orderWithHistorySchema = orderSchema
   .extend({
