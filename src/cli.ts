@@ -1,4 +1,5 @@
 import { createWriteStream } from 'node:fs';
+import { userInfo } from 'node:os';
 import { pipeline } from 'node:stream/promises';
 import { Command } from 'commander';
 import { whenLockFree, withKit } from './cli/kit-session.js';
@@ -11,12 +12,18 @@ import { createPool, createSequelize, migrate } from './infra/database.js';
 import { secretLabel } from './kit/gateway.js';
 import { NO_CARD_NUMBER } from './merchant/http/schemas.js';
 import { disputeView } from './merchant/http/views.js';
+import {
+  type Actor,
+  isOperatorRole,
+  OPERATOR_ROLES,
+  operatorNameProblem,
+} from './merchant/operators/roles.js';
 import { DISPUTE_OUTCOMES, type DisputeOutcome } from './merchant/orders/disputes.js';
 import { attachMoney, resolveMoney } from './merchant/reconciler/unmatched-actions.js';
 import { reportCsv } from './merchant/reports/csv.js';
 import { reconciliationReport } from './merchant/reports/generate.js';
 import { unmatchedRow } from './merchant/reports/unmatched.js';
-import { createStore, isDispute, type Store } from './merchant/store/index.js';
+import { createStore, isDispute, OperatorExists, type Store } from './merchant/store/index.js';
 import { UNMATCHED_RESOLUTIONS, type UnmatchedResolution } from './merchant/store/records.js';
 import { hasCardNumber } from './shared/card-numbers.js';
 import { systemClock } from './shared/clock.js';
@@ -316,8 +323,8 @@ disputes
     const note = options.note.trim();
     if (note === '' || note.length > 512) return fail('--note: must be 1 to 512 characters');
     if (hasCardNumber(note)) return fail(`--note: ${NO_CARD_NUMBER}`);
-    const by = operatorName(options.by);
-    const outcome = await withStore(c, (store) => store.disputes.lose(id, { by, note }));
+    const actor = cliActor(options.by);
+    const outcome = await withStore(c, (store) => store.disputes.lose(id, { actor, note }));
     if (isDispute(outcome)) return print({ dispute: disputeView(outcome) });
     if (outcome.kind === 'not_found') return fail(`${id}: no dispute has this id`);
     return fail(`${id}: this dispute is ${outcome.dispute.outcome} already`);
@@ -351,8 +358,8 @@ unmatched
   .option('--by <name>', 'who decided (kept with the money)', 'cli')
   .action(async (id: string, options: { order: string; by: string }) => {
     const c = config();
-    const by = operatorName(options.by);
-    const outcome = await withKit(c, (a) => attachMoney(a.checkout, id, options.order, by));
+    const actor = cliActor(options.by);
+    const outcome = await withKit(c, (a) => attachMoney(a.checkout, id, options.order, actor));
     switch (outcome.kind) {
       case 'attached':
         print({
@@ -390,8 +397,8 @@ unmatched
     const note = options.note.trim();
     if (note === '' || note.length > 512) return fail('--note: must be 1 to 512 characters');
     if (hasCardNumber(note)) return fail(`--note: ${NO_CARD_NUMBER}`);
-    const by = operatorName(options.by);
-    const outcome = await withStore(c, (store) => resolveMoney({ store }, id, note, by));
+    const actor = cliActor(options.by);
+    const outcome = await withStore(c, (store) => resolveMoney({ store }, id, note, actor));
     switch (outcome.kind) {
       case 'resolved':
         print({ unmatched_money: unmatchedRow(outcome.money) });
@@ -403,6 +410,57 @@ unmatched
       default:
         return outcome satisfies never;
     }
+  });
+
+const operator = program
+  .command('operator')
+  .description("named operators' tokens: each person their own, with a role (operator, finance, viewer)");
+
+operator
+  .command('add <name>')
+  .description('a new operator and their token, printed once: only its SHA-256 is stored')
+  .requiredOption(
+    '--role <role>',
+    'operator (capture, refund, void), finance (reports, reviews, audit) or viewer',
+  )
+  .option('--by <name>', 'who adds them (kept in the audit log; default: this system user)')
+  .action(async (name: string, options: { role: string; by?: string }) => {
+    const c = config();
+    const problem = operatorNameProblem(name);
+    if (problem) return fail(`<name>: ${problem}`);
+    if (!isOperatorRole(options.role))
+      return fail(`--role: must be ${OPERATOR_ROLES.join(', ')} (got "${options.role}")`);
+    const role = options.role;
+    const actor = cliActor(options.by ?? systemUser());
+    const added = await withStore(c, (store) => store.operators.add({ name, role, by: actor })).catch(
+      (error: Error) =>
+        error instanceof OperatorExists ? fail(`<name>: ${error.message}`) : Promise.reject(error),
+    );
+    console.log(`operator ${added.operator.name} added: role ${role}, id ${added.operator.id}`);
+    console.log('token (shown this once: hand it to them now; it cannot be shown again, only revoked):');
+    console.log(added.token);
+  });
+
+operator
+  .command('list')
+  .description('operators with a live token, newest first (JSON on stdout); never a token')
+  .option('--all', 'the revoked too')
+  .action(async (options: { all?: boolean }) => {
+    const c = config();
+    const list = await withStore(c, (store) => store.operators.list({ all: options.all === true }));
+    print(list.map(({ token_hash: _hash, active_name: _active, ...o }) => o));
+  });
+
+operator
+  .command('revoke <name>')
+  .description("revoke an operator's token (by name, or by id opr_...): refused from the next request on")
+  .option('--by <name>', 'who revokes it (kept in the audit log; default: this system user)')
+  .action(async (name: string, options: { by?: string }) => {
+    const c = config();
+    const actor = cliActor(options.by ?? systemUser());
+    const revoked = await withStore(c, (store) => store.operators.revoke(name, actor));
+    if (!revoked) return fail(`<name>: no live operator token has the name or id ${name}`);
+    console.log(`operator ${revoked.name} (${revoked.role}, ${revoked.id}) revoked`);
   });
 
 program
@@ -460,11 +518,24 @@ function fail(line: string): never {
   process.exit(1);
 }
 
-/** `--by`: kept with the operator's decision, so printable and free of card numbers. */
-function operatorName(by: string): string {
+/**
+ * `--by`: kept with the operator's decision, so printable and free of card numbers. The command line
+ * holds the database's keys: it acts as an administrator, and the audit says `cli`.
+ */
+function cliActor(by: string): Actor {
   if (!/^[\x20-\x7e]{1,64}$/.test(by)) fail('--by: must be 1 to 64 printable characters');
   if (hasCardNumber(by)) fail(`--by: ${NO_CARD_NUMBER}`);
-  return by;
+  return { name: by, role: 'admin', credential: 'cli' };
+}
+
+/** Who runs the command, as the system knows them; `cli` when it cannot say. */
+function systemUser(): string {
+  try {
+    const name = userInfo().username;
+    return /^[\x20-\x7e]{1,64}$/.test(name) ? name : 'cli';
+  } catch {
+    return 'cli';
+  }
 }
 
 /** `--limit`: a whole number from 1 to 1000. */

@@ -19,6 +19,7 @@ import { Shutdown } from './kit/shutdown.js';
 import { startWorker } from './kit/worker.js';
 import type { MerchantDeps } from './merchant/checkout/deps.js';
 import { createMetricsApp } from './merchant/http/metrics-route.js';
+import { OpsAuth } from './merchant/http/ops-auth.js';
 import { type DispatcherDeps, dispatchOnce, startDispatcher } from './merchant/outbox/dispatcher.js';
 import { endpointSender } from './merchant/outbox/endpoint.js';
 import { OrderEventHandlers } from './merchant/outbox/handlers.js';
@@ -166,7 +167,8 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     if (config.metricsPort !== null) {
       const metricsServer = await bindHttpServer(config.metricsPort, config.httpRequestTimeoutMs);
       shutdown.work({ name: 'metrics', drain: metricsServer.drain, cutOff: metricsServer.cutOff });
-      metricsServer.ready(createMetricsApp(metricsEndpoint(a), logger).callback());
+      const ops = new OpsAuth(config.opsApiToken, a.store.operators);
+      metricsServer.ready(createMetricsApp(metricsEndpoint(a), logger, ops).callback());
       logger.info({ port: metricsServer.port }, 'metrics listening');
     }
     // A worker or a scheduler serves no port: this line is how a supervisor (or a test) sees it is up.

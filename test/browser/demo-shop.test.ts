@@ -210,6 +210,79 @@ describe('browser: the demo shop in Chromium', function () {
     await screenshot('operator-refunded');
   });
 
+  it('the operator panel: the review queue, a page at a time; finance resolves one, a viewer may not', async () => {
+    const by = { name: 'test', role: 'admin' as const, credential: 'cli' };
+    const finance = (await t.kit.store.operators.add({ name: 'shop-fran', role: 'finance', by })).token;
+    const viewer = (await t.kit.store.operators.add({ name: 'shop-vera', role: 'viewer', by })).token;
+    const flagged: string[] = [];
+    for (let i = 1; i <= 6; i++) {
+      const created = await t.call('POST', '/orders', {
+        body: { amount: `${i}.00`, currency: 'EUR', reference: `queue-${Date.now()}-${i}` },
+      });
+      const id = created.body.data.order.id as string;
+      await t.kit.store.orders.flagWithoutAttempt(id, {
+        reason: `gateway money with no attempt: transaction 90010${i} captured ${i + 1}.00 EUR`,
+        source: 'webhook',
+        sourceId: `evt_queue_${i}`,
+      });
+      flagged.unshift(id);
+    }
+    await openShop();
+    await page.click('#queue-load');
+    expect(await page.locator('#queue-message').innerText()).to.contain("Paste an operator's token");
+    await page.fill('#queue-token', viewer);
+    await page.click('#queue-load');
+    await page.waitForSelector('#queue tr[data-order-id]');
+    const rowIds = () =>
+      page
+        .locator('#queue tr[data-order-id]')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-order-id')));
+    expect(await rowIds()).to.deep.equal(flagged.slice(0, 5));
+    await page.click('#queue-more');
+    await page.waitForFunction(() => document.querySelectorAll('#queue tr[data-order-id]').length === 6);
+    expect(await rowIds()).to.deep.equal(flagged);
+    expect(await page.locator('#queue-more').count()).to.equal(0);
+    expect(await page.locator(`#queue tr[data-order-id="${flagged[0]}"] .reason`).innerText()).to.contain(
+      'transaction 900106 captured 7.00 EUR',
+    );
+
+    // A viewer reads the queue; resolving needs finance: the page says so, and the order stays flagged.
+    await page.click(`#queue tr[data-order-id="${flagged[0]}"] button.resolve`);
+    await page.fill(`#queue tr[data-for="${flagged[0]}"] input.note`, 'a test payment');
+    await page.click(`#queue tr[data-for="${flagged[0]}"] button.confirm`);
+    await page.waitForFunction(() =>
+      document.getElementById('queue-message')!.textContent!.includes('FORBIDDEN'),
+    );
+    expect(await page.locator('#queue-message').innerText()).to.contain(
+      'This needs the role finance or admin',
+    );
+    expect((await getOrder(t, flagged[0]!)).needs_review).to.equal(true);
+    await screenshot('review-queue');
+
+    await page.fill('#queue-token', finance);
+    await page.selectOption(`#queue tr[data-for="${flagged[0]}"] select.resolution`, 'refunded');
+    await page.fill(
+      `#queue tr[data-for="${flagged[0]}"] input.note`,
+      'refunded at the gateway: a test payment',
+    );
+    await page.click(`#queue tr[data-for="${flagged[0]}"] button.confirm`);
+    await page.waitForFunction(() =>
+      document.getElementById('queue-message')!.textContent!.includes('resolved'),
+    );
+    expect(await rowIds()).to.deep.equal(flagged.slice(1, 6));
+    const order = await getOrder(t, flagged[0]!);
+    expect(order).to.include({ needs_review: false, review_reason: null });
+    expect(order.history.at(-1).detail).to.match(
+      /^review resolved \(refunded\) by shop-fran \(finance\): refunded at the gateway: a test payment; cleared: /,
+    );
+    await screenshot('review-queue-resolved');
+
+    // The order itself shows the line: who and why.
+    await page.goto(`${t.url}/?order=${flagged[0]}`);
+    await orderShown('pending');
+    expect(await historyText()).to.contain('review resolved (refunded) by shop-fran (finance)');
+  });
+
   it('shows what the API answers as text, never as markup', async () => {
     const reference = '<img/src=x/onerror=window.hacked=1>';
     const created = await t.call('POST', '/orders', { body: { amount: '1.00', currency: 'EUR', reference } });

@@ -144,8 +144,13 @@ export async function redisContents(t: TestKit): Promise<{ text: string; jobIds:
  * Where a card number or a secret shows up in what the kit wrote: its log lines, Redis (the queue's
  * jobs included), every table, and the error bodies it answered. One line per place, empty when none.
  */
-export async function leaks(t: TestKit, errorBodies: readonly string[]): Promise<string[]> {
-  const needles = [...TEST_CARDS, ...(await secretsOf(t))];
+export async function leaks(
+  t: TestKit,
+  errorBodies: readonly string[],
+  /** More secrets the test knows of (an operator's token). */
+  more: readonly string[] = [],
+): Promise<string[]> {
+  const needles = [...TEST_CARDS, ...(await secretsOf(t)), ...more];
   const places: [string, string[]][] = [
     ['log line', t.logs],
     ['Redis', [(await redisContents(t)).text]],

@@ -32,12 +32,12 @@ export interface TestKit {
   /** Every log line, from both sides. */
   logs: string[];
   database: string;
-  /** The merchant API: `ops: true` sends the operator token. */
+  /** The merchant API: `ops: true` sends the bootstrap operator token (admin), `token` another one. */
   // biome-ignore lint/suspicious/noExplicitAny: tests read envelopes of every shape
   call<T = any>(
     method: string,
     path: string,
-    o?: { body?: unknown; rawBody?: string; ops?: boolean; headers?: Record<string, string> },
+    o?: { body?: unknown; rawBody?: string; ops?: boolean; token?: string; headers?: Record<string, string> },
   ): Promise<Answer<T>>;
   /** Every row of every table of the kit's database, as text. */
   dump(): Promise<string>;
@@ -120,6 +120,7 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
     call: async (method, path, o = {}) => {
       const headers: Record<string, string> = { ...o.headers };
       if (o.ops) headers.authorization = `Bearer ${OPS_TOKEN}`;
+      if (o.token !== undefined) headers.authorization = `Bearer ${o.token}`;
       const body = o.rawBody ?? (o.body === undefined ? undefined : JSON.stringify(o.body));
       if (body !== undefined) headers['content-type'] ??= 'application/json';
       const res = await fetch(url + path, { method, headers, body, redirect: 'manual' });

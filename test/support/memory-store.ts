@@ -40,6 +40,7 @@ export class MemoryStore {
       failure_code: null,
       needs_review: false,
       review_reason: null,
+      resolved_reasons: null,
       current_attempt_id: null,
       version: 1,
       next_poll_at: null,

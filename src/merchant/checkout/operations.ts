@@ -1,4 +1,5 @@
 import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
+import type { Actor } from '../operators/roles.js';
 import { observeTransaction } from '../orders/from-gateway.js';
 import { InvalidTransition, type OrderStatus } from '../orders/status.js';
 import type { OperationKind, OperationRecord, OrderRecord } from '../store/records.js';
@@ -46,7 +47,15 @@ export async function operate(
   deps: CheckoutDeps,
   order: OrderRecord,
   operation: OperationKind,
-  input: { amountMinor: number; reason: string | null; requestKey: string },
+  input: {
+    amountMinor: number;
+    reason: string | null;
+    requestKey: string;
+    /** Who asks: named in the order's history and the audit log. */
+    actor: Actor;
+    /** A note beside the reason (a capture has no reason of its own); not part of the request's identity. */
+    note?: string | null;
+  },
 ): Promise<OperationOutcome> {
   let op = await deps.store.operations.find(order.id, operation, input.requestKey);
   if (op && (op.amount_minor !== input.amountMinor || op.reason !== input.reason)) {
@@ -75,7 +84,13 @@ export async function operate(
       orderId: order.id,
       attemptId: attempt.id,
       operation,
-      ...input,
+      requestKey: input.requestKey,
+      amountMinor: input.amountMinor,
+      reason: input.reason,
+      actor: input.actor,
+      note: input.note ?? null,
+      currency: order.currency,
+      statusBefore: order.status,
     });
   }
   return drive(deps, order, op);

@@ -12,10 +12,13 @@ import {
 import { BOARD_PATH } from './ops-board.js';
 import { reportQuerySchema } from './report-routes.js';
 import {
+  auditSchema,
   disputeSchema,
   failure,
+  forbiddenSchema,
   invalidStateSchema,
   operationAnswerSchema,
+  orderListSchema,
   orderSchema,
   orderWithHistorySchema,
   paymentAnswerSchema,
@@ -26,15 +29,18 @@ import {
 } from './response-schemas.js';
 import {
   attachSchema,
+  auditQuerySchema,
   captureSchema,
   createOrderSchema,
   disputeListQuerySchema,
   loseDisputeSchema,
   methodsQuerySchema,
+  orderListQuerySchema,
   payCardSchema,
   payRedirectSchema,
   refundSchema,
   resolveSchema,
+  reviewSchema,
   unmatchedListQuerySchema,
   voidSchema,
 } from './schemas.js';
@@ -137,10 +143,20 @@ const disputedSchema = z
   .meta({ id: 'Disputed', description: 'The order is disputed: what the chargeback took, in minor units.' });
 const unauthorized = {
   401: jsonAnswer(
-    '`UNAUTHORIZED`: no `Authorization: Bearer <OPS_API_TOKEN>`, or another token.',
+    "`UNAUTHORIZED`: no `Authorization: Bearer <token>`, or a token nobody holds (unknown, or revoked): an operator's own token or OPS_API_TOKEN.",
     failure(['UNAUTHORIZED']),
   ),
 };
+/** A route some roles may not use: the roles that may are in its description and in the 403. */
+const forbidden = {
+  403: jsonAnswer(
+    "`FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may.",
+    failure(['FORBIDDEN'], forbiddenSchema),
+  ),
+};
+/** `by`, as every operator's decision takes it. */
+const BY =
+  " `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.";
 
 /** The two ways to pay answer alike: card (3DS, then the transaction) and redirect (a hosted session). */
 function payment(
@@ -235,7 +251,7 @@ function operation(
     path: `/orders/{id}/${name}`,
     operationId: `${name}Order`,
     summary,
-    description,
+    description: `${description} Roles: operator, admin. The order's history gets a line (\`requested\`) naming who asked and why, and the audit log a line.${BY}`,
     tags: ['Operator'],
     security: OPS,
     requestParams: {
@@ -246,6 +262,7 @@ function operation(
     responses: {
       200: jsonAnswer('Done at the gateway; `order` shows the result.', success(operationAnswerSchema)),
       ...unauthorized,
+      ...forbidden,
       ...orderNotFound,
       409: jsonAnswer(
         "`INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation).",
@@ -322,13 +339,13 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
     {
       name: 'Operator',
       description:
-        'Capture, refund and void; gateway money with no order, listed, attached or resolved. Behind `Authorization: Bearer <OPS_API_TOKEN>`.',
+        'The order list and its review queue; capture, refund and void; reviews resolved; gateway money with no order and disputes. Behind `Authorization: Bearer <token>`, by role.',
     },
     { name: 'Browser', description: 'HTML pages a customer lands on.' },
     { name: 'Gateway', description: 'What the gateway calls.' },
     {
       name: 'Finance',
-      description: 'The reconciliation report, behind `Authorization: Bearer <OPS_API_TOKEN>`.',
+      description: 'The reconciliation report and the audit export, for finance and admin.',
     },
     { name: 'Platform', description: 'Liveness, readiness and metrics.' },
     { name: 'Documentation', description: 'This document.' },
@@ -337,7 +354,8 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
     opsToken: {
       type: 'http',
       scheme: 'bearer',
-      description: "The kit's `OPS_API_TOKEN`, compared in constant time.",
+      description:
+        "An operator's own token (`kop_...`, from `cli operator add NAME --role operator|finance|viewer`; stored as its SHA-256, refused once revoked), or the kit's `OPS_API_TOKEN` (the bootstrap administrator, role `admin`). Each route's description names the roles that may use it; another role is a 403 `FORBIDDEN`.",
     },
   },
   outside: [
@@ -558,7 +576,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       operationId: 'reconciliationReport',
       summary: 'The reconciliation report',
       description:
-        'One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight` or `mismatched` with the reason, and totals per currency in minor units; beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency. `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget.',
+        'One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight` or `mismatched` with the reason, and totals per currency in minor units; beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency. `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. Roles: finance, admin.',
       tags: ['Finance'],
       security: OPS,
       requestParams: { query: reportQuerySchema },
@@ -571,6 +589,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
           },
         },
         ...unauthorized,
+        ...forbidden,
         422: invalidInput,
         ...databaseDown,
         ...internal,
@@ -582,11 +601,14 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       operationId: 'metrics',
       summary: 'Prometheus metrics',
       description:
-        "This process's metrics in Prometheus text. Open unless `METRICS_TOKEN` is set; then `Authorization: Bearer <METRICS_TOKEN>`.",
+        "This process's metrics in Prometheus text. Open unless `METRICS_TOKEN` is set; then `Authorization: Bearer <METRICS_TOKEN>`, or an operator's token (every role reads).",
       tags: ['Platform'],
       responses: {
         200: { description: 'Prometheus text.', content: { 'text/plain': { schema: { type: 'string' } } } },
-        401: jsonAnswer('`UNAUTHORIZED`: METRICS_TOKEN is set and was not sent.', failure(['UNAUTHORIZED'])),
+        401: jsonAnswer(
+          "`UNAUTHORIZED`: METRICS_TOKEN is set, and neither it nor an operator's token was sent.",
+          failure(['UNAUTHORIZED']),
+        ),
       },
     },
     {
@@ -594,7 +616,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       path: '/ops/login',
       operationId: 'operatorLoginPage',
       summary: "The operator's sign-in form",
-      description: 'A form for the operator token: the browser way into the queue board.',
+      description: "A form for an operator's token: the browser way into the queue board.",
       tags: ['Operator'],
       responses: { 200: htmlAnswer('The form.') },
     },
@@ -604,14 +626,14 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       operationId: 'operatorLogin',
       summary: 'Sign in to the queue board',
       description:
-        'With the operator token, sets a cookie for `/ops` good for 30 minutes (HttpOnly, SameSite=Strict) and sends the browser to the queue board at `/ops/queues`.',
+        "With an operator's token (their own, or OPS_API_TOKEN), sets a cookie for `/ops` good for 30 minutes (HttpOnly, SameSite=Strict) and sends the browser to the queue board at `/ops/queues`: with its actions for the roles operator and admin, read only for finance and viewer. A revoked operator's session ends with their next request.",
       tags: ['Operator'],
       requestBody: {
         content: { 'application/x-www-form-urlencoded': { schema: z.object({ token: z.string() }) } },
       },
       responses: {
         303: { description: 'Signed in: to `/ops/queues`, with the session cookie.' },
-        401: htmlAnswer('Not the operator token: the form again, saying so.'),
+        401: htmlAnswer('Not a live operator token: the form again, saying so.'),
         413: jsonAnswer('`VALIDATION_FAILED`: the form is over 4 KiB.', failure(['VALIDATION_FAILED'])),
       },
     },
@@ -621,7 +643,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       operationId: 'listUnmatchedMoney',
       summary: 'Gateway money with no order',
       description:
-        'Every gateway transaction naming money that no payment attempt of the kit holds, newest first (by first sight): kept when an event, a replay, recovery or a poll told of it, and the order carrying its reference flagged for review. `resolution=open` for what still waits for an operator.',
+        'Every gateway transaction naming money that no payment attempt of the kit holds, newest first (by first sight): kept when an event, a replay, recovery or a poll told of it, and the order carrying its reference flagged for review. `resolution=open` for what still waits for an operator. Every role reads it.',
       tags: ['Operator'],
       security: OPS,
       requestParams: { query: unmatchedListQuerySchema },
@@ -638,18 +660,18 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       path: '/unmatched-money/{id}/attach',
       operationId: 'attachUnmatchedMoney',
       summary: 'Attach gateway money to an order',
-      description:
-        "The payment goes to the order through the one apply path, as the gateway's news of it: its current attempt takes it (or a new attempt does, when the order has none or its last one ended), and the order shows it; an amount that is not the order's is flagged for review. A capture, refund or void goes to the order whose payment it belongs to. `by` (optional) names who decided.",
+      description: `The payment goes to the order through the one apply path, as the gateway's news of it: its current attempt takes it (or a new attempt does, when the order has none or its last one ended), and the order shows it; an amount that is not the order's is flagged for review. A capture, refund or void goes to the order whose payment it belongs to. Roles: finance, admin; the audit log gets a line.${BY}`,
       tags: ['Operator'],
       security: OPS,
       requestParams: { path: unmatchedPath },
-      requestBody: json(attachSchema, { order_id: 'ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N', by: 'ada' }),
+      requestBody: json(attachSchema, { order_id: 'ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N' }),
       responses: {
         200: jsonAnswer(
           'Attached: the money and the order as it now stands.',
           success(z.object({ unmatched_money: unmatchedMoneySchema, order: orderSchema })),
         ),
         ...unauthorized,
+        ...forbidden,
         ...unmatchedNotFound,
         409: jsonAnswer(
           '`INVALID_STATE`: the money is attached or resolved already (`data` its resolution and the allowed one), or the order cannot start a new attempt (`data` its status and those allowed). `ORDER_HAS_PAYMENT`: the order holds another payment (`errors.order_id`). `ORDER_CHANGED`: another payment reached the order meanwhile; nothing was done.',
@@ -672,18 +694,15 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       path: '/unmatched-money/{id}/resolve',
       operationId: 'resolveUnmatchedMoney',
       summary: 'Resolve gateway money with a note',
-      description:
-        "What a person found (a test payment, money refunded at the gateway, another shop's payment), kept with the money: it leaves the open list and stays in the report. The note is required, at most 512 characters, with no card number.",
+      description: `What a person found (a test payment, money refunded at the gateway, another shop's payment), kept with the money: it leaves the open list and stays in the report. The note is required, at most 512 characters, with no card number. Roles: finance, admin; the audit log gets a line.${BY}`,
       tags: ['Operator'],
       security: OPS,
       requestParams: { path: unmatchedPath },
-      requestBody: json(resolveSchema, {
-        note: 'a test payment made at the gateway; refunded there',
-        by: 'ada',
-      }),
+      requestBody: json(resolveSchema, { note: 'a test payment made at the gateway; refunded there' }),
       responses: {
         200: jsonAnswer('Resolved.', success(z.object({ unmatched_money: unmatchedMoneySchema }))),
         ...unauthorized,
+        ...forbidden,
         ...unmatchedNotFound,
         409: jsonAnswer(
           '`INVALID_STATE`: the money is attached or resolved already (`data` its resolution and the allowed one).',
@@ -701,7 +720,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       operationId: 'listDisputes',
       summary: 'Disputes',
       description:
-        "Every chargeback of an order's payment, newest first: opened by the gateway's `transaction.chargeback` with what it took, `won` when the gateway reverses it (the order is paid again), `lost` when an operator says so. `outcome=open` for those still undecided.",
+        "Every chargeback of an order's payment, newest first: opened by the gateway's `transaction.chargeback` with what it took, `won` when the gateway reverses it (the order is paid again), `lost` when an operator says so. `outcome=open` for those still undecided. Every role reads it.",
       tags: ['Operator'],
       security: OPS,
       requestParams: { query: disputeListQuerySchema },
@@ -718,15 +737,15 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       path: '/disputes/{id}/lost',
       operationId: 'loseDispute',
       summary: 'Record a dispute as lost',
-      description:
-        'The bank decided for the customer: the gateway says nothing more of it, so a person does. The order stays `disputed` (the money is gone) and its history says who and why. A reversal that comes later still makes it `won`. The note is required, at most 512 characters, with no card number.',
+      description: `The bank decided for the customer: the gateway says nothing more of it, so a person does. The order stays \`disputed\` (the money is gone) and its history says who and why. A reversal that comes later still makes it \`won\`. The note is required, at most 512 characters, with no card number. Roles: finance, admin; the audit log gets a line.${BY}`,
       tags: ['Operator'],
       security: OPS,
       requestParams: { path: disputePath },
-      requestBody: json(loseDisputeSchema, { note: 'the issuer ruled for the cardholder', by: 'ada' }),
+      requestBody: json(loseDisputeSchema, { note: 'the issuer ruled for the cardholder' }),
       responses: {
         200: jsonAnswer('Lost.', success(z.object({ dispute: disputeSchema }))),
         ...unauthorized,
+        ...forbidden,
         404: jsonAnswer('`NOT_FOUND`: no dispute has this id (`errors.id`).', failure(['NOT_FOUND'])),
         409: jsonAnswer(
           '`INVALID_STATE`: the dispute is won or lost already (`data` its outcome and the allowed one).',
@@ -734,6 +753,77 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
         ),
         422: invalidInput,
         ...unreadable,
+        ...databaseDown,
+        ...internal,
+      },
+    },
+    {
+      method: 'get',
+      path: '/orders',
+      operationId: 'listOrders',
+      summary: 'Orders, and the review queue',
+      description:
+        'Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `created_from` (inclusive) and `created_to` (exclusive). Every role reads it.',
+      tags: ['Operator'],
+      security: OPS,
+      requestParams: { query: orderListQuerySchema },
+      responses: {
+        200: jsonAnswer('A page of orders.', success(orderListSchema)),
+        ...unauthorized,
+        422: invalidInput,
+        ...databaseDown,
+        ...internal,
+      },
+    },
+    {
+      method: 'post',
+      path: '/orders/{id}/review',
+      operationId: 'resolveReview',
+      summary: "Resolve a flagged order's review",
+      description: `A person looked at an order flagged \`needs_review\` and says what they found: \`resolution\` (\`accepted\`: the money stands as the gateway has it; \`refunded\`: what did not belong was given back; \`corrected\`: put right another way; \`written_off\`: a loss the shop accepts; \`false_alarm\`: nothing was wrong) and a \`note\` (required, at most 512 characters, no card number). The flag and its reason are cleared; the order's history gets a line (\`resolved\`) with who, the resolution, the note and the reason cleared, and the audit log a line. The same finding seen again later (the next poll of the same payment) is recorded but does not flag the order again; a new one does. Roles: finance, admin.${BY}`,
+      tags: ['Operator'],
+      security: OPS,
+      requestParams: { path: orderPath },
+      requestBody: json(reviewSchema, {
+        resolution: 'accepted',
+        note: 'the customer agreed to the lower amount by phone',
+      }),
+      responses: {
+        200: jsonAnswer('Resolved: the order as it now stands.', success(z.object({ order: orderSchema }))),
+        ...unauthorized,
+        ...forbidden,
+        ...orderNotFound,
+        409: jsonAnswer(
+          '`NOT_FLAGGED`: the order is not flagged for review (never was, or someone resolved it first).',
+          failure(['NOT_FLAGGED'], z.object({ needs_review: z.literal(false) })),
+        ),
+        422: invalidInput,
+        ...unreadable,
+        ...databaseDown,
+        ...internal,
+      },
+    },
+    {
+      method: 'get',
+      path: '/audit',
+      operationId: 'auditExport',
+      summary: 'The audit export: who did what',
+      description:
+        'Every act a person (or the kit on their settings) did in [`from`, `to`), oldest first: capture, refund and void (with what became of them at the gateway), reviews resolved, gateway money attached or resolved, disputes lost, operators added and revoked; who (name, role, credential), on what order and subject, the amount, the reason or note, and the request. CSV by default (one header line, a line per act, streamed); `format=json` for the same lines as JSON. Roles: finance, admin.',
+      tags: ['Finance'],
+      security: OPS,
+      requestParams: { query: auditQuerySchema },
+      responses: {
+        200: {
+          description: 'The lines as CSV (the default), or as JSON with `format=json`.',
+          content: {
+            'text/csv': { schema: { type: 'string' } },
+            'application/json': { schema: success(auditSchema) },
+          },
+        },
+        ...unauthorized,
+        ...forbidden,
+        422: invalidInput,
         ...databaseDown,
         ...internal,
       },

@@ -11,8 +11,10 @@ import { disputeRoutes } from './dispute-routes.js';
 import { errorMiddleware, ok } from './errors.js';
 import { landingRoutes } from './landing-routes.js';
 import { type MetricsEndpoint, metricsRoute } from './metrics-route.js';
+import { OpsAuth } from './ops-auth.js';
 import { mountOpsBoard, opsLoginRoutes } from './ops-board.js';
 import { reportRoutes } from './report-routes.js';
+import { reviewRoutes } from './review-routes.js';
 import { merchantRoutes, type RouteDeps } from './routes.js';
 import { unmatchedRoutes } from './unmatched-routes.js';
 
@@ -46,7 +48,10 @@ export function createMerchantApp(
   app.use(requestContext());
   app.use(requestLog(deps.logger));
   app.use(errorMiddleware(deps.logger));
-  mountOpsBoard(app, { queues: deps.queues, opsApiToken: deps.opsApiToken, clock: deps.clock });
+  // The bootstrap token (admin) and named operators' tokens, with their roles (operators/roles.ts).
+  const ops = new OpsAuth(deps.opsApiToken, deps.store.operators);
+  const routeDeps = { ...deps, ops };
+  mountOpsBoard(app, { queues: deps.queues, ops, clock: deps.clock });
   const router = new Router();
   router.get('/healthz', (ctx) => ok(ctx, { status: 'ok' }));
   router.get('/readyz', async (ctx) => {
@@ -70,13 +75,14 @@ export function createMerchantApp(
     };
   });
   router.post('/webhooks/gateway', deps.receiver);
-  merchantRoutes(router, deps);
+  merchantRoutes(router, routeDeps);
   landingRoutes(router, deps);
-  reportRoutes(router, deps);
-  unmatchedRoutes(router, deps);
-  disputeRoutes(router, deps);
-  metricsRoute(router, deps.metrics);
-  opsLoginRoutes(router, deps);
+  reportRoutes(router, routeDeps);
+  reviewRoutes(router, routeDeps);
+  unmatchedRoutes(router, routeDeps);
+  disputeRoutes(router, routeDeps);
+  metricsRoute(router, deps.metrics, ops);
+  opsLoginRoutes(router, routeDeps);
   app.use(router.routes());
   app.use(apiDocsRouter(merchantApi).routes());
   return app;

@@ -9,6 +9,10 @@ export function demoShopScript(settings: {
   waiting: readonly string[];
   refreshMs: number;
   maxRefreshes: number;
+  /** The review queue's page size. */
+  queuePage: number;
+  /** What a person may say of a flagged order (POST /orders/{id}/review). */
+  resolutions: readonly string[];
 }): string {
   // JSON inside a script element: a "<" could close it, so none is left.
   const constants = JSON.stringify(settings).replace(/</g, '\\u003c');
@@ -335,6 +339,88 @@ async function operate(action) {
   await showOrder(id, true);
 }
 
+// ---- the operator panel: the review queue (GET /orders?needs_review=true, POST /orders/{id}/review) ----
+
+let queueCursor = null;
+
+function queueHeaders() {
+  // The token lives in this input only, like the operator actions' one.
+  const token = $('queue-token').value.trim();
+  return token ? { authorization: 'Bearer ' + token } : null;
+}
+
+async function loadQueue(more) {
+  const headers = queueHeaders();
+  if (!headers) return say('queue-message', "Paste an operator's token first (npm run cli -- operator add, or OPS_API_TOKEN).", 'err');
+  const query = '?needs_review=true&limit=' + SETTINGS.queuePage + (more && queueCursor ? '&cursor=' + encodeURIComponent(queueCursor) : '');
+  const answer = await api('GET', '/orders' + query, undefined, headers);
+  if (answer.status !== 200) return say('queue-message', 'The queue could not be read: ' + problem(answer), 'err');
+  const data = answer.body.data;
+  queueCursor = data.next_cursor;
+  const box = $('queue');
+  let body = box.querySelector('tbody');
+  if (!more || !body) {
+    body = el('tbody');
+    box.replaceChildren(
+      el('div', { class: 'scroll' }, el('table', { class: 'queue' }, el('thead', {}, el('tr', {}, el('th', {}, 'Created'), el('th', {}, 'Order'), el('th', {}, 'Status'), el('th', {}, 'Amount'), el('th', {}, 'Why it is flagged'), el('th', {}, ''))), body)),
+    );
+  }
+  for (const order of data.orders) body.append(queueRow(order));
+  const shown = body.querySelectorAll('tr[data-order-id]').length;
+  const old = $('queue-more');
+  if (old) old.remove();
+  if (queueCursor) {
+    const button = el('button', { type: 'button', id: 'queue-more', class: 'secondary' }, 'More');
+    button.addEventListener('click', () => loadQueue(true));
+    box.append(button);
+  }
+  box.dataset.count = String(shown);
+  say('queue-message', shown === 0 ? 'No order needs review.' : shown + ' flagged order' + (shown === 1 ? '' : 's') + (queueCursor ? ' shown; there are more.' : '.'), shown === 0 ? 'ok' : '');
+}
+
+function queueRow(order) {
+  const row = el(
+    'tr',
+    { 'data-order-id': order.id },
+    el('td', {}, new Date(order.created_at).toISOString().replace('T', ' ').slice(0, 16)),
+    el('td', {}, el('a', { href: '/?order=' + encodeURIComponent(order.id) }, order.reference)),
+    el('td', {}, order.status),
+    el('td', {}, order.amount_formatted + ' ' + order.currency),
+    el('td', { class: 'reason' }, order.review_reason || ''),
+  );
+  const open = el('button', { type: 'button', class: 'resolve' }, 'Resolve');
+  row.append(el('td', {}, open));
+  open.addEventListener('click', () => {
+    const next = row.nextElementSibling;
+    if (next && next.classList.contains('resolve-row')) return next.remove();
+    row.after(resolveRow(order));
+  });
+  return row;
+}
+
+function resolveRow(order) {
+  const select = el('select', { class: 'resolution', 'aria-label': 'Resolution' }, ...SETTINGS.resolutions.map((r) => el('option', { value: r }, r.replace('_', ' '))));
+  const note = el('input', { class: 'note', 'aria-label': 'Note', placeholder: 'What you found and did (kept in the history)', maxlength: '512' });
+  const confirm = el('button', { type: 'submit', class: 'confirm' }, 'Resolve the review');
+  const form = el('form', {}, select, note, confirm);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const headers = queueHeaders();
+    if (!headers) return say('queue-message', "Paste an operator's token first.", 'err');
+    confirm.disabled = true;
+    try {
+      const answer = await api('POST', '/orders/' + encodeURIComponent(order.id) + '/review', { resolution: select.value, note: note.value.trim() }, headers);
+      if (answer.status !== 200) return say('queue-message', order.reference + ': ' + problem(answer), 'err');
+      await loadQueue(false);
+      say('queue-message', order.reference + ': resolved (' + select.value + ').', 'ok');
+      if ($('ops').dataset.orderId === order.id) await showOrder(order.id, true);
+    } finally {
+      confirm.disabled = false;
+    }
+  });
+  return el('tr', { class: 'resolve-row', 'data-for': order.id }, el('td', { colspan: '6' }, form));
+}
+
 // ---- start ----
 
 for (const radio of document.querySelectorAll('input[name="kind"]')) radio.addEventListener('change', showKind);
@@ -345,6 +431,10 @@ $('capture').addEventListener('click', () => operate('capture'));
 $('void').addEventListener('click', () => operate('void'));
 $('refund').addEventListener('click', () => operate('refund'));
 $('ops-form').addEventListener('submit', (event) => event.preventDefault());
+$('queue-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  loadQueue(false);
+});
 for (const row of document.querySelectorAll('[data-card]')) {
   row.addEventListener('click', () => {
     document.querySelector('input[name="kind"][value="card"]').checked = true;

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { Config } from '../../config.js';
 import { escapeHtml } from '../../shared/html.js';
+import { REVIEW_RESOLUTIONS } from '../orders/review.js';
 import { ORDER_STATUSES } from '../orders/status.js';
 import { demoShopScript } from './demo-shop-script.js';
 import { groupDigits, TEST_CARDS, type TestCard } from './demo-test-cards.js';
@@ -24,6 +25,8 @@ export function demoShopFor(config: Pick<Config, 'env' | 'orders'>): DemoShopSet
 /** How often the page asks for an order still being confirmed, and for how long (about two minutes). */
 const REFRESH_MS = 2000;
 const MAX_REFRESHES = 60;
+/** Flagged orders shown at a time in the review queue; "More" asks for the next page. */
+const QUEUE_PAGE = 5;
 
 /**
  * The demo shop: a page that creates and pays orders through the kit's own API, as a shop's front end
@@ -48,6 +51,8 @@ export function renderDemoShop(settings: DemoShopSettings, cards: readonly TestC
     waiting: ORDER_STATUSES.filter(isWaiting),
     refreshMs: REFRESH_MS,
     maxRefreshes: MAX_REFRESHES,
+    queuePage: QUEUE_PAGE,
+    resolutions: REVIEW_RESOLUTIONS,
   });
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Demo shop</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -110,6 +115,17 @@ The kit does not pay without 3D Secure: a 3DS error fails the order with its cod
 ${cardRows}
 </tbody></table></div>
 </section>
+<section class="card" id="review-panel">
+<h2>Operator panel: the review queue</h2>
+<p class="hint">Orders flagged for review (money that does not add up: another amount, a second capture, money no attempt holds), newest first, from <code>GET /orders?needs_review=true</code>.
+Any operator's token reads the queue; resolving an order needs the role finance (or <code>OPS_API_TOKEN</code>), and its history then says who and why. The token stays in this field only.</p>
+<form id="queue-form" class="row">
+<label>Token <input id="queue-token" type="password" autocomplete="off" size="28"></label>
+<button type="submit" id="queue-load">Show the queue</button>
+</form>
+<p id="queue-message" class="message" role="status"></p>
+<div id="queue"></div>
+</section>
 <div class="columns">
 <section class="card">
 <h2>Payment methods</h2>
@@ -161,4 +177,7 @@ th{color:#616e7c;font-weight:600}
 .methods{margin:0;padding-left:1.1rem}.methods li{margin:.25rem 0}
 .log{margin:0;padding:0;list-style:none;font-size:.85rem;max-height:16rem;overflow:auto}.log li{margin:.15rem 0;overflow-wrap:anywhere}
 .scroll{overflow-x:auto}
+.queue td:nth-child(1),.queue td:nth-child(3),.queue td:nth-child(4){white-space:nowrap}
+.queue .resolve-row td{background:#f8fafc}.queue .resolve-row form{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
+.queue .note{flex:1 1 14rem}button.secondary{background:#e9ecef;color:#1f2933}
 details{margin-top:1rem;border-top:1px solid #eef0f2;padding-top:.75rem}summary{cursor:pointer;font-weight:600}`;

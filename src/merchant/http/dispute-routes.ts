@@ -2,31 +2,28 @@ import type Router from '@koa/router';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { isDispute } from '../store/index.js';
 import { HttpError, jsonBody, ok, parse } from './errors.js';
-import { authorizeOperator } from './ops-auth.js';
+import { actorOf, type OpsAuth } from './ops-auth.js';
 import { disputeListQuerySchema, loseDisputeSchema } from './schemas.js';
 import { disputeView } from './views.js';
 
-/** Who decided, when the operator does not say: the channel. */
-const OPERATOR = 'operator';
-
 /**
- * Disputes (issue 19, part 2), for operators (the ops token): the list, and closing one `lost`. The
+ * Disputes (issue 19, part 2): the list (every role reads it), and closing one `lost` (finance, admin). The
  * gateway opens and wins them (a chargeback, its reversal, through the apply path); a loss is a
  * person's word, since the gateway says nothing more of one.
  */
-export function disputeRoutes(router: Router, deps: MerchantDeps & { opsApiToken: string }): void {
+export function disputeRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth }): void {
   router.get('/disputes', async (ctx) => {
-    authorizeOperator(ctx, deps.opsApiToken);
+    await deps.ops.require(ctx, 'read');
     const q = parse(disputeListQuerySchema, ctx.query);
     const disputes = await deps.store.disputes.list({ outcome: q.outcome, limit: q.limit });
     ok(ctx, { disputes: disputes.map(disputeView) });
   });
 
   router.post('/disputes/:id/lost', async (ctx) => {
-    authorizeOperator(ctx, deps.opsApiToken);
+    const who = await deps.ops.require(ctx, 'disputes.decide');
     const body = parse(loseDisputeSchema, await jsonBody(ctx));
     const outcome = await deps.store.disputes.lose(ctx.params.id!, {
-      by: body.by ?? OPERATOR,
+      actor: actorOf(ctx, who, body.by),
       note: body.note,
     });
     if (isDispute(outcome)) return ok(ctx, { dispute: disputeView(outcome) }, 200, 'The dispute is lost.');

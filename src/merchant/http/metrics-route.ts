@@ -2,8 +2,9 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import Koa from 'koa';
 import type { Logger } from 'pino';
+import { may } from '../operators/roles.js';
 import { errorMiddleware, HttpError } from './errors.js';
-import { sameSecret } from './ops-auth.js';
+import { bearerOf, type OpsAuth, sameSecret } from './ops-auth.js';
 
 export interface MetricsEndpoint {
   text(): Promise<string>;
@@ -12,25 +13,38 @@ export interface MetricsEndpoint {
   token: string | null;
 }
 
-/** GET /metrics: Prometheus text (merchant.md, HTTP interface). */
-export function metricsRoute(router: Router, metrics: MetricsEndpoint): void {
-  router.get('/metrics', (ctx) => serveMetrics(ctx, metrics));
+/**
+ * GET /metrics: Prometheus text (merchant.md, HTTP interface). With METRICS_TOKEN set, that token
+ * (the scraper's: it needs no database) or an operator's token whose role reads (every role) opens it.
+ */
+export function metricsRoute(router: Router, metrics: MetricsEndpoint, ops?: OpsAuth): void {
+  router.get('/metrics', (ctx) => serveMetrics(ctx, metrics, ops));
 }
 
-export async function serveMetrics(ctx: Context, metrics: MetricsEndpoint): Promise<void> {
-  const presented = /^Bearer\s+(\S+)$/i.exec(ctx.get('Authorization'))?.[1] ?? '';
-  if (metrics.token !== null && !sameSecret(presented, metrics.token))
-    throw new HttpError(401, 'UNAUTHORIZED', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>.');
+export async function serveMetrics(ctx: Context, metrics: MetricsEndpoint, ops?: OpsAuth): Promise<void> {
+  if (metrics.token !== null && !(await allowed(ctx, metrics.token, ops)))
+    throw new HttpError(
+      401,
+      'UNAUTHORIZED',
+      "GET /metrics needs Authorization: Bearer <METRICS_TOKEN>, or an operator's token.",
+    );
   ctx.type = metrics.contentType;
   ctx.body = await metrics.text();
 }
 
+async function allowed(ctx: Context, token: string, ops: OpsAuth | undefined): Promise<boolean> {
+  const presented = bearerOf(ctx);
+  if (sameSecret(presented, token)) return true;
+  const who = ops ? await ops.identify(presented) : null;
+  return who !== null && may(who.role, 'metrics.read');
+}
+
 /** METRICS_PORT: an app that serves GET /metrics alone, for any role (a worker has no API port). */
-export function createMetricsApp(metrics: MetricsEndpoint, logger: Logger): Koa {
+export function createMetricsApp(metrics: MetricsEndpoint, logger: Logger, ops?: OpsAuth): Koa {
   const app = new Koa();
   app.use(errorMiddleware(logger));
   const router = new Router();
-  metricsRoute(router, metrics);
+  metricsRoute(router, metrics, ops);
   app.use(router.routes());
   return app;
 }

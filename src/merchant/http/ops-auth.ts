@@ -1,6 +1,8 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
-import { HttpError } from './errors.js';
+import { type Actor, may, type Permission, type Role, rolesFor } from '../operators/roles.js';
+import type { OperatorRecord } from '../store/records.js';
+import { HttpError, invalid } from './errors.js';
 
 /** Compared in constant time, as digests, so that neither content nor length leaks. */
 export function sameSecret(presented: string, expected: string): boolean {
@@ -8,16 +10,112 @@ export function sameSecret(presented: string, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected));
 }
 
-const bearerOf = (ctx: Context) => /^Bearer\s+(\S+)$/i.exec(ctx.get('Authorization'))?.[1] ?? '';
+export const bearerOf = (ctx: Context) => /^Bearer\s+(\S+)$/i.exec(ctx.get('Authorization'))?.[1] ?? '';
 
-/** The operator and finance endpoints: `Authorization: Bearer <OPS_API_TOKEN>`. */
-export function authorizeOperator(ctx: Context, token: string): void {
-  if (!sameSecret(bearerOf(ctx), token))
-    throw new HttpError(
-      401,
-      'UNAUTHORIZED',
-      'Operator endpoints need Authorization: Bearer <OPS_API_TOKEN>.',
+/**
+ * Who a request's token is (issue, part 2): the bootstrap `OPS_API_TOKEN` (admin), or a named
+ * operator's own token. `credential` is what the audit log keeps: `bootstrap`, or the operator's id.
+ */
+export interface Principal {
+  name: string;
+  role: Role;
+  credential: string;
+}
+
+/** What the HTTP layer reads of the operators' store: a live operator by token or by id. */
+export interface OperatorLookup {
+  byToken(token: string): Promise<OperatorRecord | null>;
+  activeById(id: string): Promise<OperatorRecord | null>;
+}
+
+const ADMIN: Principal = { name: 'admin', role: 'admin', credential: 'bootstrap' };
+const principalOf = (o: OperatorRecord): Principal => ({ name: o.name, role: o.role, credential: o.id });
+
+const unauthorized = () =>
+  new HttpError(
+    401,
+    'UNAUTHORIZED',
+    "Operator endpoints need Authorization: Bearer <token>: an operator's own token (cli operator add), or OPS_API_TOKEN.",
+  );
+
+/** 403: the token is good, its role is not enough; the answer names the roles that are. */
+export function forbidden(who: Principal, permission: Permission): HttpError {
+  const allowed = rolesFor(permission);
+  return new HttpError(
+    403,
+    'FORBIDDEN',
+    `This needs the role ${allowed.join(' or ')}; this token's role is ${who.role}.`,
+    { data: { role: who.role, allowed } },
+  );
+}
+
+/**
+ * The operator routes' authentication and roles. Every request with an operator's token reads the
+ * operators table (one lookup by a unique key): a revoked token is refused at once, by every process.
+ * The bootstrap token is compared in memory and needs no database.
+ */
+export class OpsAuth {
+  constructor(
+    private readonly bootstrapToken: string,
+    private readonly operators: OperatorLookup,
+  ) {}
+
+  /** Who a token is; null for nobody (unknown, revoked, empty). */
+  async identify(token: string): Promise<Principal | null> {
+    if (token === '') return null;
+    if (sameSecret(token, this.bootstrapToken)) return ADMIN;
+    const operator = await this.operators.byToken(token);
+    return operator && principalOf(operator);
+  }
+
+  /**
+   * The request's principal if its role holds `permission`: else 401 (no token, or one nobody holds)
+   * or 403 `FORBIDDEN` naming the roles that would do.
+   */
+  async require(ctx: Context, permission: Permission): Promise<Principal> {
+    const who = await this.identify(bearerOf(ctx));
+    if (!who) throw unauthorized();
+    if (!may(who.role, permission)) throw forbidden(who, permission);
+    return who;
+  }
+
+  /** A signed-in browser's session (the queue board): the cookie of POST /ops/login. */
+  session(who: Principal, now: number): string {
+    return opsSession(this.bootstrapToken, now, who.credential === 'bootstrap' ? 'admin' : who.credential);
+  }
+
+  /** Who a session cookie is, while it lasts and its operator is not revoked; null otherwise. */
+  async fromSession(value: string | undefined, now: number): Promise<Principal | null> {
+    const subject = validOpsSession(value, this.bootstrapToken, now);
+    if (subject === null) return null;
+    if (subject === 'admin') return ADMIN;
+    const operator = await this.operators.activeById(subject);
+    return operator && principalOf(operator);
+  }
+
+  /** The operator pages (the queue board): the bearer token, or the session cookie of POST /ops/login. */
+  async page(ctx: Context, now: number): Promise<Principal | null> {
+    return (
+      (await this.identify(bearerOf(ctx))) ??
+      (await this.fromSession(ctx.cookies.get(OPS_SESSION_COOKIE), now))
     );
+  }
+}
+
+/**
+ * Who decided, as the records keep it. A named operator is who their token says: a `by` in the body
+ * that names anyone else is refused (422 naming `by`), not silently replaced. The bootstrap token is
+ * one shared administrator: `by` names the person behind it (default `admin`), and the audit's
+ * credential column says the name was given, not proven.
+ */
+export function actorOf(ctx: Context, who: Principal, by?: string): Actor {
+  const requestId = (ctx.state.requestId as string | undefined) ?? null;
+  if (who.credential === 'bootstrap') return { ...who, name: by ?? who.name, requestId };
+  if (by !== undefined && by !== who.name)
+    throw invalid({
+      by: [`must be your own operator name (${who.name}) or left out: your token says who you are`],
+    });
+  return { ...who, requestId };
 }
 
 /** The browser's way into the operator pages: a cookie set by POST /ops/login, good this long. */
@@ -25,26 +123,25 @@ export const OPS_SESSION_MS = 30 * 60_000;
 export const OPS_SESSION_COOKIE = 'kit_ops';
 
 /**
- * `<expiry ms>.<HMAC of it>`, under a key derived from the token: nothing to store, it ends by
- * itself, and a new token ends every session.
+ * `<who>.<expiry ms>.<HMAC of both>`, `who` being `admin` or an operator's id, under a key derived
+ * from the bootstrap token: nothing to store, it ends by itself, a new OPS_API_TOKEN ends every
+ * session, and a revoked operator's session ends with their next request (the id is looked up).
  */
-export function opsSession(token: string, now: number): string {
-  const until = String(now + OPS_SESSION_MS);
-  return `${until}.${sessionMac(token, until)}`;
+export function opsSession(token: string, now: number, subject = 'admin'): string {
+  const signed = `${subject}.${String(now + OPS_SESSION_MS)}`;
+  return `${signed}.${sessionMac(token, signed)}`;
 }
 
-export function validOpsSession(value: string | undefined, token: string, now: number): boolean {
-  const [until, mac, ...rest] = (value ?? '').split('.');
-  if (!until || !mac || rest.length > 0 || !/^\d+$/.test(until) || Number(until) <= now) return false;
-  return sameSecret(mac, sessionMac(token, until));
+/** The session's subject (`admin` or an operator id) while it is valid; null otherwise. */
+export function validOpsSession(value: string | undefined, token: string, now: number): string | null {
+  const [subject, until, mac, ...rest] = (value ?? '').split('.');
+  if (!subject || !until || !mac || rest.length > 0 || !/^\d+$/.test(until) || Number(until) <= now)
+    return null;
+  if (subject !== 'admin' && !/^opr_[A-Za-z0-9]{1,28}$/.test(subject)) return null;
+  return sameSecret(mac, sessionMac(token, `${subject}.${until}`)) ? subject : null;
 }
 
-function sessionMac(token: string, until: string): string {
+function sessionMac(token: string, signed: string): string {
   const key = createHash('sha256').update(`ops-session:${token}`).digest();
-  return createHmac('sha256', key).update(until).digest('base64url');
-}
-
-/** The operator pages (the queue board): the bearer token, or the session cookie of POST /ops/login. */
-export function authorizeOpsPage(ctx: Context, token: string, now: number): boolean {
-  return sameSecret(bearerOf(ctx), token) || validOpsSession(ctx.cookies.get(OPS_SESSION_COOKIE), token, now);
+  return createHmac('sha256', key).update(signed).digest('base64url');
 }

@@ -6,53 +6,76 @@ import type Queue from 'bull';
 import type Koa from 'koa';
 import type { Clock } from '../../shared/clock.js';
 import { escapeHtml } from '../../shared/html.js';
+import { may } from '../operators/roles.js';
 import { HttpError } from './errors.js';
-import { authorizeOpsPage, OPS_SESSION_COOKIE, OPS_SESSION_MS, opsSession, sameSecret } from './ops-auth.js';
+import { forbidden, OPS_SESSION_COOKIE, OPS_SESSION_MS, type OpsAuth } from './ops-auth.js';
 
 export const BOARD_PATH = '/ops/queues';
 
 export interface OpsBoardDeps {
   queues: Queue.Queue[];
-  opsApiToken: string;
+  ops: OpsAuth;
   clock: Clock;
+}
+
+/** One bull-board on the queues, read only or not, at BOARD_PATH. */
+function board(queues: Queue.Queue[], readOnlyMode: boolean) {
+  const adapter = new KoaAdapter();
+  adapter.setBasePath(BOARD_PATH);
+  createBullBoard({
+    queues: queues.map((q) => new BullAdapter(q, { readOnlyMode })),
+    serverAdapter: adapter,
+  });
+  return adapter.registerPlugin();
 }
 
 /**
  * The queue board (bull-board, a well-kept UI for bull: jobs by state, failed ones with their error,
- * retry and clean) at /ops/queues, behind the operator token: a bearer header, or for a browser the
- * short-lived cookie of POST /ops/login. Mounted on the kit's app before its own routes.
+ * retry and clean) at /ops/queues, behind an operator's token: a bearer header, or for a browser the
+ * short-lived cookie of POST /ops/login. Every role reads it; only roles that may act (operator,
+ * admin) get the board with its buttons, the others the same board read only, and any request that
+ * would change a job (anything but GET) is refused for them before it reaches bull-board. Mounted on
+ * the kit's app before its own routes.
  */
 export function mountOpsBoard(app: Koa, deps: OpsBoardDeps): void {
-  const adapter = new KoaAdapter();
-  adapter.setBasePath(BOARD_PATH);
-  createBullBoard({ queues: deps.queues.map((q) => new BullAdapter(q)), serverAdapter: adapter });
-  const board = adapter.registerPlugin();
+  const full = board(deps.queues, false);
+  const readOnly = board(deps.queues, true);
   app.use(async (ctx, next) => {
     const inBoard = ctx.path === BOARD_PATH || ctx.path.startsWith(`${BOARD_PATH}/`);
     if (!inBoard) return next();
-    if (authorizeOpsPage(ctx, deps.opsApiToken, deps.clock.now())) return board(ctx, next);
-    // A browser goes to the login form; the board's own API calls get the API's answer.
-    if (ctx.method === 'GET' && ctx.accepts('html', 'json') === 'html') return ctx.redirect('/ops/login');
-    throw new HttpError(401, 'UNAUTHORIZED', 'The queue board needs the operator token (POST /ops/login).');
+    const who = await deps.ops.page(ctx, deps.clock.now());
+    if (!who) {
+      // A browser goes to the login form; the board's own API calls get the API's answer.
+      if (ctx.method === 'GET' && ctx.accepts('html', 'json') === 'html') return ctx.redirect('/ops/login');
+      throw new HttpError(
+        401,
+        'UNAUTHORIZED',
+        "The queue board needs an operator's token (POST /ops/login).",
+      );
+    }
+    if (!may(who.role, 'queues.read')) throw forbidden(who, 'queues.read');
+    const acts = ctx.method !== 'GET' && ctx.method !== 'HEAD';
+    if (acts && !may(who.role, 'queues.act')) throw forbidden(who, 'queues.act');
+    return (may(who.role, 'queues.act') ? full : readOnly)(ctx, next);
   });
 }
 
-/** GET /ops/login, a form for the operator token; POST /ops/login, the session cookie and the board. */
-export function opsLoginRoutes(router: Router, deps: Pick<OpsBoardDeps, 'opsApiToken' | 'clock'>): void {
+/** GET /ops/login, a form for an operator's token; POST /ops/login, the session cookie and the board. */
+export function opsLoginRoutes(router: Router, deps: Pick<OpsBoardDeps, 'ops' | 'clock'>): void {
   router.get('/ops/login', (ctx) => {
     ctx.type = 'html';
     ctx.body = loginPage(null);
   });
   router.post('/ops/login', async (ctx) => {
     const form = new URLSearchParams(await readForm(ctx));
-    const token = form.get('token') ?? '';
-    if (!sameSecret(token, deps.opsApiToken)) {
+    const who = await deps.ops.identify(form.get('token') ?? '');
+    if (!who) {
       ctx.status = 401;
       ctx.type = 'html';
-      ctx.body = loginPage('That is not the operator token.');
+      ctx.body = loginPage('That is not the operator token, nor a live operator token.');
       return;
     }
-    ctx.cookies.set(OPS_SESSION_COOKIE, opsSession(deps.opsApiToken, deps.clock.now()), {
+    ctx.cookies.set(OPS_SESSION_COOKIE, deps.ops.session(who, deps.clock.now()), {
       httpOnly: true,
       sameSite: 'strict',
       path: '/ops',
@@ -86,7 +109,7 @@ function loginPage(problem: string | null): string {
 input{width:100%;padding:.5rem;font:inherit;margin:.5rem 0 1rem;box-sizing:border-box}
 button{padding:.5rem 1rem;font:inherit}.problem{color:#b42318}</style></head>
 <body><main><h1>Operator sign-in</h1>
-<p>The queue board needs the operator token (OPS_API_TOKEN). It opens a session of 30 minutes in this browser.</p>
+<p>The queue board needs an operator token: your own (<code>cli operator add</code>), or OPS_API_TOKEN. It opens a session of 30 minutes in this browser. Viewers and finance see the board read only.</p>
 ${problem ? `<p class="problem" role="alert">${escapeHtml(problem)}</p>` : ''}
 <form method="post" action="/ops/login"><label for="token">Operator token</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required>

@@ -5,21 +5,14 @@ import { reportCsv } from '../reports/csv.js';
 import { reconciliationReport, reportRows } from '../reports/generate.js';
 import { unmatchedSection } from '../reports/unmatched.js';
 import { invalid, ok, parse } from './errors.js';
-import { authorizeOperator } from './ops-auth.js';
-
-const timestamp = z
-  .string({ message: 'is required: an ISO 8601 date or time, such as 2026-11-23 or 2026-11-23T08:00:00Z' })
-  .refine(
-    (v) => /^\d{4}-\d{2}-\d{2}/.test(v) && !Number.isNaN(Date.parse(v)),
-    'must be an ISO 8601 date or time, such as 2026-11-23 or 2026-11-23T08:00:00Z',
-  )
-  .transform((v) => new Date(Date.parse(v)));
+import type { OpsAuth } from './ops-auth.js';
+import { isoTime } from './schemas.js';
 
 export const reportQuerySchema = z.object({
   /** Orders created from here (inclusive); a date alone is its midnight, UTC. */
-  from: timestamp,
+  from: isoTime,
   /** To here (exclusive): `from=2026-11-23&to=2026-11-24` is the 23rd. */
-  to: timestamp,
+  to: isoTime,
   format: z.enum(['json', 'csv'], { message: 'must be json or csv' }).default('json'),
   refresh: z.enum(['true', 'false'], { message: 'must be true or false' }).default('false'),
 });
@@ -32,9 +25,9 @@ export function reportRange(query: unknown) {
 }
 
 /** merchant.md, HTTP interface: GET /reports/reconciliation (finance; the ops token). */
-export function reportRoutes(router: Router, deps: MerchantDeps & { opsApiToken: string }): void {
+export function reportRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth }): void {
   router.get('/reports/reconciliation', async (ctx) => {
-    authorizeOperator(ctx, deps.opsApiToken);
+    await deps.ops.require(ctx, 'reports.read');
     const q = reportRange(ctx.query);
     const range = { from: q.from, to: q.to };
     if (q.format === 'csv') {

@@ -92,12 +92,15 @@ export const historyEntrySchema = z
     status_after: z.string(),
     outcome: z.string().meta({
       description:
-        "`applied`, `duplicate`, `stale` or `flagged` (an observation); `refused` (an operator's capture, refund or void the gateway turned down: the order unchanged).",
+        "`applied`, `duplicate`, `stale` or `flagged` (an observation); `requested` (an operator's capture, refund or void, stored before the gateway is called: who asked and why); `refused` (one the gateway turned down: the order unchanged); `resolved` (a person resolved the order's review: who, the resolution, the note, what was cleared).",
     }),
     detail: z.string().nullable(),
     at: timestamp,
   })
-  .meta({ id: 'HistoryEntry', description: 'One observation of the gateway, applied or not.' });
+  .meta({
+    id: 'HistoryEntry',
+    description: "One observation of the gateway, applied or not, or a person's act on the order.",
+  });
 
 export const orderWithHistorySchema = orderSchema
   .extend({
@@ -332,3 +335,80 @@ export const reportSchema = z
       }),
   })
   .meta({ id: 'ReconciliationReport' });
+
+/** GET /orders: a page of the operators' list, newest first (the review queue with needs_review=true). */
+export const orderListSchema = z
+  .object({
+    orders: z.array(orderSchema),
+    next_cursor: z
+      .string()
+      .nullable()
+      .meta({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
+  })
+  .meta({ id: 'OrderList' });
+
+/** A 403: the token is good, its role is not enough. */
+export const forbiddenSchema = z
+  .object({
+    role: z.enum(['admin', 'operator', 'finance', 'viewer']).meta({ description: "The token's role." }),
+    allowed: z
+      .array(z.enum(['admin', 'operator', 'finance', 'viewer']))
+      .meta({ description: 'The roles that may do this.' }),
+  })
+  .meta({ id: 'Forbidden' });
+
+/** One line of the audit export (src/merchant/reports/audit.ts, AuditRow). */
+export const auditEntrySchema = z
+  .object({
+    id: z.number().int().meta({ description: 'The line, in the order the acts were recorded.' }),
+    at: timestamp,
+    actor: z.string().meta({
+      description:
+        "Who: a named operator; with the bootstrap token, the `by` given (default `admin`); `kit` for the kit's own acts.",
+    }),
+    role: z
+      .string()
+      .meta({ description: '`admin`, `operator`, `finance`, `viewer`, or `system` (the kit).' }),
+    credential: z.string().meta({
+      description:
+        "The operator's id (`opr_...`: the name is proven by their token), `bootstrap` (OPS_API_TOKEN: the name is as given), `cli`, or the kit's setting (`AUTH_EXPIRY_POLICY`).",
+    }),
+    action: z.enum([
+      'capture',
+      'refund',
+      'void',
+      'review.resolve',
+      'unmatched.attach',
+      'unmatched.resolve',
+      'dispute.lost',
+      'operator.add',
+      'operator.revoke',
+    ]),
+    order_id: z.string().nullable(),
+    subject_id: z.string().nullable().meta({
+      description:
+        'What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`).',
+    }),
+    currency: z.string().nullable(),
+    amount: minor.nullable(),
+    amount_formatted: formatted.nullable(),
+    reason: z.string().nullable().meta({ description: 'The reason or note the person gave.' }),
+    detail: z.string().nullable().meta({
+      description:
+        "What else: a review's resolution and the reason it cleared, the transaction attached, ...",
+    }),
+    outcome: z.enum(['succeeded', 'pending', 'failed', 'done']).meta({
+      description:
+        'A capture, refund or void: what became of it at the gateway, as it stands now (`pending`: no answer yet). Every other act: `done`.',
+    }),
+    gateway_code: z.string().nullable().meta({ description: "A failed operation's gateway code." }),
+    request_id: z
+      .string()
+      .nullable()
+      .meta({ description: 'The X-Request-Id of the request that did it: what to search the logs for.' }),
+  })
+  .meta({ id: 'AuditEntry', description: 'Who did what, on what, and why.' });
+
+export const auditSchema = z
+  .object({ from: timestamp, to: timestamp, entries: z.array(auditEntrySchema) })
+  .meta({ id: 'AuditExport' });

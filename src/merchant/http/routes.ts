@@ -12,7 +12,7 @@ import type { OrderRecord } from '../store/records.js';
 import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
 import { clientAddress, clientKey, enforce, orderKey } from './limits.js';
-import { authorizeOperator } from './ops-auth.js';
+import { actorOf, type OpsAuth } from './ops-auth.js';
 import {
   captureSchema,
   createOrderSchema,
@@ -26,13 +26,14 @@ import {
 import { disputeView, historyView, orderView } from './views.js';
 
 export interface RouteDeps extends LandingDeps {
+  /** The bootstrap operator token (admin); named operators' tokens are in the store. */
   opsApiToken: string;
   /** What orders may be taken in: refused at creation, not declined at payment. */
   orderRules: OrderRules;
 }
 
 /** merchant.md, HTTP interface: the storefront's and the operator's routes (the browser's: landing-routes.ts). */
-export function merchantRoutes(router: Router, deps: RouteDeps): void {
+export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth }): void {
   const { orders, attempts, history } = deps.store;
   const currentAttempt = (order: OrderRecord) =>
     order.current_attempt_id ? attempts.get(order.current_attempt_id) : null;
@@ -115,21 +116,29 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
   });
 
   router.post('/orders/:id/capture', async (ctx) => {
-    authorizeOperator(ctx, deps.opsApiToken);
+    const who = await deps.ops.require(ctx, 'money.move');
     const body = parse(captureSchema, await jsonBody(ctx));
+    const actor = actorOf(ctx, who, body.by);
     const order = await existing(ctx.params.id);
     const amountMinor = body.amount === undefined ? order.amount_minor : minor(body.amount, order.currency);
     const requestKey = operatorKey(ctx) ?? `capture:${order.current_attempt_id}:${amountMinor}`;
     await answerOperation(
       ctx,
-      await operate(deps, order, 'capture', { amountMinor, reason: null, requestKey }),
+      await operate(deps, order, 'capture', {
+        amountMinor,
+        reason: null,
+        requestKey,
+        actor,
+        note: body.note,
+      }),
       view,
     );
   });
 
   router.post('/orders/:id/refund', async (ctx) => {
-    authorizeOperator(ctx, deps.opsApiToken);
+    const who = await deps.ops.require(ctx, 'money.move');
     const body = parse(refundSchema, await jsonBody(ctx));
+    const actor = actorOf(ctx, who, body.by);
     const order = await existing(ctx.params.id);
     // Two equal partial refunds can both be meant: only the operator's key tells a retry from a second refund.
     const requestKey = operatorKey(ctx);
@@ -138,14 +147,15 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
     const amountMinor = minor(body.amount, order.currency);
     await answerOperation(
       ctx,
-      await operate(deps, order, 'refund', { amountMinor, reason: body.reason ?? null, requestKey }),
+      await operate(deps, order, 'refund', { amountMinor, reason: body.reason ?? null, requestKey, actor }),
       view,
     );
   });
 
   router.post('/orders/:id/void', async (ctx) => {
-    authorizeOperator(ctx, deps.opsApiToken);
+    const who = await deps.ops.require(ctx, 'money.move');
     const body = parse(voidSchema, await jsonBody(ctx));
+    const actor = actorOf(ctx, who, body.by);
     const order = await existing(ctx.params.id);
     const requestKey = operatorKey(ctx) ?? `void:${order.current_attempt_id}`;
     await answerOperation(
@@ -154,6 +164,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps): void {
         amountMinor: order.amount_minor,
         reason: body.reason ?? null,
         requestKey,
+        actor,
       }),
       view,
     );

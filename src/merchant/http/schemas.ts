@@ -3,6 +3,8 @@ import { hasCardNumber } from '../../shared/card-numbers.js';
 import { customerSchema } from '../../shared/customer.js';
 import { isCurrencyCode, parseMajor } from '../../shared/money.js';
 import { DISPUTE_OUTCOMES } from '../orders/disputes.js';
+import { REVIEW_RESOLUTIONS } from '../orders/review.js';
+import { ORDER_STATUSES, type OrderStatus } from '../orders/status.js';
 
 export const NO_CARD_NUMBER = 'must not hold a card number';
 
@@ -93,10 +95,6 @@ export const payRedirectSchema = keepsNoCardNumber(
   }),
 );
 
-export const captureSchema = z.object({ amount: amount.optional() });
-export const refundSchema = keepsNoCardNumber(z.object({ amount, reason: z.string().max(255).optional() }));
-export const voidSchema = keepsNoCardNumber(z.object({ reason: z.string().max(255).optional() }));
-
 export const methodsQuerySchema = z.object({
   country: z
     .string()
@@ -110,6 +108,22 @@ const decidedBy = z
   .string()
   .regex(/^[\x20-\x7e]{1,64}$/, 'must be 1 to 64 printable characters')
   .optional();
+
+/** Capture, refund and void: `by` as for every operator's decision (see actorOf in ops-auth.ts). */
+export const captureSchema = keepsNoCardNumber(
+  z.object({
+    amount: amount.optional(),
+    /** A capture has no reason at the gateway: a note, kept in the order's history and the audit. */
+    note: z.string().max(255).optional(),
+    by: decidedBy,
+  }),
+);
+export const refundSchema = keepsNoCardNumber(
+  z.object({ amount, reason: z.string().max(255).optional(), by: decidedBy }),
+);
+export const voidSchema = keepsNoCardNumber(
+  z.object({ reason: z.string().max(255).optional(), by: decidedBy }),
+);
 
 /** A list's `limit`: 1 to 1000, 100 when not given. */
 const listLimit = z
@@ -164,3 +178,57 @@ export const resolveSchema = keepsNoCardNumber(
     by: decidedBy,
   }),
 );
+
+/** A query's point in time: an ISO 8601 date (its midnight, UTC) or time. */
+export const isoTime = z
+  .string({ message: 'is required: an ISO 8601 date or time, such as 2026-11-23 or 2026-11-23T08:00:00Z' })
+  .refine(
+    (v) => /^\d{4}-\d{2}-\d{2}/.test(v) && !Number.isNaN(Date.parse(v)),
+    'must be an ISO 8601 date or time, such as 2026-11-23 or 2026-11-23T08:00:00Z',
+  )
+  .transform((v) => new Date(Date.parse(v)));
+
+const STATUS_LIST = `must be one or more of ${ORDER_STATUSES.join(', ')}, separated by commas`;
+
+/** GET /orders: the operators' list of orders; `needs_review=true` is the review queue. */
+export const orderListQuerySchema = z.object({
+  needs_review: z
+    .enum(['true', 'false'], { message: 'must be true or false' })
+    .transform((v) => v === 'true')
+    .optional(),
+  status: z
+    .string()
+    .regex(/^[a-z_]+(,[a-z_]+)*$/, STATUS_LIST)
+    .transform((v) => [...new Set(v.split(','))])
+    .refine((list) => list.every((x) => (ORDER_STATUSES as readonly string[]).includes(x)), STATUS_LIST)
+    .transform((list) => list as OrderStatus[])
+    .optional(),
+  currency: currency.optional(),
+  /** Created from here (inclusive). */
+  created_from: isoTime.optional(),
+  /** Created before here (exclusive). */
+  created_to: isoTime.optional(),
+  limit: listLimit,
+  /** `next_cursor` of the page before. */
+  cursor: z.string().max(256, 'is not a cursor this list gave').optional(),
+});
+
+/** POST /orders/{id}/review: what a person decided of a flagged order, and why. */
+export const reviewSchema = keepsNoCardNumber(
+  z.object({
+    resolution: z.enum(REVIEW_RESOLUTIONS, { message: `must be one of ${REVIEW_RESOLUTIONS.join(', ')}` }),
+    note: z
+      .string({ message: 'is required: what was found and done, for whoever reads this later' })
+      .trim()
+      .min(1, 'is required: what was found and done, for whoever reads this later')
+      .max(512, 'must be at most 512 characters'),
+    by: decidedBy,
+  }),
+);
+
+/** GET /audit: the acts of [from, to). */
+export const auditQuerySchema = z.object({
+  from: isoTime,
+  to: isoTime,
+  format: z.enum(['csv', 'json'], { message: 'must be csv or json' }).default('csv'),
+});

@@ -4,12 +4,9 @@ import { attachMoney, resolveMoney } from '../reconciler/unmatched-actions.js';
 import { unmatchedRow } from '../reports/unmatched.js';
 import type { UnmatchedMoneyRecord } from '../store/records.js';
 import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
-import { authorizeOperator } from './ops-auth.js';
+import { actorOf, type OpsAuth } from './ops-auth.js';
 import { attachSchema, resolveSchema, unmatchedListQuerySchema } from './schemas.js';
 import { orderView } from './views.js';
-
-/** Who decided, when the operator does not say: the channel. */
-const OPERATOR = 'operator';
 
 const notFound = () =>
   new HttpError(404, 'NOT_FOUND', 'No gateway money with no order has this id.', {
@@ -22,21 +19,21 @@ const notOpen = (money: UnmatchedMoneyRecord) =>
   });
 
 /**
- * Gateway money with no order (issue 19, part 1), for operators (the ops token): the list, attaching
- * money to an order (the apply path), resolving it with a note.
+ * Gateway money with no order (issue 19, part 1): the list (every role reads it), attaching money to
+ * an order (the apply path) and resolving it with a note (finance, admin).
  */
-export function unmatchedRoutes(router: Router, deps: MerchantDeps & { opsApiToken: string }): void {
+export function unmatchedRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth }): void {
   router.get('/unmatched-money', async (ctx) => {
-    authorizeOperator(ctx, deps.opsApiToken);
+    await deps.ops.require(ctx, 'read');
     const q = parse(unmatchedListQuerySchema, ctx.query);
     const money = await deps.store.unmatched.list({ resolution: q.resolution, limit: q.limit });
     ok(ctx, { unmatched_money: money.map(unmatchedRow) });
   });
 
   router.post('/unmatched-money/:id/attach', async (ctx) => {
-    authorizeOperator(ctx, deps.opsApiToken);
+    const who = await deps.ops.require(ctx, 'unmatched.decide');
     const body = parse(attachSchema, await jsonBody(ctx));
-    const outcome = await attachMoney(deps, ctx.params.id!, body.order_id, body.by ?? OPERATOR);
+    const outcome = await attachMoney(deps, ctx.params.id!, body.order_id, actorOf(ctx, who, body.by));
     switch (outcome.kind) {
       case 'attached':
         return ok(
@@ -69,9 +66,9 @@ export function unmatchedRoutes(router: Router, deps: MerchantDeps & { opsApiTok
   });
 
   router.post('/unmatched-money/:id/resolve', async (ctx) => {
-    authorizeOperator(ctx, deps.opsApiToken);
+    const who = await deps.ops.require(ctx, 'unmatched.decide');
     const body = parse(resolveSchema, await jsonBody(ctx));
-    const outcome = await resolveMoney(deps, ctx.params.id!, body.note, body.by ?? OPERATOR);
+    const outcome = await resolveMoney(deps, ctx.params.id!, body.note, actorOf(ctx, who, body.by));
     switch (outcome.kind) {
       case 'resolved':
         return ok(ctx, { unmatched_money: unmatchedRow(outcome.money) }, 200, 'Resolved.');

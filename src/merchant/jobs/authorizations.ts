@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../shared/clock.js';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { operate } from '../checkout/operations.js';
+import type { Actor } from '../operators/roles.js';
 import type { Store } from '../store/index.js';
 
 export interface AuthorizationSettings {
@@ -30,6 +31,9 @@ export interface AuthorizationSummary {
 
 /** A run looks at this many at most: the soonest deadlines first. */
 const BATCH = 500;
+
+/** Who captures or voids under AUTH_EXPIRY_POLICY, in the history and the audit log. */
+const AUTH_EXPIRY_POLICY: Actor = { name: 'kit', role: 'system', credential: 'AUTH_EXPIRY_POLICY' };
 
 /**
  * Authorisations that lapse (sandbox.md section 11; issue 19): every authorized order whose deadline
@@ -65,6 +69,8 @@ export async function watchAuthorizations(
       amountMinor: order.amount_minor,
       reason: operation === 'void' ? 'the authorisation was about to lapse' : null,
       requestKey: `auth-expiry:${operation}:${attempt.id}`,
+      // The kit's own act, on the policy the operator configured: the audit says so.
+      actor: AUTH_EXPIRY_POLICY,
     }).catch((error: Error) => {
       deps.logger.error({ order: order.id, err: { message: error.message } }, 'auth expiry policy failed');
       return null;

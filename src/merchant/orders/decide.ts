@@ -5,7 +5,7 @@ import {
   type TransactionFact,
   type TransactionObservation,
 } from './observation.js';
-import { withReason } from './review.js';
+import { wasResolved, withReason } from './review.js';
 import type { OrderStatus } from './status.js';
 
 /** What the gateway has told us about one attempt's money: facts that only grow. */
@@ -51,6 +51,8 @@ export interface OrderFacts {
   currency: string;
   /** What a person was already asked to look at (null when the order is not flagged). */
   reviewReason?: string | null;
+  /** The review reasons a person resolved (`; `-joined): not asked again. */
+  resolvedReasons?: string | null;
 }
 
 export type Outcome = 'applied' | 'duplicate' | 'stale' | 'flagged';
@@ -287,6 +289,24 @@ function moneyProblem(
  * neither undoes what a transaction record already said (that is flagged, never applied).
  */
 export function decide(order: OrderFacts, attempt: AttemptFacts, obs: Observation): Decision {
+  const decision = judge(order, attempt, obs);
+  if (!decision.review || !wasResolved(order.resolvedReasons, decision.review)) return decision;
+  // A person resolved this very finding (POST /orders/{id}/review): it is recorded again, and the
+  // gateway's truth still applied, but nobody is asked again. A new finding still flags.
+  return {
+    ...decision,
+    outcome:
+      decision.outcome !== 'flagged'
+        ? decision.outcome
+        : same(decision.attempt, attempt.state)
+          ? 'duplicate'
+          : 'applied',
+    review: null,
+    note: `${decision.note ?? decision.review} (resolved by a person before)`,
+  };
+}
+
+function judge(order: OrderFacts, attempt: AttemptFacts, obs: Observation): Decision {
   const keep = (outcome: Outcome, note: string | null, review: string | null = null): Decision => ({
     outcome,
     attempt: attempt.state,

@@ -79,6 +79,7 @@ export async function applyObservation(
         amountMinor: order.amount_minor,
         currency: order.currency,
         reviewReason: order.needs_review ? order.review_reason : null,
+        resolvedReasons: order.resolved_reasons,
       },
       facts,
       obs,

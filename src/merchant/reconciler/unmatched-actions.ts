@@ -1,4 +1,5 @@
 import type { Clock } from '../../shared/clock.js';
+import type { Actor } from '../operators/roles.js';
 import type { About, ObservationSource, TransactionObservation } from '../orders/observation.js';
 import { type AttachPlan, attachPlan } from '../orders/unmatched-money.js';
 import type { Store } from '../store/index.js';
@@ -13,6 +14,7 @@ import type { Apply } from './apply.js';
 export interface UnmatchedActionDeps {
   store: {
     unmatched: Pick<Store['unmatched'], 'get' | 'claim' | 'reopen' | 'resolve'>;
+    audit: Pick<Store['audit'], 'record'>;
     orders: Pick<Store['orders'], 'find' | 'startAttempt'>;
     attempts: Pick<Store['attempts'], 'get'>;
   };
@@ -47,7 +49,7 @@ export async function attachMoney(
   deps: UnmatchedActionDeps,
   id: string,
   orderId: string,
-  by: string,
+  actor: Actor,
 ): Promise<AttachOutcome> {
   const money = await deps.store.unmatched.get(id);
   if (!money) return { kind: 'not_found' };
@@ -68,7 +70,7 @@ export async function attachMoney(
     },
   );
   if (plan.kind === 'refused') return { ...plan, money };
-  if (!(await deps.store.unmatched.claim(id, order.id, { by }))) {
+  if (!(await deps.store.unmatched.claim(id, order.id, { actor }))) {
     const now = await deps.store.unmatched.get(id);
     return { kind: 'not_open', money: now ?? money };
   }
@@ -94,6 +96,16 @@ export async function attachMoney(
       return { kind: 'order_changed', money };
     }
     const attached = (await deps.store.unmatched.get(id))!;
+    // After the apply, which has its own transaction: an attach undone (reopened) leaves no audit line.
+    await deps.store.audit.record({
+      actor,
+      action: 'unmatched.attach',
+      orderId: order.id,
+      subjectId: id,
+      amountMinor: money.amount_minor,
+      currency: money.currency,
+      detail: `transaction ${money.transaction_id} (${money.transaction_type} ${money.status}) to ${order.id}`,
+    });
     return { kind: 'attached', money: attached, order: applied.order, attempt: applied.attempt ?? null };
   } catch (error) {
     await deps.store.unmatched.reopen(id, money.order_id).catch(() => {});
@@ -103,14 +115,14 @@ export async function attachMoney(
 
 /** Resolves open money with an operator's note: it leaves the open list, and stays in the report. */
 export async function resolveMoney(
-  deps: Pick<UnmatchedActionDeps, 'store'>,
+  deps: { store: Pick<UnmatchedActionDeps['store'], 'unmatched'> },
   id: string,
   note: string,
-  by: string,
+  actor: Actor,
 ): Promise<ResolveOutcome> {
   const money = await deps.store.unmatched.get(id);
   if (!money) return { kind: 'not_found' };
-  if (!(await deps.store.unmatched.resolve(id, { by, note }))) {
+  if (!(await deps.store.unmatched.resolve(id, { actor, note }))) {
     return { kind: 'not_open', money: (await deps.store.unmatched.get(id)) ?? money };
   }
   return { kind: 'resolved', money: (await deps.store.unmatched.get(id))! };

@@ -22,13 +22,17 @@ async function* sections(
   rows: AsyncIterable<ReportRow> | Iterable<ReportRow>,
   unmatched: readonly UnmatchedMoneyRow[],
 ): AsyncGenerator<string | Buffer> {
-  yield* table(rows, REPORT_COLUMNS);
+  yield* csvTable(rows, REPORT_COLUMNS);
   if (unmatched.length === 0) return;
   yield '\n';
-  yield* table(unmatched, UNMATCHED_COLUMNS);
+  yield* csvTable(unmatched, UNMATCHED_COLUMNS);
 }
 
-function table<R>(rows: AsyncIterable<R> | Iterable<R>, columns: readonly (keyof R & string)[]): Readable {
+/** One table: a header line of `columns`, then a line per row (also the audit export's). */
+export function csvTable<R>(
+  rows: AsyncIterable<R> | Iterable<R>,
+  columns: readonly (keyof R & string)[],
+): Readable {
   const csv = stringify({ header: true, columns: [...columns], cast: { boolean: (b) => String(b) } });
   return Readable.from(rows).pipe(csv);
 }

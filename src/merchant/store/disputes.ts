@@ -1,6 +1,8 @@
 import { Op, type Sequelize } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
+import { type Actor, actorLabel } from '../operators/roles.js';
 import type { DisputeOutcome } from '../orders/disputes.js';
+import type { AuditStore } from './audit.js';
 import type { HistoryStore } from './history.js';
 import { type DisputeRow, type Models, plain } from './models.js';
 import type { DisputeRecord } from './records.js';
@@ -17,6 +19,7 @@ export class DisputeStore {
     private readonly sequelize: Sequelize,
     private readonly models: Models,
     private readonly history: HistoryStore,
+    private readonly audit: AuditStore,
     private readonly clock: Clock,
   ) {}
 
@@ -79,14 +82,22 @@ export class DisputeStore {
    * sandbox.md section 11), with a line in the order's history; the order stays disputed: the money
    * is gone. A reversal that comes later still makes it `won` (the gateway's word is the last).
    */
-  async lose(id: string, decided: { by: string; note: string | null }): Promise<DisputeRecord | LoseRefusal> {
+  async lose(
+    id: string,
+    decided: { actor: Actor; note: string | null },
+  ): Promise<DisputeRecord | LoseRefusal> {
     return this.sequelize.transaction(async (tx) => {
       const row = await this.models.Dispute.findByPk(id, { transaction: tx, lock: tx.LOCK.UPDATE });
       if (!row) return { kind: 'not_found' } as const;
       if (row.outcome !== 'open') return { kind: 'not_open', dispute: record(row) } as const;
       const order = await this.models.Order.findByPk(row.order_id, { transaction: tx });
       await row.update(
-        { outcome: 'lost', closed_at: new Date(this.clock.now()), closed_by: decided.by, note: decided.note },
+        {
+          outcome: 'lost',
+          closed_at: new Date(this.clock.now()),
+          closed_by: decided.actor.name.slice(0, 64),
+          note: decided.note,
+        },
         { transaction: tx },
       );
       const status = order?.status ?? 'disputed';
@@ -99,7 +110,19 @@ export class DisputeStore {
           statusBefore: status,
           statusAfter: status,
           outcome: 'applied',
-          detail: `dispute ${row.id} lost (${decided.by})${decided.note ? `: ${decided.note}` : ''}`,
+          detail: `dispute ${row.id} lost, by ${actorLabel(decided.actor)}${decided.note ? `: ${decided.note}` : ''}`,
+        },
+        tx,
+      );
+      await this.audit.record(
+        {
+          actor: decided.actor,
+          action: 'dispute.lost',
+          orderId: row.order_id,
+          subjectId: row.id,
+          amountMinor: Number(row.amount_minor),
+          currency: row.currency,
+          reason: decided.note,
         },
         tx,
       );

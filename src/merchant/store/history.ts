@@ -14,8 +14,12 @@ export interface HistoryEntry {
   sourceId: string;
   statusBefore: string;
   statusAfter: string;
-  /** decide's verdict on an observation, or `refused`: an operator's request the gateway turned down. */
-  outcome: Outcome | 'refused';
+  /**
+   * decide's verdict on an observation; `refused`: an operator's request the gateway turned down;
+   * `requested`: an operator's capture, refund or void, stored before the call, with who and why;
+   * `resolved`: a person resolved the order's review (who, the resolution, the note).
+   */
+  outcome: Outcome | 'refused' | 'requested' | 'resolved';
   /** Why it was not applied, what was flagged, or which code failed the attempt. */
   detail: string | null;
 }

@@ -4,6 +4,7 @@ import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import { AttemptStore } from './attempts.js';
+import { AuditStore } from './audit.js';
 import { CheckpointStore } from './checkpoints.js';
 import { DisputeStore } from './disputes.js';
 import { HistoryStore } from './history.js';
@@ -11,10 +12,12 @@ import { HoldStore } from './holds.js';
 import { InboxStore } from './inbox.js';
 import { defineModels } from './models.js';
 import { OperationStore } from './operations.js';
+import { OperatorStore } from './operators.js';
 import { OrderStore } from './orders.js';
 import { OutboxStore } from './outbox.js';
 import { PollStore } from './polls.js';
 import { ReportStore } from './reports.js';
+import { ReviewStore } from './reviews.js';
 import { SecretStore } from './secrets.js';
 import { UnmatchedMoneyStore } from './unmatched.js';
 
@@ -36,6 +39,9 @@ export interface Store {
   unmatched: UnmatchedMoneyStore;
   disputes: DisputeStore;
   outbox: OutboxStore;
+  operators: OperatorStore;
+  audit: AuditStore;
+  reviews: ReviewStore;
 }
 
 export interface StoreDeps {
@@ -51,28 +57,35 @@ export interface StoreDeps {
 export function createStore({ sequelize, pool, clock, random, box }: StoreDeps): Store {
   const models = defineModels(sequelize);
   const history = new HistoryStore(models, clock);
-  const disputes = new DisputeStore(sequelize, models, history, clock);
+  const audit = new AuditStore(models, clock);
+  const disputes = new DisputeStore(sequelize, models, history, audit, clock);
   return {
     orders: new OrderStore(sequelize, pool, models, history, clock, random),
     attempts: new AttemptStore(pool, models),
     history,
     holds: new HoldStore(sequelize, models, clock),
-    operations: new OperationStore(sequelize, models, history, clock, random),
+    operations: new OperationStore(sequelize, models, history, audit, clock, random),
     inbox: new InboxStore(models, pool, () => randomId('', random, 16)),
     secrets: new SecretStore(models, box, clock),
     polls: new PollStore(sequelize, models),
     checkpoints: new CheckpointStore(models, clock),
     reports: new ReportStore(models, disputes),
-    unmatched: new UnmatchedMoneyStore(sequelize, models, clock, random),
+    unmatched: new UnmatchedMoneyStore(sequelize, models, audit, clock, random),
     disputes,
     outbox: new OutboxStore(pool),
+    operators: new OperatorStore(sequelize, models, audit, clock, random),
+    audit,
+    reviews: new ReviewStore(sequelize, models, history, audit, clock, random),
   };
 }
 
+export type { AuditEntry, AuditLine } from './audit.js';
 export { isDispute, type LoseRefusal } from './disputes.js';
+export { OperatorExists } from './operators.js';
 export type { Change, NewOrder, OrderBeforeAttempt, Transitioned, TransitionTarget } from './orders.js';
 export { DuplicateReference, OrderNotFound } from './orders.js';
 export type { PollTarget } from './polls.js';
 export type * from './records.js';
 export type { ReportCursor, ReportSource } from './reports.js';
+export type { ListPosition, OrderListQuery, OrderPage } from './reviews.js';
 export type { Decided, Kept, SeenMoney } from './unmatched.js';

@@ -8,11 +8,13 @@ import {
 } from 'sequelize';
 import type {
   AttemptRecord,
+  AuditRecord,
   CheckpointRecord,
   DisputeRecord,
   HistoryRecord,
   InboxRecord,
   OperationRecord,
+  OperatorRecord,
   OrderRecord,
   SecretRecord,
   UnmatchedMoneyRecord,
@@ -32,7 +34,7 @@ export interface HoldColumns {
 type Row<A extends object, Defaults extends keyof A = never> = Model<A, Optional<A, Defaults>> & A;
 export type OrderRow = Row<
   OrderRecord,
-  'refunded_minor' | 'disputed_minor' | 'needs_review' | 'version' | 'next_poll_at'
+  'refunded_minor' | 'disputed_minor' | 'needs_review' | 'version' | 'next_poll_at' | 'resolved_reasons'
 >;
 export type AttemptRow = Row<
   AttemptRecord & HoldColumns,
@@ -65,6 +67,8 @@ export type UnmatchedMoneyRow = Row<
 >;
 
 export type DisputeRow = Row<DisputeRecord, 'outcome' | 'closed_at' | 'closed_by' | 'note'>;
+export type OperatorRow = Row<OperatorRecord, 'revoked_at' | 'revoked_by'>;
+export type AuditRow = Row<AuditRecord, 'id'>;
 
 export interface Models {
   Order: ModelStatic<OrderRow>;
@@ -76,6 +80,8 @@ export interface Models {
   Checkpoint: ModelStatic<CheckpointRow>;
   UnmatchedMoney: ModelStatic<UnmatchedMoneyRow>;
   Dispute: ModelStatic<DisputeRow>;
+  Operator: ModelStatic<OperatorRow>;
+  Audit: ModelStatic<AuditRow>;
 }
 
 // Factories: Sequelize writes into attribute definitions, so two attributes must never share one object.
@@ -103,6 +109,7 @@ export function defineModels(sequelize: Sequelize): Models {
       failure_code: str(64),
       needs_review: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       review_reason: str(512),
+      resolved_reasons: str(1024),
       current_attempt_id: str(32),
       version: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       next_poll_at: when(true),
@@ -261,7 +268,53 @@ export function defineModels(sequelize: Sequelize): Models {
     },
     options('disputes'),
   );
-  return { Order, Attempt, Operation, History, Secret, Inbox, Checkpoint, UnmatchedMoney, Dispute };
+  const Operator = sequelize.define<OperatorRow>(
+    'Operator',
+    {
+      id: id(),
+      name: str(64, false),
+      role: str(16, false),
+      token_hash: { type: DataTypes.CHAR(64), allowNull: false },
+      active_name: str(64),
+      created_at: when(),
+      created_by: str(64, false),
+      revoked_at: when(true),
+      revoked_by: str(64),
+    },
+    options('operators'),
+  );
+  const Audit = sequelize.define<AuditRow>(
+    'Audit',
+    {
+      id: { type: DataTypes.BIGINT, autoIncrement: true, primaryKey: true },
+      at: when(),
+      actor: str(64, false),
+      role: str(16, false),
+      credential: str(32, false),
+      action: str(32, false),
+      order_id: str(32),
+      subject_id: str(64),
+      amount_minor: minor(),
+      currency: str(16),
+      reason: str(512),
+      detail: str(512),
+      request_id: str(128),
+    },
+    options('audit_log'),
+  );
+  return {
+    Order,
+    Attempt,
+    Operation,
+    History,
+    Secret,
+    Inbox,
+    Checkpoint,
+    UnmatchedMoney,
+    Dispute,
+    Operator,
+    Audit,
+  };
 }
 
 /** A row as its plain record. */

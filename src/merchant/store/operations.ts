@@ -1,6 +1,9 @@
 import { type Sequelize, UniqueConstraintError } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
+import { type CurrencyCode, formatMinor } from '../../shared/money.js';
+import { type Actor, actorLabel } from '../operators/roles.js';
+import type { AuditStore } from './audit.js';
 import type { HistoryStore } from './history.js';
 import { type Models, plain } from './models.js';
 import type { OperationKind, OperationRecord } from './records.js';
@@ -18,6 +21,7 @@ export class OperationStore {
     private readonly sequelize: Sequelize,
     private readonly models: Models,
     private readonly history: HistoryStore,
+    private readonly audit: AuditStore,
     private readonly clock: Clock,
     private readonly random: RandomSource,
   ) {}
@@ -29,33 +33,78 @@ export class OperationStore {
     return row && plain(row);
   }
 
+  /**
+   * Stores an operation before the gateway is called, with, in the same transaction, the order's
+   * history line saying who asked for it and why (`requested`) and its audit line. A retry that races
+   * this one finds the row the first stored (and writes neither line again).
+   */
   async create(input: {
     orderId: string;
     attemptId: string;
     operation: OperationKind;
     requestKey: string;
     amountMinor: number;
+    /** Sent to the gateway with a refund or void. */
     reason: string | null;
+    /** Who asked for it. */
+    actor: Actor;
+    /** The order's, for the history line and the audit. */
+    currency: string;
+    statusBefore: string;
+    /** What the operator said beside the reason (a capture's note); kept in the history and audit. */
+    note?: string | null;
   }): Promise<OperationRecord> {
     const now = new Date(this.clock.now());
     try {
-      const row = await this.models.Operation.create({
-        id: randomId('op_', this.random),
-        order_id: input.orderId,
-        attempt_id: input.attemptId,
-        operation: input.operation,
-        idempotency_key: randomId('idem_', this.random, 32),
-        request_key: input.requestKey,
-        amount_minor: input.amountMinor,
-        reason: input.reason,
-        status: 'pending',
-        result_transaction_id: null,
-        error_code: null,
-        error_message: null,
-        created_at: now,
-        updated_at: now,
+      return await this.sequelize.transaction(async (tx) => {
+        const row = await this.models.Operation.create(
+          {
+            id: randomId('op_', this.random),
+            order_id: input.orderId,
+            attempt_id: input.attemptId,
+            operation: input.operation,
+            idempotency_key: randomId('idem_', this.random, 32),
+            request_key: input.requestKey,
+            amount_minor: input.amountMinor,
+            reason: input.reason,
+            status: 'pending',
+            result_transaction_id: null,
+            error_code: null,
+            error_message: null,
+            created_at: now,
+            updated_at: now,
+          },
+          { transaction: tx },
+        );
+        const why = input.note ?? input.reason;
+        const amount = `${formatMinor(input.amountMinor, input.currency as CurrencyCode)} ${input.currency}`;
+        await this.history.record(
+          {
+            orderId: input.orderId,
+            attemptId: input.attemptId,
+            source: 'api',
+            sourceId: `op:${row.id}:requested`,
+            statusBefore: input.statusBefore,
+            statusAfter: input.statusBefore,
+            outcome: 'requested',
+            detail: `${input.operation} of ${amount} by ${actorLabel(input.actor)}${why ? `: ${why}` : ''}`,
+          },
+          tx,
+        );
+        await this.audit.record(
+          {
+            actor: input.actor,
+            action: input.operation,
+            orderId: input.orderId,
+            subjectId: row.id,
+            amountMinor: input.amountMinor,
+            currency: input.currency,
+            reason: why,
+          },
+          tx,
+        );
+        return plain(row);
       });
-      return plain(row);
     } catch (error) {
       // Two retries racing: the first stored the row; the second uses it.
       if (error instanceof UniqueConstraintError) {

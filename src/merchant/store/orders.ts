@@ -6,7 +6,7 @@ import { countsTowardCap, TooManyAttempts } from '../orders/attempt-cap.js';
 import { INITIAL_PAYMENT } from '../orders/decide.js';
 import type { DisputeStep } from '../orders/disputes.js';
 import { orderEventsOf } from '../orders/order-events.js';
-import { withReason } from '../orders/review.js';
+import { wasResolved, withReason } from '../orders/review.js';
 import { statusOnNewAttempt } from '../orders/status.js';
 import { type HistoryEntry, type HistoryStore, historyRow } from './history.js';
 import { attemptRecord, type Models, plain } from './models.js';
@@ -141,6 +141,7 @@ export class OrderStore {
         captured_minor: null,
         failure_code: null,
         review_reason: null,
+        resolved_reasons: null,
         current_attempt_id: null,
         created_at: now,
         updated_at: now,
@@ -180,7 +181,10 @@ export class OrderStore {
       const order = await this.#lock(orderId, tx);
       if (order.current_attempt_id !== null) return null;
       const reason = withReason(order.needs_review ? order.review_reason : null, finding.reason);
-      const known = order.needs_review && reason === order.review_reason;
+      // Known: asked already, or resolved by a person already (the review queue).
+      const known =
+        (order.needs_review && reason === order.review_reason) ||
+        wasResolved(order.resolved_reasons, finding.reason);
       if (!known) {
         const before = plain(order);
         const now = this.#now();

@@ -1,3 +1,4 @@
+import type { OperatorRole } from '../operators/roles.js';
 import type { DisputeOutcome } from '../orders/disputes.js';
 import type { OrderStatus } from '../orders/status.js';
 
@@ -20,6 +21,8 @@ export interface OrderRecord {
   failure_code: string | null;
   needs_review: boolean;
   review_reason: string | null;
+  /** The review reasons a person resolved (`; `-joined): the same finding again does not flag anew. */
+  resolved_reasons: string | null;
   current_attempt_id: string | null;
   version: number;
   /** When the poller next asks the gateway about it; null: nothing to ask (final, or nothing at the gateway). */
@@ -186,4 +189,47 @@ export interface UnmatchedMoneyRecord {
   resolved_note: string | null;
   resolved_by: string | null;
   resolved_at: Date | null;
+}
+
+/** A named operator's token (issue, part 2): who, which role; only the token's SHA-256 is kept. */
+export interface OperatorRecord {
+  id: string;
+  name: string;
+  role: OperatorRole;
+  token_hash: string;
+  /** The name while the token is live; null once revoked (one live token per name). */
+  active_name: string | null;
+  created_at: Date;
+  created_by: string;
+  revoked_at: Date | null;
+  revoked_by: string | null;
+}
+
+/** What the audit keeps of an act. */
+export type AuditAction =
+  | 'capture'
+  | 'refund'
+  | 'void'
+  | 'review.resolve'
+  | 'unmatched.attach'
+  | 'unmatched.resolve'
+  | 'dispute.lost'
+  | 'operator.add'
+  | 'operator.revoke';
+
+/** One line of the audit log: who (name, role, credential) did what, on what, and why. */
+export interface AuditRecord {
+  id: number;
+  at: Date;
+  actor: string;
+  role: string;
+  credential: string;
+  action: AuditAction;
+  order_id: string | null;
+  subject_id: string | null;
+  amount_minor: number | null;
+  currency: string | null;
+  reason: string | null;
+  detail: string | null;
+  request_id: string | null;
 }

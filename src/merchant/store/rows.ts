@@ -19,6 +19,7 @@ export const ORDER_COLUMNS = [
   'failure_code',
   'needs_review',
   'review_reason',
+  'resolved_reasons',
   'current_attempt_id',
   'version',
   'next_poll_at',

@@ -1,9 +1,11 @@
 import { Op, type Sequelize, UniqueConstraintError } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
+import type { Actor } from '../operators/roles.js';
 import type { TransactionFact } from '../orders/observation.js';
 import { supersedes } from '../orders/unmatched-money.js';
-import type { Models, UnmatchedMoneyColumns, UnmatchedMoneyRow } from './models.js';
+import type { AuditStore } from './audit.js';
+import type { Models, UnmatchedMoneyRow } from './models.js';
 import { plain } from './models.js';
 import type { UnmatchedMoneyRecord, UnmatchedResolution } from './records.js';
 
@@ -25,8 +27,8 @@ export interface Kept {
 
 /** What an operator's decision records. */
 export interface Decided {
-  /** Who decided: the operator's name as given, or the channel (`operator`, `cli`). */
-  by: string;
+  /** Who decided: their name is kept as `resolved_by`, and the act in the audit log. */
+  actor: Actor;
   note?: string | null;
 }
 
@@ -39,6 +41,7 @@ export class UnmatchedMoneyStore {
   constructor(
     private readonly sequelize: Sequelize,
     private readonly models: Models,
+    private readonly audit: AuditStore,
     private readonly clock: Clock,
     private readonly random: RandomSource,
   ) {}
@@ -156,7 +159,17 @@ export class UnmatchedMoneyStore {
    * attaching the same money at once, one wins. False: the row is not open (any more).
    */
   async claim(id: string, orderId: string, decided: Decided): Promise<boolean> {
-    return this.#decide(id, 'attached', { order_id: orderId, resolved_by: decided.by, resolved_note: null });
+    const [changed] = await this.models.UnmatchedMoney.update(
+      {
+        order_id: orderId,
+        resolved_by: decided.actor.name.slice(0, 64),
+        resolved_note: null,
+        resolution: 'attached',
+        resolved_at: new Date(this.clock.now()),
+      },
+      { where: { id, resolution: 'open' } },
+    );
+    return changed === 1;
   }
 
   /** Undoes a claim whose payment could not be applied: the money is open again, for its order. */
@@ -167,24 +180,42 @@ export class UnmatchedMoneyStore {
     );
   }
 
-  /** Resolves an open row with the operator's note. False: the row is not open (any more). */
+  /**
+   * Resolves an open row with the operator's note, and its audit line in the same transaction. False:
+   * the row is not open (any more).
+   */
   async resolve(id: string, decided: Decided): Promise<boolean> {
-    return this.#decide(id, 'resolved', { resolved_by: decided.by, resolved_note: decided.note ?? null });
-  }
-
-  async #decide(
-    id: string,
-    resolution: Exclude<UnmatchedResolution, 'open'>,
-    columns: Partial<UnmatchedMoneyColumns>,
-  ): Promise<boolean> {
-    const [changed] = await this.models.UnmatchedMoney.update(
-      { ...columns, resolution, resolved_at: new Date(this.clock.now()) },
-      { where: { id, resolution: 'open' } },
-    );
-    return changed === 1;
+    return this.sequelize.transaction(async (tx) => {
+      const [changed] = await this.models.UnmatchedMoney.update(
+        {
+          resolution: 'resolved',
+          resolved_by: decided.actor.name.slice(0, 64),
+          resolved_note: decided.note ?? null,
+          resolved_at: new Date(this.clock.now()),
+        },
+        { where: { id, resolution: 'open' }, transaction: tx },
+      );
+      if (changed !== 1) return false;
+      const money = await this.models.UnmatchedMoney.findByPk(id, { transaction: tx });
+      await this.audit.record(
+        {
+          actor: decided.actor,
+          action: 'unmatched.resolve',
+          orderId: money?.order_id ?? null,
+          subjectId: id,
+          amountMinor: money ? Number(money.amount_minor) : null,
+          currency: money?.currency ?? null,
+          reason: decided.note ?? null,
+          detail: money
+            ? `transaction ${money.transaction_id} (${money.transaction_type} ${money.status})`
+            : null,
+        },
+        tx,
+      );
+      return true;
+    });
   }
 }
-
 /** A row as its record: amounts as numbers (BIGINT may come back as text), '' as no reference. */
 function record(row: UnmatchedMoneyRow): UnmatchedMoneyRecord {
   const r = plain(row);

@@ -15,8 +15,14 @@ describe('merchant API: real answers match GET /openapi.json', function () {
   let t: TestKit;
   let checker: Awaited<ReturnType<typeof responseChecker>>;
 
-  // biome-ignore lint/suspicious/noExplicitAny: request bodies of every shape
-  type Call = { body?: any; rawBody?: string; ops?: boolean; headers?: Record<string, string> };
+  type Call = {
+    // biome-ignore lint/suspicious/noExplicitAny: request bodies of every shape
+    body?: any;
+    rawBody?: string;
+    ops?: boolean;
+    token?: string;
+    headers?: Record<string, string>;
+  };
   /** Calls the kit and checks the answer against the document; `template` is the documented path. */
   const call = async (method: string, path: string, template: string, status: number, o: Call = {}) => {
     const answer = await t.call(method, path, o);
@@ -190,6 +196,48 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     await call('POST', '/ops/login', '/ops/login', 303, { rawBody: `token=${OPS_TOKEN}`, headers: form });
     await call('POST', '/ops/login', '/ops/login', 401, { rawBody: 'token=guess', headers: form });
+  });
+
+  it('the order list, a review resolved, the audit export, and a role refused (200, 401, 403, 404, 409, 422)', async () => {
+    const viewer = (
+      await t.kit.store.operators.add({
+        name: 'doc-viewer',
+        role: 'viewer',
+        by: { name: 'test', role: 'admin', credential: 'cli' },
+      })
+    ).token;
+    const id = await newOrder();
+    await t.kit.store.orders.flagWithoutAttempt(id, {
+      reason: 'for the document',
+      source: 'api',
+      sourceId: 'doc',
+    });
+    await call('GET', '/orders?needs_review=true&limit=1', '/orders', 200, { token: viewer });
+    const page = await call('GET', '/orders?limit=1&status=pending,paid&currency=EUR', '/orders', 200, {
+      ops: true,
+    });
+    await call('GET', `/orders?cursor=${page.body.data.next_cursor}`, '/orders', 200, { ops: true });
+    await call('GET', '/orders', '/orders', 401);
+    await call('GET', '/orders?status=lost', '/orders', 422, { ops: true });
+    const review = '/orders/{id}/review';
+    const body = { resolution: 'false_alarm', note: 'nothing wrong' };
+    await call('POST', `/orders/${id}/review`, review, 401, { body });
+    await call('POST', `/orders/${id}/review`, review, 403, { token: viewer, body });
+    await call('POST', `/orders/${id}/review`, review, 422, { ops: true, body: { resolution: 'maybe' } });
+    await call('POST', '/orders/ord_nobody/review', review, 404, { ops: true, body });
+    await call('POST', `/orders/${id}/review`, review, 200, { ops: true, body });
+    await call('POST', `/orders/${id}/review`, review, 409, { ops: true, body });
+    const day = new Date().toISOString().slice(0, 10);
+    const next = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    await call('GET', `/audit?from=${day}&to=${next}`, '/audit', 200, { ops: true });
+    const json = await call('GET', `/audit?from=${day}&to=${next}&format=json`, '/audit', 200, { ops: true });
+    expect(json.body.data.entries.length).to.be.greaterThan(0);
+    await call('GET', `/audit?from=${day}&to=${next}`, '/audit', 401);
+    await call('GET', `/audit?from=${day}&to=${next}`, '/audit', 403, { token: viewer });
+    await call('GET', `/audit?from=${next}&to=${day}`, '/audit', 422, { ops: true });
+    await call('GET', `/reports/reconciliation?from=${day}&to=${next}`, '/reports/reconciliation', 403, {
+      token: viewer,
+    });
   });
 
   it('gateway money with no order: the list, attach and resolve (200, 401, 404, 409, 422), and the report beside it', async () => {

@@ -273,7 +273,9 @@ describe('merchant: the queue board behind the operator login', function () {
     expect(answer.status).to.equal(303);
     expect(answer.headers.get('location')).to.equal('/ops/queues');
     const cookie = answer.headers.get('set-cookie')!;
-    expect(cookie).to.match(/^kit_ops=\d+\.[\w-]+; path=\/ops; expires=.*; samesite=strict; httponly$/i);
+    expect(cookie).to.match(
+      /^kit_ops=admin\.\d+\.[\w-]+; path=\/ops; expires=.*; samesite=strict; httponly$/i,
+    );
     const session = cookie.split(';')[0]!;
     const board = await fetch(`${t.url}/ops/queues`, { headers: { cookie: session } });
     expect(board.status).to.equal(200);

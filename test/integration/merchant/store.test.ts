@@ -269,6 +269,9 @@ describe('merchant: the store', () => {
       requestKey: 'capture-1',
       amountMinor: 500,
       reason: null,
+      actor: { name: 'ada', role: 'operator', credential: 'opr_test' },
+      currency: 'EUR',
+      statusBefore: 'authorized',
     });
     const settled = await store.operations.settle(op, { status: 'succeeded', transactionId: '100200' });
     expect(settled).to.include({ status: 'succeeded', result_transaction_id: '100200', id: op.id });

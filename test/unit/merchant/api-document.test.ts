@@ -67,15 +67,19 @@ describe('the merchant API document', () => {
     expect(() => expectDocumented(app, merchantApi, REGISTRY)).to.throw(/GET \/reports\/monthly/);
   });
 
-  it('puts capture, refund, void, the report, gateway money with no order and disputes behind the ops bearer token, with a 401, and nothing else', () => {
+  it('puts the order list, capture, refund, void, reviews, the report, the audit, gateway money with no order and disputes behind the ops bearer token, with a 401 (a 403 where a role may not), and nothing else', () => {
     expect(document.components?.securitySchemes?.opsToken).to.include({ type: 'http', scheme: 'bearer' });
     for (const { method, path, operation } of operations) {
       const operator =
-        /^\/orders\/\{id\}\/(capture|refund|void)$|^\/reports\/reconciliation$|^\/unmatched-money(\/\{id\}\/(attach|resolve))?$|^\/disputes(\/\{id\}\/lost)?$/.test(
+        (method === 'get' && path === '/orders') ||
+        /^\/orders\/\{id\}\/(capture|refund|void|review)$|^\/reports\/reconciliation$|^\/audit$|^\/unmatched-money(\/\{id\}\/(attach|resolve))?$|^\/disputes(\/\{id\}\/lost)?$/.test(
           path,
         );
       expect(operation.security ?? [], `${method} ${path}`).to.deep.equal(operator ? [{ opsToken: [] }] : []);
       if (operator) expect(operation.responses).to.have.property('401');
+      // Every role reads the lists; everything else some role may not do.
+      const everyRole = method === 'get' && ['/orders', '/unmatched-money', '/disputes'].includes(path);
+      if (operator && !everyRole) expect(operation.responses, `${method} ${path}`).to.have.property('403');
     }
   });
 

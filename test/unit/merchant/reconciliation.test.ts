@@ -25,6 +25,7 @@ const order = (over: Partial<OrderRecord> = {}): OrderRecord => ({
   failure_code: null,
   needs_review: false,
   review_reason: null,
+  resolved_reasons: null,
   current_attempt_id: 'att_1',
   version: 3,
   next_poll_at: null,

@@ -1,0 +1,89 @@
+/**
+ * Who may do what over HTTP (issue, part 2): a named operator has one role; the bootstrap
+ * `OPS_API_TOKEN` is `admin`, who may do everything the roles may, and nothing more. Pure: the
+ * routes ask `may(role, permission)`, and the README's role table is checked against this one.
+ */
+
+/** The roles a named operator can be given (`cli operator add NAME --role ...`). */
+export const OPERATOR_ROLES = ['operator', 'finance', 'viewer'] as const;
+export type OperatorRole = (typeof OPERATOR_ROLES)[number];
+
+/** `admin`: the bootstrap token's role, held by no named operator. */
+export type Role = OperatorRole | 'admin';
+
+/**
+ * Each permission and the roles that hold it (admin holds every one). Roles are not ranks: an
+ * operator moves money and cannot resolve a review; finance resolves reviews and cannot move money.
+ */
+export const PERMISSIONS = {
+  /** GET /orders (the review queue among them), GET /disputes, GET /unmatched-money. */
+  read: ['operator', 'finance', 'viewer'],
+  /** POST /orders/{id}/capture, /refund, /void. */
+  'money.move': ['operator'],
+  /** GET /reports/reconciliation. */
+  'reports.read': ['finance'],
+  /** GET /audit. */
+  'audit.read': ['finance'],
+  /** POST /orders/{id}/review. */
+  'reviews.resolve': ['finance'],
+  /** POST /unmatched-money/{id}/attach, /resolve. */
+  'unmatched.decide': ['finance'],
+  /** POST /disputes/{id}/lost. */
+  'disputes.decide': ['finance'],
+  /** The queue board at /ops/queues, read only. */
+  'queues.read': ['operator', 'finance', 'viewer'],
+  /** The queue board's actions: retry, clean, promote, remove jobs. */
+  'queues.act': ['operator'],
+  /** GET /metrics, when METRICS_TOKEN is set (operator tokens are accepted beside it). */
+  'metrics.read': ['operator', 'finance', 'viewer'],
+} as const satisfies Record<string, readonly OperatorRole[]>;
+
+export type Permission = keyof typeof PERMISSIONS;
+
+export function may(role: Role, permission: Permission): boolean {
+  return role === 'admin' || (PERMISSIONS[permission] as readonly Role[]).includes(role);
+}
+
+/** The roles that hold a permission, admin last: what a 403 names. */
+export function rolesFor(permission: Permission): Role[] {
+  return [...PERMISSIONS[permission], 'admin'];
+}
+
+export const isOperatorRole = (value: string): value is OperatorRole =>
+  (OPERATOR_ROLES as readonly string[]).includes(value);
+
+/**
+ * Names that already mean something in the records (`admin`: the bootstrap token; `kit`: the kit's own
+ * jobs; `gateway`: a dispute the gateway closed; `cli`: the command line; `operator`: the old default).
+ */
+const RESERVED = ['admin', 'kit', 'gateway', 'cli', 'operator', 'system'];
+
+/**
+ * An operator's name is kept in every record of what they did (history lines, the audit export,
+ * `resolved_by`): 1 to 64 letters, digits, spaces and `.`, `_`, `-`, `@`, starting with a letter or
+ * digit. Null: a good name; else what is wrong with it.
+ */
+export function operatorNameProblem(name: string): string | null {
+  if (!/^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$/.test(name))
+    return 'must be 1 to 64 letters, digits, spaces, ".", "_", "-" or "@", starting with a letter or digit';
+  if (name !== name.trimEnd()) return 'must not end with a space';
+  if (RESERVED.includes(name.toLowerCase()))
+    return `"${name}" is reserved: it names something else in the records`;
+  return null;
+}
+
+/**
+ * Who did something the audit keeps: a named operator (`credential` their id, `opr_...`), the
+ * bootstrap token (`bootstrap`, role admin), the command line (`cli`, role admin: it holds the
+ * database's keys) or the kit itself (`system`, e.g. the auth expiry policy).
+ */
+export interface Actor {
+  name: string;
+  role: Role | 'system';
+  credential: string;
+  /** The HTTP request that carried the decision (its X-Request-Id): what to search the logs for. */
+  requestId?: string | null;
+}
+
+/** "ada (finance)": how a history line names who did it. */
+export const actorLabel = (actor: Actor) => `${actor.name} (${actor.role})`;

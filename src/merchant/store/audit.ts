@@ -1,0 +1,104 @@
+import { Op, type Transaction } from 'sequelize';
+import type { Clock } from '../../shared/clock.js';
+import type { Actor } from '../operators/roles.js';
+import { type Models, plain } from './models.js';
+import type { AuditAction, AuditRecord } from './records.js';
+
+/** What an act leaves in the audit log; who did it is the actor. */
+export interface AuditEntry {
+  actor: Actor;
+  action: AuditAction;
+  orderId?: string | null;
+  /** What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`). */
+  subjectId?: string | null;
+  amountMinor?: number | null;
+  currency?: string | null;
+  /** The reason or note the person gave. */
+  reason?: string | null;
+  detail?: string | null;
+}
+
+/** An audit line with, for a capture, refund or void, what became of it at the gateway. */
+export interface AuditLine extends AuditRecord {
+  /** `succeeded`, `pending` or `failed` for an operation (as it stands now); null for other acts. */
+  operation_status: string | null;
+  /** The gateway's refusal code of a failed operation. */
+  operation_error: string | null;
+}
+
+const clip = (text: string | null | undefined, n: number) => (text == null ? null : text.slice(0, n));
+
+/**
+ * The audit log (issue, part 2): append only. Each act is written in the transaction that does it
+ * when the store does it (an operation stored, a review resolved, a dispute lost, an operator added
+ * or revoked, money resolved); an attach, which goes through the apply path, is written once applied.
+ */
+export class AuditStore {
+  constructor(
+    private readonly models: Models,
+    private readonly clock: Clock,
+  ) {}
+
+  async record(entry: AuditEntry, tx?: Transaction): Promise<void> {
+    await this.models.Audit.create(
+      {
+        at: new Date(this.clock.now()),
+        actor: entry.actor.name.slice(0, 64),
+        role: entry.actor.role,
+        credential: entry.actor.credential.slice(0, 32),
+        action: entry.action,
+        order_id: entry.orderId ?? null,
+        subject_id: entry.subjectId ?? null,
+        amount_minor: entry.amountMinor ?? null,
+        currency: entry.currency ?? null,
+        reason: clip(entry.reason, 512),
+        detail: clip(entry.detail, 512),
+        request_id: clip(entry.actor.requestId, 128),
+      },
+      { transaction: tx },
+    );
+  }
+
+  /**
+   * The lines of [from, to), oldest first, a page at a time after `afterId` (the export streams them);
+   * each operation's line carries what became of it at the gateway.
+   */
+  async page(from: Date, to: Date, afterId: number, limit: number): Promise<AuditLine[]> {
+    const rows = await this.models.Audit.findAll({
+      where: { at: { [Op.gte]: from, [Op.lt]: to }, id: { [Op.gt]: afterId } },
+      order: [['id', 'ASC']],
+      limit,
+    });
+    const lines = rows.map(plain).map((r) => ({
+      ...r,
+      id: Number(r.id),
+      amount_minor: r.amount_minor === null ? null : Number(r.amount_minor),
+    }));
+    const operationIds = lines
+      .filter((l) => ['capture', 'refund', 'void'].includes(l.action) && l.subject_id)
+      .map((l) => l.subject_id!);
+    const operations =
+      operationIds.length === 0
+        ? []
+        : await this.models.Operation.findAll({
+            where: { id: { [Op.in]: operationIds } },
+            attributes: ['id', 'status', 'error_code'],
+          });
+    const byId = new Map(operations.map((o) => [o.id, o]));
+    return lines.map((l) => {
+      const op = l.subject_id ? byId.get(l.subject_id) : undefined;
+      return { ...l, operation_status: op?.status ?? null, operation_error: op?.error_code ?? null };
+    });
+  }
+
+  /** Every line of [from, to), oldest first, read a page at a time. */
+  async *between(from: Date, to: Date, pageSize = 500): AsyncGenerator<AuditLine> {
+    let after = 0;
+    for (;;) {
+      const page = await this.page(from, to, after, pageSize);
+      yield* page;
+      if (page.length < pageSize) return;
+      after = page.at(-1)!.id;
+    }
+  }
+}

@@ -1,0 +1,175 @@
+import { Op, type Sequelize, type WhereOptions } from 'sequelize';
+import type { Clock } from '../../shared/clock.js';
+import { type RandomSource, randomId } from '../../shared/ids.js';
+import { type Actor, actorLabel } from '../operators/roles.js';
+import { orderEventsOf } from '../orders/order-events.js';
+import { withResolved } from '../orders/review.js';
+import type { OrderStatus } from '../orders/status.js';
+import type { AuditStore } from './audit.js';
+import type { HistoryStore } from './history.js';
+import { attemptRecord, type Models, plain } from './models.js';
+import { orderEventRows } from './order-event-rows.js';
+import { OrderNotFound } from './orders.js';
+import type { AttemptRecord, OrderRecord } from './records.js';
+
+/** The operators' list of orders: the review queue is `needsReview: true`. */
+export interface OrderListQuery {
+  needsReview?: boolean;
+  statuses?: readonly OrderStatus[];
+  currency?: string;
+  /** Created from here (inclusive) to there (exclusive). */
+  createdFrom?: Date;
+  createdTo?: Date;
+  /** The position after which the page starts: the last order of the page before. */
+  after?: ListPosition | null;
+  limit: number;
+}
+
+/** Newest first, by creation time and then id: a stable order for a list that grows at the top. */
+export interface ListPosition {
+  createdAt: Date;
+  id: string;
+}
+
+export interface OrderPage {
+  orders: { order: OrderRecord; attempt: AttemptRecord | null }[];
+  /** The last order's position when there may be more; null at the end. */
+  next: ListPosition | null;
+}
+
+/** What a person decided about a flagged order. */
+export interface Resolution {
+  actor: Actor;
+  resolution: string;
+  note: string;
+}
+
+export type ResolveOutcome =
+  | { kind: 'resolved'; order: OrderRecord }
+  /** The order is not flagged (never was, or someone resolved it first). */
+  | { kind: 'not_flagged'; order: OrderRecord };
+
+/**
+ * The review queue (issue, part 3): orders listed with filters, a page at a time, and a flagged order's
+ * review resolved by a person, with who and why in its history and the audit log.
+ */
+export class ReviewStore {
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly models: Models,
+    private readonly history: HistoryStore,
+    private readonly audit: AuditStore,
+    private readonly clock: Clock,
+    private readonly random: RandomSource,
+  ) {}
+
+  async list(q: OrderListQuery): Promise<OrderPage> {
+    const where: WhereOptions<OrderRecord>[] = [];
+    if (q.needsReview !== undefined) where.push({ needs_review: q.needsReview });
+    if (q.statuses && q.statuses.length > 0) where.push({ status: { [Op.in]: [...q.statuses] } });
+    if (q.currency) where.push({ currency: q.currency });
+    if (q.createdFrom) where.push({ created_at: { [Op.gte]: q.createdFrom } });
+    if (q.createdTo) where.push({ created_at: { [Op.lt]: q.createdTo } });
+    if (q.after)
+      where.push({
+        [Op.or]: [
+          { created_at: { [Op.lt]: q.after.createdAt } },
+          { created_at: q.after.createdAt, id: { [Op.lt]: q.after.id } },
+        ],
+      });
+    const rows = await this.models.Order.findAll({
+      where: { [Op.and]: where },
+      order: [
+        ['created_at', 'DESC'],
+        ['id', 'DESC'],
+      ],
+      // One more than asked: whether there is a next page, without counting.
+      limit: q.limit + 1,
+    });
+    const page = rows.slice(0, q.limit).map((r) => plain(r));
+    const attemptIds = page.map((o) => o.current_attempt_id).filter((id): id is string => id !== null);
+    const attempts =
+      attemptIds.length === 0
+        ? []
+        : await this.models.Attempt.findAll({
+            where: { id: { [Op.in]: attemptIds } },
+            attributes: { exclude: ['hold_sealed', 'hold_expires_at'] },
+          });
+    const byId = new Map(attempts.map((a) => [a.id, plain(a) as AttemptRecord]));
+    const last = page.at(-1);
+    return {
+      orders: page.map((order) => ({
+        order,
+        attempt: order.current_attempt_id ? (byId.get(order.current_attempt_id) ?? null) : null,
+      })),
+      next: rows.length > q.limit && last ? { createdAt: last.created_at, id: last.id } : null,
+    };
+  }
+
+  /**
+   * Clears a flagged order's review under its row lock: `needs_review` false, `review_reason` null, and
+   * the reasons it had added to `resolved_reasons`, so that the same finding seen again (the next poll
+   * of a payment whose amount differs) is recorded but does not flag the order anew; a new reason still
+   * does. A history line (`resolved`) and an audit line say who, the resolution, the note and what was
+   * cleared, in the same transaction.
+   */
+  async resolve(orderId: string, r: Resolution): Promise<ResolveOutcome> {
+    return this.sequelize.transaction(async (tx) => {
+      const order = await this.models.Order.findByPk(orderId, { transaction: tx, lock: tx.LOCK.UPDATE });
+      if (!order) throw new OrderNotFound(`order ${orderId} does not exist`);
+      if (!order.needs_review) return { kind: 'not_flagged', order: plain(order) } as const;
+      const cleared = order.review_reason ?? '';
+      const now = new Date(this.clock.now());
+      const before = plain(order);
+      await order.update(
+        {
+          needs_review: false,
+          review_reason: null,
+          resolved_reasons: withResolved(order.resolved_reasons, cleared),
+          version: order.version + 1,
+          updated_at: now,
+        },
+        { transaction: tx },
+      );
+      // Every change of an order asks the outbox's rule what the shop is told (none, today, for a
+      // review cleared), in the change's own transaction.
+      const after = plain(order);
+      if (orderEventsOf(before, after).length > 0) {
+        const attempt = after.current_attempt_id
+          ? await this.models.Attempt.findByPk(after.current_attempt_id, { transaction: tx })
+          : null;
+        for (const row of orderEventRows(before, after, attempt && attemptRecord(attempt), now, this.random))
+          await this.sequelize.query(
+            'INSERT INTO order_events (id, order_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
+            { replacements: [row.id, row.order_id, row.type, row.payload, row.created_at], transaction: tx },
+          );
+      }
+      await this.history.record(
+        {
+          orderId,
+          attemptId: order.current_attempt_id,
+          source: 'api',
+          sourceId: `review:${randomId('rvw_', this.random)}`,
+          statusBefore: order.status,
+          statusAfter: order.status,
+          outcome: 'resolved',
+          detail: `review resolved (${r.resolution}) by ${actorLabel(r.actor)}: ${r.note}; cleared: ${cleared}`,
+        },
+        tx,
+      );
+      await this.audit.record(
+        {
+          actor: r.actor,
+          action: 'review.resolve',
+          orderId,
+          amountMinor: order.amount_minor,
+          currency: order.currency,
+          reason: r.note,
+          detail: `${r.resolution}; cleared: ${cleared}`,
+        },
+        tx,
+      );
+      return { kind: 'resolved', order: after } as const;
+    });
+  }
+}
