@@ -172,7 +172,15 @@ export class OutboxStore {
           SET status = ?, attempts = attempts + 1, next_attempt_at = ?, locked_until = NULL,
               last_error = ?, delivered_at = ?
         WHERE id = ?;
-       INSERT INTO order_event_attempts SET ?`,
+       INSERT INTO order_event_attempts SET ?;
+       ${
+         // An endpoint that takes an event is back: what waits for it is tried now, not at its
+         // hourly try (an hour's outage would otherwise keep events up to an hour after the return).
+         result.ok
+           ? `UPDATE order_event_deliveries SET next_attempt_at = ?
+                WHERE subscriber = ? AND status = 'pending' AND attempts > 0 AND next_attempt_at > ?`
+           : 'DO 0'
+       }`,
       [
         status,
         next,
@@ -188,6 +196,7 @@ export class OutboxStore {
           error,
           ms: result.ms,
         },
+        ...(result.ok ? [at, d.subscriber, at] : []),
       ],
     );
   }

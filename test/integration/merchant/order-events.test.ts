@@ -210,6 +210,34 @@ describe('merchant: order events out (issue 20, part 1)', function () {
     expect(tries.slice(0, -1).every((a) => a.result === 'failed' && a.http_status === 500)).to.equal(true);
   });
 
+  it('back after an outage: the first event it takes brings the others forward, without waiting for their hourly try', async () => {
+    shop.down = true;
+    const { id } = await paidOrder('14.00');
+    const [waiting] = await rows(t, 'order_events', { order_id: id });
+    for (let minute = 0; minute < 90; minute += 10) {
+      t.sandboxClock.advance(10 * 60_000);
+      await drain();
+    }
+    const [delivery] = await rows(t, 'order_event_deliveries', {
+      event_seq: waiting!.seq,
+      subscriber: `url:${shop.url}`,
+    });
+    expect(delivery!.status).to.equal('pending');
+    expect(
+      new Date(delivery!.next_attempt_at).getTime() - t.clock.now(),
+      'its next try is minutes away',
+    ).to.be.greaterThan(60_000);
+
+    shop.down = false;
+    const fresh = await paidOrder('15.00'); // a new event: tried at once, and taken
+    await drain();
+    expect(mine(fresh.id).map((e) => e.type)).to.deep.equal(['order.paid']);
+    expect(
+      mine(id).map((e) => e.id),
+      'brought forward, the clock unmoved',
+    ).to.deep.equal([waiting!.id]);
+  });
+
   it('a replay sends an event again with the same id; a lapsed claim (a dispatcher killed mid-send) is taken again', async () => {
     const { id } = await paidOrder('9.00');
     await drain();
