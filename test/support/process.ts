@@ -72,6 +72,10 @@ export const KIT_VARIABLES = [
   'REDIS_PREFIX',
   'METRICS_TOKEN',
   'METRICS_PORT',
+  'AUTH_EXPIRY_POLICY',
+  'AUTH_EXPIRY_WARNING',
+  'SHOP_WEBHOOK_URLS',
+  'SHOP_WEBHOOK_SECRET',
 ];
 
 export interface Proc {
