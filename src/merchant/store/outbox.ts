@@ -115,8 +115,10 @@ export class OutboxStore {
 
   /**
    * Claims up to `limit` due deliveries of these subscribers for `leaseMs`: for each order and
-   * subscriber, only the oldest one still pending (events of one order arrive in order). A claim that
-   * lapses (its dispatcher died mid-delivery) is taken again: at least once, same event id.
+   * subscriber, only the oldest one still pending (events of one order arrive in order), and none
+   * while an earlier event of the order is not fanned out yet (another dispatcher's fan-out holds it,
+   * SKIP LOCKED, and has not made its deliveries). A claim that lapses (its dispatcher died
+   * mid-delivery) is taken again: at least once, same event id.
    */
   async claimDue(
     subscribers: readonly string[],
@@ -132,6 +134,8 @@ export class OutboxStore {
           AND NOT EXISTS (SELECT 1 FROM order_event_deliveries p
                            WHERE p.order_id = d.order_id AND p.subscriber = d.subscriber
                              AND p.status = 'pending' AND p.event_seq < d.event_seq)
+          AND NOT EXISTS (SELECT 1 FROM order_events u
+                           WHERE u.order_id = d.order_id AND u.seq < d.event_seq AND u.fanned_out_at IS NULL)
         ORDER BY d.event_seq LIMIT ?`,
       [now, subscribers, now, limit],
     );

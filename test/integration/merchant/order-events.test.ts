@@ -238,6 +238,40 @@ describe('merchant: order events out (issue 20, part 1)', function () {
     ).to.deep.equal([waiting!.id]);
   });
 
+  it("two dispatchers: an order's event is not claimed while an earlier one of the same order is still being fanned out by the other", async () => {
+    const { id } = await paidOrder('20.00');
+    const refund = await t.call('POST', `/orders/${id}/refund`, {
+      ops: true,
+      body: { amount: '5.00', reason: 'damaged' },
+      headers: { 'idempotency-key': `r-${id}-two-dispatchers` },
+    });
+    expect(refund.status, refund.text).to.equal(200);
+    const [first, second] = await rows(t, 'order_events', { order_id: id }, 'seq');
+    expect([first!.type, second!.type]).to.deep.equal(['order.paid', 'order.partially_refunded']);
+
+    // The first dispatcher's fan-out holds the order's first event (its SELECT ... FOR UPDATE, not yet
+    // committed); the second skips it (SKIP LOCKED), fans out the next one and claims what is due.
+    const subscribers = [{ id: `url:${shop.url}`, types: null }];
+    const holding = await t.kit.sequelize.transaction();
+    try {
+      await t.kit.sequelize.query('SELECT seq FROM order_events WHERE seq = ? FOR UPDATE', {
+        replacements: [first!.seq],
+        transaction: holding,
+      });
+      const now = new Date(t.clock.now());
+      await t.kit.store.outbox.fanOut(subscribers, now);
+      const claimed = await t.kit.store.outbox.claimDue([`url:${shop.url}`], now, 30_000, 50);
+      expect(
+        claimed.filter((c) => c.event.order_id === id).map((c) => c.event.type),
+        'the refund is not sent before the payment',
+      ).to.deep.equal([]);
+    } finally {
+      await holding.rollback();
+    }
+    await drain();
+    expect(mine(id).map((e) => e.type)).to.deep.equal(['order.paid', 'order.partially_refunded']);
+  });
+
   it('a replay sends an event again with the same id; a lapsed claim (a dispatcher killed mid-send) is taken again', async () => {
     const { id } = await paidOrder('9.00');
     await drain();
