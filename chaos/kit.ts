@@ -41,6 +41,15 @@ export interface KitSettings {
   gateway?: OutsideGateway;
   /** The embedded sandbox's seed file (GATEWAY_SEED); default the kit's own. */
   sandboxSeed?: string;
+  /**
+   * The api process runs the worker role too (the queue's worker and the order events' dispatcher),
+   * on the embedded sandbox's clock, and no worker process runs apart; default false. A process that
+   * reaches the sandbox over HTTP keeps real time, so only a dispatcher beside the sandbox follows its
+   * clock when the run moves it on.
+   */
+  workerInApi?: boolean;
+  /** More of the kit's settings, for every process (SHOP_WEBHOOK_URLS, GATEWAY_SANDBOX_STATE, ...). */
+  env?: Record<string, string>;
 }
 
 /** A gateway the kit reaches over the network, not one it runs (the crash points' standalone sandbox). */
@@ -86,7 +95,7 @@ export class KitProcesses {
     cleanup.add('stop the kit', () => kit.#stop());
     if (settings.gateway) await kit.#registerWebhook(settings.gateway);
     await kit.startApi();
-    await kit.startWorker();
+    if (!settings.workerInApi) await kit.startWorker();
     await kit.#startRole('scheduler');
     return kit;
   }
@@ -100,6 +109,7 @@ export class KitProcesses {
       APP_ENCRYPTION_KEY: this.encryptionKey,
       OPS_API_TOKEN: this.opsToken,
       LOG_LEVEL: 'warn',
+      ...this.settings.env,
     };
   }
 
@@ -129,7 +139,7 @@ export class KitProcesses {
   async startApi(): Promise<void> {
     const env = {
       ...this.#env(),
-      ROLES: 'api',
+      ROLES: this.settings.workerInApi ? 'api,worker' : 'api',
       PORT: String(this.port),
       ...(this.settings.gateway ? this.#gatewayEnv('api') : this.#sandboxEnv()),
     };
