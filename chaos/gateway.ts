@@ -160,6 +160,12 @@ export class GatewayReader {
     return { payment: { ...t, captureAmount: captures.get(id) ?? null }, sessionStatus: session?.status };
   }
 
+  /** sandbox.md section 10: the sandbox's clock moved on by `seconds`; returns its reading after (ms). */
+  async advanceClock(seconds: number): Promise<number> {
+    const { data } = await this.#call('POST', '/sandbox/clock/advance', SANDBOX_MERCHANT_KEY, { seconds });
+    return Date.parse(data.now);
+  }
+
   /** sandbox.md section 10: every delivery fails with connection_refused for `seconds` of sandbox clock. */
   async outage(seconds: number): Promise<{ from: number; until: number }> {
     const { data } = await this.#call('POST', '/sandbox/webhook/outage', SANDBOX_MERCHANT_KEY, { seconds });

@@ -323,6 +323,8 @@ export interface StreamOptions {
   everyMs: number;
   /** Stories in flight at most. */
   concurrency: number;
+  /** Each story told once, in the list's order, before the random mix: every kind of event there is. */
+  eachStoryFirst?: boolean;
 }
 
 /** Starts orders at a steady rate until `stop()`; `done` settles when the last story has ended. */
@@ -338,12 +340,13 @@ export function startStream(o: StreamOptions): { stop(): void; done: Promise<Str
   };
   let stopped = false;
   const running = new Set<Promise<void>>();
+  const firsts = o.eachStoryFirst ? [...STORIES] : [];
   const done = (async () => {
     for (let next = Date.now(); !stopped; next += o.everyMs) {
       await delay(Math.max(0, next - Date.now()));
       while (running.size >= o.concurrency && !stopped) await Promise.race(running);
       if (stopped) break;
-      const story = tell(api, o, result).finally(() => running.delete(story));
+      const story = tell(api, o, result, firsts.shift()).finally(() => running.delete(story));
       running.add(story);
     }
     await Promise.all(running);
@@ -357,15 +360,22 @@ export function startStream(o: StreamOptions): { stop(): void; done: Promise<Str
   };
 }
 
-async function tell(api: KitApi, o: StreamOptions, result: StreamResult): Promise<void> {
-  const currency = weighted(o.random, CURRENCIES);
+async function tell(
+  api: KitApi,
+  o: StreamOptions,
+  result: StreamResult,
+  first?: (typeof STORIES)[number],
+): Promise<void> {
   // iDEAL takes EUR only.
-  const [name, story] = weighted(
-    o.random,
-    STORIES.filter(([name]) => currency === 'EUR' || !name.startsWith('redirect')).map(
-      ([name, w, s]) => [[name, s] as const, w] as const,
-    ),
-  );
+  const currency = first?.[0].startsWith('redirect') ? 'EUR' : weighted(o.random, CURRENCIES);
+  const [name, story] = first
+    ? [first[0], first[2]]
+    : weighted(
+        o.random,
+        STORIES.filter(([name]) => currency === 'EUR' || !name.startsWith('redirect')).map(
+          ([name, w, s]) => [[name, s] as const, w] as const,
+        ),
+      );
   // In minor units: 5.00 to 500.00, or 500 to 50,000 yen.
   const amount = between(o.random, 500, 50_000);
   const created = await api.call('POST', '/orders', { amount: major(amount, currency), currency });

@@ -36,6 +36,25 @@ export interface InboxRow {
   outcome: string | null;
 }
 
+/** A row of the outbox: an order event as the kit wrote it, in the change's own transaction. */
+export interface OrderEventRow {
+  seq: number;
+  id: string;
+  order_id: string;
+  type: string;
+  /** The body the shop is sent. */
+  payload: string;
+}
+
+/** The outbox's deliveries to one subscriber, by status, and every try the kit recorded of them. */
+export interface OutboxState {
+  /** Events not fanned out to the subscribers yet. */
+  unfanned: number;
+  deliveries: Record<string, number>;
+  /** Tries by what they came to: `delivered`, `HTTP 500`, `ECONNREFUSED`, ... */
+  tries: Record<string, number>;
+}
+
 export class KitTables {
   readonly #pool: mysql.Pool;
   #ordersSql: Promise<string> | null = null;
@@ -95,6 +114,50 @@ export class KitTables {
     return this.#select<InboxRow>(
       'SELECT event_id, source, processed_at IS NOT NULL AS processed, outcome FROM webhook_inbox',
     );
+  }
+
+  /** Every order event the kit wrote, in the order of writing. */
+  async orderEvents(): Promise<OrderEventRow[]> {
+    const rows = await this.#select<OrderEventRow>(
+      'SELECT seq, id, order_id, type, payload FROM order_events ORDER BY seq',
+    );
+    return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
+  }
+
+  /** The last order event written so far (its seq; 0: none). */
+  async lastOrderEvent(): Promise<number> {
+    const [row] = await this.#select<{ n: number | null }>('SELECT MAX(seq) AS n FROM order_events');
+    return Number(row?.n ?? 0);
+  }
+
+  /** Every order's id and status. */
+  orderStatuses(): Promise<{ id: string; status: string }[]> {
+    return this.#select('SELECT id, status FROM orders');
+  }
+
+  /** Where the outbox stands for `subscriber` (`url:<endpoint>`). */
+  async outbox(subscriber: string): Promise<OutboxState> {
+    const query = async (sql: string, values: unknown[]) => {
+      const [rows] = await this.#pool.query<mysql.RowDataPacket[]>({ sql, values, timeout: QUERY_MS });
+      return rows;
+    };
+    const [unfanned, deliveries, tries] = await Promise.all([
+      query('SELECT COUNT(*) AS n FROM order_events WHERE fanned_out_at IS NULL', []),
+      query(
+        'SELECT status AS k, COUNT(*) AS n FROM order_event_deliveries WHERE subscriber = ? GROUP BY status',
+        [subscriber],
+      ),
+      query(
+        `SELECT CASE WHEN a.result = 'delivered' THEN 'delivered' ELSE COALESCE(a.error, 'failed') END AS k,
+                COUNT(*) AS n
+           FROM order_event_attempts a JOIN order_event_deliveries d ON d.id = a.delivery_id
+          WHERE d.subscriber = ? GROUP BY k`,
+        [subscriber],
+      ),
+    ]);
+    const counts = (rows: mysql.RowDataPacket[]) =>
+      Object.fromEntries(rows.map((r) => [String(r.k), Number(r.n)]));
+    return { unfanned: Number(unfanned[0]?.n ?? 0), deliveries: counts(deliveries), tries: counts(tries) };
   }
 
   /** Which of `eventIds` the inbox holds. */
