@@ -11,6 +11,7 @@ import { GatewayReader } from './gateway.js';
 import { KitProcesses } from './kit.js';
 import { type Convergence, converge, type Look, settledLook } from './measure.js';
 import { checkMoney, type MoneyCheck, moneyTable } from './money.js';
+import { OUTBOX_SCALES, outboxPart } from './outbox.js';
 import { type Random, seeded } from './random.js';
 import { failures, type MoneyVerdict, type Result, table } from './report.js';
 import { type MariaDb, type PrivateRedis, privateMariaDb, privateRedis, removeFolder } from './services.js';
@@ -18,8 +19,8 @@ import { type StreamResult, startStream } from './stream.js';
 import { KitTables } from './tables.js';
 
 /**
- * `npm run chaos` (`-- --short`, or CHAOS_SCALE=short, for CI): the storm, then the crash points,
- * on one private MariaDB and Redis.
+ * `npm run chaos` (`-- --short`, or CHAOS_SCALE=short, for CI): the storm, the crash points, then the
+ * outbox, on one private MariaDB and Redis.
  *
  * The storm: payments and shuffled duplicate events through the kit's processes while the run kills
  * the worker, flushes and restarts Redis, restarts MariaDB, rotates the webhook secret and cuts the
@@ -28,10 +29,15 @@ import { KitTables } from './tables.js';
  * reconciliation report totals, in every currency, what the gateway's own records add up to.
  *
  * The crash points (chaos/crash-points.ts): the api SIGKILLed in the middle of each kind of payment
- * and operation, the shopper or operator trying again; a table row per case. `-- --crash-only` (or
- * CHAOS_ONLY=crash) runs only them, `-- --storm-only` (CHAOS_ONLY=storm) only the storm.
+ * and operation, the shopper or operator trying again; a table row per case.
  *
- * Exit 0 only when every part that ran passed.
+ * The outbox (chaos/outbox.ts): the kit's order events to a shop endpoint the run serves and verifies,
+ * through an hour of that endpoint down and a SIGKILL of the dispatcher mid-delivery; every event must
+ * reach it, in order per order.
+ *
+ * `-- --storm-only` (or CHAOS_ONLY=storm), `--crash-only` (crash), `--outbox-only` (outbox) run only
+ * that part; several such flags (or a comma-separated CHAOS_ONLY) run those parts. Exit 0 only when
+ * every part that ran passed.
  */
 
 interface Scale {
@@ -88,11 +94,20 @@ function scaleOf(argv: string[], env: NodeJS.ProcessEnv): Scale {
   return argv.includes('--short') || env.CHAOS_SCALE === 'short' ? SCALES.short : SCALES.full;
 }
 
-/** Which parts run: both unless one is asked for alone. */
-function partsOf(argv: string[], env: NodeJS.ProcessEnv): { storm: boolean; crash: boolean } {
-  if (argv.includes('--crash-only') || env.CHAOS_ONLY === 'crash') return { storm: false, crash: true };
-  if (argv.includes('--storm-only') || env.CHAOS_ONLY === 'storm') return { storm: true, crash: false };
-  return { storm: true, crash: true };
+const PARTS = ['storm', 'crash', 'outbox'] as const;
+type Part = (typeof PARTS)[number];
+
+/** Which parts run: every one unless some are asked for alone (`--storm-only`, CHAOS_ONLY=storm,outbox). */
+function partsOf(argv: string[], env: NodeJS.ProcessEnv): Record<Part, boolean> {
+  const only = new Set(env.CHAOS_ONLY?.split(',').map((p) => p.trim()) ?? []);
+  for (const part of PARTS) if (argv.includes(`--${part}-only`)) only.add(part);
+  const unknown = [...only].filter((p) => !PARTS.includes(p as Part));
+  if (unknown.length > 0) throw new Error(`no such chaos part: ${unknown.join(', ')} (${PARTS.join(', ')})`);
+  return {
+    storm: only.size === 0 || only.has('storm'),
+    crash: only.size === 0 || only.has('crash'),
+    outbox: only.size === 0 || only.has('outbox'),
+  };
 }
 
 interface Services {
@@ -105,13 +120,10 @@ async function main(): Promise<void> {
   const scale = scaleOf(argv, process.env);
   const parts = partsOf(argv, process.env);
   const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
-  const which =
-    parts.storm && parts.crash
-      ? 'the storm and the crash points'
-      : parts.storm
-        ? 'the storm'
-        : 'the crash points';
-  log(`the ${scale.name} form: ${which}${parts.storm ? `, CHAOS_SEED=${seed}` : ''}`);
+  const names: Record<Part, string> = { storm: 'the storm', crash: 'the crash points', outbox: 'the outbox' };
+  const which = PARTS.filter((part) => parts[part]).map((part) => names[part]);
+  const withSeed = parts.storm || parts.outbox;
+  log(`the ${scale.name} form: ${which.join(', ')}${withSeed ? `, CHAOS_SEED=${seed}` : ''}`);
   const cleanup = new Cleanup();
   cleanUpOnSignal(cleanup, log);
   let passed = false;
@@ -125,15 +137,43 @@ async function main(): Promise<void> {
       stormPassed = await chaos(scale, seed, services, stormCleanup);
       await stormCleanup.run(log);
     }
+    const logDir = process.env.CHAOS_LOG_DIR;
     let crashPassed = true;
     if (parts.crash) {
-      const logDir = process.env.CHAOS_LOG_DIR;
-      crashPassed = await crashPoints({ ...services, cleanup, log, logDir, rounds: scale.crashRounds });
+      // Like the storm's, the crash points' kit stops before the next part starts its own.
+      const crashCleanup = new Cleanup();
+      cleanup.add("stop the crash points' kit", () => crashCleanup.run(log));
+      crashPassed = await crashPoints({
+        ...services,
+        cleanup: crashCleanup,
+        log,
+        logDir,
+        rounds: scale.crashRounds,
+      });
+      await crashCleanup.run(log);
     }
-    passed = stormPassed && crashPassed;
-    if (parts.storm && parts.crash)
+    let outboxPassed = true;
+    if (parts.outbox) {
+      const outboxCleanup = new Cleanup();
+      cleanup.add("stop the outbox part's kit", () => outboxCleanup.run(log));
+      const outboxScale = OUTBOX_SCALES[scale.name];
+      outboxPassed = await outboxPart({
+        ...services,
+        cleanup: outboxCleanup,
+        log,
+        logDir,
+        seed,
+        scale: outboxScale,
+      });
+      await outboxCleanup.run(log);
+    }
+    passed = stormPassed && crashPassed && outboxPassed;
+    const verdicts = { storm: stormPassed, crash: crashPassed, outbox: outboxPassed };
+    if (which.length > 1)
       log(
-        `the storm ${stormPassed ? 'passed' : 'FAILED'}, the crash points ${crashPassed ? 'passed' : 'FAILED'}`,
+        PARTS.filter((part) => parts[part])
+          .map((part) => `${names[part]} ${verdicts[part] ? 'passed' : 'FAILED'}`)
+          .join(', '),
       );
   } catch (error) {
     log(`the run broke off: ${(error as Error).stack ?? error}`);
