@@ -290,10 +290,10 @@ async function outage(
     if (held >= s.holdAtLeast || (firstHeldAt !== null && Date.now() - firstHeldAt >= HOLD_AT_MOST_MS)) break;
     await delay(20);
   }
-  const held = p.endpoint.holding;
   await p.kit.killApi();
   const wallSeconds = (Date.now() - from) / 1000;
-  p.endpoint.drop();
+  // Every request held now was in flight when the process died: those that came while it was dying too.
+  const held = p.endpoint.drop();
   await p.endpoint.set('error');
   const killed = Date.now();
   await p.kit.startApi();
