@@ -81,6 +81,8 @@ const HOLD_WITHIN_MS = 60_000;
 /** The dispatcher gives up on an answer after 10 s: the kill comes well before. */
 const HOLD_AT_MOST_MS = 5000;
 const LOG_EVERY_MS = 10_000;
+/** A step waits at most this for the dispatcher to send what is due. */
+const DUE_AT_MOST_MS = 15_000;
 
 export interface OutboxOptions {
   db: MariaDb;
@@ -113,6 +115,23 @@ class SandboxTime {
     if (!anchor) return wall;
     return anchor.sandbox + (wall - anchor.wall);
   }
+}
+
+/**
+ * One step of the kit's clock: once the dispatcher has sent what is due now (bounded: a pass is a
+ * second of real time, and an order's events go one per pass), the clock moves on by `seconds`. So
+ * the clock never runs ahead of work the kit could do in its own time, and a wait the run measures is
+ * the retry schedule's, not the run's pace.
+ */
+async function step(p: Parts, seconds: number, pauseMs: number): Promise<void> {
+  const from = Date.now();
+  await delay(pauseMs);
+  while (Date.now() - from < DUE_AT_MOST_MS) {
+    const due = await p.tables.outboxDue(p.subscriber, new Date(p.time.at(Date.now()))).catch(() => 0);
+    if (due === 0) break;
+    await delay(200);
+  }
+  await p.time.advance(seconds);
 }
 
 interface Parts {
@@ -269,10 +288,9 @@ async function outage(
       errorSeconds = moved;
       await p.endpoint.set('refuse');
     }
-    await delay(s.stepPauseMs);
-    const step = Math.min(s.stepSeconds, hangFrom - moved);
-    await p.time.advance(step);
-    moved += step;
+    const seconds = Math.min(s.stepSeconds, hangFrom - moved);
+    await step(p, seconds, s.stepPauseMs);
+    moved += seconds;
     if (Date.now() - loggedAt >= LOG_EVERY_MS) {
       loggedAt = Date.now();
       log(`outbox: down for ${(moved / 60).toFixed(0)} min of sandbox clock (${p.endpoint.mode})`);
@@ -353,8 +371,7 @@ async function catchUp(
           `${look.waiting} deliveries waiting, the clock ${((p.time.at(Date.now()) - p.time.at(backAt)) / 60_000).toFixed(0)} min past the return`,
       );
     }
-    await p.time.advance(s.stepSeconds).catch(() => undefined);
-    await delay(s.stepPauseMs);
+    await step(p, s.stepSeconds, s.stepPauseMs).catch(() => undefined);
   }
 }
 

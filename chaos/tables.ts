@@ -160,6 +160,30 @@ export class KitTables {
     return { unfanned: Number(unfanned[0]?.n ?? 0), deliveries: counts(deliveries), tries: counts(tries) };
   }
 
+  /**
+   * How much the dispatcher could send to `subscriber` at `now` (the kit's clock) and has not yet:
+   * events not fanned out, and deliveries due and unclaimed with no earlier one of their order
+   * pending (its claim's own rule). The run moves the clock on only when none is left.
+   */
+  async outboxDue(subscriber: string, now: Date): Promise<number> {
+    const [[unfanned], [due]] = await Promise.all([
+      this.#select<{ n: number }>('SELECT COUNT(*) AS n FROM order_events WHERE fanned_out_at IS NULL'),
+      this.#pool
+        .query<mysql.RowDataPacket[]>({
+          sql: `SELECT COUNT(*) AS n FROM order_event_deliveries d
+                 WHERE d.subscriber = ? AND d.status = 'pending' AND d.next_attempt_at <= ?
+                   AND (d.locked_until IS NULL OR d.locked_until <= ?)
+                   AND NOT EXISTS (SELECT 1 FROM order_event_deliveries p
+                                    WHERE p.order_id = d.order_id AND p.subscriber = d.subscriber
+                                      AND p.status = 'pending' AND p.event_seq < d.event_seq)`,
+          values: [subscriber, now, now],
+          timeout: QUERY_MS,
+        })
+        .then(([rows]) => rows),
+    ]);
+    return Number(unfanned?.n ?? 0) + Number(due?.n ?? 0);
+  }
+
   /** Which of `eventIds` the inbox holds. */
   async stored(eventIds: string[]): Promise<Set<string>> {
     if (eventIds.length === 0) return new Set();
