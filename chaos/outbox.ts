@@ -56,7 +56,7 @@ export const OUTBOX_SCALES: Record<'full' | 'short', OutboxScale> = {
     stepPauseMs: 1500,
     holdAtLeast: 8,
     afterMs: 20_000,
-    convergeMs: 300_000,
+    convergeMs: 420_000,
     authLifetimeSeconds: 600,
   },
   short: {
@@ -76,6 +76,8 @@ const DATABASE = 'merchant_outbox';
 const REDIS_PREFIX = 'outbox';
 /** What the kill and the restart take, about: to pace the orders. */
 const KILL_TIME_MS = 15_000;
+/** Beyond its pause, what a step takes, about (it waits for the dispatcher's pass): to pace the orders. */
+const STEP_TIME_MS = 1000;
 /** The endpoint must hold a delivery within this, or the SIGKILL is not mid-delivery. */
 const HOLD_WITHIN_MS = 60_000;
 /** The dispatcher gives up on an answer after 10 s: the kill comes well before. */
@@ -149,7 +151,8 @@ export async function outboxPart(o: OutboxOptions): Promise<boolean> {
   const s = o.scale;
   const p = await setUp(o);
   const { kit, endpoint, time } = p;
-  const paymentsMs = s.upMs + (s.downSeconds / s.stepSeconds) * s.stepPauseMs + KILL_TIME_MS + s.afterMs;
+  const stepsMs = (s.downSeconds / s.stepSeconds) * (s.stepPauseMs + STEP_TIME_MS);
+  const paymentsMs = s.upMs + stepsMs + KILL_TIME_MS + s.afterMs;
   const stream = startStream({
     api: { url: kit.apiUrl, opsToken: kit.opsToken },
     gateway: p.reader,
@@ -360,6 +363,11 @@ async function catchUp(
     if (look) lastEvents = look.events;
     if (done && doneAt !== null) return (doneAt - backAt) / 1000;
     doneAt = done ? Date.now() : null;
+    const died = p.kit.crashed();
+    if (died.length > 0) {
+      log(`outbox: a kit process died, no use waiting: ${died.map((d) => d.slice(0, 200)).join('; ')}`);
+      return null;
+    }
     if (Date.now() - backAt > s.convergeMs) {
       log(`outbox: not caught up within ${s.convergeMs / 1000} s`);
       return null;
