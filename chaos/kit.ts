@@ -109,6 +109,10 @@ export class KitProcesses {
       APP_ENCRYPTION_KEY: this.encryptionKey,
       OPS_API_TOKEN: this.opsToken,
       LOG_LEVEL: 'warn',
+      // Every shopper of a run comes from one address: the limits per address would refuse the run
+      // itself (the storm's full form starts about 80 orders a minute). Those per order stay on.
+      LIMIT_ORDERS_PER_ADDRESS: 'off',
+      LIMIT_PAY_PER_ADDRESS: 'off',
       ...this.settings.env,
     };
   }

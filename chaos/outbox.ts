@@ -254,9 +254,6 @@ async function setUp(o: OutboxOptions): Promise<Parts> {
         SHOP_WEBHOOK_SECRET: secret,
         // Like a real gateway, the sandbox outlives the SIGKILL of the process it runs in.
         GATEWAY_SANDBOX_STATE: join(dir, 'sandbox-state.json'),
-        // The run is every shopper at once, from one address: the limits per address would refuse it.
-        LIMIT_ORDERS_PER_ADDRESS: 'off',
-        LIMIT_PAY_PER_ADDRESS: 'off',
       },
     },
     o.cleanup,

@@ -91,7 +91,8 @@ const isUrl = (v: string, protocols: string[]) => {
 const url = (protocols: string[], what: string) =>
   z.string().refine((v) => isUrl(v, protocols), `must be a ${what} URL`);
 
-const envSchema = z.object({
+/** Every variable the kit reads: also what a test clears from a child process's inherited environment. */
+export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: port.default(3000),
   PUBLIC_BASE_URL: url(['http:', 'https:'], 'http(s)').optional(),

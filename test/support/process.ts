@@ -4,6 +4,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
+import { envSchema } from '../../src/config.js';
 import { jsonOf } from './gateway.js';
 import { logged } from './log-sink.js';
 
@@ -43,40 +44,7 @@ export async function call(
 }
 
 /** Variables the kit reads: none leaks in from the test runner's environment. */
-export const KIT_VARIABLES = [
-  'NODE_ENV',
-  'PORT',
-  'PUBLIC_BASE_URL',
-  'DATABASE_URL',
-  'REDIS_URL',
-  'GATEWAY_BASE_URL',
-  'GATEWAY_API_KEY',
-  'GATEWAY_MERCHANT_ID',
-  'GATEWAY_WEBHOOK_SECRETS',
-  'GATEWAY_PORT',
-  'GATEWAY_HOST',
-  'GATEWAY_PUBLIC_URL',
-  'GATEWAY_SEED',
-  'OPS_API_TOKEN',
-  'APP_ENCRYPTION_KEY',
-  'ROLES',
-  'JOB_SCHEDULES',
-  'LOG_LEVEL',
-  'SHOP_URL',
-  'ORDER_CURRENCIES',
-  'ORDER_MAX_AMOUNT',
-  'SHUTDOWN_GRACE_MS',
-  'HTTP_REQUEST_TIMEOUT_MS',
-  'GATEWAY_SANDBOX_STATE',
-  'GATEWAY_BACKGROUND_PER_MINUTE',
-  'REDIS_PREFIX',
-  'METRICS_TOKEN',
-  'METRICS_PORT',
-  'AUTH_EXPIRY_POLICY',
-  'AUTH_EXPIRY_WARNING',
-  'SHOP_WEBHOOK_URLS',
-  'SHOP_WEBHOOK_SECRET',
-];
+export const KIT_VARIABLES = Object.keys(envSchema.shape);
 
 export interface Proc {
   child: ChildProcess;

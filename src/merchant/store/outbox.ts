@@ -175,7 +175,11 @@ export class OutboxStore {
       `UPDATE order_event_deliveries
           SET status = ?, attempts = attempts + 1, next_attempt_at = ?, locked_until = NULL,
               last_error = ?, delivered_at = ?
-        WHERE id = ?;
+        WHERE id = ?${
+          // A failure is recorded only under this pass's own claim: a dispatcher that stalled past
+          // it must not put back to pending what another pass has delivered meanwhile.
+          result.ok ? '' : " AND status = 'pending' AND locked_until <=> ?"
+        };
        INSERT INTO order_event_attempts SET ?;
        ${
          // An endpoint that takes an event is back: what waits for it is tried now, not at its
@@ -191,6 +195,7 @@ export class OutboxStore {
         error,
         result.ok ? at : null,
         d.id,
+        ...(result.ok ? [] : [d.locked_until]),
         {
           delivery_id: d.id,
           event_seq: d.event_seq,

@@ -272,6 +272,24 @@ describe('merchant: order events out (issue 20, part 1)', function () {
     expect(mine(id).map((e) => e.type)).to.deep.equal(['order.paid', 'order.partially_refunded']);
   });
 
+  it('a dispatcher that stalled past its claim cannot put back to pending what another pass delivered', async () => {
+    const { id } = await paidOrder('7.00');
+    const subscriber = `url:${shop.url}`;
+    await t.kit.store.outbox.fanOut([{ id: subscriber, types: null }], new Date(t.clock.now()));
+    const [stale] = await t.kit.store.outbox.claimDue([subscriber], new Date(t.clock.now()), 30_000, 10);
+    expect(stale!.event.order_id).to.equal(id);
+    t.sandboxClock.advance(31_000); // its claim lapses: another pass takes the delivery and sends it
+    await drain();
+    expect(mine(id).map((e) => e.type)).to.deep.equal(['order.paid']);
+    await t.kit.store.outbox.settle(
+      stale!,
+      { ok: false, httpStatus: null, error: 'ETIMEDOUT', ms: 30_000, nextAt: new Date(t.clock.now() + 5000) },
+      new Date(t.clock.now()),
+    );
+    const [row] = await rows(t, 'order_event_deliveries', { id: stale!.delivery.id });
+    expect(row).to.include({ status: 'delivered' });
+  });
+
   it('a replay sends an event again with the same id; a lapsed claim (a dispatcher killed mid-send) is taken again', async () => {
     const { id } = await paidOrder('9.00');
     await drain();
