@@ -320,9 +320,7 @@ disputes
   .option('--by <name>', 'who decided (kept with the dispute)', 'cli')
   .action(async (id: string, options: { note: string; by: string }) => {
     const c = config();
-    const note = options.note.trim();
-    if (note === '' || note.length > 512) return fail('--note: must be 1 to 512 characters');
-    if (hasCardNumber(note)) return fail(`--note: ${NO_CARD_NUMBER}`);
+    const note = noteOf(options.note);
     const actor = cliActor(options.by);
     const outcome = await withStore(c, (store) => store.disputes.lose(id, { actor, note }));
     if (isDispute(outcome)) return print({ dispute: disputeView(outcome) });
@@ -394,9 +392,7 @@ unmatched
   .option('--by <name>', 'who decided (kept with the money)', 'cli')
   .action(async (id: string, options: { note: string; by: string }) => {
     const c = config();
-    const note = options.note.trim();
-    if (note === '' || note.length > 512) return fail('--note: must be 1 to 512 characters');
-    if (hasCardNumber(note)) return fail(`--note: ${NO_CARD_NUMBER}`);
+    const note = noteOf(options.note);
     const actor = cliActor(options.by);
     const outcome = await withStore(c, (store) => resolveMoney({ store }, id, note, actor));
     switch (outcome.kind) {
@@ -536,6 +532,14 @@ function systemUser(): string {
   } catch {
     return 'cli';
   }
+}
+
+/** `--note`: kept with the decision, so 1 to 512 characters (trimmed) and free of card numbers. */
+function noteOf(text: string): string {
+  const note = text.trim();
+  if (note === '' || note.length > 512) fail('--note: must be 1 to 512 characters');
+  if (hasCardNumber(note)) fail(`--note: ${NO_CARD_NUMBER}`);
+  return note;
 }
 
 /** `--limit`: a whole number from 1 to 1000. */
