@@ -4,6 +4,7 @@ import { documentProblems, responseChecker } from '../../support/api-document.js
 import { event, poster, stateOf, storedSecret, wire } from '../../support/events.js';
 import { card } from '../../support/gateway.js';
 import { OPS_TOKEN, startTestKit, type TestKit } from '../../support/kit.js';
+import { keepStraySale } from '../../support/unmatched.js';
 
 /**
  * issue, part 4: the kit's answers are what its document says. Real requests to a running kit (its
@@ -243,20 +244,12 @@ describe('merchant API: real answers match GET /openapi.json', function () {
   it('gateway money with no order: the list, attach and resolve (200, 401, 404, 409, 422), and the report beside it', async () => {
     const keep = async (id: string, reference: string | null, currency = 'EUR') =>
       (
-        await t.kit.store.unmatched.keep({
-          transaction: {
-            id,
-            relatedId: null,
-            type: 'sale',
-            status: 'captured',
-            amountMinor: 500,
-            currency,
-            refundedMinor: 0,
-            reference,
-          },
-          source: 'webhook',
+        await keepStraySale(t, {
+          id,
+          amountMinor: 500,
           sourceId: `evt_doc_${id}`,
-          orderId: null,
+          currency,
+          reference,
         })
       ).money.id;
     const stamp = Date.now();

@@ -6,6 +6,7 @@ import { referenceSettled } from '../../support/events.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
 import { getOrder, OPS_TOKEN, startSiblingKit, startTestKit, type TestKit } from '../../support/kit.js';
 import { ADMIN_URL, exitWithin, freePort, start } from '../../support/process.js';
+import { keepStraySale } from '../../support/unmatched.js';
 
 /**
  * Issue, part 2, through HTTP against a running kit: named operators with roles. Each role is allowed
@@ -67,23 +68,7 @@ describe('merchant: operators with names and roles (issue, part 2)', function ()
     return id;
   };
   const keepMoney = async (id: string) =>
-    (
-      await t.kit.store.unmatched.keep({
-        transaction: {
-          id,
-          relatedId: null,
-          type: 'sale',
-          status: 'captured',
-          amountMinor: 300,
-          currency: 'EUR',
-          refundedMinor: 0,
-          reference: null,
-        },
-        source: 'webhook',
-        sourceId: `evt_roles_${id}`,
-        orderId: null,
-      })
-    ).money.id;
+    (await keepStraySale(t, { id, amountMinor: 300, sourceId: `evt_roles_${id}` })).money.id;
   const day = new Date().toISOString().slice(0, 10);
   const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
 

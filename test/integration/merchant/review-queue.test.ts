@@ -6,6 +6,7 @@ import { AUDIT_COLUMNS } from '../../../src/merchant/reports/audit.js';
 import { referenceSettled } from '../../support/events.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
 import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
+import { keepStraySale } from '../../support/unmatched.js';
 
 /**
  * Issue, part 3, through HTTP against a running kit: the review queue (GET /orders with its filters,
@@ -183,19 +184,12 @@ describe('merchant: the review queue (issue, part 3)', function () {
 
   it('an amount that differs, resolved: the next poll of the same payment does not flag the order again', async () => {
     const order = await create('12.34');
-    const kept = await t.kit.store.unmatched.keep({
-      transaction: {
-        id: '900800001',
-        relatedId: null,
-        type: 'sale',
-        status: 'captured',
-        amountMinor: 500,
-        currency: 'EUR',
-        refundedMinor: 0,
-        reference: order.reference,
-      },
-      source: 'webhook',
+    const kept = await keepStraySale(t, {
+      id: '900800001',
+      amountMinor: 500,
       sourceId: 'evt_review_poll',
+      currency: 'EUR',
+      reference: order.reference,
       orderId: order.id,
     });
     const attached = await t.call('POST', `/unmatched-money/${kept.money.id}/attach`, {
@@ -288,36 +282,18 @@ describe('merchant: the audit export (issue, part 2)', function () {
     });
     await ok(`/orders/${flagged}/review`, tokens.fran!, { resolution: 'false_alarm', note: 'nothing wrong' });
 
-    const money = await t.kit.store.unmatched.keep({
-      transaction: {
-        id: '900900001',
-        relatedId: null,
-        type: 'sale',
-        status: 'captured',
-        amountMinor: 300,
-        currency: 'EUR',
-        refundedMinor: 0,
-        reference: null,
-      },
-      source: 'webhook',
+    const money = await keepStraySale(t, {
+      id: '900900001',
+      amountMinor: 300,
       sourceId: 'evt_audit_1',
-      orderId: null,
+      currency: 'EUR',
     });
     await ok(`/unmatched-money/${money.money.id}/resolve`, tokens.fran!, { note: 'a test payment' });
-    const more = await t.kit.store.unmatched.keep({
-      transaction: {
-        id: '900900002',
-        relatedId: null,
-        type: 'sale',
-        status: 'captured',
-        amountMinor: 300,
-        currency: 'EUR',
-        refundedMinor: 0,
-        reference: null,
-      },
-      source: 'webhook',
+    const more = await keepStraySale(t, {
+      id: '900900002',
+      amountMinor: 300,
       sourceId: 'evt_audit_2',
-      orderId: null,
+      currency: 'EUR',
     });
     const owner = (await t.call('POST', '/orders', { body: { amount: '3.00', currency: 'EUR' } })).body.data
       .order.id as string;

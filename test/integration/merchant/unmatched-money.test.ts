@@ -15,6 +15,7 @@ import {
 } from '../../support/events.js';
 import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
 import { ADMIN_URL, exitWithin, freePort, lines, start, waitFor } from '../../support/process.js';
+import { keepStraySale } from '../../support/unmatched.js';
 
 /**
  * issue 19, part 1: gateway money with no order. A signed event naming money that no attempt of the
@@ -573,23 +574,7 @@ describe('merchant: the CLI for gateway money with no order', function () {
     return { code, out: p.stdout(), err: p.stderr() };
   };
   const keep = async (id: string) =>
-    (
-      await t.kit.store.unmatched.keep({
-        transaction: {
-          id,
-          relatedId: null,
-          type: 'sale',
-          status: 'captured',
-          amountMinor: 200,
-          currency: 'EUR',
-          refundedMinor: 0,
-          reference: null,
-        },
-        source: 'webhook',
-        sourceId: `evt_cli_${id}`,
-        orderId: null,
-      })
-    ).money.id;
+    (await keepStraySale(t, { id, amountMinor: 200, sourceId: `evt_cli_${id}` })).money.id;
 
   it('list, attach and resolve: JSON on stdout, exit 0; a bad input is one line naming it, exit 1', async () => {
     const [one, two] = [await keep('900300001'), await keep('900300002')];
