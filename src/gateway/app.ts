@@ -24,6 +24,7 @@ import { expireDueSessions } from './lifecycle/session-moves.js';
 import { deriveSandboxKeys, randomSandboxKeys } from './persistence/keys.js';
 import { StateFile } from './persistence/state-file.js';
 import { apiKeyRoutes } from './routes/api-key.js';
+import { paymentInstrumentRoutes } from './routes/payment-instruments.js';
 import { paymentMethodRoutes } from './routes/payment-methods.js';
 import { paymentSessionRoutes } from './routes/payment-sessions.js';
 import { sandboxControlRoutes } from './routes/sandbox-controls.js';
@@ -198,6 +199,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   threeDsRoutes(api, deps, baseUrlOf);
   paymentSessionRoutes(api, deps, baseUrlOf);
   paymentMethodRoutes(api, deps);
+  paymentInstrumentRoutes(api, deps);
   webhookRoutes(api, deps);
   apiKeyRoutes(api, deps);
 

@@ -19,4 +19,24 @@ export const TEST_CARDS = [
   '4000000000003089',
   '4000000000003055',
   ...DECLINING_CARDS,
+  '4000000000000341',
 ] as const;
+
+/** sandbox.md section 4: approved when paid with, declined with ERR_CARD_DO_NOT_HONOR once saved and paid by token. */
+export const DECLINES_ONCE_SAVED = '4000000000000341';
+
+/** `prefix` padded with zeros to `length - 1` digits, then the Luhn check digit: a valid number of any brand. */
+export function luhnNumber(prefix: string, length = 16): string {
+  const body = prefix.padEnd(length - 1, '0');
+  let sum = 0;
+  for (let i = 0; i < body.length; i++) {
+    // From the right, the check digit will be position 0: the body's last digit is doubled.
+    let digit = Number(body[body.length - 1 - i]);
+    if (i % 2 === 0) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return `${body}${(10 - (sum % 10)) % 10}`;
+}

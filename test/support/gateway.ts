@@ -226,4 +226,4 @@ export function transactionBody(overrides: Record<string, unknown> = {}) {
   };
 }
 
-export { DECLINING_CARDS, TEST_CARDS } from './cards.js';
+export { DECLINES_ONCE_SAVED, DECLINING_CARDS, luhnNumber, TEST_CARDS } from './cards.js';

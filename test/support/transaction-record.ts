@@ -25,6 +25,7 @@ export function transactionRecord(overrides: Partial<Transaction> = {}): Transac
     acquirerRefNum: 'n',
     ipAddress: '127.0.0.1',
     captureBefore: null,
+    vaultToken: null,
     createdAt: RECORD_TIME,
     updatedAt: RECORD_TIME,
     ...overrides,

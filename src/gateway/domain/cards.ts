@@ -32,14 +32,19 @@ export type IssuerOutcome =
   | { kind: 'requires_3ds' }
   | { kind: 'decline'; code: string; doNotRetryAfter: boolean };
 
+/** What the issuer can answer a payment made with a vault token: no 3DS is asked then (sandbox.md section 11). */
+export type TokenIssuerOutcome = Exclude<IssuerOutcome, { kind: 'requires_3ds' }>;
+
 interface TestCard {
   threeDs: ThreeDsScenario;
   issuer: IssuerOutcome;
+  /** Payments with the card's vault token, when they differ from `issuer` (sandbox.md section 4, 0341). */
+  withToken?: TokenIssuerOutcome;
 }
 
 const frictionless: ThreeDsScenario = { kind: 'frictionless', eci: '05' };
-const approve: IssuerOutcome = { kind: 'approve' };
-const decline = (code: string, doNotRetryAfter = false): IssuerOutcome => ({
+const approve: TokenIssuerOutcome = { kind: 'approve' };
+const decline = (code: string, doNotRetryAfter = false): TokenIssuerOutcome => ({
   kind: 'decline',
   code,
   doNotRetryAfter,
@@ -60,11 +65,39 @@ const TEST_CARDS: Readonly<Record<string, TestCard>> = {
   '4000000000000259': { threeDs: frictionless, issuer: decline('ERR_CARD_ISSUER_UNAVAILABLE') },
   '4100000000000019': { threeDs: frictionless, issuer: decline('ERR_CARD_FRAUD_SUSPECTED', true) },
   '4000000000009987': { threeDs: frictionless, issuer: decline('ERR_CARD_LOST_OR_STOLEN', true) },
+  '4000000000000341': {
+    threeDs: frictionless,
+    issuer: approve,
+    withToken: decline('ERR_CARD_DO_NOT_HONOR'),
+  },
 };
 
 /** Any other Luhn-valid number: frictionless and approved. */
 export function testCard(number: string): TestCard {
   return TEST_CARDS[number] ?? { threeDs: frictionless, issuer: approve };
+}
+
+/**
+ * How the issuer answers every payment made with the vault token of a saved card. Decided when the card
+ * is saved, since its number is not kept: the card's own outcome, except that the saving payment's
+ * 3D Secure stands for later ones (sandbox.md section 11), and the 0341 card declines from then on.
+ */
+export function tokenIssuerOutcome(number: string): TokenIssuerOutcome {
+  const card = testCard(number);
+  if (card.withToken) return card.withToken;
+  return card.issuer.kind === 'requires_3ds' ? approve : card.issuer;
+}
+
+export type CardBrand = 'visa' | 'mastercard' | 'amex' | 'other';
+
+/** sandbox.md section 11: the brand an instrument shows, from the number's first digits. */
+export function cardBrand(number: string): CardBrand {
+  if (number.startsWith('4')) return 'visa';
+  const two = Number(number.slice(0, 2));
+  const four = Number(number.slice(0, 4));
+  if ((two >= 51 && two <= 55) || (four >= 2221 && four <= 2720)) return 'mastercard';
+  if (two === 34 || two === 37) return 'amex';
+  return 'other';
 }
 
 export const DECLINE_MESSAGES: Readonly<Record<string, string>> = {

@@ -1,5 +1,6 @@
 import type { CurrencyCode } from '../../shared/money.js';
-import { DECLINE_MESSAGES, testCard } from './cards.js';
+import { DECLINE_MESSAGES, type IssuerOutcome, testCard } from './cards.js';
+import { instrumentExpired, type PaymentInstrument } from './instruments.js';
 import {
   amountRefusal,
   type CardFacts,
@@ -26,13 +27,21 @@ export interface InitiationFacts {
   /** Exactly one of `card` and `vaultToken` is sent (the request schema sees to that). */
   card?: CardFacts;
   vaultToken?: string;
+  /**
+   * With `vaultToken`: the instrument it names, when the merchant may pay with it (its own, active;
+   * `usableInstrument`). Absent: the token is unknown, revoked or another merchant's.
+   */
+  instrument?: InstrumentFacts;
   customerEmail?: string;
   /** The check of the 3DS record named by `card_verification_data`; absent when none is named. */
   verification?: VerificationCheck;
-  /** Until when an earlier decline bars these card details, if one did. */
+  /** Until when an earlier decline bars these card details (or the instrument's card), if one did. */
   doNotRetryUntil?: number;
   now: number;
 }
+
+/** What the rules read of a saved card: its expiry, and how its issuer answers token payments. */
+export type InstrumentFacts = Pick<PaymentInstrument, 'expMonth' | 'expYear' | 'issuerOnReuse'>;
 
 /** What a refusal still records: a transaction in this status, announced by this event. */
 export interface RefusedRecord {
@@ -69,26 +78,25 @@ const decline = (code: string, message: string, record?: RefusedRecord) =>
   refuse({ status: 400, code, message }, record);
 
 /**
- * Decides a new sale or auth (sandbox.md sections 3 to 6), in this order: currency, platform maximum,
- * duplicate reference, vault token, Luhn, expiry, risk rule, 3DS, do-not-retry, issuer decline. The
- * risk rule (cancelled), the do-not-retry bar and issuer declines (failed) record the transaction;
- * every other refusal records nothing.
+ * Decides a new sale or auth (sandbox.md sections 3 to 6 and 11), in this order: currency, platform
+ * maximum, duplicate reference, vault token, Luhn, expiry (the card's, or the saved card's), risk
+ * rule, 3DS (cards only), do-not-retry, issuer decline. The risk rule (cancelled), the do-not-retry
+ * bar and issuer declines (failed) record the transaction; every other refusal records nothing.
  */
 export function planInitiation(f: InitiationFacts): InitiationPlan {
   const early =
     amountRefusal(f.merchantCurrencies, f.amount, f.currency) ?? duplicateRefusal(f.referenceHeldBy);
   if (early) return refuse(early);
-  // No endpoint of gateway-api.md creates payment instruments, so no vault token can be recognised.
-  if (f.vaultToken !== undefined || f.card === undefined)
-    return decline('ERR_INVALID_CARD_TOKEN', 'The vault token is not recognised.');
-  const cardProblem = cardRefusal(f.card, f.now);
-  if (cardProblem) return refuse(cardProblem);
+  const source = paymentSource(f);
+  if ('code' in source) return refuse(source);
 
   // sandbox.md section 4: the risk rule blocks, records the transaction cancelled and releases the reference.
   if (f.customerEmail?.toLowerCase().endsWith('@risk.test'))
     return decline('ERR_RISK_REJECTED', 'The payment was blocked by risk rules.', CANCELLED);
-  const { issuer } = testCard(f.card.number);
-  if (f.verification !== undefined) {
+  const { issuer } = source;
+  // Section 11: a vault token asks no 3DS (the saving payment was authenticated); its
+  // card_verification_data is ignored, so only a card payment reads the verification.
+  if (f.card !== undefined && f.verification !== undefined) {
     if (!f.verification.ok) return decline(f.verification.code, f.verification.message);
   } else if (issuer.kind === 'requires_3ds') {
     return decline(
@@ -105,4 +113,19 @@ export function planInitiation(f: InitiationFacts): InitiationPlan {
   return f.type === 'sale'
     ? { ok: true, status: 'captured', event: 'transaction.captured', message: 'Payment captured.' }
     : { ok: true, status: 'auth', event: 'transaction.pending', message: 'Payment authorised.' };
+}
+
+/**
+ * What pays: a card that passes Luhn and is not expired, or a vault token naming a usable instrument
+ * that is not expired by the sandbox clock. With it, how the issuer will answer.
+ */
+function paymentSource(f: InitiationFacts): Refusal | { issuer: IssuerOutcome } {
+  if (f.vaultToken !== undefined || f.card === undefined) {
+    if (f.instrument === undefined)
+      return { status: 400, code: 'ERR_INVALID_CARD_TOKEN', message: 'The vault token is not recognised.' };
+    if (instrumentExpired(f.instrument, f.now))
+      return { status: 400, code: 'ERR_EXPIRED_CARD', message: 'The saved card has expired.' };
+    return { issuer: f.instrument.issuerOnReuse };
+  }
+  return cardRefusal(f.card, f.now) ?? { issuer: testCard(f.card.number).issuer };
 }

@@ -41,6 +41,11 @@ export interface Transaction {
   ipAddress: string;
   /** An approved auth's deadline for capture or void (auth-lifetime.ts), kept for its life; else null. */
   captureBefore: number | null;
+  /**
+   * A sale or auth made with a card it saved, or with a vault token: that instrument's token
+   * (sandbox.md section 11); null on every other record, as `captureBefore` is on all but auths.
+   */
+  vaultToken: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -67,6 +72,7 @@ export function transactionView(t: Transaction) {
     acquirer_ref_num: t.acquirerRefNum,
     ip_address: t.ipAddress,
     capture_before: isoMicrosOrNull(t.captureBefore), // sandbox.md section 11
+    vault_token: t.vaultToken, // sandbox.md section 11
     created_at: isoMicros(t.createdAt),
     updated_at: isoMicros(t.updatedAt),
   };
@@ -116,6 +122,7 @@ function child(
     refundedAmount: 0,
     chargebackAmount: 0,
     captureBefore: null, // the auth's alone
+    vaultToken: null, // the payment's alone, as the instrument it saved or used
     description: reason ?? parent.description,
     statusReason: null,
     acquirerTransId: seed.acquirerTransId,

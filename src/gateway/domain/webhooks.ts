@@ -182,6 +182,8 @@ export function eventPayload(id: string, type: EventType, t: Transaction, provid
         chargeback_amount: t.chargebackAmount, // sandbox.md section 11
         // The record carries it (section 11), the payload too: a receiver tells a lapse from a risk block.
         capture_before: isoMicrosOrNull(t.captureBefore),
+        // The record carries it (section 11): a receiver that missed the answer learns the saved card's token.
+        vault_token: t.vaultToken,
       },
     },
   };

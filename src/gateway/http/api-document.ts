@@ -8,6 +8,7 @@ import {
   jsonAnswer,
 } from '../../shared/api-document.js';
 import { ACTIONS } from '../hosted/checkout-page.js';
+import { listQuery as instrumentListQuery } from '../routes/payment-instruments.js';
 import { query as paymentMethodsQuery } from '../routes/payment-methods.js';
 import { createSchema as createSessionSchema } from '../routes/payment-sessions.js';
 import { advanceSchema, chargebackSchema, outageSchema, settleSchema } from '../routes/sandbox-controls.js';
@@ -23,6 +24,8 @@ import {
   eventListSchema,
   eventRowSchema,
   failure,
+  instrumentListSchema,
+  instrumentSchema,
   paymentMethodsSchema,
   pingSchema,
   sessionAnswerSchema,
@@ -100,6 +103,7 @@ const partnerMerchant = '`ERR_AUTH_FAILED`: a partner key without a linked `merc
 const transactionPath = z.object({ id: z.string().meta({ description: 'The transaction id.' }) });
 const sessionPath = z.object({ sessionId: z.string().meta({ description: '`ps_...`' }) });
 const eventPath = z.object({ eventId: z.string().meta({ description: '`evt_...`' }) });
+const instrumentPath = z.object({ vaultToken: z.string().meta({ description: '`vt_...`' }) });
 const merchantQuery = z.object({
   merchant_id: z
     .string()
@@ -262,6 +266,11 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
   tags: [
     { name: 'Card verification', description: '3D Secure.' },
     { name: 'Transactions', description: 'Sale and auth, then capture, refund and void.' },
+    {
+      name: 'Payment instruments',
+      description:
+        'Cards on file: saved by an approved payment with `save_payment_instrument`, paid with by `vault_token` (sandbox.md section 11).',
+    },
     { name: 'Payment sessions', description: 'Hosted redirect payments, and the methods on offer.' },
     {
       name: 'Webhooks',
@@ -335,7 +344,7 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
       operationId: 'createTransaction',
       summary: 'Pay: a sale or an auth',
       description:
-        'A sale is captured at once, an auth waits for a capture. Cards that need 3D Secure send `card_verification_data.id`. Partner keys name a linked `merchant_id`.',
+        'A sale is captured at once, an auth waits for a capture. Cards that need 3D Secure send `card_verification_data.id`. Partner keys name a linked `merchant_id`. With `save_payment_instrument` (and `customer.merchant_customer_id`) an approved payment keeps its card and carries `vault_token`; the same card for the same customer keeps its token. Paying with `vault_token` instead of `card` asks no 3D Secure (`card_verification_data` is ignored) and is answered as the saved card is.',
       tags: ['Transactions'],
       security: KEY,
       requestBody: json(initiateSchema, {
@@ -349,7 +358,7 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
       responses: {
         200: answer('Approved: the transaction (`captured` or `auth`).', success(transactionSchema)),
         400: answer(
-          "Declined or refused, no funds moved. Issuer declines, `ERR_DO_NOT_RETRY` and `ERR_RISK_REJECTED` record the transaction (`data`, `failed` or `cancelled`); the others record nothing (`data` null). Also `ERR_AUTH_FAILED`: a partner's `merchant_id` that is not linked.",
+          "Declined or refused, no funds moved. Issuer declines, `ERR_DO_NOT_RETRY` and `ERR_RISK_REJECTED` record the transaction (`data`, `failed` or `cancelled`); the others record nothing (`data` null). `ERR_INVALID_CARD_TOKEN`: a `vault_token` unknown, revoked or another merchant's; `ERR_EXPIRED_CARD` also for a saved card past its expiry. Also `ERR_AUTH_FAILED`: a partner's `merchant_id` that is not linked.",
           failure(
             [
               ...CARD_DECLINES,
@@ -497,6 +506,42 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
         200: answer('The list.', success(paymentMethodsSchema)),
         400: answer(partnerMerchant, failure(['ERR_AUTH_FAILED'])),
         422: invalid,
+        ...apiAnswers,
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/v1/payment-instruments',
+      operationId: 'listPaymentInstruments',
+      summary: "A customer's cards on file, newest first",
+      description:
+        'Active instruments only (a revoked one is read back by revoking it again). Partner keys name a linked `merchant_id`.',
+      tags: ['Payment instruments'],
+      security: KEY,
+      requestParams: { query: instrumentListQuery },
+      responses: {
+        200: answer('A page of instruments.', success(instrumentListSchema)),
+        400: answer(partnerMerchant, failure(['ERR_AUTH_FAILED'])),
+        422: answer(
+          '`ERR_VALIDATION_FAILED`: no `merchant_customer_id`, or a bad `per_page` or `page`.',
+          failure(['ERR_VALIDATION_FAILED']),
+        ),
+        ...apiAnswers,
+      },
+    },
+    {
+      method: 'delete',
+      path: '/api/v1/payment-instruments/{vaultToken}',
+      operationId: 'revokePaymentInstrument',
+      summary: 'Revoke a card on file',
+      description:
+        'The token pays no more (`ERR_INVALID_CARD_TOKEN`). Revoking again answers the same record, `revoked_at` unchanged. Saving the card again gives it a new token.',
+      tags: ['Payment instruments'],
+      security: KEY,
+      requestParams: { path: instrumentPath },
+      responses: {
+        200: answer('The instrument, `revoked`.', success(instrumentSchema)),
+        ...notFound('instrument'),
         ...apiAnswers,
       },
     },

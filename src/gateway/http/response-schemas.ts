@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { enumOf } from '../../shared/api-document.js';
+import type { CardBrand } from '../domain/cards.js';
+import type { InstrumentStatus } from '../domain/instruments.js';
 import type { SessionStatus } from '../domain/sessions.js';
 import type { VerificationStatus } from '../domain/three-ds.js';
 import type { TransactionStatus, TransactionType } from '../domain/transactions.js';
@@ -19,6 +21,8 @@ import {
 const timestamp = z.iso.datetime().meta({ description: 'ISO 8601 UTC with microseconds.' });
 const minor = z.number().int().meta({ description: 'Minor units.' });
 const id = z.number().int();
+
+const vaultToken = z.string().meta({ description: '`vt_...`' });
 
 export const transactionSchema = z
   .object({
@@ -63,6 +67,10 @@ export const transactionSchema = z
     capture_before: timestamp.nullable().meta({
       description:
         'An auth: when it lapses if neither captured nor voided (kept for its life). null on every other record (sandbox.md section 11: a gateway without it omits it).',
+    }),
+    vault_token: vaultToken.nullable().meta({
+      description:
+        'A sale or auth that saved its card (`save_payment_instrument`), or was paid with a vault token: that payment instrument. null on every other record (sandbox.md section 11: a gateway without it omits it).',
     }),
     created_at: timestamp,
     updated_at: timestamp,
@@ -255,6 +263,10 @@ export const eventPayloadSchema = z
         capture_before: timestamp.nullable().meta({
           description: 'An auth: when it lapses; null on every other record (sandbox.md section 11).',
         }),
+        vault_token: vaultToken.nullable().meta({
+          description:
+            'The payment instrument a sale or auth saved or was paid with; null on every other record (sandbox.md section 11).',
+        }),
       }),
     }),
   })
@@ -264,14 +276,41 @@ export const eventDetailSchema = z
   .object({ ...eventFields, payload: eventPayloadSchema, delivery_attempts: z.array(attemptSchema) })
   .meta({ id: 'WebhookEvent' });
 
-export const eventListSchema = z.object({
-  events: z.array(eventRowSchema),
-  pagination: z.object({
+/** Every list's page (http/pagination.ts). */
+const paginationSchema = z
+  .object({
     current_page: z.number().int(),
     last_page: z.number().int(),
     per_page: z.number().int(),
     total: z.number().int(),
-  }),
+  })
+  .meta({ id: 'Pagination' });
+
+export const eventListSchema = z.object({
+  events: z.array(eventRowSchema),
+  pagination: paginationSchema,
+});
+
+/** sandbox.md section 11: a card on file. Never the card number, its CVV or anything derived from them but `last4`. */
+export const instrumentSchema = z
+  .object({
+    vault_token: vaultToken.meta({ description: '`vt_...`: send it as `vault_token` to pay with the card.' }),
+    merchant_id: id,
+    merchant_customer_id: z.string(),
+    brand: enumOf<CardBrand>({ visa: true, mastercard: true, amex: true, other: true }),
+    last4: z.string().regex(/^\d{4}$/),
+    exp_month: z.number().int().min(1).max(12),
+    exp_year: z.number().int(),
+    name: z.string().nullable().meta({ description: "The card's `name`, null when none was sent." }),
+    status: enumOf<InstrumentStatus>({ active: true, revoked: true }),
+    created_at: timestamp,
+    revoked_at: timestamp.nullable(),
+  })
+  .meta({ id: 'PaymentInstrument' });
+
+export const instrumentListSchema = z.object({
+  payment_instruments: z.array(instrumentSchema).meta({ description: 'Active ones, newest first.' }),
+  pagination: paginationSchema,
 });
 
 export const tickReportSchema = z

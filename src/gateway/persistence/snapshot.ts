@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type CurrencyCode, isCurrencyCode } from '../../shared/money.js';
 import { captureDeadline } from '../domain/auth-lifetime.js';
 import type { IdempotencyRecord } from '../domain/idempotency.js';
+import type { PaymentInstrument } from '../domain/instruments.js';
 import type { PaymentSession } from '../domain/sessions.js';
 import type { Verification } from '../domain/three-ds.js';
 import type { Transaction } from '../domain/transactions.js';
@@ -11,7 +12,7 @@ import type { GatewayState, IdCounters, ReferenceHolder } from '../state/gateway
 /**
  * The sandbox's state as plain JSON, and back: pure code, no I/O (the file is state-file.ts's).
  *
- * Kept: every record, index and id counter, the webhook endpoints with their sealed secrets, events
+ * Kept: every record (payment instruments included), index and id counter, the webhook endpoints with their sealed secrets, events
  * with their attempts, schedule and queued replays, outages, completed idempotency records, and the
  * clock's last reading. Not kept, on purpose: the rate windows (API, hosted pages, pings, replays) and
  * injected latency. They are short-lived limits and fault injection: a restart starts them afresh, as
@@ -33,6 +34,8 @@ export interface SandboxSnapshot {
   references: [number, [string, ReferenceHolder][]][];
   doNotRetry: [string, number][];
   cardholders: [string, number][];
+  /** In creation order: lists show them newest first. The index by card is rebuilt from them. */
+  instruments: PaymentInstrument[];
   sessions: PaymentSession[];
   sessionByTransaction: [number, string][];
   /** In creation order: the order they expire in. */
@@ -57,6 +60,7 @@ export function snapshot(state: GatewayState, o: { now: number; keyId: string })
     references: [...state.references].map(([merchantId, refs]) => [merchantId, [...refs]]),
     doNotRetry: [...state.doNotRetry],
     cardholders: [...state.cardholders],
+    instruments: [...state.instruments.records.values()],
     sessions: [...state.sessions.values()],
     sessionByTransaction: [...state.sessionByTransaction],
     openSessions: [...state.openSessions],
@@ -83,7 +87,10 @@ const nullableString = z.string().nullable();
  * A transaction as a file holds it. Fields added after the format's version 1 may be missing from an
  * older file: it is read and filled in as the record would have had them, not refused.
  */
-type StoredTransaction = Omit<Transaction, 'captureBefore'> & { captureBefore?: number | null };
+type StoredTransaction = Omit<Transaction, 'captureBefore' | 'vaultToken'> & {
+  captureBefore?: number | null;
+  vaultToken?: string | null;
+};
 
 const transactionSchema: z.ZodType<StoredTransaction> = z
   .strictObject({
@@ -115,6 +122,7 @@ const transactionSchema: z.ZodType<StoredTransaction> = z
     acquirerRefNum: z.string(),
     ipAddress: z.string(),
     captureBefore: ms.nullable().optional(),
+    vaultToken: z.string().nullable().optional(),
     createdAt: ms,
     updatedAt: ms,
   })
@@ -125,11 +133,15 @@ const transactionSchema: z.ZodType<StoredTransaction> = z
       t.chargebackAmount ?? (t.status === 'chargeback' ? t.capturedAmount - t.refundedAmount : 0),
   }));
 
-/** An older file's auth gets the deadline the seed's lifetime gives it, so that it too can lapse. */
+/**
+ * An older file's auth gets the deadline the seed's lifetime gives it, so that it too can lapse; its
+ * records had no instruments, so none carries a vault token.
+ */
 function withDeadline(t: StoredTransaction, authLifetimeMs: number): Transaction {
   return {
     ...t,
     captureBefore: t.captureBefore !== undefined ? t.captureBefore : captureDeadline(t, authLifetimeMs),
+    vaultToken: t.vaultToken ?? null,
   };
 }
 
@@ -148,6 +160,25 @@ const verificationSchema: z.ZodType<Verification> = z.strictObject({
   authUrl: z.string(),
   createdAt: ms,
   updatedAt: ms,
+});
+
+const instrumentSchema: z.ZodType<PaymentInstrument> = z.strictObject({
+  vaultToken: z.string().startsWith('vt_'),
+  merchantId: id,
+  merchantCustomerId: z.string(),
+  brand: z.enum(['visa', 'mastercard', 'amex', 'other']),
+  last4: z.string().regex(/^\d{4}$/),
+  expMonth: z.number().int().min(1).max(12),
+  expYear: z.number().int(),
+  name: nullableString,
+  status: z.enum(['active', 'revoked']),
+  fingerprint: z.string(),
+  issuerOnReuse: z.union([
+    z.strictObject({ kind: z.literal('approve') }),
+    z.strictObject({ kind: z.literal('decline'), code: z.string(), doNotRetryAfter: z.boolean() }),
+  ]),
+  createdAt: ms,
+  revokedAt: ms.nullable(),
 });
 
 const sessionSchema: z.ZodType<PaymentSession> = z.strictObject({
@@ -235,8 +266,12 @@ const idempotencySchema: z.ZodType<IdempotencyRecord> = z.strictObject({
   response: z.strictObject({ status: z.number().int(), body: z.unknown() }),
 });
 
-/** What a file holds: the snapshot, with transactions as older files may have them. */
-type StoredSnapshot = Omit<SandboxSnapshot, 'transactions'> & { transactions: StoredTransaction[] };
+/** What a file holds: the snapshot, with transactions and instruments as older files may have them. */
+type StoredSnapshot = Omit<SandboxSnapshot, 'transactions' | 'instruments'> & {
+  transactions: StoredTransaction[];
+  /** Absent from a file written before payment instruments existed. */
+  instruments?: PaymentInstrument[];
+};
 
 const snapshotSchema: z.ZodType<StoredSnapshot> = z.strictObject({
   version: z.literal(SNAPSHOT_VERSION),
@@ -249,6 +284,7 @@ const snapshotSchema: z.ZodType<StoredSnapshot> = z.strictObject({
   ),
   doNotRetry: z.array(z.tuple([z.string(), ms])),
   cardholders: z.array(z.tuple([z.string(), id])),
+  instruments: z.array(instrumentSchema).optional(),
   sessions: z.array(sessionSchema),
   sessionByTransaction: z.array(z.tuple([id, z.string()])),
   openSessions: z.array(z.string()),
@@ -296,6 +332,7 @@ export function restore(json: unknown, state: GatewayState, o: { keyId: string }
   for (const [merchantId, refs] of s.references) state.references.set(merchantId, new Map(refs));
   for (const [k, until] of s.doNotRetry) state.doNotRetry.set(k, until);
   for (const [k, cardholderId] of s.cardholders) state.cardholders.set(k, cardholderId);
+  for (const i of s.instruments ?? []) state.instruments.save(i);
   for (const session of s.sessions) state.sessions.set(session.id, session);
   for (const [transactionId, sessionId] of s.sessionByTransaction)
     state.sessionByTransaction.set(transactionId, sessionId);
@@ -344,6 +381,7 @@ function checkReferences(s: StoredSnapshot): void {
   unique('webhookEndpoints (merchants)', ids(s.webhookEndpoints, 'merchantId'));
   unique('webhookEvents', ids(s.webhookEvents, 'id'));
   unique('openSessions', s.openSessions);
+  const instruments = unique('instruments', ids(s.instruments ?? [], 'vaultToken'));
   const need = (ok: boolean, message: string) => {
     if (!ok) throw new SnapshotError(message);
   };
@@ -351,6 +389,11 @@ function checkReferences(s: StoredSnapshot): void {
     need(
       t.relatedId === null || transactions.has(t.relatedId),
       `transactions: ${t.id} relates to a missing transaction`,
+    );
+  for (const t of s.transactions)
+    need(
+      t.vaultToken == null || instruments.has(t.vaultToken),
+      `transactions: ${t.id} names a missing payment instrument`,
     );
   for (const x of s.sessions)
     need(transactions.has(x.transactionId), `sessions: ${x.id} has a missing transaction`);

@@ -122,6 +122,7 @@ export function paymentSessionRoutes(
       // Rule 4: the customer's device IP when sent, else the calling server's.
       ipAddress: body.customer?.ip_address ?? ctx.ip,
       captureBefore: null, // a session's payment is a sale
+      vaultToken: null, // and takes no card
       createdAt: now,
       updatedAt: now,
     };

@@ -5,6 +5,7 @@ import { formatMinor, parseMajor } from '../../shared/money.js';
 import type { GatewayDeps } from '../deps.js';
 import { captureDeadline } from '../domain/auth-lifetime.js';
 import { planInitiation } from '../domain/initiation.js';
+import { usableInstrument } from '../domain/instruments.js';
 import { checkVerification } from '../domain/three-ds.js';
 import {
   type ChildSeed,
@@ -43,6 +44,10 @@ export const initiateSchema = z
     transaction_type: z.enum(['sale', 'auth'], { message: 'must be sale or auth' }),
     card: cardSchema.optional(),
     vault_token: z.string().min(1).max(255).optional(),
+    save_payment_instrument: z.boolean({ message: 'must be a boolean' }).optional().meta({
+      description:
+        'With a card and `customer.merchant_customer_id`: keep the card when the payment is approved; the record then carries `vault_token` (sandbox.md section 11).',
+    }),
     reference: z.string({ message: 'is required' }).min(1, 'is required').max(255),
     description: z.string().max(1024).optional(),
     merchant_id: merchantIdField,
@@ -60,6 +65,23 @@ export const initiateSchema = z
         code: 'custom',
         path: ['card'],
         message: 'exactly one of card and vault_token is required',
+      });
+    }
+    if (body.save_payment_instrument !== true) return;
+    // sandbox.md section 11: a card is kept for a customer, named by the merchant's own id for them.
+    if (!body.customer?.merchant_customer_id) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['customer', 'merchant_customer_id'],
+        message: 'is required with save_payment_instrument',
+      });
+    }
+    // Saving takes a card: a vault token names an instrument kept already, and asking again is a mistake.
+    if (body.vault_token !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['save_payment_instrument'],
+        message: 'saves a card: a vault_token is saved already',
       });
     }
   })
@@ -80,8 +102,14 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
     const currency = body.currency as Transaction['currency'];
     const now = clock.now();
     const { card } = body;
-    // Undefined only with a vault token, which the rules refuse before anything is recorded.
-    const fingerprint = card && state.fingerprint(card.number);
+    // sandbox.md section 11: a token the merchant may not use is as unknown as a token never issued.
+    const instrument =
+      body.vault_token === undefined
+        ? undefined
+        : usableInstrument(state.instruments.get(body.vault_token), merchantId);
+    const cardFingerprint = card && state.fingerprint(card.number);
+    // The saved card's for a token. Undefined only with an unusable token, refused before anything is recorded.
+    const fingerprint = cardFingerprint ?? instrument?.fingerprint;
     const doNotRetryKey = `${merchantId}:${fingerprint}`;
     const verificationId = body.card_verification_data?.id;
 
@@ -93,13 +121,15 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
       referenceHeldBy: state.referenceHeldBy(merchantId, body.reference),
       card: card && cardFacts(card),
       vaultToken: body.vault_token,
+      instrument,
       customerEmail: body.customer?.email,
+      // Section 11: a token payment's card_verification_data is accepted and not looked at.
       verification:
-        verificationId === undefined || fingerprint === undefined
+        verificationId === undefined || cardFingerprint === undefined
           ? undefined
           : checkVerification(
               state.verification(verificationId),
-              { merchantId, cardFingerprint: fingerprint, amount: body.minor, currency },
+              { merchantId, cardFingerprint, amount: body.minor, currency },
               now,
             ),
       doNotRetryUntil: fingerprint === undefined ? undefined : state.doNotRetry.get(doNotRetryKey),
@@ -110,6 +140,7 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
       status: Transaction['status'],
       statusReason: string | null,
       authCode: string,
+      vaultToken: string | null,
     ): Transaction => ({
       id: state.nextTransactionId(),
       relatedId: null,
@@ -133,18 +164,37 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
         { type: body.transaction_type, status, createdAt: now },
         state.authLifetimeMs,
       ),
+      vaultToken,
       createdAt: now,
       updatedAt: now,
     });
+    // A token payment names its instrument whatever the outcome; a card payment only a card it saved.
+    const usedToken = instrument?.vaultToken ?? null;
     if (!plan.ok) {
       if (plan.doNotRetryUntil !== undefined) state.doNotRetry.set(doNotRetryKey, plan.doNotRetryUntil);
       if (!plan.record) throw refused(plan);
-      const t = record(plan.record.status, plan.code, '');
+      const t = record(plan.record.status, plan.code, '', usedToken);
       state.saveTransaction(t);
       deps.emit(plan.record.event, t);
       throw refused(plan, transactionView(t));
     }
-    const approved = record(plan.status, null, randomHex(deps.random, 3).toUpperCase());
+    // Section 11: only an approved payment keeps its card; the schema has made sure a customer is named.
+    const saved =
+      card && body.save_payment_instrument === true
+        ? state.instruments.keep({
+            merchantId,
+            merchantCustomerId: body.customer!.merchant_customer_id!,
+            card: { ...cardFacts(card), name: card.name ?? null },
+            fingerprint: fingerprint!,
+            now,
+          })
+        : null;
+    const approved = record(
+      plan.status,
+      null,
+      randomHex(deps.random, 3).toUpperCase(),
+      saved?.vaultToken ?? usedToken,
+    );
     state.saveTransaction(approved);
     deps.emit(plan.event, approved);
     respond(ctx, transactionView(approved), plan.message);

@@ -19,6 +19,7 @@ import { canSee, principalOf, rateLimited, requireScope, resolveMerchantId } fro
 import { readJsonObject } from '../http/body.js';
 import { respond } from '../http/envelope.js';
 import { ApiError, authFailed, notFound, validationFailed } from '../http/errors.js';
+import { pageOf, pageQuery } from '../http/pagination.js';
 import { merchantIdField } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
 
@@ -64,18 +65,7 @@ export const listQuery = z.object({
     .regex(/^\d{1,15}$/, 'must be an integer')
     .transform(Number)
     .optional(),
-  per_page: z
-    .string()
-    .regex(/^\d+$/, 'must be an integer from 1 to 100')
-    .transform(Number)
-    .pipe(z.number().min(1, 'must be an integer from 1 to 100').max(100, 'must be an integer from 1 to 100'))
-    .optional(),
-  page: z
-    .string()
-    .regex(/^\d+$/, 'must be an integer of 1 or more')
-    .transform(Number)
-    .pipe(z.number().min(1, 'must be an integer of 1 or more'))
-    .optional(),
+  ...pageQuery,
 });
 
 /** gateway-api.md, Webhook management (with sandbox.md section 8). */
@@ -217,21 +207,8 @@ export function webhookRoutes(router: Router, deps: GatewayDeps): void {
           e.createdAt <= to,
       )
       .reverse(); // newest first: events are kept in the order they were recorded
-    const perPage = query.per_page ?? 25;
-    const page = query.page ?? 1;
-    respond(
-      ctx,
-      {
-        events: matching.slice((page - 1) * perPage, page * perPage).map(eventRowView),
-        pagination: {
-          current_page: page,
-          last_page: Math.max(1, Math.ceil(matching.length / perPage)),
-          per_page: perPage,
-          total: matching.length,
-        },
-      },
-      'Webhook events.',
-    );
+    const { items, pagination } = pageOf(matching, query);
+    respond(ctx, { events: items.map(eventRowView), pagination }, 'Webhook events.');
   });
 
   /** An event the key may see, inside the retention window; anything else is 404. */

@@ -7,6 +7,7 @@ import type { PaymentSession } from '../domain/sessions.js';
 import type { Verification } from '../domain/three-ds.js';
 import { holdsReference, type Operation, type Transaction } from '../domain/transactions.js';
 import { randomSandboxKeys, type SandboxKeys } from '../persistence/keys.js';
+import { InstrumentStore } from './instrument-store.js';
 import type { Seed, SeedApiKey, SeedMerchant } from './seed.js';
 import { WebhookStore } from './webhook-store.js';
 
@@ -42,6 +43,8 @@ export class GatewayState {
   readonly doNotRetry = new Map<string, number>();
   readonly cardholders = new Map<string, number>();
   #nextCardholderId = 1;
+  /** Cards on file, by vault token (sandbox.md section 11). */
+  readonly instruments: InstrumentStore;
 
   readonly sessions = new Map<string, PaymentSession>();
   readonly sessionByTransaction = new Map<number, string>();
@@ -78,6 +81,7 @@ export class GatewayState {
     // Fingerprints match cards within a run (across runs too with a persisted key) and reveal nothing.
     this.#fingerprintKey = keys.fingerprints;
     this.webhooks = new WebhookStore(random, keys.secrets);
+    this.instruments = new InstrumentStore(random);
   }
 
   fingerprint(cardNumber: string): string {

@@ -220,6 +220,49 @@ describe('sandbox gateway: real answers match GET /openapi.json', function () {
     );
   });
 
+  it('payment instruments: saved by a payment, listed, paid with, revoked; their refusals', async () => {
+    const customer = uniqueReference('cust');
+    const saving = await call('POST', '/api/v1/transactions', '/api/v1/transactions', 200, {
+      body: transactionBody({
+        save_payment_instrument: true,
+        customer: { merchant_customer_id: customer, email: 'ada@example.com' },
+      }),
+    });
+    const token = saving.body.data.vault_token as string;
+    expect(token).to.match(/^vt_/);
+    await call('POST', '/api/v1/transactions', '/api/v1/transactions', 422, {
+      body: transactionBody({ save_payment_instrument: true }),
+    });
+    const byToken = (o: Record<string, unknown> = {}) => {
+      const body: Record<string, unknown> = transactionBody({ vault_token: token, ...o });
+      delete body.card;
+      return { body };
+    };
+    await call('POST', '/api/v1/transactions', '/api/v1/transactions', 200, byToken());
+    await call(
+      'GET',
+      `/api/v1/transactions/${saving.body.data.id}/status`,
+      '/api/v1/transactions/{id}/status',
+      200,
+    );
+    const list = `/api/v1/payment-instruments?merchant_customer_id=${customer}`;
+    const listed = await call('GET', list, '/api/v1/payment-instruments', 200);
+    expect(listed.body.data.payment_instruments).to.have.length(1);
+    await call('GET', '/api/v1/payment-instruments', '/api/v1/payment-instruments', 422);
+    await call('GET', list, '/api/v1/payment-instruments', 400, { key: PARTNER_KEY });
+    await call('GET', list, '/api/v1/payment-instruments', 401, { key: null });
+    const revoke = `/api/v1/payment-instruments/${token}`;
+    await call('DELETE', revoke, '/api/v1/payment-instruments/{vaultToken}', 200);
+    await call('DELETE', revoke, '/api/v1/payment-instruments/{vaultToken}', 200);
+    await call(
+      'DELETE',
+      '/api/v1/payment-instruments/vt_unknown',
+      '/api/v1/payment-instruments/{vaultToken}',
+      404,
+    );
+    await call('POST', '/api/v1/transactions', '/api/v1/transactions', 400, byToken());
+  });
+
   it('payment sessions, their checkout page, and the methods on offer', async () => {
     const session = (o: Record<string, unknown> = {}) => ({
       body: {

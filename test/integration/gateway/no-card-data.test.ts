@@ -1,9 +1,16 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'chai';
+import { jsonHasCardNumber } from '../../../src/shared/card-numbers.js';
 import {
   type Answer,
   type CallOptions,
   card,
+  DECLINES_ONCE_SAVED,
   DECLINING_CARDS,
+  luhnNumber,
   OTHER_MERCHANT_KEY,
   PARTNER_KEY,
   startGateway,
@@ -27,7 +34,14 @@ const CHALLENGE = '4000000000003220';
 const DECLINING = DECLINING_CARDS;
 const OTHER_LUHN_VALID = '5555555555554444';
 const LUHN_INVALID = ['4242424242424241', '4000000000003221', '1234567812345678'];
-const ALL_NUMBERS = [...APPROVED, CHALLENGE, ...DECLINING, OTHER_LUHN_VALID, ...LUHN_INVALID];
+const ALL_NUMBERS = [
+  ...APPROVED,
+  CHALLENGE,
+  ...DECLINING,
+  DECLINES_ONCE_SAVED,
+  OTHER_LUHN_VALID,
+  ...LUHN_INVALID,
+];
 const SPACED = '4242 4242 4242 4242';
 
 /** JSON of the whole in-memory state: every Map and Set as arrays. */
@@ -220,6 +234,25 @@ describe('gateway: no full card number is kept (sandbox.md section 1)', () => {
       'ERR_3DS_FAILED',
     );
 
+    // Cards on file (sandbox.md section 11): saved by approved payments, paid with, listed, revoked.
+    for (const [i, number] of [...APPROVED, OTHER_LUHN_VALID, DECLINES_ONCE_SAVED].entries()) {
+      const customer = { merchant_customer_id: `cust-${i}`, email: 'ada@example.com' };
+      const saved = await pay(number, { save_payment_instrument: true, customer });
+      expectStatus(saved, 200);
+      const token = saved.body.data.vault_token as string;
+      const { card: _, ...byToken } = transactionBody({ vault_token: token });
+      const paid = await call('POST', '/api/v1/transactions', { body: byToken });
+      expectStatus(paid, number === DECLINES_ONCE_SAVED ? 400 : 200);
+      expectStatus(await call('GET', `/api/v1/payment-instruments?merchant_customer_id=cust-${i}`), 200);
+      if (i % 2 === 0) expectStatus(await call('DELETE', `/api/v1/payment-instruments/${token}`), 200);
+    }
+    // A declined card asked to be saved, and a save refused for want of a customer id.
+    expectStatus(
+      await pay(DECLINING[0]!, { save_payment_instrument: true, customer: { merchant_customer_id: 'c' } }),
+      400,
+    );
+    expectStatus(await pay(APPROVED[0]!, { save_payment_instrument: true }), 422, 'ERR_VALIDATION_FAILED');
+
     // Due work and time, so that expiry paths have run over the state too.
     await call('POST', '/sandbox/clock/advance', { body: { seconds: 3600 } });
     await call('POST', '/sandbox/tick');
@@ -247,6 +280,8 @@ describe('gateway: no full card number is kept (sandbox.md section 1)', () => {
       [...state.verifications.values()].some((v) => v.authType === 'challenge' && v.status === 'full_auth'),
     ).to.equal(true);
     expect(state.doNotRetry.size).to.be.greaterThan(0);
+    expect(state.instruments.records.size).to.equal(APPROVED.length + 2);
+    expect(stateJson).to.include([...state.instruments.records.keys()][0]!);
     expect(answers.filter((a) => a.status >= 400).length).to.be.greaterThan(50);
     expect(stateJson.length).to.be.greaterThan(10_000);
     // The serialisation reaches into the maps: it holds transaction ids and verification ids.
@@ -276,5 +311,78 @@ describe('gateway: no full card number is kept (sandbox.md section 1)', () => {
     expect(pages.length).to.be.greaterThan(0);
     for (const page of pages)
       for (const number of ALL_NUMBERS) expect(page.text.includes(number)).to.equal(false);
+  });
+});
+
+/** Every key and every string or number value of a JSON document, walked. */
+function walk(
+  json: unknown,
+  visit: (key: string | null, value: unknown) => void,
+  key: string | null = null,
+): void {
+  visit(key, json);
+  if (Array.isArray(json)) for (const item of json) walk(item, visit);
+  else if (json !== null && typeof json === 'object')
+    for (const [k, v] of Object.entries(json)) walk(v, visit, k);
+}
+
+describe('gateway: a state file with saved cards holds no card number and no CVV (sandbox.md section 1)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-no-card-'));
+  const file = join(dir, 'state.json');
+  /** Distinctive CVVs, so that finding one is not chance. */
+  const CVVS = ['8642', '9753', '864'];
+  const SAVED = [
+    '4242424242424242',
+    OTHER_LUHN_VALID,
+    DECLINES_ONCE_SAVED,
+    luhnNumber('37', 15),
+    luhnNumber('2221'),
+    luhnNumber('6011'),
+  ];
+  let text: string;
+  let json: unknown;
+
+  before(async () => {
+    const gw = await startGateway({ persistence: { file, key: randomBytes(32) } });
+    try {
+      for (const [i, number] of SAVED.entries()) {
+        const res = await gw.call('POST', '/api/v1/transactions', {
+          body: transactionBody({
+            card: card(number, { cvv: CVVS[i % CVVS.length] }),
+            save_payment_instrument: true,
+            customer: { merchant_customer_id: `cust-${i}`, email: 'ada@example.com' },
+          }),
+        });
+        expect(res.status, res.text).to.equal(200);
+        const { card: _, ...byToken } = transactionBody({ vault_token: res.body.data.vault_token });
+        await gw.call('POST', '/api/v1/transactions', { body: byToken });
+      }
+    } finally {
+      await gw.close();
+    }
+    text = readFileSync(file, 'utf8');
+    json = JSON.parse(text);
+  });
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the file holds the instruments, with their last four digits', () => {
+    const instruments = (json as { instruments: { last4: string }[] }).instruments;
+    expect(instruments.map((i) => i.last4)).to.deep.equal(SAVED.map((n) => n.slice(-4)));
+  });
+
+  it('and no full card number, in any form', () => {
+    for (const number of SAVED) expect(text.includes(number), number).to.equal(false);
+    expect(jsonHasCardNumber(text, json)).to.equal(false);
+  });
+
+  it('and no CVV: no field named for one, no value equal to one', () => {
+    walk(json, (key, value) => {
+      if (key !== null)
+        expect(key, 'a field named for a CVV or a number').to.not.match(/cvv|cvc|security|^number$|^pan$/i);
+      if (typeof value === 'string' || typeof value === 'number')
+        expect(CVVS, `a value ${String(value)} at ${key}`).to.not.include(String(value));
+    });
   });
 });

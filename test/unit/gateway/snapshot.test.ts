@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
+import { revoked } from '../../../src/gateway/domain/instruments.js';
 import type { Transaction } from '../../../src/gateway/domain/transactions.js';
 import { deriveSandboxKeys, keyId } from '../../../src/gateway/persistence/keys.js';
 import { restore, SnapshotError, snapshot } from '../../../src/gateway/persistence/snapshot.js';
@@ -37,6 +38,7 @@ function sale(id: number, overrides: Partial<Transaction> = {}): Transaction {
     acquirerRefNum: 'r1',
     ipAddress: '127.0.0.1',
     captureBefore: null,
+    vaultToken: null,
     createdAt: 1,
     updatedAt: 2,
     ...overrides,
@@ -47,8 +49,25 @@ function sale(id: number, overrides: Partial<Transaction> = {}): Transaction {
 function populated(): Json {
   const state = fresh();
   const id = state.nextTransactionId();
+  const fingerprint = state.fingerprint('4242424242424242');
+  const card = { number: '4242424242424242', expMonth: 12, expYear: 2034, name: null };
+  const kept = state.instruments.keep({
+    merchantId: 1001,
+    merchantCustomerId: 'c1',
+    card,
+    fingerprint,
+    now: 3,
+  });
+  const gone = state.instruments.keep({
+    merchantId: 1001,
+    merchantCustomerId: 'c2',
+    card,
+    fingerprint,
+    now: 3,
+  });
+  state.instruments.save(revoked(gone, 4));
   state.saveTransaction(
-    sale(id, { cardholderId: state.cardholderId(1001, state.fingerprint('4242424242424242')) }),
+    sale(id, { cardholderId: state.cardholderId(1001, fingerprint), vaultToken: kept.vaultToken }),
   );
   state.webhooks.create(1001, 'https://hooks.example/x', true, null, 5);
   state.webhooks.record('transaction.captured', state.transactions.get(id)!, 'sandbox-acquirer', 6);
@@ -69,6 +88,33 @@ describe('sandbox state snapshot (pure)', () => {
     // The fingerprint and the sealed secret work under the same key in another process.
     expect(state.doNotRetry.has(`1001:${state.fingerprint('4100000000000019')}`)).to.equal(true);
     expect(state.webhooks.secretOf(state.webhooks.endpoints.get(1001)!)).to.match(/^whsec_/);
+  });
+
+  it('keeps payment instruments, and finds the active one by its card again after a restore', () => {
+    const json = populated();
+    expect(json.instruments.map((i: Json) => [i.merchantCustomerId, i.status])).to.deep.equal([
+      ['c1', 'active'],
+      ['c2', 'revoked'],
+    ]);
+    expect(JSON.stringify(json.instruments)).to.not.include('4242424242424242');
+    const state = fresh();
+    restore(json, state, { keyId: KEY_ID });
+    const fingerprint = state.fingerprint('4242424242424242');
+    expect(state.instruments.forCard(1001, 'c1', fingerprint)?.vaultToken).to.equal(
+      json.instruments[0].vaultToken,
+    );
+    expect(state.instruments.forCard(1001, 'c2', fingerprint)).to.equal(undefined);
+    expect(state.transactions.get(100000)!.vaultToken).to.equal(json.instruments[0].vaultToken);
+  });
+
+  it('reads a file written before payment instruments: none kept, no record carries a vault token', () => {
+    const json = populated();
+    delete json.instruments;
+    for (const t of json.transactions) delete t.vaultToken;
+    const state = fresh();
+    restore(json, state, { keyId: KEY_ID });
+    expect(state.instruments.records.size).to.equal(0);
+    expect(state.transactions.get(100000)!.vaultToken).to.equal(null);
   });
 
   it('keeps completed idempotency records only: a key still running is free after a restart', () => {
@@ -152,6 +198,12 @@ describe('sandbox state snapshot (pure)', () => {
       [(j) => (j.transactions[0].status = 'lost'), /transactions\.0\.status/],
       [(j) => (j.transactions[0].cardNumber = '4242424242424242'), /transactions\.0/],
       [(j) => (j.transactions[0].currency = 'XXX'), /transactions\.0\.currency/],
+      [(j) => j.instruments.push(j.instruments[0]), /instruments: vt_\w+ appears twice/],
+      [(j) => (j.instruments[0].number = '4242424242424242'), /instruments\.0/],
+      [
+        (j) => (j.transactions[0].vaultToken = 'vt_missing'),
+        /transactions: 100000 names a missing payment instrument/,
+      ],
       [(j) => delete j.clock, /clock/],
       [() => {}, /another key/, keyId(randomBytes(32))],
     ];
