@@ -10,6 +10,7 @@ import * as moneyAt from './2026-11-24-09-money-at.js';
 import * as disputes from './2026-11-24-10-disputes.js';
 import * as orderEvents from './2026-11-24-11-order-events.js';
 import * as operators from './2026-11-24-12-operators.js';
+import * as savedCards from './2026-11-24-13-saved-cards.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   { name: '2026-11-24-10-disputes', ...disputes },
   { name: '2026-11-24-11-order-events', ...orderEvents },
   { name: '2026-11-24-12-operators', ...operators },
+  { name: '2026-11-24-13-saved-cards', ...savedCards },
 ];

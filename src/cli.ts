@@ -10,6 +10,9 @@ import type { Config } from './config.js';
 import { removeStateFile } from './gateway/persistence/state-file.js';
 import { createPool, createSequelize, migrate } from './infra/database.js';
 import { secretLabel } from './kit/gateway.js';
+import { CustomerTokens } from './merchant/customers/customer-token.js';
+import { customerIdProblem } from './merchant/customers/saved-card.js';
+import { savedCardView } from './merchant/http/saved-cards.js';
 import { NO_CARD_NUMBER } from './merchant/http/schemas.js';
 import { disputeView } from './merchant/http/views.js';
 import {
@@ -410,14 +413,16 @@ unmatched
 
 const operator = program
   .command('operator')
-  .description("named operators' tokens: each person their own, with a role (operator, finance, viewer)");
+  .description(
+    "named operators' tokens: each person their own, with a role (operator, finance, viewer), and the shop's server (storefront)",
+  );
 
 operator
   .command('add <name>')
   .description('a new operator and their token, printed once: only its SHA-256 is stored')
   .requiredOption(
     '--role <role>',
-    'operator (capture, refund, void), finance (reports, reviews, audit) or viewer',
+    "operator (capture, refund, void), finance (reports, reviews, audit), viewer, or storefront (the shop's server: customers' tokens)",
   )
   .option('--by <name>', 'who adds them (kept in the audit log; default: this system user)')
   .action(async (name: string, options: { role: string; by?: string }) => {
@@ -457,6 +462,34 @@ operator
     const revoked = await withStore(c, (store) => store.operators.revoke(name, actor));
     if (!revoked) return fail(`<name>: no live operator token has the name or id ${name}`);
     console.log(`operator ${revoked.name} (${revoked.role}, ${revoked.id}) revoked`);
+  });
+
+const customers = program
+  .command('customers')
+  .description("customers' saved cards, by the shop's own customer id (merchant_customer_id)");
+
+customers
+  .command('token <customer_id>')
+  .description(
+    "a customer's token (an hour), as POST /customers/{id}/tokens makes it: for trying the API by hand",
+  )
+  .action((customerId: string) => {
+    const c = config();
+    const problem = customerIdProblem(customerId);
+    if (problem) return fail(`<customer_id>: ${problem}`);
+    const { token, expiresAt } = new CustomerTokens(c.encryptionKey).issue(customerId, Date.now());
+    print({ customer_id: customerId, customer_token: token, expires_at: expiresAt.toISOString() });
+  });
+
+customers
+  .command('cards <customer_id>')
+  .description(
+    "the customer's active saved cards as the kit last knew them (JSON); never a number or a token",
+  )
+  .action(async (customerId: string) => {
+    const c = config();
+    const cards = await withStore(c, (store) => store.savedCards.list(customerId));
+    print(cards.map((card) => savedCardView(card, Date.now())));
   });
 
 program

@@ -18,6 +18,8 @@ import { type Schedules, startScheduler } from './kit/scheduler.js';
 import { Shutdown } from './kit/shutdown.js';
 import { startWorker } from './kit/worker.js';
 import type { MerchantDeps } from './merchant/checkout/deps.js';
+import { type ChargeOutcome, chargeSavedCard } from './merchant/checkout/saved.js';
+import { cardRefusal } from './merchant/customers/saved-card.js';
 import { createMetricsApp } from './merchant/http/metrics-route.js';
 import { OpsAuth } from './merchant/http/ops-auth.js';
 import { type DispatcherDeps, dispatchOnce, startDispatcher } from './merchant/outbox/dispatcher.js';
@@ -96,11 +98,55 @@ export interface Kit {
   /** One pass of the order event dispatcher, now (tests, the CLI): the deliveries it sent. */
   dispatchOrderEvents(): Promise<number>;
   /**
+   * A merchant-initiated charge of a customer's saved card, for a job in the fork (a subscription's
+   * renewal, a top-up): what POST /customers/{id}/charges does, with the same stored key and the same
+   * answer to the same key. `card_refused`: the card is not the customer's, removed, or expired.
+   */
+  chargeSavedCard(input: KitCharge): Promise<ChargeOutcome | CardRefused>;
+  /**
    * Stops taking work (HTTP, cron, the worker's next job), lets the work in hand finish for up to
    * `config.shutdownGraceMs`, cuts off what is left, then closes the connections. Called twice, it
    * returns the same promise.
    */
   close(): Promise<void>;
+}
+
+export interface KitCharge {
+  customerId: string;
+  /** The saved card (`card_...`). */
+  cardId: string;
+  amountMinor: number;
+  currency: string;
+  mode?: 'sale' | 'auth';
+  description?: string;
+  /** The charge: the same key is the same charge (e.g. `renewal:<subscription>:<period>`). */
+  idempotencyKey: string;
+  /** Who the audit log and the order's history name (default `kit`). */
+  by?: string;
+}
+
+export interface CardRefused {
+  kind: 'card_refused';
+  code: 'CARD_NOT_FOUND' | 'CARD_REVOKED' | 'CARD_EXPIRED';
+  message: string;
+}
+
+async function chargeFromFork(a: Adapters, input: KitCharge): Promise<ChargeOutcome | CardRefused> {
+  const card = await a.store.savedCards.ofCustomer(input.customerId, input.cardId);
+  if (!card)
+    return { kind: 'card_refused', code: 'CARD_NOT_FOUND', message: 'This customer has no such saved card.' };
+  const refusal = cardRefusal(card, a.clock.now());
+  if (refusal) return { kind: 'card_refused', code: refusal.code, message: refusal.message };
+  return chargeSavedCard(a.checkout, {
+    customerId: input.customerId,
+    card,
+    amountMinor: input.amountMinor,
+    currency: input.currency,
+    mode: input.mode ?? 'sale',
+    description: input.description,
+    idempotencyKey: input.idempotencyKey,
+    initiatedBy: { name: input.by ?? 'kit', role: 'system', credential: 'system' },
+  });
 }
 
 /** What the order event dispatcher runs with: the outbox, the shop's endpoints, the handlers. */
@@ -194,6 +240,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
       jobs,
       events,
       dispatchOrderEvents: () => dispatchOnce(dispatcher),
+      chargeSavedCard: (input) => chargeFromFork(a, input),
       close: () => shutdown.stop(),
     };
   } catch (error) {

@@ -11,6 +11,8 @@ import {
   type GatewayPaymentSession,
   type GatewayTransaction,
   type GatewayVerification,
+  paymentInstrumentData,
+  paymentInstrumentListSchema,
   paymentMethodsSchema,
   paymentSessionData,
   pingSchema,
@@ -92,7 +94,10 @@ export class GatewayClient {
       type: 'sale' | 'auth';
       reference: string;
       card?: CardInput;
+      /** A saved card's token, in place of `card` (sandbox.md section 11). */
       vaultToken?: string;
+      /** Keep the card as an instrument when approved: needs `customer.merchant_customer_id`. */
+      savePaymentInstrument?: boolean;
       verificationId?: string;
       customer?: CustomerInput;
       browserIp?: string;
@@ -111,6 +116,7 @@ export class GatewayClient {
         reference: input.reference,
         card: input.card,
         vault_token: input.vaultToken,
+        save_payment_instrument: input.savePaymentInstrument || undefined,
         card_verification_data: input.verificationId === undefined ? undefined : { id: input.verificationId },
         customer: input.customer,
         browser_data: input.browserIp === undefined ? undefined : { ip_address: input.browserIp },
@@ -226,6 +232,37 @@ export class GatewayClient {
       path: '/api/v1/payment-methods',
       query: { ...filters, ...this.#query() },
       schema: paymentMethodsSchema,
+    });
+  }
+
+  /** A customer's active instruments, newest first (sandbox.md section 11). */
+  async listPaymentInstruments(
+    merchantCustomerId: string,
+    o: { page?: number; perPage?: number; caller?: Caller } = {},
+  ) {
+    const { caller = 'checkout' } = o;
+    return this.requester.send({
+      method: 'GET',
+      path: '/api/v1/payment-instruments',
+      query: {
+        merchant_customer_id: merchantCustomerId,
+        page: o.page,
+        per_page: o.perPage,
+        ...this.#query(),
+      },
+      schema: paymentInstrumentListSchema,
+      caller,
+    });
+  }
+
+  /** Revokes an instrument; revoking one already revoked answers the same record. */
+  async revokePaymentInstrument(vaultToken: string, caller: Caller = 'checkout') {
+    return this.requester.send({
+      method: 'DELETE',
+      path: `/api/v1/payment-instruments/${encodeURIComponent(vaultToken)}`,
+      query: this.#query(),
+      schema: paymentInstrumentData,
+      caller,
     });
   }
 

@@ -32,6 +32,8 @@ export const transactionSchema = z.object({
   chargeback_amount: minor.optional(),
   /** An auth's deadline for capture or void (sandbox.md section 11, additive: may be absent). */
   capture_before: z.string().nullable().optional(),
+  /** The instrument a saving payment made (sandbox.md section 11, additive: absent when none). */
+  vault_token: z.string().nullable().optional(),
   status_reason: z.string().nullable().optional(),
   created_at: z.string().optional(),
   updated_at: z.string().optional(),
@@ -145,6 +147,32 @@ export const paginationSchema = z.object({
   per_page: z.number().int(),
   total: z.number().int(),
 });
+
+/** A payment instrument (sandbox.md section 11): what a saved card is at the gateway. No card number. */
+export const paymentInstrumentSchema = z.object({
+  vault_token: z.string().min(1),
+  merchant_customer_id: z.string(),
+  brand: z.string(),
+  last4: z.string(),
+  exp_month: z.coerce.number().int(),
+  exp_year: z.coerce.number().int(),
+  name: z.string().nullable().optional(),
+  status: z.string(),
+  created_at: z.string().optional(),
+  revoked_at: z.string().nullable().optional(),
+});
+export type GatewayPaymentInstrument = z.output<typeof paymentInstrumentSchema>;
+
+export const paymentInstrumentListSchema = z.object({
+  payment_instruments: z.array(paymentInstrumentSchema),
+  pagination: paginationSchema.optional(),
+});
+
+/** The revoked record may come back in `data` or under `data.payment_instrument`. */
+export const paymentInstrumentData = z.union([
+  paymentInstrumentSchema,
+  z.object({ payment_instrument: paymentInstrumentSchema }).transform((d) => d.payment_instrument),
+]);
 
 export const eventListSchema = z.object({ events: z.array(eventRowSchema), pagination: paginationSchema });
 

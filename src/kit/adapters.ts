@@ -9,6 +9,7 @@ import { RedisBudget } from '../infra/gateway-budget.js';
 import { KitMetrics } from '../infra/metrics.js';
 import { createRedis } from '../infra/redis.js';
 import type { MerchantDeps } from '../merchant/checkout/deps.js';
+import { CustomerTokens } from '../merchant/customers/customer-token.js';
 import { type Apply, applier } from '../merchant/reconciler/apply.js';
 import {
   closeQueue,
@@ -129,6 +130,7 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
       clock,
       logger,
       publicBaseUrl: o.publicBaseUrl,
+      customerTokens: new CustomerTokens(config.encryptionKey),
       authExpiryWarningMs: config.authorizations.warningMs,
       maxFailedAttempts: config.limits.failedAttemptsPerOrder,
     },

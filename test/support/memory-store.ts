@@ -93,6 +93,11 @@ export class MemoryStore {
           throw new Error('not in memory');
         },
       },
+      savedCards: {
+        remember: async () => {
+          throw new Error('not in memory');
+        },
+      },
     };
   }
 

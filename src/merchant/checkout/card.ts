@@ -5,9 +5,11 @@ import {
   type GatewayVerification,
   transactionSchema,
 } from '../../client/schemas.js';
+import { factsOf } from '../customers/saved-card.js';
 import { observeFinding, observeTransaction } from '../orders/from-gateway.js';
 import type { About } from '../orders/observation.js';
 import type { ApplyResult } from '../reconciler/apply.js';
+import type { KnownInstrument } from '../store/index.js';
 import type { OrderRecord } from '../store/records.js';
 import { type CheckoutDeps, type PaymentOutcome, reload, standing } from './deps.js';
 import { adoptDuplicate } from './duplicate.js';
@@ -17,6 +19,23 @@ import { outcomeOf, unavailability } from './outcome.js';
 
 export interface CardPayment {
   card: CardInput;
+  mode: 'sale' | 'auth';
+  customer?: CustomerInput;
+  browserIp?: string;
+  /**
+   * The customer (the order's) to save the card for when approved: only with their consent, which the
+   * shop asked for. The gateway keeps the card; the kit keeps its `card_...` id, brand, last four, expiry.
+   */
+  saveFor?: string;
+}
+
+/** What pays: a card in hand after its 3DS check, or a saved card's vault token (no 3DS asked). */
+export type PaymentSource =
+  | { card: CardInput; verificationId: string; saveFor?: string }
+  | { vaultToken: string };
+
+/** The transaction as the kit asks it, whichever way the order pays. */
+export interface PaymentRequest {
   mode: 'sale' | 'auth';
   customer?: CustomerInput;
   browserIp?: string;
@@ -60,13 +79,14 @@ export async function payByCard(
   // Every answer from here on carries the verification's id to the attempt, with what it says.
   const verified: About = { ...about, ids: { verificationId: verification.public_id } };
   if (verification.status === 'full_auth')
-    return transact(deps, order, verified, payment, verification.public_id);
+    return transact(deps, order, verified, payment, withCard(payment, verification.public_id));
   if (verification.challenge_url) {
     const hold: CardHold = {
       card: payment.card,
       mode: payment.mode,
       customer: payment.customer,
       browserIp: payment.browserIp,
+      ...(payment.saveFor === undefined ? {} : { saveFor: payment.saveFor }),
     };
     await deps.store.holds.put(
       attempt.id,
@@ -96,7 +116,7 @@ export async function finishChallenge(
       const order = (await deps.store.orders.find(attempt.order_id))!;
       const about = { orderId: order.id, attemptId: attempt.id };
       const payment = openHold(deps.box, attempt.id, hold.sealed);
-      return transact(deps, order, about, payment, verificationId);
+      return transact(deps, order, about, payment, withCard(payment, verificationId));
     }
     case 'expired':
       return timedOut(deps, attempt.id);
@@ -130,44 +150,108 @@ async function timedOut(deps: CheckoutDeps, attemptId: string): Promise<PaymentO
   return declined(deps, about, `api:${attemptId}:hold`, 'ERR_3DS_TIMEOUT');
 }
 
+const withCard = (payment: CardPayment, verificationId: string): PaymentSource => ({
+  card: payment.card,
+  verificationId,
+  ...(payment.saveFor === undefined ? {} : { saveFor: payment.saveFor }),
+});
+
+/** The gateway's answer to the transaction, or why there was none. */
+export type InitiateAnswer =
+  | { record: GatewayTransaction; error: null }
+  | { record: null; error: unknown }
+  | { record: null; error: 'unknown' };
+
 /**
- * The transaction. Its answer is applied to the attempt; a lost answer is asked again (the
- * reference guards against a second charge); ERR_DUPLICATE, on the first call (the kit died before
- * hearing an earlier one) or the second, is the gateway naming the payment it holds: adopted.
+ * The transaction, as one call: a lost answer is asked again (the reference guards against a second
+ * charge); twice without an answer, the outcome is unknown.
  */
-async function transact(
+export async function initiate(
   deps: CheckoutDeps,
   order: OrderRecord,
-  about: About,
-  payment: CardPayment,
-  verificationId: string,
-): Promise<PaymentOutcome> {
+  payment: PaymentRequest,
+  source: PaymentSource,
+): Promise<InitiateAnswer> {
+  const saveFor = 'card' in source ? source.saveFor : undefined;
   const request = {
     type: payment.mode,
     amountMinor: order.amount_minor,
     currency: order.currency as never,
     reference: order.reference,
-    card: payment.card,
-    verificationId,
-    customer: payment.customer,
+    ...('card' in source
+      ? { card: source.card, verificationId: source.verificationId }
+      : { vaultToken: source.vaultToken }),
+    // Saving needs the customer's id at the gateway: the order's, whatever else the customer says.
+    customer:
+      saveFor === undefined ? payment.customer : { ...payment.customer, merchant_customer_id: saveFor },
+    savePaymentInstrument: saveFor !== undefined,
     browserIp: payment.browserIp,
     description: order.description ?? undefined,
   };
-  const create = () =>
+  const create = (): Promise<InitiateAnswer> =>
     deps.gateway.createTransaction(request).then(
       (answer) => ({ record: answer.data, error: null }),
       (error: unknown) => ({ record: null, error }),
     );
-  let answer = await create();
-  if (mayHaveArrived(answer.error)) {
-    answer = await create();
-    if (answer.error instanceof GatewayNetworkError || serverError(answer.error))
-      return outcomeUnknown(deps, about);
-  }
+  const answer = await create();
+  if (!mayHaveArrived(answer.error)) return answer;
+  const again = await create();
+  return again.error instanceof GatewayNetworkError || serverError(again.error)
+    ? { record: null, error: 'unknown' }
+    : again;
+}
+
+/**
+ * What the transaction's answer does to the attempt: a record is applied; ERR_DUPLICATE, on the first
+ * call (the kit died before hearing an earlier one) or the second, is the gateway naming the payment
+ * it holds: adopted; anything else is a refusal.
+ */
+export async function settle(
+  deps: CheckoutDeps,
+  about: About,
+  answer: InitiateAnswer,
+): Promise<PaymentOutcome> {
+  if (answer.error === 'unknown') return outcomeUnknown(deps, about);
   if (answer.record) return observed(deps, about, answer.record, `api:${about.attemptId}:initiate`);
   const holder = duplicateHolder(answer.error);
   if (holder) return adoptDuplicate(deps, about, holder);
   return refuse(deps, about, answer.error, 'initiate');
+}
+
+/** The transaction for a card in hand; a card saved with it is kept once the gateway approved. */
+async function transact(
+  deps: CheckoutDeps,
+  order: OrderRecord,
+  about: About,
+  payment: CardPayment,
+  source: PaymentSource,
+): Promise<PaymentOutcome> {
+  const answer = await initiate(deps, order, payment, source);
+  const outcome = await settle(deps, about, answer);
+  const token = answer.record?.vault_token;
+  if (payment.saveFor !== undefined && token)
+    await keepSavedCard(deps, payment.saveFor, { vaultToken: token, ...factsOf(payment.card) }, order.id);
+  return outcome;
+}
+
+/**
+ * The kit's row for a card the gateway just saved. Should it fail, nothing is lost: the gateway holds
+ * the instrument, and the customer's next list of cards (synced from the gateway) brings it in.
+ */
+async function keepSavedCard(
+  deps: CheckoutDeps,
+  customerId: string,
+  instrument: KnownInstrument,
+  orderId: string,
+): Promise<void> {
+  try {
+    await deps.store.savedCards.remember(customerId, instrument, orderId);
+  } catch (error) {
+    deps.logger.error(
+      { order: orderId, err: { message: (error as Error).message } },
+      "saved card not recorded; the customer's next list of cards brings it in from the gateway",
+    );
+  }
 }
 
 /** No answer to a request that may have reached the gateway: a timeout, a reset, a garbled answer. */

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { GatewayClient } from '../../client/gateway-client.js';
 import type { Clock } from '../../shared/clock.js';
 import type { SecretBox } from '../../shared/secret-box.js';
+import type { CustomerTokens } from '../customers/customer-token.js';
 import type { Apply, ApplyResult } from '../reconciler/apply.js';
 import type { AttemptStore } from '../store/attempts.js';
 import type { HoldStore } from '../store/holds.js';
@@ -9,6 +10,7 @@ import type { Store } from '../store/index.js';
 import type { OperationStore } from '../store/operations.js';
 import type { OrderStore } from '../store/orders.js';
 import type { AttemptRecord, OrderRecord } from '../store/records.js';
+import type { SavedCardStore } from '../store/saved-cards.js';
 
 /**
  * What checkout needs of the store: starting (and withdrawing) an attempt, finding one, the 3DS hold,
@@ -19,6 +21,7 @@ export interface CheckoutStore {
   attempts: Pick<AttemptStore, 'get' | 'by'>;
   holds: Pick<HoldStore, 'put' | 'take' | 'expired'>;
   operations: Pick<OperationStore, 'find' | 'create' | 'settle'>;
+  savedCards: Pick<SavedCardStore, 'remember'>;
 }
 
 /** Checkout's port: narrow, so that its branches can be driven by fakes in unit tests. */
@@ -50,6 +53,8 @@ export interface CheckoutDeps {
 export interface MerchantDeps extends CheckoutDeps {
   store: Store;
   gateway: GatewayClient;
+  /** Signs and checks the tokens that let a customer's browser use their saved cards. */
+  customerTokens: CustomerTokens;
   /** AUTH_EXPIRY_WARNING: the report's `auth_expiring` rows. */
   authExpiryWarningMs?: number;
 }

@@ -9,6 +9,8 @@ export interface CardHold {
   mode: 'sale' | 'auth';
   customer?: CustomerInput;
   browserIp?: string;
+  /** Save the card for this customer when the payment is approved (the customer consented). */
+  saveFor?: string;
 }
 
 /** Sealed to one attempt (AAD), so a hold cannot be replayed against another. */

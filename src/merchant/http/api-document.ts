@@ -13,6 +13,7 @@ import { BOARD_PATH } from './ops-board.js';
 import { reportQuerySchema } from './report-routes.js';
 import {
   auditSchema,
+  customerTokenSchema,
   disputeSchema,
   failure,
   forbiddenSchema,
@@ -24,6 +25,7 @@ import {
   paymentAnswerSchema,
   paymentMethodsSchema,
   reportSchema,
+  savedCardSchema,
   success,
   unmatchedMoneySchema,
 } from './response-schemas.js';
@@ -31,6 +33,7 @@ import {
   attachSchema,
   auditQuerySchema,
   captureSchema,
+  chargeSchema,
   createOrderSchema,
   disputeListQuerySchema,
   loseDisputeSchema,
@@ -38,6 +41,7 @@ import {
   orderListQuerySchema,
   payCardSchema,
   payRedirectSchema,
+  paySavedSchema,
   refundSchema,
   resolveSchema,
   reviewSchema,
@@ -67,6 +71,25 @@ const retryAfter = z.object({
   'Retry-After': z.string().meta({ description: 'Seconds to wait before sending the same request again.' }),
 });
 const OPS = [{ opsToken: [] }];
+/** The customer's own token, or (where the route says) an operator's. */
+const CUSTOMER: Record<string, string[]>[] = [{ customerToken: [] }];
+const CUSTOMER_OR_OPS: Record<string, string[]>[] = [{ customerToken: [] }, { opsToken: [] }];
+/** Only with `save_card`: none otherwise. */
+const CUSTOMER_TO_SAVE: Record<string, string[]>[] = [{}, { customerToken: [] }];
+const customerPath = z.object({
+  id: z.string().meta({ description: "The shop's own id for the customer (`merchant_customer_id`)." }),
+});
+const savedCardPath = customerPath.extend({
+  card: z.string().meta({ description: 'The saved card (`card_...`).' }),
+});
+const customerUnauthorized = {
+  401: jsonAnswer(
+    "`CUSTOMER_TOKEN_REQUIRED`: no `Customer-Token` header; `CUSTOMER_TOKEN_INVALID`: the token is not this customer's, or has expired (an hour after it was made). `UNAUTHORIZED`: an operator's bearer token nobody holds.",
+    failure(['CUSTOMER_TOKEN_REQUIRED', 'CUSTOMER_TOKEN_INVALID', 'UNAUTHORIZED']),
+  ),
+};
+const cardNotFound =
+  "`CARD_NOT_FOUND`: the customer has no saved card with this id (another customer's card is none of theirs; `errors.card`).";
 
 // Answers many routes share. Every answer also carries the X-Request-Id header (see the description).
 const internal = {
@@ -166,6 +189,8 @@ function payment(
   description: string,
   body: z.ZodType,
   example: unknown,
+  extra: ApiRoute['responses'] = {},
+  security?: Record<string, string[]>[],
 ) {
   return {
     method: 'post',
@@ -217,7 +242,9 @@ function payment(
       ),
       ...unreadable,
       ...internal,
+      ...extra,
     },
+    ...(security ? { security } : {}),
   } satisfies ApiRoute;
 }
 
@@ -341,6 +368,11 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       description:
         'The order list and its review queue; capture, refund and void; reviews resolved; gateway money with no order and disputes. Behind `Authorization: Bearer <token>`, by role.',
     },
+    {
+      name: 'Customers',
+      description:
+        "A customer's saved cards, by the shop's own customer id: listed, removed, charged by an operator; the token the shop's server gets for a signed-in customer.",
+    },
     { name: 'Browser', description: 'HTML pages a customer lands on.' },
     { name: 'Gateway', description: 'What the gateway calls.' },
     {
@@ -351,6 +383,13 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
     { name: 'Documentation', description: 'This document.' },
   ],
   securitySchemes: {
+    customerToken: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'Customer-Token',
+      description:
+        "A customer's token (`POST /customers/{id}/tokens`, made by the shop's server for the customer it signed in): good for that customer alone, for an hour.",
+    },
     opsToken: {
       type: 'http',
       scheme: 'bearer',
@@ -417,6 +456,33 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       '3D Secure first, then the transaction (`mode` `sale` captures at once, `auth` waits for a capture). A challenge answers 200 with `next_action`: the challenge page, which returns to `/checkout/3ds-return`. Card data is passed to the gateway and kept nowhere.',
       payCardSchema,
       { card: TEST_CARD, mode: 'auth' },
+      {
+        401: jsonAnswer(
+          "With `save_card: true` only: `CUSTOMER_TOKEN_REQUIRED` or `CUSTOMER_TOKEN_INVALID`, the order's customer's `Customer-Token` is missing or not theirs. Nothing was charged.",
+          failure(['CUSTOMER_TOKEN_REQUIRED', 'CUSTOMER_TOKEN_INVALID']),
+        ),
+      },
+      CUSTOMER_TO_SAVE,
+    ),
+    payment(
+      '/orders/{id}/pay/saved',
+      'payBySavedCard',
+      'Pay with a saved card',
+      "The order's customer pays with one of their saved cards: the order must name its customer (`customer.merchant_customer_id`) and the request carry that customer's `Customer-Token`. No 3D Secure is asked (the payment that saved the card was authenticated). The order's history names the card.",
+      paySavedSchema,
+      { card: 'card_4eC39HqLyjWDarjtT1zdp7dc', mode: 'sale' },
+      {
+        ...customerUnauthorized,
+        404: jsonAnswer(
+          `\`NOT_FOUND\`: no order has this id. ${cardNotFound}`,
+          failure(['NOT_FOUND', 'CARD_NOT_FOUND']),
+        ),
+        422: jsonAnswer(
+          '`VALIDATION_FAILED` (the request, or an order that names no customer: `errors.card`). `CARD_REVOKED`: the card was removed (here, or at the gateway); `CARD_EXPIRED`: past its expiry month. Both name `card`, and nothing was charged: `data` the order, as it was.',
+          failure(['VALIDATION_FAILED', 'CARD_REVOKED', 'CARD_EXPIRED'], paymentAnswerSchema.nullable()),
+        ),
+      },
+      CUSTOMER,
     ),
     payment(
       '/orders/{id}/pay/redirect',
@@ -711,6 +777,119 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
         422: invalidInput,
         ...unreadable,
         ...databaseDown,
+        ...internal,
+      },
+    },
+    {
+      method: 'post',
+      path: '/customers/{id}/tokens',
+      operationId: 'createCustomerToken',
+      summary: "A customer's token, for their browser",
+      description:
+        "The shop's server vouches for the customer it signed in: the token lets that customer's browser save cards, list and remove them, and pay with them, for an hour. Roles: storefront, admin.",
+      tags: ['Customers'],
+      security: OPS,
+      requestParams: { path: customerPath },
+      responses: {
+        201: jsonAnswer('The token.', success(customerTokenSchema)),
+        ...unauthorized,
+        ...forbidden,
+        422: invalidInput,
+        ...internal,
+      },
+    },
+    {
+      method: 'get',
+      path: '/customers/{id}/cards',
+      operationId: 'listSavedCards',
+      summary: "A customer's saved cards",
+      description:
+        "The customer's active saved cards, newest first, as the gateway lists them now (`synced: true`); when the gateway cannot answer, as the kit last knew them (`synced: false`). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (every role).",
+      tags: ['Customers'],
+      security: CUSTOMER_OR_OPS,
+      requestParams: { path: customerPath },
+      responses: {
+        200: jsonAnswer(
+          'The cards.',
+          success(
+            z.object({ customer_id: z.string(), cards: z.array(savedCardSchema), synced: z.boolean() }),
+          ),
+        ),
+        ...customerUnauthorized,
+        422: invalidInput,
+        ...databaseDown,
+        ...internal,
+      },
+    },
+    {
+      method: 'delete',
+      path: '/customers/{id}/cards/{card}',
+      operationId: 'removeSavedCard',
+      summary: 'Remove a saved card',
+      description:
+        "Revoked at the gateway first, then here: no payment can use it after. Removing one already removed answers the same. The customer's `Customer-Token`, or an operator's token (roles: operator, admin; the audit log gets a line).",
+      tags: ['Customers'],
+      security: CUSTOMER_OR_OPS,
+      requestParams: { path: savedCardPath },
+      responses: {
+        200: jsonAnswer('Removed.', success(z.object({ card: savedCardSchema }))),
+        ...customerUnauthorized,
+        ...forbidden,
+        404: jsonAnswer(cardNotFound, failure(['CARD_NOT_FOUND'])),
+        422: invalidInput,
+        ...gatewayFailed,
+        ...internal,
+      },
+    },
+    {
+      method: 'post',
+      path: '/customers/{id}/charges',
+      operationId: 'chargeSavedCard',
+      summary: 'Charge a saved card (merchant-initiated)',
+      description:
+        "A subscription's renewal or a top-up: a new order for the customer, paid at once with their saved card. `Idempotency-Key` is required and stored before the gateway hears of the charge: the same key again answers the same order (200), however often and after whatever crash, and never charges twice. Roles: operator, admin; the audit log gets a line per request.",
+      tags: ['Customers'],
+      security: OPS,
+      requestParams: {
+        path: customerPath,
+        header: z.object({
+          'Idempotency-Key': z.string().meta({ description: 'The charge: the same key is the same charge.' }),
+        }),
+      },
+      requestBody: json(chargeSchema, {
+        card: 'card_4eC39HqLyjWDarjtT1zdp7dc',
+        amount: '9.99',
+        currency: 'EUR',
+        description: 'Plan renewal, December',
+      }),
+      responses: {
+        201: jsonAnswer('Charged: a new order, `paid` (or `authorized`).', success(paymentAnswerSchema)),
+        200: jsonAnswer('The same key again: the order as it stands.', success(paymentAnswerSchema)),
+        202: jsonAnswer(
+          'The outcome is not known yet: send the same request with the same key again, or read the order.',
+          success(paymentAnswerSchema),
+        ),
+        402: jsonAnswer(
+          "Declined, with the gateway's code; the same key again answers the same.",
+          failure('gateway', paymentAnswerSchema),
+        ),
+        ...unauthorized,
+        ...forbidden,
+        404: jsonAnswer(cardNotFound, failure(['CARD_NOT_FOUND'])),
+        409: jsonAnswer(
+          '`IDEMPOTENCY_KEY_REUSED`: the key was used for a charge of another amount or currency (`data.order` that one). `PAYMENT_IN_PROGRESS`: the gateway holds the charge, still pending.',
+          failure(['IDEMPOTENCY_KEY_REUSED', 'PAYMENT_IN_PROGRESS', 'TOO_MANY_ATTEMPTS'], z.unknown()),
+        ),
+        422: jsonAnswer(
+          '`VALIDATION_FAILED` (`errors` names the field: `Idempotency-Key` when missing); `CARD_REVOKED`, `CARD_EXPIRED` (`errors.card`).',
+          failure(['VALIDATION_FAILED', 'CARD_REVOKED', 'CARD_EXPIRED'], paymentAnswerSchema.nullable()),
+        ),
+        503: jsonAnswer(
+          'The gateway is not available or busy: nothing was charged; send the same request again after `Retry-After`.',
+          failure('gateway', paymentAnswerSchema),
+          retryAfter,
+        ),
+        ...unreadable,
         ...internal,
       },
     },

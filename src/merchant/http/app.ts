@@ -7,6 +7,7 @@ import { requestContext } from '../../infra/request-context.js';
 import { requestLog } from '../../infra/request-log.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { merchantApi } from './api-document.js';
+import { customerRoutes } from './customer-routes.js';
 import { disputeRoutes } from './dispute-routes.js';
 import { errorMiddleware, ok } from './errors.js';
 import { landingRoutes } from './landing-routes.js';
@@ -81,6 +82,7 @@ export function createMerchantApp(
   reviewRoutes(router, routeDeps);
   unmatchedRoutes(router, routeDeps);
   disputeRoutes(router, routeDeps);
+  customerRoutes(router, routeDeps);
   metricsRoute(router, deps.metrics, ops);
   opsLoginRoutes(router, routeDeps);
   app.use(router.routes());

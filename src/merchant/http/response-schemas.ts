@@ -412,3 +412,33 @@ export const auditEntrySchema = z
 export const auditSchema = z
   .object({ from: timestamp, to: timestamp, entries: z.array(auditEntrySchema) })
   .meta({ id: 'AuditExport' });
+
+/** A customer's saved card (issue 21): what the gateway keeps of it, never a number or a vault token. */
+export const savedCardSchema = z
+  .object({
+    id: z
+      .string()
+      .meta({ description: "The kit's id for the card (`card_...`): what the storefront pays with." }),
+    customer_id: z
+      .string()
+      .meta({ description: "The shop's own id for the customer (`merchant_customer_id`)." }),
+    brand: z.string().meta({ description: '`visa`, `mastercard`, `amex` or `other`.' }),
+    last4: z.string(),
+    exp_month: z.number().int(),
+    exp_year: z.number().int(),
+    expired: z.boolean().meta({ description: 'Past its expiry month by now: it can no longer pay.' }),
+    status: z.enum(['active', 'revoked']),
+    created_at: timestamp,
+    revoked_at: timestamp.nullable(),
+  })
+  .meta({ id: 'SavedCard' });
+
+export const customerTokenSchema = z
+  .object({
+    customer_id: z.string(),
+    customer_token: z
+      .string()
+      .meta({ description: "Sent by the customer's browser as the `Customer-Token` header." }),
+    expires_at: timestamp,
+  })
+  .meta({ id: 'CustomerToken' });

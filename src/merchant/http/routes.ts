@@ -6,13 +6,16 @@ import { payByCard } from '../checkout/card.js';
 import type { PaymentOutcome } from '../checkout/deps.js';
 import { type OperationOutcome, operate } from '../checkout/operations.js';
 import { payByRedirect } from '../checkout/redirect.js';
+import { payBySavedCard } from '../checkout/saved.js';
 import { type OrderRules, orderRuleErrors } from '../orders/order-rules.js';
 import { OrderNotFound } from '../store/index.js';
 import type { OrderRecord } from '../store/records.js';
+import { requireCustomer } from './customer-auth.js';
 import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
 import { clientAddress, clientKey, enforce, orderKey } from './limits.js';
 import { actorOf, type OpsAuth } from './ops-auth.js';
+import { customersCard, usable } from './saved-cards.js';
 import {
   captureSchema,
   createOrderSchema,
@@ -20,6 +23,7 @@ import {
   NO_CARD_NUMBER,
   payCardSchema,
   payRedirectSchema,
+  paySavedSchema,
   refundSchema,
   voidSchema,
 } from './schemas.js';
@@ -82,16 +86,51 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
   router.post('/orders/:id/pay/card', async (ctx) => {
     await payLimits(ctx);
     const body = parse(payCardSchema, await jsonBody(ctx));
+    const saveFor = body.save_card
+      ? await customerOf(ctx, await existing(ctx.params.id), 'save_card')
+      : undefined;
     const outcome = await payByCard(deps, ctx.params.id!, {
       card: body.card,
       mode: body.mode,
       customer: body.customer,
+      ...(saveFor === undefined ? {} : { saveFor }),
       // The device address the gateway hears is the one the kit saw (behind TRUST_PROXY's proxies),
       // not one the body claims: `customer.ip_address` goes on as the customer's record says it.
       browserIp: clientAddress(ctx) ?? undefined,
     });
     await answerPayment(ctx, outcome);
   });
+
+  router.post('/orders/:id/pay/saved', async (ctx) => {
+    await payLimits(ctx);
+    const body = parse(paySavedSchema, await jsonBody(ctx));
+    const order = await existing(ctx.params.id);
+    const customerId = await customerOf(ctx, order, 'card');
+    const card = usable(await customersCard(deps, customerId, body.card), deps.clock.now());
+    const outcome = await payBySavedCard(deps, order.id, {
+      card,
+      mode: body.mode,
+      customer: { ...body.customer, merchant_customer_id: customerId },
+      browserIp: clientAddress(ctx) ?? undefined,
+    });
+    await answerPayment(ctx, outcome);
+  });
+
+  /**
+   * The customer an order names, for a payment that uses or saves their cards: the caller must hold
+   * that customer's token. An order that names nobody is refused, naming the field that asked.
+   */
+  async function customerOf(ctx: Context, order: OrderRecord, field: 'card' | 'save_card') {
+    const customerId = order.customer?.merchant_customer_id;
+    if (typeof customerId !== 'string')
+      throw invalid({
+        [field]: [
+          'needs an order that names its customer: create the order with customer.merchant_customer_id',
+        ],
+      });
+    requireCustomer(ctx, deps, customerId);
+    return customerId;
+  }
 
   router.post('/orders/:id/pay/redirect', async (ctx) => {
     await payLimits(ctx);
@@ -175,38 +214,39 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     if (!order) throw new OrderNotFound(id ?? '');
     return order;
   }
+}
 
-  async function answerPayment(ctx: Context, outcome: PaymentOutcome): Promise<void> {
-    const data = {
-      order: orderView(outcome.order, outcome.attempt),
-      next_action: outcome.kind === 'action' ? { type: 'redirect', url: outcome.url } : null,
-    };
-    switch (outcome.kind) {
-      case 'done':
-      case 'action':
-        return ok(ctx, data);
-      case 'unknown':
-        return ok(ctx, data, 202, 'The payment outcome is not known yet; the order will be updated.');
-      case 'in_progress':
-        // Never a decline: the gateway holds a payment for this order whose outcome is still coming.
-        throw new HttpError(
-          409,
-          'PAYMENT_IN_PROGRESS',
-          'A payment for this order is in progress at the gateway; the order will show its outcome.',
-          { data, headers: { 'Retry-After': '5' } },
-        );
-      case 'declined':
-        throw new HttpError(402, outcome.code, outcome.message, { data });
-      case 'invalid':
-        throw new HttpError(422, outcome.code, outcome.message, { data, errors: outcome.errors });
-      case 'unavailable':
-        throw new HttpError(503, outcome.code, outcome.message, {
-          data,
-          headers: { 'Retry-After': String(outcome.retryAfterSeconds ?? 5) },
-        });
-      default:
-        return outcome satisfies never;
-    }
+/** A payment's outcome as the storefront's answer: the order, and what the shopper does next. */
+export async function answerPayment(ctx: Context, outcome: PaymentOutcome): Promise<void> {
+  const data = {
+    order: orderView(outcome.order, outcome.attempt),
+    next_action: outcome.kind === 'action' ? { type: 'redirect', url: outcome.url } : null,
+  };
+  switch (outcome.kind) {
+    case 'done':
+    case 'action':
+      return ok(ctx, data);
+    case 'unknown':
+      return ok(ctx, data, 202, 'The payment outcome is not known yet; the order will be updated.');
+    case 'in_progress':
+      // Never a decline: the gateway holds a payment for this order whose outcome is still coming.
+      throw new HttpError(
+        409,
+        'PAYMENT_IN_PROGRESS',
+        'A payment for this order is in progress at the gateway; the order will show its outcome.',
+        { data, headers: { 'Retry-After': '5' } },
+      );
+    case 'declined':
+      throw new HttpError(402, outcome.code, outcome.message, { data });
+    case 'invalid':
+      throw new HttpError(422, outcome.code, outcome.message, { data, errors: outcome.errors });
+    case 'unavailable':
+      throw new HttpError(503, outcome.code, outcome.message, {
+        data,
+        headers: { 'Retry-After': String(outcome.retryAfterSeconds ?? 5) },
+      });
+    default:
+      return outcome satisfies never;
   }
 }
 
@@ -216,7 +256,8 @@ function minor(amount: string | number, currency: string): number {
   return parsed.minor;
 }
 
-function operatorKey(ctx: Context): string | undefined {
+/** The operator's Idempotency-Key header: kept with what it guards, so checked like any kept text. */
+export function operatorKey(ctx: Context): string | undefined {
   const key = ctx.get('Idempotency-Key');
   if (key === '') return undefined;
   if (key.length > 255) throw invalid({ 'Idempotency-Key': ['must be at most 255 characters'] });

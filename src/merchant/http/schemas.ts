@@ -80,12 +80,46 @@ export const createOrderSchema = keepsNoCardNumber(
     }),
 );
 
+const mode = z.enum(['sale', 'auth'], { message: 'must be sale or auth' }).default('sale');
+
 export const payCardSchema = keepsNoCardNumber(
   z.object({
     card: cardSchema,
-    mode: z.enum(['sale', 'auth'], { message: 'must be sale or auth' }).default('sale'),
+    mode,
     customer: customerSchema.optional(),
+    /** Keep the card for the order's customer (issue 21): the shop sends it only with their consent. */
+    save_card: z.boolean({ message: 'must be true or false' }).default(false),
   }),
+);
+
+/** A saved card's id, as the kit hands it out (`card_` and 24 letters and digits). */
+const savedCardId = z
+  .string({ message: "is required: the id of one of the customer's saved cards (card_...)" })
+  .regex(/^card_[A-Za-z0-9]{24}$/, 'must be the id of a saved card (card_...)');
+
+export const paySavedSchema = keepsNoCardNumber(
+  z.object({ card: savedCardId, mode, customer: customerSchema.optional() }),
+);
+
+/** A merchant-initiated charge of a saved card (issue 21, part 4): a new order, paid at once. */
+export const chargeSchema = keepsNoCardNumber(
+  z
+    .object({
+      card: savedCardId,
+      amount,
+      currency,
+      description: z.string().max(1024).optional(),
+      mode,
+    })
+    .transform((body, ctx) => {
+      if (!isCurrencyCode(body.currency)) return { ...body, minor: 0 };
+      const parsed = parseMajor(body.amount, body.currency);
+      if (!parsed.ok) {
+        ctx.addIssue({ code: 'custom', path: ['amount'], message: parsed.message });
+        return z.NEVER;
+      }
+      return { ...body, minor: parsed.minor };
+    }),
 );
 
 export const payRedirectSchema = keepsNoCardNumber(

@@ -5,7 +5,7 @@
  */
 
 /** The roles a named operator can be given (`cli operator add NAME --role ...`). */
-export const OPERATOR_ROLES = ['operator', 'finance', 'viewer'] as const;
+export const OPERATOR_ROLES = ['operator', 'finance', 'viewer', 'storefront'] as const;
 export type OperatorRole = (typeof OPERATOR_ROLES)[number];
 
 /** `admin`: the bootstrap token's role, held by no named operator. */
@@ -18,8 +18,15 @@ export type Role = OperatorRole | 'admin';
 export const PERMISSIONS = {
   /** GET /orders (the review queue among them), GET /disputes, GET /unmatched-money. */
   read: ['operator', 'finance', 'viewer'],
-  /** POST /orders/{id}/capture, /refund, /void. */
+  /** POST /orders/{id}/capture, /refund, /void; POST /customers/{id}/charges (a saved card charged). */
   'money.move': ['operator'],
+  /** DELETE /customers/{id}/cards/{card}: a saved card removed for the customer. */
+  'cards.manage': ['operator'],
+  /**
+   * POST /customers/{id}/tokens: the shop's server vouches for the customer it signed in. The
+   * `storefront` role holds this alone: a credential that lives on a web server moves no money.
+   */
+  'customers.vouch': ['storefront'],
   /** GET /reports/reconciliation. */
   'reports.read': ['finance'],
   /** GET /audit. */

@@ -18,6 +18,7 @@ import { OutboxStore } from './outbox.js';
 import { PollStore } from './polls.js';
 import { ReportStore } from './reports.js';
 import { ReviewStore } from './reviews.js';
+import { SavedCardStore } from './saved-cards.js';
 import { SecretStore } from './secrets.js';
 import { UnmatchedMoneyStore } from './unmatched.js';
 
@@ -42,6 +43,7 @@ export interface Store {
   operators: OperatorStore;
   audit: AuditStore;
   reviews: ReviewStore;
+  savedCards: SavedCardStore;
 }
 
 export interface StoreDeps {
@@ -50,7 +52,7 @@ export interface StoreDeps {
   pool: Pool;
   clock: Clock;
   random: RandomSource;
-  /** Seals the webhook signing secrets. */
+  /** Seals the webhook signing secrets and saved cards' vault tokens. */
   box: SecretBox;
 }
 
@@ -76,6 +78,7 @@ export function createStore({ sequelize, pool, clock, random, box }: StoreDeps):
     operators: new OperatorStore(sequelize, models, audit, clock, random),
     audit,
     reviews: new ReviewStore(sequelize, models, history, audit, clock, random),
+    savedCards: new SavedCardStore(sequelize, models, audit, box, clock, random),
   };
 }
 
@@ -88,4 +91,5 @@ export type { PollTarget } from './polls.js';
 export type * from './records.js';
 export type { ReportCursor, ReportSource } from './reports.js';
 export type { ListPosition, OrderListQuery, OrderPage } from './reviews.js';
+export type { KnownInstrument, Revocation } from './saved-cards.js';
 export type { Decided, Kept, SeenMoney } from './unmatched.js';

@@ -16,6 +16,7 @@ import type {
   OperationRecord,
   OperatorRecord,
   OrderRecord,
+  SavedCardRecord,
   SecretRecord,
   UnmatchedMoneyRecord,
 } from './records.js';
@@ -69,6 +70,15 @@ export type UnmatchedMoneyRow = Row<
 export type DisputeRow = Row<DisputeRecord, 'outcome' | 'closed_at' | 'closed_by' | 'note'>;
 export type OperatorRow = Row<OperatorRecord, 'revoked_at' | 'revoked_by'>;
 export type AuditRow = Row<AuditRecord, 'id'>;
+/** The sealed vault token and its digest stay in the store (saved-cards.ts). */
+export interface VaultTokenColumns {
+  token_hash: string;
+  token_sealed: string;
+}
+export type SavedCardRow = Row<
+  SavedCardRecord & VaultTokenColumns,
+  'saved_by_order_id' | 'revoked_at' | 'revoked_by'
+>;
 
 export interface Models {
   Order: ModelStatic<OrderRow>;
@@ -82,6 +92,7 @@ export interface Models {
   Dispute: ModelStatic<DisputeRow>;
   Operator: ModelStatic<OperatorRow>;
   Audit: ModelStatic<AuditRow>;
+  SavedCard: ModelStatic<SavedCardRow>;
 }
 
 // Factories: Sequelize writes into attribute definitions, so two attributes must never share one object.
@@ -302,6 +313,26 @@ export function defineModels(sequelize: Sequelize): Models {
     },
     options('audit_log'),
   );
+  const SavedCard = sequelize.define<SavedCardRow>(
+    'SavedCard',
+    {
+      id: id(),
+      customer_id: str(255, false),
+      token_hash: { type: DataTypes.CHAR(64), allowNull: false, unique: true },
+      token_sealed: str(512, false),
+      brand: str(16, false),
+      last4: { type: DataTypes.CHAR(4), allowNull: false },
+      exp_month: { type: DataTypes.TINYINT, allowNull: false },
+      exp_year: { type: DataTypes.SMALLINT, allowNull: false },
+      status: str(16, false),
+      saved_by_order_id: str(32),
+      created_at: when(),
+      updated_at: when(),
+      revoked_at: when(true),
+      revoked_by: str(64),
+    },
+    options('saved_cards'),
+  );
   return {
     Order,
     Attempt,
@@ -314,6 +345,7 @@ export function defineModels(sequelize: Sequelize): Models {
     Dispute,
     Operator,
     Audit,
+    SavedCard,
   };
 }
 

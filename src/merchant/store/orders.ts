@@ -227,6 +227,8 @@ export class OrderStore {
       paymentMethod?: string;
       /** The cap on failed attempts (README, Limits): reached, TooManyAttempts and nothing starts. */
       maxFailedAttempts?: number | null;
+      /** What the history line says of it beyond its kind: the saved card that pays, say. */
+      detail?: string;
     },
   ): Promise<{ order: OrderRecord; attempt: AttemptRecord; previous: OrderBeforeAttempt }> {
     return this.sequelize.transaction(async (tx) => {
@@ -294,7 +296,7 @@ export class OrderStore {
           statusBefore: before,
           statusAfter: status,
           outcome: 'applied',
-          detail: `${input.kind} attempt started`,
+          detail: input.detail ?? `${input.kind} attempt started`,
         },
         tx,
       );

@@ -205,6 +205,25 @@ export interface OperatorRecord {
   revoked_by: string | null;
 }
 
+/**
+ * A customer's saved card: the kit's id for a gateway payment instrument (issue 21). The vault token
+ * is never part of the record: only the saved-card store opens it, to pay.
+ */
+export interface SavedCardRecord {
+  id: string;
+  customer_id: string;
+  brand: string;
+  last4: string;
+  exp_month: number;
+  exp_year: number;
+  status: 'active' | 'revoked';
+  saved_by_order_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  revoked_at: Date | null;
+  revoked_by: string | null;
+}
+
 /** What the audit keeps of an act. */
 export type AuditAction =
   | 'capture'
@@ -215,7 +234,9 @@ export type AuditAction =
   | 'unmatched.resolve'
   | 'dispute.lost'
   | 'operator.add'
-  | 'operator.revoke';
+  | 'operator.revoke'
+  | 'card.revoke'
+  | 'card.charge';
 
 /** One line of the audit log: who (name, role, credential) did what, on what, and why. */
 export interface AuditRecord {

@@ -48,6 +48,29 @@ const CVV_WITH_VALUE = /cvv[\\"' ]*[:=][\\"' ]*\d/i;
 /** Bare 13-19 digit runs: anything that looks like a PAN. */
 const PAN_LIKE = /(?<!\d)\d{13,19}(?!\d)/g;
 
+/** Every key of the kit's prefix in Redis, with its value whatever its type, as text. */
+async function dumpRedis(t: TestKit): Promise<string> {
+  const redis = t.kit.redis;
+  const out: string[] = [];
+  for (const key of await redis.keys(`${t.redisPrefix}*`)) {
+    const type = await redis.type(key);
+    const value =
+      type === 'string'
+        ? await redis.get(key)
+        : type === 'hash'
+          ? await redis.hgetall(key)
+          : type === 'list'
+            ? await redis.lrange(key, 0, -1)
+            : type === 'set'
+              ? await redis.smembers(key)
+              : type === 'zset'
+                ? await redis.zrange(key, 0, -1, 'WITHSCORES')
+                : type;
+    out.push(`${key}: ${JSON.stringify(value)}`);
+  }
+  return out.join('\n');
+}
+
 describe('merchant: card data is kept nowhere (merchant.md, Card data)', function () {
   this.timeout(60_000);
   let t: TestKit;
@@ -61,7 +84,13 @@ describe('merchant: card data is kept nowhere (merchant.md, Card data)', functio
   let dumpAfterEverything = '';
   let customerOrderId = '';
 
-  const call = async (method: string, path: string, o: { body?: unknown; rawBody?: string } = {}) => {
+  let savedCardRows = 0;
+  let redisDump = '';
+  const call = async (
+    method: string,
+    path: string,
+    o: { body?: unknown; rawBody?: string; ops?: boolean; headers?: Record<string, string> } = {},
+  ) => {
     const res = await t.call(method, path, o);
     responses.push({ what: `${method} ${path}`, text: res.text });
     return res;
@@ -212,7 +241,46 @@ describe('merchant: card data is kept nowhere (merchant.md, Card data)', functio
       await call('GET', `/orders/${customerOrderId}`);
     });
 
+    await step(
+      'saved cards: saved (frictionless and through a challenge), listed, paid with, charged, removed',
+      async () => {
+        const customerId = 'cus-card-data';
+        const { token } = t.kit.checkout.customerTokens.issue(customerId, clock.now());
+        const headers = { 'customer-token': token };
+        const ordered = () => newOrder({ customer: { merchant_customer_id: customerId } });
+        const first = await call('POST', `/orders/${await ordered()}/pay/card`, {
+          body: { card: card(FRICTIONLESS, { cvv: '9182' }), save_card: true },
+          headers,
+        });
+        expect(first.status, first.text).to.equal(200);
+        const challenged = await call('POST', `/orders/${await ordered()}/pay/card`, {
+          body: { card: card(CHALLENGE, { cvv: '737' }), save_card: true },
+          headers,
+        });
+        const back = await pressButton(challenged.body.data.next_action.url, 'authenticate');
+        expect(landingStatus((await visit(back)).text)).to.equal('paid');
+        const listed = await call('GET', `/customers/${customerId}/cards`, { headers });
+        const [newest, older] = listed.body.data.cards as { id: string }[];
+        expect([newest, older].every(Boolean), listed.text).to.equal(true);
+        const paid = await call('POST', `/orders/${await ordered()}/pay/saved`, {
+          body: { card: older!.id },
+          headers,
+        });
+        expect(paid.status, paid.text).to.equal(200);
+        const charged = await call('POST', `/customers/${customerId}/charges`, {
+          body: { card: newest!.id, amount: '3.00', currency: 'EUR' },
+          ops: true,
+          headers: { 'idempotency-key': 'card-data-charge' },
+        });
+        expect(charged.status, charged.text).to.equal(201);
+        const removed = await call('DELETE', `/customers/${customerId}/cards/${older!.id}`, { headers });
+        expect(removed.status, removed.text).to.equal(200);
+        savedCardRows = (await rows(t, 'saved_cards')).length;
+      },
+    );
+
     dumpAfterEverything = await t.dump();
+    redisDump = await dumpRedis(t);
   });
 
   after(async () => {
@@ -222,10 +290,35 @@ describe('merchant: card data is kept nowhere (merchant.md, Card data)', functio
   it('drove every flow to its expected end (sanity)', () => {
     expect(flowProblems, flowProblems.join('\n')).to.deep.equal([]);
     expect(dumpAfterEverything).to.contain('payment_attempts');
+    expect(dumpAfterEverything).to.contain('saved_cards');
     expect(dumpAfterEverything).to.contain('ERR_3DS_TIMEOUT');
     expect(dumpAfterEverything).to.contain('ERR_CARD_DO_NOT_HONOR');
     expect(responses.length).to.be.greaterThan(40);
     expect(t.logs.length).to.be.greaterThan(40);
+  });
+
+  it('saved cards keep brand, last four and expiry; the vault token only sealed', async () => {
+    expect(savedCardRows).to.equal(2);
+    for (const saved of await rows(t, 'saved_cards')) {
+      expect(saved.token_sealed).to.match(/^v1\./);
+      for (const part of saved.token_sealed.split('.'))
+        expect(Buffer.from(part, 'base64url').toString('latin1')).to.not.contain('vt_');
+    }
+    // The gateway's tokens are `vt_` and 24 characters: none in the clear in the saved cards' table.
+    // (The inbox keeps each signed webhook payload exactly as it came: a saving payment's carries its
+    // token, which pays only with the kit's API key.)
+    const table = JSON.stringify(await rows(t, 'saved_cards'));
+    expect(/(?<![A-Za-z0-9])vt_[A-Za-z0-9]{24}/.exec(table)?.[0] ?? null).to.equal(null);
+  });
+
+  it('Redis (queue jobs, locks, limits, the budget) holds no card number, CVV or vault token', () => {
+    expect(redisDump.length, 'the kit wrote to Redis').to.be.greaterThan(100);
+    for (const number of USED) expect(redisDump, `Redis holds ${number}`).to.not.contain(number);
+    const found = (redisDump.match(PAN_LIKE) ?? []).filter((s) => /^[3-6]/.test(s) && luhn(s));
+    expect(found).to.deep.equal([]);
+    expect(CVV_WITH_VALUE.exec(redisDump)?.[0] ?? null).to.equal(null);
+    // Queue jobs carry an event's id, never its payload: no vault token either.
+    expect(/(?<![A-Za-z0-9])vt_[A-Za-z0-9]{24}/.exec(redisDump)?.[0] ?? null).to.equal(null);
   });
 
   it('no table holds a full card number used', () => {

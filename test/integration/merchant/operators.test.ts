@@ -21,12 +21,17 @@ const someToken = () => `kop_${randomBytes(32).toString('base64url')}`;
 describe('merchant: operators with names and roles (issue, part 2)', function () {
   this.timeout(120_000);
   let t: TestKit;
-  const token: Record<OperatorRole, string> = { operator: '', finance: '', viewer: '' };
-  const NAMES: Record<OperatorRole, string> = { operator: 'olga', finance: 'fred', viewer: 'vera' };
+  const token: Record<OperatorRole, string> = { operator: '', finance: '', viewer: '', storefront: '' };
+  const NAMES: Record<OperatorRole, string> = {
+    operator: 'olga',
+    finance: 'fred',
+    viewer: 'vera',
+    storefront: 'shop-web',
+  };
 
   before(async () => {
     t = await startTestKit({ env: { METRICS_TOKEN } });
-    for (const role of ['operator', 'finance', 'viewer'] as const)
+    for (const role of ['operator', 'finance', 'viewer', 'storefront'] as const)
       token[role] = (await t.kit.store.operators.add({ name: NAMES[role], role, by: CLI })).token;
   });
   after(async () => {
@@ -376,7 +381,7 @@ describe('merchant: the operator CLI (issue, part 2)', function () {
     expect(again.err.trim()).to.equal('<name>: Ada L has a live token already: revoke it first');
     const badRole = await cli('add', 'bob', '--role', 'boss');
     expect(badRole.code).to.equal(1);
-    expect(badRole.err.trim()).to.equal('--role: must be operator, finance, viewer (got "boss")');
+    expect(badRole.err.trim()).to.equal('--role: must be operator, finance, viewer, storefront (got "boss")');
     const reserved = await cli('add', 'admin', '--role', 'viewer');
     expect(reserved.code).to.equal(1);
     expect(reserved.err).to.contain('<name>: "admin" is reserved');

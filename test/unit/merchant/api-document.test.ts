@@ -67,15 +67,23 @@ describe('the merchant API document', () => {
     expect(() => expectDocumented(app, merchantApi, REGISTRY)).to.throw(/GET \/reports\/monthly/);
   });
 
-  it('puts the order list, capture, refund, void, reviews, the report, the audit, gateway money with no order and disputes behind the ops bearer token, with a 401 (a 403 where a role may not), and nothing else', () => {
+  it('puts the order list, capture, refund, void, reviews, the report, the audit, gateway money with no order, disputes, customer tokens and charges behind the ops bearer token, saved cards behind the customer token, with a 401 (a 403 where a role may not), and nothing else', () => {
     expect(document.components?.securitySchemes?.opsToken).to.include({ type: 'http', scheme: 'bearer' });
     for (const { method, path, operation } of operations) {
       const operator =
         (method === 'get' && path === '/orders') ||
-        /^\/orders\/\{id\}\/(capture|refund|void|review)$|^\/reports\/reconciliation$|^\/audit$|^\/unmatched-money(\/\{id\}\/(attach|resolve))?$|^\/disputes(\/\{id\}\/lost)?$/.test(
+        /^\/orders\/\{id\}\/(capture|refund|void|review)$|^\/reports\/reconciliation$|^\/audit$|^\/unmatched-money(\/\{id\}\/(attach|resolve))?$|^\/disputes(\/\{id\}\/lost)?$|^\/customers\/\{id\}\/(tokens|charges)$/.test(
           path,
         );
-      expect(operation.security ?? [], `${method} ${path}`).to.deep.equal(operator ? [{ opsToken: [] }] : []);
+      const customer: Record<string, unknown> = {
+        'post /orders/{id}/pay/card': [{}, { customerToken: [] }],
+        'post /orders/{id}/pay/saved': [{ customerToken: [] }],
+        'get /customers/{id}/cards': [{ customerToken: [] }, { opsToken: [] }],
+        'delete /customers/{id}/cards/{card}': [{ customerToken: [] }, { opsToken: [] }],
+      };
+      const expected = customer[`${method} ${path}`] ?? (operator ? [{ opsToken: [] }] : []);
+      expect(operation.security ?? [], `${method} ${path}`).to.deep.equal(expected);
+      if (customer[`${method} ${path}`]) expect(operation.responses).to.have.property('401');
       if (operator) expect(operation.responses).to.have.property('401');
       // Every role reads the lists; everything else some role may not do.
       const everyRole = method === 'get' && ['/orders', '/unmatched-money', '/disputes'].includes(path);
@@ -100,7 +108,7 @@ describe('the merchant API document', () => {
     const schema = body.content['application/json']!.schema;
     // payCardSchema: `mode` has a default, so a request may leave it out.
     expect(schema.required).to.deep.equal(['card']);
-    expect(schema.properties).to.have.keys(['card', 'mode', 'customer']);
+    expect(schema.properties).to.have.keys(['card', 'mode', 'customer', 'save_card']);
   });
 
   it('lists the error codes of each route, and answers the landings in HTML', () => {

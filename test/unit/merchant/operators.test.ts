@@ -57,14 +57,14 @@ describe('operators: roles', () => {
     const table = Object.fromEntries(
       rows.map((l) => {
         const cells = l.split('|').map((c) => c.trim());
-        // | permission | routes | viewer | finance | operator | admin |
-        return [cells[1]!.replace(/`/g, ''), cells.slice(3, 7).map((c) => c === 'yes')];
+        // | permission | routes | viewer | finance | operator | storefront | admin |
+        return [cells[1]!.replace(/`/g, ''), cells.slice(3, 8).map((c) => c === 'yes')];
       }),
     );
     const code = Object.fromEntries(
       (Object.keys(PERMISSIONS) as Permission[]).map((p) => [
         p,
-        (['viewer', 'finance', 'operator', 'admin'] as const).map((r) => may(r, p)),
+        (['viewer', 'finance', 'operator', 'storefront', 'admin'] as const).map((r) => may(r, p)),
       ]),
     );
     expect(table).to.deep.equal(code);

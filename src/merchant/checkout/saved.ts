@@ -1,0 +1,192 @@
+import { createHash } from 'node:crypto';
+import { GatewayError } from '../../client/errors.js';
+import type { CustomerInput } from '../../client/gateway-client.js';
+import { transactionSchema } from '../../client/schemas.js';
+import { cardLabel } from '../customers/saved-card.js';
+import { type Actor, actorLabel } from '../operators/roles.js';
+import { countsTowardCap } from '../orders/attempt-cap.js';
+import type { About } from '../orders/observation.js';
+import { InvalidTransition } from '../orders/status.js';
+import type { AuditStore } from '../store/audit.js';
+import { DuplicateReference, type OrderStore } from '../store/orders.js';
+import type { OrderRecord, SavedCardRecord } from '../store/records.js';
+import { initiate, settle } from './card.js';
+import { type CheckoutDeps, type PaymentOutcome, reload } from './deps.js';
+import { declineMessage } from './outcome.js';
+
+/**
+ * What a saved card needs of the store beyond checkout's: its vault token, marking it revoked, and
+ * (a charge) a new order, found again by its reference.
+ */
+export interface SavedCardDeps extends CheckoutDeps {
+  store: CheckoutDeps['store'] & {
+    orders: Pick<OrderStore, 'create' | 'byReference'>;
+    audit: Pick<AuditStore, 'record'>;
+    savedCards: CheckoutDeps['store']['savedCards'] & {
+      vaultToken(id: string): Promise<string | null>;
+      markRevokedAtGateway(id: string): Promise<void>;
+    };
+  };
+}
+
+export interface SavedCardPayment {
+  /** The customer's card, found by the caller among the order's customer's own (never another's). */
+  card: SavedCardRecord;
+  mode: 'sale' | 'auth';
+  customer?: CustomerInput;
+  browserIp?: string;
+  /** A merchant-initiated charge: who made it, named in the attempt's history line. */
+  initiatedBy?: Actor;
+}
+
+/** Gateway refusals of a token that record nothing: the card, not the payment, is what is wrong. */
+const TOKEN_REFUSALS: Record<string, { code: string; message: string }> = {
+  ERR_INVALID_CARD_TOKEN: {
+    code: 'CARD_REVOKED',
+    message: 'This saved card can no longer be used: it was removed. Pay with another card.',
+  },
+  ERR_EXPIRED_CARD: { code: 'CARD_EXPIRED', message: 'This saved card has expired. Pay with another card.' },
+};
+
+/**
+ * POST /orders/{id}/pay/saved (issue 21): the transaction with the card's vault token, no 3DS asked
+ * (the payment that saved it was authenticated). Everything after the call is a card payment's: a
+ * lost answer asked again, ERR_DUPLICATE adopted, the answer applied through the one apply path. The
+ * attempt's history line names the card that pays.
+ */
+export async function payBySavedCard(
+  deps: SavedCardDeps,
+  orderId: string,
+  payment: SavedCardPayment,
+): Promise<PaymentOutcome> {
+  const { card } = payment;
+  const vaultToken = await deps.store.savedCards.vaultToken(card.id);
+  if (vaultToken === null) throw new Error(`saved card ${card.id} has no row`);
+  const { order, attempt, previous } = await deps.store.orders.startAttempt(orderId, {
+    kind: 'card',
+    mode: payment.mode,
+    maxFailedAttempts: deps.maxFailedAttempts,
+    detail: `saved card attempt started: ${cardLabel(card)} (${card.id})${
+      payment.initiatedBy ? `, charged by ${actorLabel(payment.initiatedBy)}` : ''
+    }`,
+  });
+  const about: About = { orderId: order.id, attemptId: attempt.id };
+  const answer = await initiate(deps, order, payment, { vaultToken });
+  const refusal = tokenRefusal(answer.error);
+  if (refusal) {
+    // Nothing exists at the gateway for this attempt: undone, and the card shown for what it is.
+    await deps.store.orders.withdrawAttempt(order.id, attempt.id, previous);
+    if (refusal.code === 'CARD_REVOKED') await deps.store.savedCards.markRevokedAtGateway(card.id);
+    return {
+      kind: 'invalid',
+      ...(await reload(deps, order.id)),
+      ...refusal,
+      errors: { card: [refusal.message] },
+    };
+  }
+  return settle(deps, about, answer);
+}
+
+/** A refusal of the token itself that recorded no transaction (a decline that did is the payment's). */
+function tokenRefusal(error: unknown) {
+  if (!(error instanceof GatewayError)) return null;
+  const refusal = TOKEN_REFUSALS[error.code];
+  if (!refusal || transactionSchema.safeParse(error.details.data).success) return null;
+  return refusal;
+}
+
+export interface SavedCardCharge {
+  customerId: string;
+  card: SavedCardRecord;
+  amountMinor: number;
+  currency: string;
+  mode: 'sale' | 'auth';
+  description?: string | null;
+  /** The caller's key: the same key is the same charge, whenever and however often it is sent. */
+  idempotencyKey: string;
+  /** Who charged: an operator (the audit log keeps each request), or the fork's own job. */
+  initiatedBy: Actor;
+}
+
+/** How a charge ended: a payment's outcome, or a key already used for another charge. */
+export type ChargeOutcome =
+  | (PaymentOutcome & { created: boolean })
+  | { kind: 'key_reused'; order: OrderRecord };
+
+/**
+ * A merchant-initiated charge (issue 21, part 4): a subscription's renewal, a top-up. A new order for
+ * the customer, paid with their saved card. The key is stored before the gateway hears of the charge,
+ * as the order's reference (`mit_` and a digest of customer and key), which the gateway refuses to
+ * take twice: a retry after any crash finds the order, and a payment the gateway made whose answer
+ * was lost is adopted (ERR_DUPLICATE), never made again. A charge that ended is answered as it ended.
+ */
+export async function chargeSavedCard(deps: SavedCardDeps, charge: SavedCardCharge): Promise<ChargeOutcome> {
+  const reference = chargeReference(charge.customerId, charge.idempotencyKey);
+  let order: OrderRecord;
+  let created = true;
+  try {
+    order = await deps.store.orders.create({
+      amountMinor: charge.amountMinor,
+      currency: charge.currency,
+      reference,
+      description: charge.description ?? null,
+      customer: { merchant_customer_id: charge.customerId },
+    });
+  } catch (error) {
+    if (!(error instanceof DuplicateReference)) throw error;
+    order = (await deps.store.orders.byReference(reference))!;
+    created = false;
+    if (order.amount_minor !== charge.amountMinor || order.currency !== charge.currency)
+      return { kind: 'key_reused', order };
+  }
+  await deps.store.audit.record({
+    actor: charge.initiatedBy,
+    action: 'card.charge',
+    orderId: order.id,
+    subjectId: charge.card.id,
+    amountMinor: charge.amountMinor,
+    currency: charge.currency,
+    detail: created ? `customer ${charge.customerId}` : `customer ${charge.customerId}, the same key again`,
+  });
+  if (!created) {
+    const ended = await asItEnded(deps, order.id);
+    if (ended) return { ...ended, created };
+  }
+  try {
+    const outcome = await payBySavedCard(deps, order.id, {
+      card: charge.card,
+      mode: charge.mode,
+      customer: { merchant_customer_id: charge.customerId },
+      initiatedBy: charge.initiatedBy,
+    });
+    return { ...outcome, created };
+  } catch (error) {
+    // The charge ended meanwhile (the gateway's webhook for the first try landed): answered as it ended.
+    const ended = error instanceof InvalidTransition && !created && (await asItEnded(deps, order.id));
+    if (ended) return { ...ended, created };
+    throw error;
+  }
+}
+
+/**
+ * A charge's order that ended (paid, authorised, declined, ...): answered as it ended, never made
+ * again. Null while it is pending (the charge goes on: a payment the gateway holds is adopted), or
+ * failed for the gateway's reasons alone.
+ */
+async function asItEnded(deps: CheckoutDeps, orderId: string): Promise<PaymentOutcome | null> {
+  const standing = await reload(deps, orderId);
+  const { status, failure_code: code } = standing.order;
+  if (status === 'pending') return null;
+  // The gateway was down or busy, not the card declined: nothing was charged, so the same key tries again.
+  if (status === 'failed' && !countsTowardCap(code)) return null;
+  if (status === 'failed' || status === 'cancelled') {
+    const failed = code ?? 'ERR_TXN_FAILED';
+    return { kind: 'declined', ...standing, code: failed, message: declineMessage(failed) };
+  }
+  return { kind: 'done', ...standing };
+}
+
+/** The order reference a charge's key becomes: the same customer and key, the same reference. */
+export function chargeReference(customerId: string, idempotencyKey: string): string {
+  return `mit_${createHash('sha256').update(`${customerId}\n${idempotencyKey}`).digest('hex').slice(0, 40)}`;
+}

@@ -1,0 +1,47 @@
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Proof that the shop vouches for a customer (issue 21): the storefront's calls about a customer's
+ * saved cards carry it, so nobody can list or pay with the cards of a customer id they merely know.
+ * The shop's server asks for one (`POST /customers/{id}/tokens`, a storefront credential) for the
+ * customer it has signed in and hands it to that customer's browser, as Stripe's ephemeral keys do.
+ *
+ * `ct1.<expiry, unix seconds>.<HMAC-SHA256 over the version, the customer id and the expiry>`.
+ * Stateless: every process checks one with the key alone, and it lapses by itself.
+ */
+const VERSION = 'ct1';
+
+/** An hour: a checkout's length, with room; a leaked one is worth little for long. */
+export const CUSTOMER_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
+
+export class CustomerTokens {
+  readonly #key: Buffer;
+
+  /** `secret`: the kit's encryption key; the signing key is derived from it for this use alone. */
+  constructor(secret: Uint8Array) {
+    this.#key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'kit customer tokens v1', 32));
+  }
+
+  issue(customerId: string, now: number): { token: string; expiresAt: Date } {
+    const expires = Math.floor((now + CUSTOMER_TOKEN_LIFETIME_MS) / 1000);
+    return {
+      token: `${VERSION}.${expires}.${this.#mac(customerId, expires).toString('base64url')}`,
+      expiresAt: new Date(expires * 1000),
+    };
+  }
+
+  /** Whether `token` is this customer's and still live. Any other string (malformed, expired, another's): false. */
+  verify(customerId: string, token: string, now: number): boolean {
+    const [version, expiresText, mac] = token.split('.');
+    if (version !== VERSION || !/^\d{1,12}$/.test(expiresText ?? '') || mac === undefined) return false;
+    const expires = Number(expiresText);
+    if (expires * 1000 <= now) return false;
+    const presented = Buffer.from(mac, 'base64url');
+    const expected = this.#mac(customerId, expires);
+    return presented.length === expected.length && timingSafeEqual(presented, expected);
+  }
+
+  #mac(customerId: string, expires: number): Buffer {
+    return createHmac('sha256', this.#key).update(`${VERSION}\n${customerId}\n${expires}`).digest();
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * A saved card as the kit shows and checks it (issue 21): pure, no I/O. The kit never holds a card
+ * number past the request that carries it; what it keeps is what the gateway's instrument record says
+ * (sandbox.md section 11): brand, last four, expiry.
+ */
+
+/** What a card in hand says of itself, kept when the gateway saves it: never the number. */
+export interface CardFacts {
+  brand: string;
+  last4: string;
+  expMonth: number;
+  expYear: number;
+}
+
+/**
+ * The brand as the gateway's instrument record names it (sandbox.md section 11): the kit's own guess
+ * until the gateway's list says otherwise (a sync overwrites it).
+ */
+export function brandOf(number: string): string {
+  if (number.startsWith('4')) return 'visa';
+  const two = Number(number.slice(0, 2));
+  const four = Number(number.slice(0, 4));
+  if ((two >= 51 && two <= 55) || (four >= 2221 && four <= 2720)) return 'mastercard';
+  if (two === 34 || two === 37) return 'amex';
+  return 'other';
+}
+
+export function factsOf(card: { number: string; exp_month: number | string; exp_year: number | string }) {
+  return {
+    brand: brandOf(card.number),
+    last4: card.number.slice(-4),
+    expMonth: Number(card.exp_month),
+    expYear: Number(card.exp_year),
+  } satisfies CardFacts;
+}
+
+/** A card is good through the last moment of its expiry month (UTC), as card networks count it. */
+export function cardExpired(card: { exp_month: number; exp_year: number }, now: number): boolean {
+  return now >= Date.UTC(card.exp_year, card.exp_month, 1);
+}
+
+/** Why a saved card cannot pay now (removed, or past its expiry month); null when it can. */
+export function cardRefusal(
+  card: { status: string; exp_month: number; exp_year: number },
+  now: number,
+): { code: 'CARD_REVOKED' | 'CARD_EXPIRED'; message: string; field: string } | null {
+  if (card.status !== 'active')
+    return {
+      code: 'CARD_REVOKED',
+      message: 'This saved card was removed. Pay with another card.',
+      field: 'was removed: it can no longer pay',
+    };
+  if (cardExpired(card, now))
+    return {
+      code: 'CARD_EXPIRED',
+      message: 'This saved card has expired. Pay with another card.',
+      field: `expired at the end of ${String(card.exp_month).padStart(2, '0')}/${card.exp_year}`,
+    };
+  return null;
+}
+
+/** "visa •••• 4242, 12/2030": how a history line and the demo shop name a card. */
+export function cardLabel(card: { brand: string; last4: string; exp_month: number; exp_year: number }) {
+  return `${card.brand} •••• ${card.last4}, ${String(card.exp_month).padStart(2, '0')}/${card.exp_year}`;
+}
+
+/**
+ * The shop's id for a customer (`merchant_customer_id`): kept, logged and sent to the gateway, so it
+ * is plain printable text of at most 255 characters. Null: a good id; else what is wrong.
+ */
+export function customerIdProblem(id: string): string | null {
+  if (id.length === 0 || id.length > 255) return 'must be 1 to 255 characters';
+  if (!/^[\x21-\x7e]+$/.test(id)) return 'must be printable ASCII without spaces';
+  return null;
+}

@@ -1,0 +1,136 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { GatewayError } from '../../client/errors.js';
+import type { GatewayPaymentInstrument } from '../../client/schemas.js';
+import type { MerchantDeps } from '../checkout/deps.js';
+import { type ChargeOutcome, chargeSavedCard } from '../checkout/saved.js';
+import type { CustomerTokens } from '../customers/customer-token.js';
+import { orderRuleErrors } from '../orders/order-rules.js';
+import type { KnownInstrument } from '../store/index.js';
+import type { SavedCardRecord } from '../store/records.js';
+import { customerOrOperator } from './customer-auth.js';
+import { gatewayFailure, HttpError, invalid, jsonBody, ok, parse } from './errors.js';
+import type { OpsAuth } from './ops-auth.js';
+import { actorOf } from './ops-auth.js';
+import { answerPayment, operatorKey, type RouteDeps } from './routes.js';
+import { customerIdOf, customersCard, savedCardView, usable } from './saved-cards.js';
+import { chargeSchema } from './schemas.js';
+import { orderView } from './views.js';
+
+export interface CustomerRouteDeps extends MerchantDeps, Pick<RouteDeps, 'orderRules'> {
+  customerTokens: CustomerTokens;
+  ops: OpsAuth;
+}
+
+const PAGES = 10;
+
+const known = (i: GatewayPaymentInstrument): KnownInstrument => ({
+  vaultToken: i.vault_token,
+  brand: i.brand,
+  last4: i.last4,
+  expMonth: i.exp_month,
+  expYear: i.exp_year,
+});
+
+/**
+ * Customers and their saved cards (issue 21). The customer's own calls carry their token; operators
+ * theirs. The cards the kit shows are the gateway's: each list asks it (a card revoked there, or saved
+ * by a payment whose answer the kit never heard, is seen at once), and a gateway that cannot answer
+ * leaves the kit's own rows, said to be so (`synced: false`).
+ */
+export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
+  router.post('/customers/:id/tokens', async (ctx) => {
+    await deps.ops.require(ctx, 'customers.vouch');
+    const customerId = customerIdOf(ctx);
+    const { token, expiresAt } = deps.customerTokens.issue(customerId, deps.clock.now());
+    ok(ctx, { customer_id: customerId, customer_token: token, expires_at: expiresAt.toISOString() }, 201);
+  });
+
+  router.get('/customers/:id/cards', async (ctx) => {
+    const customerId = customerIdOf(ctx);
+    await customerOrOperator(ctx, deps, customerId, 'read');
+    let cards: SavedCardRecord[];
+    let synced = true;
+    try {
+      const listed: KnownInstrument[] = [];
+      for (let page = 1; page <= PAGES; page++) {
+        const answer = await deps.gateway.listPaymentInstruments(customerId, { page });
+        listed.push(...answer.data.payment_instruments.map(known));
+        const p = answer.data.pagination;
+        if (!p || p.current_page >= p.last_page) break;
+      }
+      cards = await deps.store.savedCards.sync(customerId, listed);
+    } catch (error) {
+      if (!gatewayFailure(error)) throw error;
+      deps.logger.warn(
+        { customer: customerId, gateway: error instanceof GatewayError ? error.code : 'unreachable' },
+        "saved cards listed from the kit's own records: the gateway did not answer",
+      );
+      cards = await deps.store.savedCards.list(customerId);
+      synced = false;
+    }
+    const now = deps.clock.now();
+    ok(ctx, { customer_id: customerId, cards: cards.map((c) => savedCardView(c, now)), synced });
+  });
+
+  router.delete('/customers/:id/cards/:card', async (ctx) => {
+    const customerId = customerIdOf(ctx);
+    const caller = await customerOrOperator(ctx, deps, customerId, 'cards.manage');
+    const card = await customersCard(deps, customerId, ctx.params.card!);
+    if (card.status === 'active') {
+      const token = (await deps.store.savedCards.vaultToken(card.id))!;
+      try {
+        await deps.gateway.revokePaymentInstrument(token);
+      } catch (error) {
+        // Unknown to the gateway: nothing there can pay with it either. Anything else: tried again.
+        if (!(error instanceof GatewayError && error.status === 404)) throw gatewayFailure(error) ?? error;
+      }
+    }
+    const revoked = await deps.store.savedCards.revoke(
+      customerId,
+      card.id,
+      caller.kind === 'customer' ? { name: 'customer' } : { actor: caller.actor },
+    );
+    if (revoked.kind === 'not_found') throw new Error('a saved card vanished while it was revoked');
+    ok(ctx, { card: savedCardView(revoked.card, deps.clock.now()) }, 200, 'The card is removed.');
+  });
+
+  router.post('/customers/:id/charges', async (ctx) => {
+    const who = await deps.ops.require(ctx, 'money.move');
+    const customerId = customerIdOf(ctx);
+    const body = parse(chargeSchema, await jsonBody(ctx));
+    const key = operatorKey(ctx);
+    if (!key)
+      throw invalid({ 'Idempotency-Key': ['is required for charges, so that a retry never charges twice'] });
+    const refused = orderRuleErrors(deps.orderRules, body.currency, body.minor);
+    if (refused) throw invalid(refused);
+    const card = usable(await customersCard(deps, customerId, body.card), deps.clock.now());
+    const actor = actorOf(ctx, who);
+    const outcome = await chargeSavedCard(deps, {
+      customerId,
+      card,
+      amountMinor: body.minor,
+      currency: body.currency,
+      mode: body.mode,
+      description: body.description,
+      idempotencyKey: key,
+      initiatedBy: actor,
+    });
+    await answerCharge(ctx, outcome);
+  });
+}
+
+async function answerCharge(ctx: Context, outcome: ChargeOutcome): Promise<void> {
+  if (outcome.kind === 'key_reused')
+    throw new HttpError(
+      409,
+      'IDEMPOTENCY_KEY_REUSED',
+      'This Idempotency-Key was used for another charge (another amount or currency); nothing was charged.',
+      { data: { order: orderView(outcome.order) } },
+    );
+  if (outcome.kind === 'done' && outcome.created) {
+    ok(ctx, { order: orderView(outcome.order, outcome.attempt), next_action: null }, 201, 'Charged.');
+    return;
+  }
+  await answerPayment(ctx, outcome);
+}

@@ -1,0 +1,179 @@
+import { createHash } from 'node:crypto';
+import { Op, type Sequelize, UniqueConstraintError } from 'sequelize';
+import type { Clock } from '../../shared/clock.js';
+import { type RandomSource, randomId } from '../../shared/ids.js';
+import type { SecretBox } from '../../shared/secret-box.js';
+import type { CardFacts } from '../customers/saved-card.js';
+import type { Actor } from '../operators/roles.js';
+import type { AuditStore } from './audit.js';
+import { type Models, plain, type SavedCardRow } from './models.js';
+import type { SavedCardRecord } from './records.js';
+
+/** An instrument as the gateway lists it, or as a saving payment made it. */
+export interface KnownInstrument extends CardFacts {
+  vaultToken: string;
+}
+
+/** What a revocation found: the card revoked now, one revoked before, or none of this customer's. */
+export type Revocation =
+  | { kind: 'revoked'; card: SavedCardRecord }
+  | { kind: 'already'; card: SavedCardRecord }
+  | { kind: 'not_found' };
+
+const tokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
+const record = (row: SavedCardRow): SavedCardRecord => {
+  const { token_hash: _hash, token_sealed: _sealed, ...card } = plain(row);
+  return card;
+};
+const NEWEST_FIRST: [string, string][] = [
+  ['created_at', 'DESC'],
+  ['id', 'DESC'],
+];
+
+/**
+ * Customers' saved cards (issue 21): the kit's `card_...` id for each vault token the gateway keeps.
+ * The token is sealed to its row (AAD `saved-card:<id>`) and found again by its SHA-256, so the same
+ * instrument seen twice (saved again, listed by the gateway) keeps one row and one id.
+ */
+export class SavedCardStore {
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly models: Models,
+    private readonly audit: AuditStore,
+    private readonly box: SecretBox,
+    private readonly clock: Clock,
+    private readonly random: RandomSource,
+  ) {}
+
+  /**
+   * Keeps an instrument the gateway holds as active, for this customer: new, or the row it has (its
+   * facts brought up to date, and live again if the kit had it revoked: the gateway is the truth).
+   */
+  async remember(
+    customerId: string,
+    instrument: KnownInstrument,
+    savedByOrderId: string | null = null,
+  ): Promise<SavedCardRecord> {
+    const hash = tokenHash(instrument.vaultToken);
+    const facts = {
+      brand: instrument.brand.slice(0, 16),
+      last4: instrument.last4,
+      exp_month: instrument.expMonth,
+      exp_year: instrument.expYear,
+    };
+    for (let tries = 0; ; tries++) {
+      const existing = await this.models.SavedCard.findOne({ where: { token_hash: hash } });
+      const now = new Date(this.clock.now());
+      if (existing) {
+        // A token names one customer's instrument at the gateway: never moved to another customer.
+        if (existing.customer_id !== customerId) return record(existing);
+        const changed =
+          existing.status !== 'active' ||
+          Object.entries(facts).some(([k, v]) => existing.get(k as keyof typeof facts) !== v);
+        if (changed)
+          await existing.update({
+            ...facts,
+            status: 'active',
+            revoked_at: null,
+            revoked_by: null,
+            updated_at: now,
+          });
+        return record(existing);
+      }
+      const id = randomId('card_', this.random);
+      try {
+        const row = await this.models.SavedCard.create({
+          id,
+          customer_id: customerId,
+          token_hash: hash,
+          token_sealed: this.box.seal(instrument.vaultToken, `saved-card:${id}`),
+          ...facts,
+          status: 'active',
+          saved_by_order_id: savedByOrderId,
+          created_at: now,
+          updated_at: now,
+        });
+        return record(row);
+      } catch (error) {
+        // Another request kept the same instrument a moment ago: read its row.
+        if (!(error instanceof UniqueConstraintError) || tries > 0) throw error;
+      }
+    }
+  }
+
+  /**
+   * Brings the kit's rows for a customer in line with the gateway's list of their active instruments:
+   * each listed one kept, and any the kit holds as active that the gateway no longer lists revoked
+   * (`gateway`: revoked there, or lapsed). Answers the customer's active cards, newest first.
+   */
+  async sync(customerId: string, listed: readonly KnownInstrument[]): Promise<SavedCardRecord[]> {
+    const kept = new Set<string>();
+    for (const instrument of listed) kept.add((await this.remember(customerId, instrument)).id);
+    const gone = await this.models.SavedCard.findAll({
+      where: { customer_id: customerId, status: 'active', id: { [Op.notIn]: [...kept, ''] } },
+    });
+    const now = new Date(this.clock.now());
+    for (const row of gone)
+      await row.update({ status: 'revoked', revoked_at: now, revoked_by: 'gateway', updated_at: now });
+    return this.list(customerId);
+  }
+
+  /** A customer's active cards, newest first. */
+  async list(customerId: string): Promise<SavedCardRecord[]> {
+    const rows = await this.models.SavedCard.findAll({
+      where: { customer_id: customerId, status: 'active' },
+      order: NEWEST_FIRST,
+    });
+    return rows.map(record);
+  }
+
+  /** A card of this customer's (active or revoked); null for an unknown id or another customer's. */
+  async ofCustomer(customerId: string, id: string): Promise<SavedCardRecord | null> {
+    const row = await this.models.SavedCard.findOne({ where: { id, customer_id: customerId } });
+    return row && record(row);
+  }
+
+  /** The vault token of a card, opened to pay with it: never kept anywhere but in the call. */
+  async vaultToken(id: string): Promise<string | null> {
+    const row = await this.models.SavedCard.findByPk(id, { attributes: ['id', 'token_sealed'] });
+    return row && this.box.open(row.token_sealed, `saved-card:${id}`);
+  }
+
+  /**
+   * Marks a customer's card revoked, with who did it; an operator's act goes to the audit log in the
+   * same transaction. The gateway is told first, by the caller: a card the kit shows revoked is one
+   * no payment can use.
+   */
+  async revoke(customerId: string, id: string, by: { actor: Actor } | { name: string }): Promise<Revocation> {
+    return this.sequelize.transaction(async (tx) => {
+      const row = await this.models.SavedCard.findOne({
+        where: { id, customer_id: customerId },
+        transaction: tx,
+        lock: tx.LOCK.UPDATE,
+      });
+      if (!row) return { kind: 'not_found' };
+      if (row.status === 'revoked') return { kind: 'already', card: record(row) };
+      const now = new Date(this.clock.now());
+      const name = 'actor' in by ? by.actor.name : by.name;
+      await row.update(
+        { status: 'revoked', revoked_at: now, revoked_by: name.slice(0, 64), updated_at: now },
+        { transaction: tx },
+      );
+      if ('actor' in by)
+        await this.audit.record(
+          { actor: by.actor, action: 'card.revoke', subjectId: id, detail: `customer ${customerId}` },
+          tx,
+        );
+      return { kind: 'revoked', card: record(row) };
+    });
+  }
+
+  /** The kit learned from the gateway that a token no longer pays (revoked there): so marked. */
+  async markRevokedAtGateway(id: string): Promise<void> {
+    const now = new Date(this.clock.now());
+    await this.models.SavedCard.update(
+      { status: 'revoked', revoked_at: now, revoked_by: 'gateway', updated_at: now },
+      { where: { id, status: 'active' } },
+    );
+  }
+}
