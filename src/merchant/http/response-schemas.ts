@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { customerSchema } from '../../shared/customer.js';
+import { OPERATOR_ROLES } from '../operators/roles.js';
 import { DISPUTE_OUTCOMES } from '../orders/disputes.js';
 import { ORDER_STATUSES } from '../orders/status.js';
 
@@ -350,9 +351,9 @@ export const orderListSchema = z
 /** A 403: the token is good, its role is not enough. */
 export const forbiddenSchema = z
   .object({
-    role: z.enum(['admin', 'operator', 'finance', 'viewer']).meta({ description: "The token's role." }),
+    role: z.enum(['admin', ...OPERATOR_ROLES]).meta({ description: "The token's role." }),
     allowed: z
-      .array(z.enum(['admin', 'operator', 'finance', 'viewer']))
+      .array(z.enum(['admin', ...OPERATOR_ROLES]))
       .meta({ description: 'The roles that may do this.' }),
   })
   .meta({ id: 'Forbidden' });
@@ -368,7 +369,9 @@ export const auditEntrySchema = z
     }),
     role: z
       .string()
-      .meta({ description: '`admin`, `operator`, `finance`, `viewer`, or `system` (the kit).' }),
+      .meta({
+        description: '`admin`, `operator`, `finance`, `viewer`, `storefront`, or `system` (the kit).',
+      }),
     credential: z.string().meta({
       description:
         "The operator's id (`opr_...`: the name is proven by their token), `bootstrap` (OPS_API_TOKEN: the name is as given), `cli`, or the kit's setting (`AUTH_EXPIRY_POLICY`).",
@@ -383,11 +386,13 @@ export const auditEntrySchema = z
       'dispute.lost',
       'operator.add',
       'operator.revoke',
+      'card.revoke',
+      'card.charge',
     ]),
     order_id: z.string().nullable(),
     subject_id: z.string().nullable().meta({
       description:
-        'What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`).',
+        'What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`).',
     }),
     currency: z.string().nullable(),
     amount: minor.nullable(),
