@@ -367,11 +367,9 @@ export const auditEntrySchema = z
       description:
         "Who: a named operator; with the bootstrap token, the `by` given (default `admin`); `kit` for the kit's own acts.",
     }),
-    role: z
-      .string()
-      .meta({
-        description: '`admin`, `operator`, `finance`, `viewer`, `storefront`, or `system` (the kit).',
-      }),
+    role: z.string().meta({
+      description: '`admin`, `operator`, `finance`, `viewer`, `storefront`, or `system` (the kit).',
+    }),
     credential: z.string().meta({
       description:
         "The operator's id (`opr_...`: the name is proven by their token), `bootstrap` (OPS_API_TOKEN: the name is as given), `cli`, or the kit's setting (`AUTH_EXPIRY_POLICY`).",
