@@ -110,3 +110,19 @@ export function luhn(digits: string): boolean {
   }
   return sum % 10 === 0;
 }
+
+export type CardBrand = 'visa' | 'mastercard' | 'amex' | 'other';
+
+/**
+ * The brand a payment instrument shows, from the number's first digits (sandbox.md section 11): the
+ * sandbox names its instruments so, and the kit guesses a saved card's brand so until the gateway's
+ * list says otherwise.
+ */
+export function cardBrand(number: string): CardBrand {
+  if (number.startsWith('4')) return 'visa';
+  const two = Number(number.slice(0, 2));
+  const four = Number(number.slice(0, 4));
+  if ((two >= 51 && two <= 55) || (four >= 2221 && four <= 2720)) return 'mastercard';
+  if (two === 34 || two === 37) return 'amex';
+  return 'other';
+}

@@ -88,17 +88,7 @@ export function tokenIssuerOutcome(number: string): TokenIssuerOutcome {
   return card.issuer.kind === 'requires_3ds' ? approve : card.issuer;
 }
 
-export type CardBrand = 'visa' | 'mastercard' | 'amex' | 'other';
-
-/** sandbox.md section 11: the brand an instrument shows, from the number's first digits. */
-export function cardBrand(number: string): CardBrand {
-  if (number.startsWith('4')) return 'visa';
-  const two = Number(number.slice(0, 2));
-  const four = Number(number.slice(0, 4));
-  if ((two >= 51 && two <= 55) || (four >= 2221 && four <= 2720)) return 'mastercard';
-  if (two === 34 || two === 37) return 'amex';
-  return 'other';
-}
+export { type CardBrand, cardBrand } from '../../shared/card-numbers.js';
 
 export const DECLINE_MESSAGES: Readonly<Record<string, string>> = {
   ERR_CARD_DO_NOT_HONOR: 'The card was declined: do not honor.',

@@ -1,3 +1,5 @@
+import { cardBrand } from '../../shared/card-numbers.js';
+
 /**
  * A saved card as the kit shows and checks it (issue 21): pure, no I/O. The kit never holds a card
  * number past the request that carries it; what it keeps is what the gateway's instrument record says
@@ -12,22 +14,9 @@ export interface CardFacts {
   expYear: number;
 }
 
-/**
- * The brand as the gateway's instrument record names it (sandbox.md section 11): the kit's own guess
- * until the gateway's list says otherwise (a sync overwrites it).
- */
-export function brandOf(number: string): string {
-  if (number.startsWith('4')) return 'visa';
-  const two = Number(number.slice(0, 2));
-  const four = Number(number.slice(0, 4));
-  if ((two >= 51 && two <= 55) || (four >= 2221 && four <= 2720)) return 'mastercard';
-  if (two === 34 || two === 37) return 'amex';
-  return 'other';
-}
-
 export function factsOf(card: { number: string; exp_month: number | string; exp_year: number | string }) {
   return {
-    brand: brandOf(card.number),
+    brand: cardBrand(card.number),
     last4: card.number.slice(-4),
     expMonth: Number(card.exp_month),
     expYear: Number(card.exp_year),

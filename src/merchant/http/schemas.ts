@@ -57,6 +57,18 @@ const currency = z
 /** merchant.md: amounts in requests are major units, as a decimal string or a number. */
 const amount = z.union([z.string(), z.number()], { message: 'is required: a decimal string or number' });
 
+/** `amount` in the body's currency as minor units (`minor`), or an issue naming `amount`. */
+function withMinor<B extends { amount: string | number; currency: string }>(body: B, ctx: z.RefinementCtx) {
+  // An unknown currency has its own issue already: nothing to parse against.
+  if (!isCurrencyCode(body.currency)) return { ...body, minor: 0 };
+  const parsed = parseMajor(body.amount, body.currency);
+  if (!parsed.ok) {
+    ctx.addIssue({ code: 'custom', path: ['amount'], message: parsed.message });
+    return z.NEVER;
+  }
+  return { ...body, minor: parsed.minor };
+}
+
 export const createOrderSchema = keepsNoCardNumber(
   z
     .object({
@@ -69,15 +81,7 @@ export const createOrderSchema = keepsNoCardNumber(
       description: z.string().max(1024).optional(),
       customer: customerSchema.optional(),
     })
-    .transform((body, ctx) => {
-      if (!isCurrencyCode(body.currency)) return { ...body, minor: 0 };
-      const parsed = parseMajor(body.amount, body.currency);
-      if (!parsed.ok) {
-        ctx.addIssue({ code: 'custom', path: ['amount'], message: parsed.message });
-        return z.NEVER;
-      }
-      return { ...body, minor: parsed.minor };
-    }),
+    .transform(withMinor),
 );
 
 const mode = z.enum(['sale', 'auth'], { message: 'must be sale or auth' }).default('sale');
@@ -111,15 +115,7 @@ export const chargeSchema = keepsNoCardNumber(
       description: z.string().max(1024).optional(),
       mode,
     })
-    .transform((body, ctx) => {
-      if (!isCurrencyCode(body.currency)) return { ...body, minor: 0 };
-      const parsed = parseMajor(body.amount, body.currency);
-      if (!parsed.ok) {
-        ctx.addIssue({ code: 'custom', path: ['amount'], message: parsed.message });
-        return z.NEVER;
-      }
-      return { ...body, minor: parsed.minor };
-    }),
+    .transform(withMinor),
 );
 
 export const payRedirectSchema = keepsNoCardNumber(

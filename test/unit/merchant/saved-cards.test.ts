@@ -4,12 +4,12 @@ import {
   CustomerTokens,
 } from '../../../src/merchant/customers/customer-token.js';
 import {
-  brandOf,
   cardExpired,
   cardLabel,
   cardRefusal,
   customerIdProblem,
 } from '../../../src/merchant/customers/saved-card.js';
+import { cardBrand } from '../../../src/shared/card-numbers.js';
 
 describe('merchant: saved cards, the pure parts (issue 21)', () => {
   describe('customer tokens', () => {
@@ -63,7 +63,7 @@ describe('merchant: saved cards, the pure parts (issue 21)', () => {
       ['341111111111111', 'amex'],
       ['6011111111111117', 'other'],
     ];
-    for (const [number, brand] of cases) expect(brandOf(number), number).to.equal(brand);
+    for (const [number, brand] of cases) expect(cardBrand(number), number).to.equal(brand);
   });
 
   it('a card is good through the last moment of its expiry month (UTC)', () => {
