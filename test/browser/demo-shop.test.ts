@@ -75,6 +75,31 @@ describe('browser: the demo shop in Chromium', function () {
     await page.waitForURL(`${t.url}/`);
   };
 
+  // The demo shop acts for one signed-in customer; the test asks the API about its cards with a token
+  // of its own, as the shop's server would.
+  const CUSTOMER = 'demo-customer';
+  const customerHeaders = () => ({
+    'customer-token': t.kit.checkout.customerTokens.issue(CUSTOMER, t.clock.now()).token,
+  });
+  /** The demo customer's cards, through the API. */
+  const cardsThroughApi = async () => {
+    const listed = await t.call('GET', `/customers/${CUSTOMER}/cards`, { headers: customerHeaders() });
+    expect(listed.status, listed.text).to.equal(200);
+    return listed.body.data.cards as { id: string; brand: string; last4: string }[];
+  };
+  /** No card saved by an earlier test: the tests share the kit, and so the customer. */
+  const clearSavedCards = async () => {
+    for (const card of await cardsThroughApi()) {
+      const removed = await t.call('DELETE', `/customers/${CUSTOMER}/cards/${card.id}`, {
+        headers: customerHeaders(),
+      });
+      expect(removed.status, removed.text).to.equal(200);
+    }
+  };
+  /** The saved cards panel once it lists `count` cards (it says how many once a list has come). */
+  const savedCardsShown = (count: number) =>
+    page.waitForSelector(`#saved[data-count="${count}"]`, { timeout: 15_000 });
+
   it('lists the test cards and the payment methods as it loads', async () => {
     await openShop();
     const cards = page.locator('table.cards tbody tr');
@@ -283,6 +308,121 @@ describe('browser: the demo shop in Chromium', function () {
     expect(await historyText()).to.contain('review resolved (refunded) by shop-fran (finance)');
   });
 
+  it('saved cards: paid with the consent box ticked, the card is listed; it pays a second order without a challenge; removed, the list is empty', async () => {
+    await clearSavedCards();
+    await openShop();
+    await savedCardsShown(0);
+    expect(await page.locator('#saved').innerText()).to.contain('No saved card yet');
+    expect(await page.locator('#customer-id').innerText()).to.equal(CUSTOMER);
+    await page.fill('#amount', '19.99');
+    await page.selectOption('#card', '4242424242424242');
+    await page.check('#save-card');
+    const [paying] = await Promise.all([
+      page.waitForRequest((r) => r.url().endsWith('/pay/card')),
+      page.click('#pay'),
+    ]);
+    // The consent and the customer's token go with the payment; the order names the customer.
+    expect(paying.postDataJSON()).to.include({ save_card: true });
+    expect(await paying.headerValue('customer-token')).to.match(/^ct1\./);
+    const first = await orderShown('paid');
+    expect((await getOrder(t, first)).customer).to.deep.equal({ merchant_customer_id: CUSTOMER });
+    await savedCardsShown(1);
+    const row = page.locator('#saved tr[data-saved-card]');
+    expect(await row.innerText()).to.contain('visa •••• 4242');
+    const cardId = (await row.getAttribute('data-saved-card'))!;
+    expect(cardId).to.match(/^card_/);
+    expect((await cardsThroughApi()).map((c) => c.id)).to.deep.equal([cardId]);
+    await screenshot('saved-card-kept');
+
+    // "Pay with this card": the order shown is paid, so a new one, paid with the card's token.
+    await page.fill('#amount', '7.50');
+    await page.click(`#saved tr[data-saved-card="${cardId}"] button.pay-saved`);
+    const paidAgain = `#order .order[data-status="paid"]:not([data-order-id="${first}"])`;
+    const panel = await page.waitForSelector(paidAgain, { timeout: 15_000 });
+    const second = (await panel.getAttribute('data-order-id'))!;
+    expect(await remembered()).to.equal(second);
+    // No challenge: the browser never left the shop, and the order went from pending to paid.
+    expect(page.url()).to.equal(`${t.url}/`);
+    const history = await historyText();
+    expect(history).to.contain(
+      `saved card attempt started: visa •••• 4242, 12/${new Date().getFullYear() + 3} (${cardId})`,
+    );
+    expect(history).to.match(/pending → paid\s+applied/);
+    expect(history).to.not.contain('requires_action');
+    expect(await page.locator('#order').innerText()).to.contain('7.50 EUR');
+    expect(await page.locator('#saved-message').innerText()).to.equal('Done.');
+    const paid = await getOrder(t, second);
+    expect(paid).to.include({ status: 'paid', amount: 750 });
+    expect(paid.customer).to.deep.equal({ merchant_customer_id: CUSTOMER });
+    await screenshot('saved-card-paid');
+
+    await page.click(`#saved tr[data-saved-card="${cardId}"] button.remove-saved`);
+    await savedCardsShown(0);
+    expect(await page.locator('#saved-message').innerText()).to.equal('visa •••• 4242 is removed.');
+    expect(await page.locator('#saved').innerText()).to.contain('No saved card yet');
+    expect(await cardsThroughApi()).to.deep.equal([]);
+    await screenshot('saved-card-removed');
+  });
+
+  it('saved cards: a card saved through the 3DS challenge (4000000000003220) is listed back in the shop', async () => {
+    await clearSavedCards();
+    await openShop();
+    await page.locator('tr[data-card="4000000000003220"]').click();
+    await page.check('#save-card');
+    const id = await placeOrder();
+    await page.waitForURL(`${t.kit.gatewayUrl}/hosted/3ds/**`);
+    await page.getByRole('button', { name: 'Authenticate' }).click();
+    await page.waitForURL(`${t.url}/checkout/3ds-return?**`);
+    expect(await page.getAttribute('[data-status]', 'data-status')).to.equal('paid');
+    await backToTheShop();
+    expect(await orderShown('paid')).to.equal(id);
+    await savedCardsShown(1);
+    expect(await page.locator('#saved tr[data-saved-card]').innerText()).to.contain('visa •••• 3220');
+    expect((await cardsThroughApi()).map((c) => `${c.brand} ${c.last4}`)).to.deep.equal(['visa 3220']);
+    // Consent is asked each time: the box is not ticked again by itself.
+    expect(await page.isChecked('#save-card')).to.equal(false);
+    await screenshot('saved-card-after-challenge');
+  });
+
+  it('saved cards: a declined order is paid with a saved card, the same order; a card removed elsewhere is refused, and said so', async () => {
+    await clearSavedCards();
+    await openShop();
+    await page.selectOption('#card', '4000000000003063');
+    await page.check('#save-card');
+    await page.click('#pay');
+    await orderShown('paid');
+    await savedCardsShown(1);
+    const cardId = (await page.getAttribute('#saved tr[data-saved-card]', 'data-saved-card'))!;
+
+    await page.uncheck('#save-card');
+    await page.selectOption('#card', '4000000000000002');
+    await page.click('#pay');
+    const declined = await orderShown('failed');
+    await page.click(`#saved tr[data-saved-card="${cardId}"] button.pay-saved`);
+    await page.waitForSelector(`#order .order[data-order-id="${declined}"][data-status="paid"]`, {
+      timeout: 15_000,
+    });
+    expect(await historyText()).to.match(/failed → pending[\s\S]*saved card attempt started: visa •••• 3063/);
+    // The declined card was not saved: consent was not given for it.
+    expect((await cardsThroughApi()).map((c) => c.id)).to.deep.equal([cardId]);
+    await screenshot('saved-card-pays-declined-order');
+
+    // Removed behind the page's back: the stale row's payment is refused, charges nothing, and the list catches up.
+    const removed = await t.call('DELETE', `/customers/${CUSTOMER}/cards/${cardId}`, {
+      headers: customerHeaders(),
+    });
+    expect(removed.status, removed.text).to.equal(200);
+    await page.click(`#saved tr[data-saved-card="${cardId}"] button.pay-saved`);
+    await savedCardsShown(0);
+    expect(await page.locator('#saved-message').innerText()).to.match(
+      /^The payment did not go through: CARD_REVOKED: .*\(card: /,
+    );
+    const unpaid = await orderShown('pending');
+    expect(unpaid).to.not.equal(declined);
+    expect((await getOrder(t, unpaid)).payment).to.equal(null);
+    await screenshot('saved-card-refused');
+  });
+
   it('shows what the API answers as text, never as markup', async () => {
     const reference = '<img/src=x/onerror=window.hacked=1>';
     const created = await t.call('POST', '/orders', { body: { amount: '1.00', currency: 'EUR', reference } });
@@ -294,5 +434,38 @@ describe('browser: the demo shop in Chromium', function () {
     expect(await page.locator('#order .status').innerText()).to.not.contain('checking again');
     expect(await page.locator('#order img').count()).to.equal(0);
     expect(await page.evaluate(() => (window as unknown as { hacked?: number }).hacked)).to.equal(undefined);
+  });
+
+  // Last: it moves the kit's clock (and the sandbox's) on by years, which no test after it expects.
+  it('saved cards: an expired card is marked so, and paying with it is refused (422 CARD_EXPIRED), said in the page', async () => {
+    await clearSavedCards();
+    await openShop();
+    await page.check('#save-card');
+    await page.click('#pay');
+    await orderShown('paid');
+    await savedCardsShown(1);
+    expect(await page.getAttribute('#saved tr[data-saved-card]', 'data-expired')).to.equal('false');
+
+    // Past the card's expiry (12 of three years on); a reload makes a token good at the new time.
+    t.sandboxClock.advance(4 * 366 * 24 * 3600_000);
+    await page.reload();
+    await savedCardsShown(1);
+    const row = page.locator('#saved tr[data-saved-card]');
+    expect(await row.getAttribute('data-expired')).to.equal('true');
+    expect(await row.innerText()).to.match(/visa •••• 4242\s+expiry 12\/\d{4} expired/);
+    await row.locator('button.pay-saved').click();
+    await page.waitForFunction(() =>
+      document.getElementById('saved-message')!.textContent!.includes('CARD_EXPIRED'),
+    );
+    expect(await page.locator('#saved-message').innerText()).to.match(
+      /^The payment did not go through: CARD_EXPIRED: .*\(card: /,
+    );
+    const unpaid = await orderShown('pending');
+    expect((await getOrder(t, unpaid)).payment).to.equal(null);
+    await screenshot('saved-card-expired');
+
+    await row.locator('button.remove-saved').click();
+    await savedCardsShown(0);
+    expect(await cardsThroughApi()).to.deep.equal([]);
   });
 });

@@ -13,6 +13,10 @@ export function demoShopScript(settings: {
   queuePage: number;
   /** What a person may say of a flagged order (POST /orders/{id}/review). */
   resolutions: readonly string[];
+  /** The signed-in customer the page acts for, with the token the shop's server made for it. */
+  customer: { id: string; token: string; expires_at: string };
+  /** The header the customer's token goes in. */
+  tokenHeader: string;
 }): string {
   // JSON inside a script element: a "<" could close it, so none is left.
   const constants = JSON.stringify(settings).replace(/</g, '\\u003c');
@@ -23,6 +27,8 @@ const LAST_ORDER = 'demo-shop:last-order';
 const CHOICES = 'demo-shop:choices';
 const FIELDS = ['amount', 'currency', 'card', 'mode', 'method', 'country'];
 const $ = (id) => document.getElementById(id);
+const CUSTOMER = SETTINGS.customer;
+const CARDS_PATH = '/customers/' + encodeURIComponent(CUSTOMER.id) + '/cards';
 
 /** An element with text children only (strings become text nodes, never markup). */
 function el(tag, attrs, ...children) {
@@ -71,7 +77,14 @@ function logRequest(method, path, status, json) {
 function problem(answer) {
   const b = answer.body;
   const fields = Object.entries(b.errors || {}).map(([field, list]) => field + ': ' + [].concat(list).join(', '));
-  return [b.code, b.message].filter(Boolean).join(': ') + (fields.length ? ' (' + fields.join('; ') + ')' : '');
+  // The page's customer token lasts an hour: a reload gets a new one.
+  const stale = b.code === 'CUSTOMER_TOKEN_INVALID' ? ' Reload the page for a new customer token.' : '';
+  return [b.code, b.message].filter(Boolean).join(': ') + (fields.length ? ' (' + fields.join('; ') + ')' : '') + stale;
+}
+
+/** The headers of a call about the signed-in customer's cards: their token. */
+function asCustomer() {
+  return { [SETTINGS.tokenHeader]: CUSTOMER.token };
 }
 
 function say(id, text, tone) {
@@ -112,6 +125,8 @@ async function loadMethods() {
 let timer = null;
 let refreshes = 0;
 let shownId = null;
+/** The order shown, as last read: a saved card pays it when it is still the customer's to pay. */
+let shownOrder = null;
 
 function remember(id) {
   try {
@@ -170,6 +185,7 @@ async function showOrder(id, fresh) {
       localStorage.removeItem(LAST_ORDER);
     } catch {}
     box.replaceChildren(el('p', { class: 'hint' }, 'The last order (' + id + ') is not known to this kit any more. Place a new one.'));
+    shownOrder = null;
     setOperator(null);
     return;
   }
@@ -178,6 +194,7 @@ async function showOrder(id, fresh) {
     return;
   }
   const order = answer.body.data.order;
+  shownOrder = order;
   // An order without a payment attempt (one the gateway refused outright) has nothing to confirm.
   const waiting = SETTINGS.waiting.includes(order.status) && order.payment !== null;
   box.replaceChildren(renderOrder(order, waiting));
@@ -258,49 +275,169 @@ function showKind() {
   $('redirect-fields').hidden = card;
 }
 
+/** POST /orders from the form's amount and currency, for the signed-in customer; null (and said) if refused. */
+async function createOrder(messageId) {
+  say(messageId, 'Creating the order\\u2026');
+  const created = await api('POST', '/orders', {
+    amount: $('amount').value.trim(),
+    currency: $('currency').value,
+    description: 'Demo shop order',
+    customer: { merchant_customer_id: CUSTOMER.id },
+  });
+  if (created.status !== 201) {
+    say(messageId, 'The order was refused: ' + problem(created), 'err');
+    return null;
+  }
+  const order = created.body.data.order;
+  remember(order.id);
+  saveChoices();
+  return order;
+}
+
+/**
+ * A payment's answer: off to the page it names (a challenge, a hosted checkout), or said, and the order
+ * shown as it now stands. False when the browser is leaving the page.
+ */
+async function followPayment(paid, orderId, messageId, pageName) {
+  const next = paid.body.data && paid.body.data.next_action;
+  if (next && next.type === 'redirect' && /^https?:/.test(next.url)) {
+    say(messageId, 'Going to the ' + pageName + ' page\\u2026');
+    location.assign(next.url);
+    return false;
+  }
+  // In progress is not a failure: the gateway holds a payment for the order whose outcome is coming.
+  if (paid.body.code === 'PAYMENT_IN_PROGRESS') say(messageId, paid.body.message, 'wait');
+  else if (paid.status >= 400) say(messageId, 'The payment did not go through: ' + problem(paid), 'err');
+  else if (paid.status === 202) say(messageId, 'The outcome is not known yet; the order will be updated.', 'wait');
+  else say(messageId, 'Done.', 'ok');
+  await showOrder(orderId, true);
+  return true;
+}
+
 async function placeAndPay(event) {
   event.preventDefault();
   const button = $('pay');
   button.disabled = true;
-  say('form-message', 'Creating the order\\u2026');
+  say('saved-message', '');
   try {
-    const created = await api('POST', '/orders', {
-      amount: $('amount').value.trim(),
-      currency: $('currency').value,
-      description: 'Demo shop order',
-    });
-    if (created.status !== 201) return say('form-message', 'The order was refused: ' + problem(created), 'err');
-    const order = created.body.data.order;
-    remember(order.id);
-    saveChoices();
+    const order = await createOrder('form-message');
+    if (!order) return;
     say('form-message', 'Paying\\u2026');
     const path = '/orders/' + encodeURIComponent(order.id) + '/pay/';
-    const paid =
-      payKind() === 'card'
-        ? await api('POST', path + 'card', {
+    const byCard = payKind() === 'card';
+    // The customer's consent, asked beside the card: only then does the kit keep it, for them alone.
+    const save = byCard && $('save-card').checked;
+    const paid = byCard
+      ? await api(
+          'POST',
+          path + 'card',
+          {
             mode: $('mode').value,
             // The sandbox approves any future expiry; the card number decides the outcome.
             card: { number: $('card').value, exp_month: 12, exp_year: new Date().getFullYear() + 3, cvv: '123', name: 'Demo Shopper' },
-          })
-        : await api('POST', path + 'redirect', {
-            payment_method: $('method').value,
-            customer: { country_code: $('country').value.trim().toUpperCase() || undefined },
-          });
-    const next = paid.body.data && paid.body.data.next_action;
-    if (next && next.type === 'redirect' && /^https?:/.test(next.url)) {
-      say('form-message', 'Going to the ' + (payKind() === 'card' ? '3D Secure challenge' : 'payment') + ' page\\u2026');
-      location.assign(next.url);
-      return;
-    }
-    // In progress is not a failure: the gateway holds a payment for the order whose outcome is coming.
-    if (paid.body.code === 'PAYMENT_IN_PROGRESS') say('form-message', paid.body.message, 'wait');
-    else if (paid.status >= 400) say('form-message', 'The payment did not go through: ' + problem(paid), 'err');
-    else if (paid.status === 202) say('form-message', 'The outcome is not known yet; the order will be updated.', 'wait');
-    else say('form-message', 'Done.', 'ok');
-    await showOrder(order.id, true);
+            save_card: save || undefined,
+          },
+          save ? asCustomer() : undefined,
+        )
+      : await api('POST', path + 'redirect', {
+          payment_method: $('method').value,
+          customer: { country_code: $('country').value.trim().toUpperCase() || undefined },
+        });
+    const stayed = await followPayment(paid, order.id, 'form-message', byCard ? '3D Secure challenge' : 'payment');
+    if (stayed && save) await loadSavedCards();
   } finally {
     button.disabled = false;
   }
+}
+
+// ---- the signed-in customer's saved cards: listed, paid with, removed (with the customer's token) ----
+
+let savedBusy = false;
+
+async function loadSavedCards() {
+  const answer = await api('GET', CARDS_PATH, undefined, asCustomer());
+  const box = $('saved');
+  if (answer.status !== 200) {
+    box.replaceChildren();
+    delete box.dataset.count;
+    say('saved-message', 'The saved cards could not be read: ' + problem(answer), 'err');
+    return;
+  }
+  const { cards, synced } = answer.body.data;
+  box.dataset.count = String(cards.length);
+  box.replaceChildren();
+  if (cards.length === 0)
+    box.append(el('p', { class: 'hint', id: 'saved-empty' }, 'No saved card yet. Tick "Save this card for next time" when you pay by card.'));
+  else box.append(el('table', { class: 'saved' }, el('tbody', {}, ...cards.map(savedRow))));
+  // The gateway did not answer: these are the kit's own records, perhaps behind the gateway's.
+  if (!synced) box.append(el('p', { class: 'hint' }, "The gateway did not answer: the kit's own records are shown."));
+}
+
+function savedRow(card) {
+  const label = card.brand + ' \\u2022\\u2022\\u2022\\u2022 ' + card.last4;
+  const expiry = String(card.exp_month).padStart(2, '0') + '/' + card.exp_year;
+  const pay = el('button', { type: 'button', class: 'pay-saved' }, 'Pay with this card');
+  const remove = el('button', { type: 'button', class: 'remove-saved secondary' }, 'Remove');
+  pay.addEventListener('click', () => payWithSaved(card, label));
+  remove.addEventListener('click', () => removeSaved(card, label));
+  return el(
+    'tr',
+    { 'data-saved-card': card.id, 'data-expired': String(card.expired) },
+    el(
+      'td',
+      { title: card.id },
+      el('span', { class: 'number' }, label),
+      el('br'),
+      el('span', { class: 'hint' }, 'expiry ' + expiry),
+      card.expired ? ' ' : null,
+      card.expired ? el('span', { class: 'badge tone-bad small' }, 'expired') : null,
+    ),
+    el('td', {}, el('div', { class: 'actions' }, pay, remove)),
+  );
+}
+
+/** One saved-card action at a time; its buttons wait meanwhile. False when another is under way. */
+function savedWorking(busy) {
+  if (busy && savedBusy) return false;
+  savedBusy = busy;
+  for (const button of $('saved').querySelectorAll('button')) button.disabled = busy;
+  return true;
+}
+
+/** The order shown when the customer may still pay it (unpaid, or failed); else a new one from the form. */
+async function orderToPay() {
+  const o = shownOrder;
+  const theirs = o && o.customer && o.customer.merchant_customer_id === CUSTOMER.id;
+  if (theirs && (o.status === 'failed' || (o.status === 'pending' && o.payment === null))) return o;
+  return createOrder('saved-message');
+}
+
+async function payWithSaved(card, label) {
+  if (!savedWorking(true)) return;
+  say('form-message', '');
+  try {
+    const order = await orderToPay();
+    if (!order) return;
+    say('saved-message', 'Paying ' + order.reference + ' with ' + label + '\\u2026');
+    const paid = await api('POST', '/orders/' + encodeURIComponent(order.id) + '/pay/saved', { card: card.id, mode: $('mode').value }, asCustomer());
+    if (!(await followPayment(paid, order.id, 'saved-message', 'payment'))) return;
+  } finally {
+    savedWorking(false);
+  }
+  // A removed or expired card is shown for what it is now.
+  await loadSavedCards();
+}
+
+async function removeSaved(card, label) {
+  if (!savedWorking(true)) return;
+  try {
+    const answer = await api('DELETE', CARDS_PATH + '/' + encodeURIComponent(card.id), undefined, asCustomer());
+    if (answer.status === 200) say('saved-message', label + ' is removed.', 'ok');
+    else say('saved-message', label + ' could not be removed: ' + problem(answer), 'err');
+  } finally {
+    savedWorking(false);
+  }
+  await loadSavedCards();
 }
 
 // ---- operator actions: capture, void, refund (OPS_API_TOKEN) ----
@@ -442,7 +579,9 @@ for (const row of document.querySelectorAll('[data-card]')) {
     showKind();
   });
 }
+$('customer-until').textContent = new Date(CUSTOMER.expires_at).toTimeString().slice(0, 5);
 loadMethods();
+loadSavedCards();
 const last = lastOrderId();
 if (last) showOrder(last, true);
 })();

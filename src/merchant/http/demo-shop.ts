@@ -1,8 +1,10 @@
 import type { Context } from 'koa';
 import type { Config } from '../../config.js';
 import { escapeHtml } from '../../shared/html.js';
+import type { MerchantDeps } from '../checkout/deps.js';
 import { REVIEW_RESOLUTIONS } from '../orders/review.js';
 import { ORDER_STATUSES } from '../orders/status.js';
+import { CUSTOMER_TOKEN_HEADER } from './customer-auth.js';
 import { demoShopScript } from './demo-shop-script.js';
 import { groupDigits, TEST_CARDS, type TestCard } from './demo-test-cards.js';
 import { isWaiting } from './landing.js';
@@ -22,6 +24,26 @@ export function demoShopFor(config: Pick<Config, 'env' | 'orders'>): DemoShopSet
   return { currencies: config.orders.currencies, maxAmount: config.orders.maxAmount };
 }
 
+/** The one customer the demo shop acts for, as if signed in: whose cards it saves, lists and pays with. */
+export const DEMO_CUSTOMER_ID = 'demo-customer';
+
+/** The signed-in demo customer, as the shop's server hands it to the page: its id and a token for it. */
+export interface DemoCustomer {
+  id: string;
+  token: string;
+  expiresAt: Date;
+}
+
+/**
+ * What a shop's server does for the customer it has signed in (issue 21): a customer token, good for an
+ * hour, that the page sends with the customer's saved-card calls. Each rendering of the page makes a
+ * new one, for this fixed customer only: no route hands out tokens for a customer a caller names.
+ */
+export function demoCustomer(deps: Pick<MerchantDeps, 'customerTokens' | 'clock'>): DemoCustomer {
+  const { token, expiresAt } = deps.customerTokens.issue(DEMO_CUSTOMER_ID, deps.clock.now());
+  return { id: DEMO_CUSTOMER_ID, token, expiresAt };
+}
+
 /** How often the page asks for an order still being confirmed, and for how long (about two minutes). */
 const REFRESH_MS = 2000;
 const MAX_REFRESHES = 60;
@@ -30,10 +52,15 @@ const QUEUE_PAGE = 5;
 
 /**
  * The demo shop: a page that creates and pays orders through the kit's own API, as a shop's front end
- * would, and shows each order as the backend knows it. Pure: the test cards are a parameter, so a test
- * can check that everything shown is escaped.
+ * would, and shows each order as the backend knows it; acting for `customer`, it saves, lists, pays with
+ * and removes that customer's cards. Pure: the customer and the test cards are parameters, so a test
+ * can check that everything shown or embedded is escaped.
  */
-export function renderDemoShop(settings: DemoShopSettings, cards: readonly TestCard[] = TEST_CARDS): string {
+export function renderDemoShop(
+  settings: DemoShopSettings,
+  customer: DemoCustomer,
+  cards: readonly TestCard[] = TEST_CARDS,
+): string {
   const e = escapeHtml;
   const currencies = settings.currencies
     .map((c, i) => `<option value="${e(c)}"${i === 0 ? ' selected' : ''}>${e(c)}</option>`)
@@ -53,7 +80,10 @@ export function renderDemoShop(settings: DemoShopSettings, cards: readonly TestC
     maxRefreshes: MAX_REFRESHES,
     queuePage: QUEUE_PAGE,
     resolutions: REVIEW_RESOLUTIONS,
+    customer: { id: customer.id, token: customer.token, expires_at: customer.expiresAt.toISOString() },
+    tokenHeader: CUSTOMER_TOKEN_HEADER,
   });
+  const cardsPath = `/customers/${encodeURIComponent(customer.id)}/cards`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Demo shop</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
@@ -62,12 +92,13 @@ export function renderDemoShop(settings: DemoShopSettings, cards: readonly TestC
 <body>
 <header>
 <h1>Demo shop</h1>
-<p class="lede">Place an order, pay it with a sandbox test card or a redirect method, and follow the order as the
-backend knows it. Every step is a call to this kit's own API, listed under Requests.
+<p class="lede">Place an order, pay it with a sandbox test card, a redirect method or a card saved earlier, and follow
+the order as the backend knows it. Every step is a call to this kit's own API, listed under Requests.
 The payment pages' "Back to the shop" leads here while <code>SHOP_URL</code> is unset.
 <strong>Development only:</strong> with <code>NODE_ENV=production</code> this address shows a plain page instead.</p>
 </header>
 <div class="columns main">
+<div class="stack">
 <section class="card" id="checkout">
 <h2>Order and pay</h2>
 <form id="pay-form">
@@ -84,6 +115,8 @@ The payment pages' "Back to the shop" leads here while <code>SHOP_URL</code> is 
 <label>Test card <select id="card" name="card">${cardOptions}</select></label>
 <label>Mode <select id="mode" name="mode"><option value="sale">sale: charge now</option><option value="auth">auth: reserve now, capture later</option></select></label>
 <p class="hint">Expiry 12 of a future year, CVV 123 and a name are filled in.</p>
+<label class="check"><input type="checkbox" id="save-card"> Save this card for next time</label>
+<p class="hint">The customer's consent: the payment then sends <code>save_card</code> with their token, and the kit keeps the card for ${e(customer.id)} once the gateway approves it.</p>
 </div>
 <div id="redirect-fields" hidden>
 <label>Method <select id="method" name="method"><option value="">loading…</option></select></label>
@@ -94,6 +127,14 @@ The payment pages' "Back to the shop" leads here while <code>SHOP_URL</code> is 
 <p id="form-message" class="message" role="status"></p>
 </form>
 </section>
+<section class="card" id="saved-panel">
+<h2>Saved cards</h2>
+<p class="hint">Signed in as <code id="customer-id">${e(customer.id)}</code>: the shop's server gave this page the customer's token (<code>${e(CUSTOMER_TOKEN_HEADER)}</code>, good until <span id="customer-until">${e(customer.expiresAt.toISOString())}</span>; a reload makes a new one). From <code>GET ${e(cardsPath)}</code>.</p>
+<div id="saved"><p class="hint">Loading…</p></div>
+<p id="saved-message" class="message" role="status"></p>
+<p class="hint">A saved card pays without 3D Secure, with the amount, currency and mode above: the order shown if it is this customer's and unpaid, else a new one.</p>
+</section>
+</div>
 <section class="card" id="order-panel">
 <h2>The order</h2>
 <div id="order"><p class="hint">No order yet. The last order placed here is shown again when you come back.</p></div>
@@ -141,11 +182,14 @@ Any operator's token reads the queue; resolving an order needs the role finance 
 </body></html>`;
 }
 
-/** `GET /` outside production: the demo shop, never cached (it shows the kit's current settings). */
-export function demoShopPage(ctx: Context, settings: DemoShopSettings): void {
+/**
+ * `GET /` outside production: the demo shop, never cached (it shows the kit's current settings, and
+ * carries a customer token of its own).
+ */
+export function demoShopPage(ctx: Context, settings: DemoShopSettings, customer: DemoCustomer): void {
   ctx.type = 'html';
   ctx.set('Cache-Control', 'no-store');
-  ctx.body = renderDemoShop(settings);
+  ctx.body = renderDemoShop(settings, customer);
 }
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:68rem;margin:2rem auto;padding:0 1rem;color:#1f2933;line-height:1.45}
@@ -153,10 +197,12 @@ h1{font-size:1.75rem;margin:0 0 .25rem}h2{font-size:1.15rem;margin:0 0 .75rem}h3
 .lede{margin:0 0 1.25rem;color:#3e4c59}
 .columns{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(22rem,100%),1fr));gap:1rem;margin-bottom:1rem}
 .card{border:1px solid #d9dee3;border-radius:8px;padding:1rem 1.25rem;margin:0 0 1rem;min-width:0}
-.columns>.card{margin:0}
+.columns>.card,.stack>.card{margin:0}
+.stack{display:flex;flex-direction:column;gap:1rem;min-width:0}
 @media (min-width:60rem){.columns.main{grid-template-columns:minmax(0,5fr) minmax(0,6fr)}}
 label{display:block;margin:.25rem 0 .5rem}.row{display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center}
 .row label{display:inline-block}
+label.check{margin:.75rem 0 0}
 fieldset{border:0;padding:0;margin:.25rem 0 .5rem}legend{padding:0;margin-right:.5rem;float:left}
 input,select,button{font:inherit}select{max-width:100%}#card{width:100%;font-size:.9rem}
 button{background:#1c7ed6;color:#fff;border:0;border-radius:6px;padding:.45rem 1rem;cursor:pointer}
@@ -170,7 +216,7 @@ dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.15rem 1rem;
 dt{color:#616e7c}dd{margin:0;overflow-wrap:anywhere}
 table{border-collapse:collapse;width:100%;font-size:.9rem}
 th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #eef0f2;vertical-align:top;overflow-wrap:break-word}
-.history td:nth-child(1),.history td:nth-child(2),.history td:nth-child(4){white-space:nowrap}
+.history td:nth-child(1),.history td:nth-child(2),.history td:nth-child(4){white-space:nowrap}.history td:nth-child(5){overflow-wrap:anywhere;min-width:10rem}
 th{color:#616e7c;font-weight:600}
 .cards tbody tr{cursor:pointer}.cards tbody tr:hover{background:#f1f5f9}
 .number{font-family:ui-monospace,monospace;white-space:nowrap}
@@ -180,4 +226,6 @@ th{color:#616e7c;font-weight:600}
 .queue td:nth-child(1),.queue td:nth-child(3),.queue td:nth-child(4){white-space:nowrap}
 .queue .resolve-row td{background:#f8fafc}.queue .resolve-row form{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
 .queue .note{flex:1 1 14rem}button.secondary{background:#e9ecef;color:#1f2933}
+.saved td{vertical-align:middle}.saved td:first-child{white-space:nowrap}.saved .actions{display:flex;flex-wrap:wrap;gap:.4rem;justify-content:flex-end}
+.saved button{padding:.3rem .75rem;font-size:.9rem}.badge.small{font-size:.75rem;padding:.05rem .5rem}
 details{margin-top:1rem;border-top:1px solid #eef0f2;padding-top:.75rem}summary{cursor:pointer;font-weight:600}`;

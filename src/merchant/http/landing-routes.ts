@@ -6,7 +6,7 @@ import type { MerchantDeps } from '../checkout/deps.js';
 import { orderOfSession } from '../checkout/redirect.js';
 import { refreshOrder } from '../checkout/refresh.js';
 import type { OrderRecord } from '../store/records.js';
-import { type DemoShopSettings, demoShopPage } from './demo-shop.js';
+import { type DemoShopSettings, demoCustomer, demoShopPage } from './demo-shop.js';
 import { homePage, isWaiting, landingPage, refreshCount } from './landing.js';
 import { allows, clientKey } from './limits.js';
 
@@ -41,7 +41,11 @@ export function landingRoutes(router: Router, deps: LandingDeps): void {
       ['landing_per_order', orderId],
     ]);
 
-  router.get('/', (ctx) => (deps.demoShop ? demoShopPage(ctx, deps.demoShop) : homePage(ctx)));
+  // The demo shop acts for its one signed-in customer: the page carries a token for it, made here as a
+  // shop's server makes one for the customer it signed in. Never in production (demoShop is null).
+  router.get('/', (ctx) =>
+    deps.demoShop ? demoShopPage(ctx, deps.demoShop, demoCustomer(deps)) : homePage(ctx),
+  );
 
   router.get('/checkout/3ds-return', async (ctx) => {
     const id = typeof ctx.query.card_verification_id === 'string' ? ctx.query.card_verification_id : '';

@@ -6,19 +6,36 @@ import { expect } from 'chai';
 import Koa from 'koa';
 import { type Config, loadConfig } from '../../../src/config.js';
 import { testCard } from '../../../src/gateway/domain/cards.js';
-import { demoShopFor, renderDemoShop } from '../../../src/merchant/http/demo-shop.js';
+import { CustomerTokens } from '../../../src/merchant/customers/customer-token.js';
+import {
+  DEMO_CUSTOMER_ID,
+  type DemoCustomer,
+  demoShopFor,
+  renderDemoShop,
+} from '../../../src/merchant/http/demo-shop.js';
 import { groupDigits, TEST_CARDS, type TestCard } from '../../../src/merchant/http/demo-test-cards.js';
 import { type LandingDeps, landingRoutes } from '../../../src/merchant/http/landing-routes.js';
 
 /** The demo shop at `/`: outside production only; in production `/` stays the small page. */
 
 const settings = { currencies: ['EUR', 'USD', 'GBP', 'JPY'], maxAmount: '1000000.00' };
+const customer: DemoCustomer = {
+  id: DEMO_CUSTOMER_ID,
+  token: 'ct1.1795000000.c2lnbmF0dXJl',
+  expiresAt: new Date('2026-11-01T13:00:00Z'),
+};
 const config = (env: Record<string, string>) => loadConfig(env, () => 'generated-token-0123456789');
 const scriptOf = (html: string) => html.slice(html.indexOf('<script>') + 8, html.indexOf('</script>'));
+/** The settings the page's script starts from, as the browser reads them. */
+const settingsOf = (html: string) => {
+  const script = scriptOf(html);
+  const start = script.indexOf('const SETTINGS = ') + 'const SETTINGS = '.length;
+  return JSON.parse(script.slice(start, script.indexOf(';\n', start)));
+};
 
 describe('merchant: the demo shop (renderDemoShop)', () => {
   it('lists every test card: its number, what 3DS and the transaction do, and a choice in the form', () => {
-    const html = renderDemoShop(settings);
+    const html = renderDemoShop(settings, customer);
     expect(TEST_CARDS).to.have.length(14);
     for (const card of TEST_CARDS) {
       expect(html).to.contain(`<td class="number">${groupDigits(card.number)}</td>`);
@@ -47,7 +64,7 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
   });
 
   it('offers the currencies the shop takes, and its maximum', () => {
-    const html = renderDemoShop({ currencies: ['GBP', 'SEK'], maxAmount: '500.00' });
+    const html = renderDemoShop({ currencies: ['GBP', 'SEK'], maxAmount: '500.00' }, customer);
     expect(html).to.contain('<option value="GBP" selected>GBP</option><option value="SEK">SEK</option>');
     expect(html).to.contain('At most 500.00 in any currency.');
   });
@@ -59,7 +76,7 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
       transaction: "it's <b>approved</b> & done",
       outcome: '</option><script>alert(2)</script>',
     };
-    const html = renderDemoShop({ currencies: ['<EUR>'], maxAmount: '"><i>1</i>' }, [hostile]);
+    const html = renderDemoShop({ currencies: ['<EUR>'], maxAmount: '"><i>1</i>' }, customer, [hostile]);
     expect(html).to.not.contain('<img');
     expect(html).to.not.contain('<b>');
     expect(html).to.not.contain('<i>');
@@ -74,12 +91,51 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
   });
 
   it('carries its script inline, valid JavaScript, and loads nothing from another address', () => {
-    const html = renderDemoShop(settings);
+    const html = renderDemoShop(settings, customer);
     expect(() => new Script(scriptOf(html))).to.not.throw();
     expect(html).to.not.match(/\b(src|href)="(https?:)?\/\//);
     expect(html).to.not.match(/<(script|link)[^>]+src=/);
     // The statuses it waits on are the landing's (pending, requires_action).
     expect(scriptOf(html)).to.contain('"waiting":["pending","requires_action"]');
+  });
+
+  it("acts for its signed-in customer: the id shown, and the token in the script's settings with its header", () => {
+    const html = renderDemoShop(settings, customer);
+    expect(html).to.contain('Signed in as <code id="customer-id">demo-customer</code>');
+    expect(html).to.contain('<code>GET /customers/demo-customer/cards</code>');
+    expect(html).to.contain('<input type="checkbox" id="save-card"> Save this card for next time');
+    expect(settingsOf(html)).to.deep.include({
+      customer: { id: 'demo-customer', token: customer.token, expires_at: '2026-11-01T13:00:00.000Z' },
+      tokenHeader: 'Customer-Token',
+    });
+  });
+
+  it('escapes the customer id and the token it embeds, in the markup and in the script', () => {
+    const hostile: DemoCustomer = {
+      id: '</script><script>alert("id")</script><b>',
+      token: "ct1.</script><img src=x onerror=alert('token')>",
+      expiresAt: new Date('2026-11-01T13:00:00Z'),
+    };
+    const html = renderDemoShop(settings, hostile);
+    expect(html).to.not.contain('<b>');
+    expect(html).to.not.contain('<img');
+    expect(html).to.not.contain('alert("id")');
+    expect(html).to.contain(
+      'Signed in as <code id="customer-id">&lt;/script&gt;&lt;script&gt;alert(&quot;id&quot;)',
+    );
+    expect(html).to.contain(
+      '/customers/%3C%2Fscript%3E%3Cscript%3Ealert(%22id%22)%3C%2Fscript%3E%3Cb%3E/cards',
+    );
+    // The page's own script is the only script element, closes once, and still parses...
+    expect(html.match(/<script/g)).to.have.length(1);
+    expect(html.match(/<\/script/g)).to.have.length(1);
+    expect(() => new Script(scriptOf(html))).to.not.throw();
+    // ...and hands the script the id and token exactly as they were.
+    expect(settingsOf(html).customer).to.deep.equal({
+      id: hostile.id,
+      token: hostile.token,
+      expires_at: '2026-11-01T13:00:00.000Z',
+    });
   });
 });
 
@@ -106,8 +162,10 @@ describe('merchant: where `/` is the demo shop', () => {
     let server: Server;
     const serve = async (demoShop: LandingDeps['demoShop']) => {
       const router = new Router();
-      // `/` uses nothing else of the landing's dependencies.
-      landingRoutes(router, { shopUrl: 'http://127.0.0.1/', demoShop } as LandingDeps);
+      // `/` uses nothing else of the landing's dependencies: the demo shop, a customer token for its customer.
+      const customerTokens = new CustomerTokens(Buffer.alloc(32, 7));
+      const clock = { now: () => Date.now() };
+      landingRoutes(router, { shopUrl: 'http://127.0.0.1/', demoShop, customerTokens, clock } as LandingDeps);
       const app = new Koa();
       app.use(router.routes());
       server = createServer(app.callback());
@@ -117,11 +175,17 @@ describe('merchant: where `/` is the demo shop', () => {
     };
     afterEach(() => new Promise((resolve) => server.close(resolve)));
 
-    it('with the demo shop set: the demo shop', async () => {
+    it('with the demo shop set: the demo shop, with a token of an hour good for the demo customer alone', async () => {
       const { status, type, html } = await serve(settings);
       expect(status).to.equal(200);
       expect(type).to.match(/^text\/html/);
       expect(html).to.contain('<title>Demo shop</title>');
+      const { id, token, expires_at } = settingsOf(html).customer;
+      expect(id).to.equal('demo-customer');
+      const tokens = new CustomerTokens(Buffer.alloc(32, 7));
+      expect(tokens.verify('demo-customer', token, Date.now())).to.equal(true);
+      expect(tokens.verify('another-customer', token, Date.now())).to.equal(false);
+      expect(Date.parse(expires_at) - Date.now()).to.be.within(59 * 60_000, 60 * 60_000);
     });
 
     for (const demoShop of [null, undefined]) {
