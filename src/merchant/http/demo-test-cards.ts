@@ -99,6 +99,12 @@ export const TEST_CARDS: readonly TestCard[] = [
     transaction: 'ERR_CARD_LOST_OR_STOLEN; again within 24 h: ERR_DO_NOT_RETRY',
     outcome: 'declined: lost or stolen',
   },
+  {
+    number: '4000000000000341',
+    threeDs: 'frictionless',
+    transaction: 'approved; saved, every later payment with it: ERR_CARD_DO_NOT_HONOR',
+    outcome: 'approved, then declined once saved',
+  },
 ];
 
 /** 4242424242424242 -> 4242 4242 4242 4242: easier to read, and to type into another shop. */

@@ -36,7 +36,7 @@ const settingsOf = (html: string) => {
 describe('merchant: the demo shop (renderDemoShop)', () => {
   it('lists every test card: its number, what 3DS and the transaction do, and a choice in the form', () => {
     const html = renderDemoShop(settings, customer);
-    expect(TEST_CARDS).to.have.length(14);
+    expect(TEST_CARDS).to.have.length(15);
     for (const card of TEST_CARDS) {
       expect(html).to.contain(`<td class="number">${groupDigits(card.number)}</td>`);
       expect(html).to.contain(`<tr data-card="${card.number}"`);
