@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
+import { TEST_CARDS } from '../../src/merchant/http/demo-test-cards.js';
 import { launchChromium } from '../support/browser.js';
 import { MERCHANT_KEY } from '../support/gateway.js';
 import { getOrder, OPS_TOKEN, startTestKit, type TestKit } from '../support/kit.js';
@@ -103,7 +104,7 @@ describe('browser: the demo shop in Chromium', function () {
   it('lists the test cards and the payment methods as it loads', async () => {
     await openShop();
     const cards = page.locator('table.cards tbody tr');
-    expect(await cards.count()).to.equal(14);
+    expect(await cards.count()).to.equal(TEST_CARDS.length);
     expect(await cards.first().innerText()).to.contain('4242 4242 4242 4242');
     expect(await page.locator('#methods').innerText()).to.contain('iDEAL');
     expect(await page.locator('#methods').innerText()).to.contain('paysafecard');

@@ -88,6 +88,9 @@ const customerUnauthorized = {
     failure(['CUSTOMER_TOKEN_REQUIRED', 'CUSTOMER_TOKEN_INVALID', 'UNAUTHORIZED']),
   ),
 };
+/** `/customers//cards`: no route matches an empty customer id. */
+const emptyCustomer = '`NOT_FOUND`: an empty customer id (no such path).';
+const noCustomer = { 404: jsonAnswer(emptyCustomer, failure(['NOT_FOUND'])) };
 const cardNotFound =
   "`CARD_NOT_FOUND`: the customer has no saved card with this id (another customer's card is none of theirs; `errors.card`).";
 
@@ -793,6 +796,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       responses: {
         201: jsonAnswer('The token.', success(customerTokenSchema)),
         ...unauthorized,
+        ...noCustomer,
         ...forbidden,
         422: invalidInput,
         ...internal,
@@ -816,6 +820,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
           ),
         ),
         ...customerUnauthorized,
+        ...noCustomer,
         422: invalidInput,
         ...databaseDown,
         ...internal,
@@ -835,7 +840,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
         200: jsonAnswer('Removed.', success(z.object({ card: savedCardSchema }))),
         ...customerUnauthorized,
         ...forbidden,
-        404: jsonAnswer(cardNotFound, failure(['CARD_NOT_FOUND'])),
+        404: jsonAnswer(`${cardNotFound} ${emptyCustomer}`, failure(['CARD_NOT_FOUND', 'NOT_FOUND'])),
         422: invalidInput,
         ...gatewayFailed,
         ...internal,
@@ -875,7 +880,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
         ),
         ...unauthorized,
         ...forbidden,
-        404: jsonAnswer(cardNotFound, failure(['CARD_NOT_FOUND'])),
+        404: jsonAnswer(`${cardNotFound} ${emptyCustomer}`, failure(['CARD_NOT_FOUND', 'NOT_FOUND'])),
         409: jsonAnswer(
           '`IDEMPOTENCY_KEY_REUSED`: the key was used for a charge of another amount or currency (`data.order` that one). `PAYMENT_IN_PROGRESS`: the gateway holds the charge, still pending.',
           failure(['IDEMPOTENCY_KEY_REUSED', 'PAYMENT_IN_PROGRESS', 'TOO_MANY_ATTEMPTS'], z.unknown()),
