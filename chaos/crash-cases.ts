@@ -1,3 +1,4 @@
+import { chargeReference } from '../src/merchant/checkout/saved.js';
 import { pressButton } from '../test/support/kit.js';
 import type { HoldMode, HoldRule } from './hold-proxy.js';
 import { type Answer, CHALLENGE_CARD, type Order, operatorKey, press, type Shop } from './shop.js';
@@ -5,13 +6,26 @@ import { type Answer, CHALLENGE_CARD, type Order, operatorKey, press, type Shop 
 /**
  * The crash points: where the kit's api process dies in the middle of a payment or an operation,
  * and what the shopper or operator does afterwards. Each case starts on a fresh order; `start`
- * brings it to where the case begins (paid, authorized, at a challenge) with the api alive, then
- * hands the run the request the api dies in and the retry.
+ * makes it and brings it to where the case begins (paid, authorized, at a challenge, its customer
+ * with a saved card) with the api alive, then hands the run the request the api dies in and the
+ * retry. A merchant-initiated charge's order is the charge's own: the act makes it.
  */
 
-export type Intent = 'pay' | 'capture' | 'refund' | 'void';
+/** `charge`: an operator's charge of a saved card, which makes its order and pays it exactly once. */
+export type Intent = 'pay' | 'charge' | 'capture' | 'refund' | 'void';
+
+/**
+ * The order a case is about. The verdict finds it by its reference, as it finds the gateway's records:
+ * a merchant-initiated charge's order does not exist before the act (its id is null until then), its
+ * reference does (the kit makes it of the customer and the Idempotency-Key).
+ */
+export interface CaseOrder {
+  id: string | null;
+  reference: string;
+}
 
 export interface CaseSteps {
+  order: CaseOrder;
   /** The request during which the api dies; its answer should be a cut connection. */
   act(): Promise<Answer>;
   /** What a shopper or operator does next, on the api started again; every answer, in order. */
@@ -27,8 +41,9 @@ export interface CrashCase {
   intent: Intent;
   /** Which side holds the exchange: between the kit and the gateway, or between the shopper and the kit. */
   door: 'gateway' | 'front';
-  rule(order: Order): HoldRule;
-  start(shop: Shop, order: Order): Promise<CaseSteps>;
+  rule(order: CaseOrder): HoldRule;
+  /** The case's order, of `amount`, brought to where the case begins. */
+  start(shop: Shop, amount: string): Promise<CaseSteps>;
 }
 
 /** Order statuses a shopper takes as the end of paying (merchant.md, Orders). */
@@ -53,18 +68,52 @@ async function paid(shop: Shop, order: Order, mode: 'sale' | 'auth'): Promise<vo
 }
 
 /** The same card payment, once cut off and once again: a shopper pressing Pay a second time. */
-const cardPayment = (mode: 'sale' | 'auth') => async (shop: Shop, order: Order) => ({
-  act: () => shop.payCard('pay', order, mode),
-  retry: async () => [await shop.payCard('pay again', order, mode)],
-});
+const cardPayment = (mode: 'sale' | 'auth') => async (shop: Shop, amount: string) => {
+  const order = await shop.order(amount);
+  return {
+    order,
+    act: () => shop.payCard('pay', order, mode),
+    retry: async () => [await shop.payCard('pay again', order, mode)],
+  };
+};
+
+/**
+ * A returning customer (a card saved by an order paid before) pays a new order of theirs with that
+ * card, once cut off and once again.
+ */
+const savedCardPayment = (mode: 'sale' | 'auth') => async (shop: Shop, amount: string) => {
+  const customer = await shop.customerWithCard(amount);
+  const order = await shop.order(amount, customer.id);
+  return {
+    order,
+    act: () => shop.paySaved('pay', order, customer, mode),
+    retry: async () => [await shop.paySaved('pay again', order, customer, mode)],
+  };
+};
+
+/**
+ * An operator charges a customer's saved card (a renewal): the request makes the order and pays it;
+ * then the same request with the same Idempotency-Key.
+ */
+const merchantCharge = async (shop: Shop, amount: string) => {
+  const customer = await shop.customerWithCard(amount);
+  const key = operatorKey();
+  return {
+    order: { id: null, reference: chargeReference(customer.id, key) },
+    act: () => shop.charge('charge', customer, amount, key),
+    retry: async () => [await shop.charge('charge again', customer, amount, key)],
+  };
+};
 
 /** An operator's request, then the same one with the same Idempotency-Key. */
 const operatorRequest =
   (name: 'capture' | 'refund' | 'void', before: 'sale' | 'auth', body: unknown) =>
-  async (shop: Shop, order: Order) => {
+  async (shop: Shop, amount: string) => {
+    const order = await shop.order(amount);
     await paid(shop, order, before);
     const key = operatorKey();
     return {
+      order,
       act: () => shop.operate(name, order, name, body, key),
       retry: async () => [await shop.operate(`${name} again`, order, name, body, key)],
     };
@@ -114,12 +163,14 @@ export const CASES: readonly CrashCase[] = [
     intent: 'pay',
     door: 'gateway',
     rule: kitCall(TRANSACTIONS),
-    start: async (shop, order) => {
+    start: async (shop, amount) => {
+      const order = await shop.order(amount);
       const pay = await shop.payCard('pay', order, 'sale', CHALLENGE_CARD);
       if (pay.status !== 200 || !pay.nextAction)
         throw new Error(`paying with the challenge card answered ${pay.status} ${pay.code}, no challenge`);
       let landing = '';
       return {
+        order,
         // Authenticate on the challenge page; the browser then opens the kit's 3DS return.
         act: async () => {
           landing = await pressButton(pay.nextAction!, 'authenticate');
@@ -145,15 +196,46 @@ export const CASES: readonly CrashCase[] = [
     intent: 'pay',
     door: 'gateway',
     rule: kitCall(SESSIONS),
-    start: async (shop, order) => ({
-      act: () => shop.payRedirect('pay', order),
-      // Pay again; a checkout page handed back is completed with Pay, as the shopper would.
-      retry: async () => {
-        const again = await shop.payRedirect('pay again', order);
-        if (again.status !== 200 || !again.nextAction) return [again];
-        return [again, await press(shop, again.nextAction, 'pay', 'return')];
-      },
-    }),
+    start: async (shop, amount) => {
+      const order = await shop.order(amount);
+      return {
+        order,
+        act: () => shop.payRedirect('pay', order),
+        // Pay again; a checkout page handed back is completed with Pay, as the shopper would.
+        retry: async () => {
+          const again = await shop.payRedirect('pay again', order);
+          if (again.status !== 200 || !again.nextAction) return [again];
+          return [again, await press(shop, again.nextAction, 'pay', 'return')];
+        },
+      };
+    },
+  },
+  {
+    name: 'saved card sale',
+    death: "gateway's answer to POST /transactions held, not yet recorded",
+    kind: 'card',
+    intent: 'pay',
+    door: 'gateway',
+    rule: kitCall(TRANSACTIONS),
+    start: savedCardPayment('sale'),
+  },
+  {
+    name: 'saved card sale',
+    death: 'attempt stored, POST /transactions held before it leaves',
+    kind: 'card',
+    intent: 'pay',
+    door: 'gateway',
+    rule: kitCall(TRANSACTIONS, 'request'),
+    start: savedCardPayment('sale'),
+  },
+  {
+    name: 'merchant-initiated charge',
+    death: "order and attempt stored, gateway's answer to POST /transactions held",
+    kind: 'card',
+    intent: 'charge',
+    door: 'gateway',
+    rule: kitCall(TRANSACTIONS),
+    start: merchantCharge,
   },
   {
     name: 'capture',

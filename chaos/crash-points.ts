@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { withDeadline } from '../src/shared/deadline.js';
 import { delay, freePort } from '../test/support/process.js';
 import type { Cleanup } from './cleanup.js';
-import { CASES, type CrashCase } from './crash-cases.js';
+import { CASES, type CaseOrder, type CaseSteps, type CrashCase } from './crash-cases.js';
 import { crashTable } from './crash-report.js';
 import { type CaseResult, caseProblems, movements, orderIsTrue, truthOf } from './crash-verdict.js';
 import { GatewayReader } from './gateway.js';
@@ -12,7 +12,7 @@ import { GatewayLedger } from './ledger.js';
 import { lookAtEvents } from './measure.js';
 import { type Sandbox, standaloneSandbox } from './sandbox.js';
 import type { MariaDb, PrivateRedis } from './services.js';
-import { type Answer, type Order, Shop } from './shop.js';
+import { type Answer, Shop } from './shop.js';
 import { KitTables } from './tables.js';
 
 /**
@@ -143,7 +143,8 @@ async function setUp(o: CrashOptions): Promise<Parts> {
 
 interface CaseRun {
   c: CrashCase;
-  order: Order;
+  /** Null when the set-up broke off before the case had one. */
+  order: CaseOrder | null;
   notReached: string | null;
   cut: Answer | null;
   answers: Answer[];
@@ -163,15 +164,16 @@ async function runCase(
   amount: string,
   log: (line: string) => void,
 ): Promise<CaseRun> {
-  const order = await p.shop.order(amount);
-  const run: CaseRun = { c, order, notReached: null, cut: null, answers: [], retriedAt: Date.now() };
+  const run: CaseRun = { c, order: null, notReached: null, cut: null, answers: [], retriedAt: Date.now() };
   const door = c.door === 'front' ? p.front : p.back;
-  let steps: Awaited<ReturnType<CrashCase['start']>>;
+  let steps: CaseSteps;
   try {
-    steps = await c.start(p.shop, order);
+    steps = await c.start(p.shop, amount);
   } catch (error) {
     return { ...run, notReached: `set-up: ${(error as Error).message}` };
   }
+  const { order } = steps;
+  run.order = order;
   p.back.pause((x) => x.who === 'scheduler');
   p.front.pause((x) => x.path === '/webhooks/gateway');
   try {
@@ -239,10 +241,8 @@ function watcher(p: Parts): (run: CaseRun) => Promise<CaseResult> {
   /** True when the run's case is decided: equal to the truth, or past the bound. */
   const look = async (run: CaseRun, done: (result: CaseResult) => void): Promise<boolean> => {
     const looked = Date.now();
-    const [records, order] = await Promise.all([
-      p.ledger.of(run.order.reference),
-      p.tables.order(run.order.id),
-    ]);
+    const { reference } = run.order!; // only a case that reached its death point is looked at
+    const [records, order] = await Promise.all([p.ledger.of(reference), p.tables.order(reference)]);
     const converged = order !== null && orderIsTrue(order, truthOf(run.c.kind, records));
     if (!converged && looked <= run.retriedAt + BOUND_MS) return false;
     done({
@@ -283,8 +283,8 @@ function resultOf(run: CaseRun): CaseResult {
     death: run.c.death,
     intent: run.c.intent,
     kind: run.c.kind,
-    orderId: run.order.id,
-    reference: run.order.reference,
+    orderId: run.order?.id ?? null,
+    reference: run.order?.reference ?? null,
     notReached: run.notReached,
     cut: run.cut,
     answers: run.answers,
@@ -308,11 +308,17 @@ async function settle(p: Parts, log: (line: string) => void) {
   }
 }
 
-/** The gateway's records and the order as they are at the end: what the verdict reads. */
+/** The gateway's records and the order, by its reference, as they are at the end: what the verdict reads. */
 async function finalLook(r: CaseResult, p: Parts): Promise<CaseResult> {
-  if (r.notReached !== null) return r;
-  const [records, order] = await Promise.all([p.ledger.of(r.reference), p.tables.order(r.orderId)]);
-  return { ...r, movements: movements(records), truth: truthOf(r.kind, records), order };
+  if (r.notReached !== null || r.reference === null) return r;
+  const [records, order] = await Promise.all([p.ledger.of(r.reference), p.tables.order(r.reference)]);
+  return {
+    ...r,
+    orderId: order?.id ?? r.orderId,
+    movements: movements(records),
+    truth: truthOf(r.kind, records),
+    order,
+  };
 }
 
 /** The kit's own account of each failing case's order: its history, line by line. */

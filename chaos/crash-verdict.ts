@@ -45,13 +45,15 @@ export const moneyMoved = (m: Movements) => m.approved > 0;
 
 /**
  * What breaks "once per intent": two approved payments for one reference, a second capture or void,
- * more refunds than the case's one Idempotency-Key; and an operator's intent not done exactly once.
+ * more refunds than the case's one Idempotency-Key; and an operator's intent (a charge among them) not
+ * done exactly once.
  */
 export function moneyProblems(m: Movements, intent: Intent): string[] {
   const out: string[] = [];
   if (m.approved > 1) out.push(`${m.approved} approved payments for one reference`);
+  else if (intent === 'charge' && m.approved === 0) out.push('the charge never happened at the gateway');
   const want = { capture: 0, refund: 0, void: 0 };
-  if (intent !== 'pay') want[intent] = 1;
+  if (intent !== 'pay' && intent !== 'charge') want[intent] = 1;
   const done = { capture: m.captures, refund: m.refunds, void: m.voids };
   for (const op of ['capture', 'refund', 'void'] as const) {
     if (done[op] > want[op]) out.push(`${done[op]} ${op}s at the gateway`);
@@ -109,8 +111,10 @@ export interface CaseResult {
   death: string;
   intent: Intent;
   kind: 'card' | 'redirect';
-  orderId: string;
-  reference: string;
+  /** Null until the order is read (a charge's is made by the case's act). */
+  orderId: string | null;
+  /** Null when the set-up broke off before the case had an order. */
+  reference: string | null;
   /** Null: the api died where the case says; else why the case never got there. */
   notReached: string | null;
   /** The request the api died in: it should have been cut off. */

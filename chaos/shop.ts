@@ -37,6 +37,13 @@ export interface Order {
   reference: string;
 }
 
+/** A returning customer with a card saved (issue 21): their token, and the kit's id for the card. */
+export interface Customer {
+  id: string;
+  token: string;
+  card: string;
+}
+
 const cut = (step: string): Answer => ({
   step,
   status: 0,
@@ -69,10 +76,59 @@ export class Shop {
     }
   }
 
-  async order(amount: string): Promise<Order> {
-    const res = await call(this.url, 'POST', '/orders', { amount, currency: 'EUR' });
+  /** A new order; `customerId`: one that names its customer, whose saved cards may pay it. */
+  async order(amount: string, customerId?: string): Promise<Order> {
+    const res = await call(this.url, 'POST', '/orders', {
+      amount,
+      currency: 'EUR',
+      ...(customerId === undefined ? {} : { customer: { merchant_customer_id: customerId } }),
+    });
     if (res.status !== 201) throw new Error(`POST /orders: ${res.status} ${res.text}`);
     return { id: res.body.data.order.id, reference: res.body.data.order.reference };
+  }
+
+  /**
+   * A new customer with a saved card, as the shop makes one (README, Saved cards): the customer's
+   * token (the bootstrap token may vouch, as the storefront's credential does), an order of theirs
+   * paid with `save_card`, then their list of cards. Any step that does not go through throws.
+   */
+  async customerWithCard(amount: string): Promise<Customer> {
+    const id = `crash-cus-${randomBytes(6).toString('hex')}`;
+    const vouched = await call(this.url, 'POST', `/customers/${id}/tokens`, undefined, this.#operator());
+    if (vouched.status !== 201) throw new Error(`the customer's token: ${vouched.status} ${vouched.text}`);
+    const token = String(vouched.body.data.customer_token);
+    const theirs = { 'customer-token': token };
+    const order = await this.order(amount, id);
+    const body = { card: CARD, mode: 'sale', save_card: true };
+    const paid = await call(this.url, 'POST', `/orders/${order.id}/pay/card`, body, theirs);
+    if (paid.status !== 200 || paid.body?.data?.order?.status !== 'paid')
+      throw new Error(`the payment that saves the card: ${paid.status} ${paid.text}`);
+    const listed = await call(this.url, 'GET', `/customers/${id}/cards`, undefined, theirs);
+    const cards = listed.status === 200 ? (listed.body.data.cards as { id: string }[]) : [];
+    if (cards.length !== 1) throw new Error(`the customer's cards: ${listed.status} ${listed.text}`);
+    return { id, token, card: cards[0]!.id };
+  }
+
+  /** The customer pays their order with their saved card (POST /orders/{id}/pay/saved). */
+  paySaved(step: string, order: Order, customer: Customer, mode: 'sale' | 'auth'): Promise<Answer> {
+    return this.#json(
+      step,
+      'POST',
+      `/orders/${order.id}/pay/saved`,
+      { card: customer.card, mode },
+      { 'customer-token': customer.token },
+    );
+  }
+
+  /** An operator charges the customer's saved card for a new order; the same `key` on a retry. */
+  charge(step: string, customer: Customer, amount: string, key: string): Promise<Answer> {
+    return this.#json(
+      step,
+      'POST',
+      `/customers/${customer.id}/charges`,
+      { card: customer.card, amount, currency: 'EUR' },
+      { ...this.#operator(), 'idempotency-key': key },
+    );
   }
 
   payCard(step: string, order: Order, mode: 'sale' | 'auth', card = CARD): Promise<Answer> {
@@ -95,9 +151,13 @@ export class Shop {
     key: string,
   ): Promise<Answer> {
     return this.#json(step, 'POST', `/orders/${order.id}/${operation}`, body, {
-      authorization: `Bearer ${this.opsToken}`,
+      ...this.#operator(),
       'idempotency-key': key,
     });
+  }
+
+  #operator(): Record<string, string> {
+    return { authorization: `Bearer ${this.opsToken}` };
   }
 
   /** A browser on a landing page (the 3DS return, the session's return): its `data-status`. */

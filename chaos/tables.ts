@@ -94,11 +94,11 @@ export class KitTables {
     return this.#select<OrderRow>(await this.#orders());
   }
 
-  /** One order with its current attempt; null when there is none by that id. */
-  async order(id: string): Promise<OrderRow | null> {
+  /** One order, by its reference, with its current attempt; null when there is none by that reference. */
+  async order(reference: string): Promise<OrderRow | null> {
     const [rows] = await this.#pool.query<mysql.RowDataPacket[]>({
-      sql: `${await this.#orders()} WHERE o.id = ?`,
-      values: [id],
+      sql: `${await this.#orders()} WHERE o.reference = ?`,
+      values: [reference],
       timeout: QUERY_MS,
     });
     return (rows[0] as OrderRow | undefined) ?? null;

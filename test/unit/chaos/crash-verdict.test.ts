@@ -83,6 +83,17 @@ describe('chaos: the crash points’ verdict', () => {
     expect(moneyProblems(refunds, 'refund')).to.deep.equal(['2 refunds at the gateway']);
   });
 
+  it("an operator's charge of a saved card is done exactly once: one approved payment, not none, not two", () => {
+    const never = ['the charge never happened at the gateway'];
+    expect(moneyProblems(movements([record({})]), 'charge')).to.deep.equal([]);
+    expect(moneyProblems(movements([]), 'charge')).to.deep.equal(never);
+    expect(moneyProblems(movements([record({ status: 'failed' })]), 'charge')).to.deep.equal(never);
+    const twice = movements([record({ id: 100000 }), record({ id: 100001 })]);
+    expect(moneyProblems(twice, 'charge')).to.deep.equal(['2 approved payments for one reference']);
+    // A shopper's payment may end without one (the retry gave up, the order says so).
+    expect(moneyProblems(movements([]), 'pay')).to.deep.equal([]);
+  });
+
   it('takes any answer a correct kit may give to the retry', () => {
     const moved = movements([record({})]);
     const truth = { status: 'paid', captured: 1200, refunded: 0 };
