@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { GatewayError } from '../../client/errors.js';
 import type { CustomerInput } from '../../client/gateway-client.js';
 import { transactionSchema } from '../../client/schemas.js';
-import { cardLabel } from '../customers/saved-card.js';
+import { CARD_REFUSALS, type CardRefusalCode, cardLabel } from '../customers/saved-card.js';
 import { type Actor, actorLabel } from '../operators/roles.js';
 import { countsTowardCap } from '../orders/attempt-cap.js';
 import type { About } from '../orders/observation.js';
@@ -40,12 +40,9 @@ export interface SavedCardPayment {
 }
 
 /** Gateway refusals of a token that record nothing: the card, not the payment, is what is wrong. */
-const TOKEN_REFUSALS: Record<string, { code: string; message: string }> = {
-  ERR_INVALID_CARD_TOKEN: {
-    code: 'CARD_REVOKED',
-    message: 'This saved card can no longer be used: it was removed. Pay with another card.',
-  },
-  ERR_EXPIRED_CARD: { code: 'CARD_EXPIRED', message: 'This saved card has expired. Pay with another card.' },
+const TOKEN_REFUSALS: Record<string, CardRefusalCode> = {
+  ERR_INVALID_CARD_TOKEN: 'CARD_REVOKED',
+  ERR_EXPIRED_CARD: 'CARD_EXPIRED',
 };
 
 /**
@@ -90,9 +87,9 @@ export async function payBySavedCard(
 /** A refusal of the token itself that recorded no transaction (a decline that did is the payment's). */
 function tokenRefusal(error: unknown) {
   if (!(error instanceof GatewayError)) return null;
-  const refusal = TOKEN_REFUSALS[error.code];
-  if (!refusal || transactionSchema.safeParse(error.details.data).success) return null;
-  return refusal;
+  const code = TOKEN_REFUSALS[error.code];
+  if (!code || transactionSchema.safeParse(error.details.data).success) return null;
+  return { code, message: CARD_REFUSALS[code] };
 }
 
 export interface SavedCardCharge {

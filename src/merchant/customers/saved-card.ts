@@ -28,21 +28,28 @@ export function cardExpired(card: { exp_month: number; exp_year: number }, now: 
   return now >= Date.UTC(card.exp_year, card.exp_month, 1);
 }
 
+/** What the customer is told of a saved card that cannot pay, whoever found it out (the kit or the gateway). */
+export const CARD_REFUSALS = {
+  CARD_REVOKED: 'This saved card was removed. Pay with another card.',
+  CARD_EXPIRED: 'This saved card has expired. Pay with another card.',
+} as const;
+export type CardRefusalCode = keyof typeof CARD_REFUSALS;
+
 /** Why a saved card cannot pay now (removed, or past its expiry month); null when it can. */
 export function cardRefusal(
   card: { status: string; exp_month: number; exp_year: number },
   now: number,
-): { code: 'CARD_REVOKED' | 'CARD_EXPIRED'; message: string; field: string } | null {
+): { code: CardRefusalCode; message: string; field: string } | null {
   if (card.status !== 'active')
     return {
       code: 'CARD_REVOKED',
-      message: 'This saved card was removed. Pay with another card.',
+      message: CARD_REFUSALS.CARD_REVOKED,
       field: 'was removed: it can no longer pay',
     };
   if (cardExpired(card, now))
     return {
       code: 'CARD_EXPIRED',
-      message: 'This saved card has expired. Pay with another card.',
+      message: CARD_REFUSALS.CARD_EXPIRED,
       field: `expired at the end of ${String(card.exp_month).padStart(2, '0')}/${card.exp_year}`,
     };
   return null;
