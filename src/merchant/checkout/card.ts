@@ -30,15 +30,15 @@ export interface CardPayment {
 }
 
 /** What pays: a card in hand after its 3DS check, or a saved card's vault token (no 3DS asked). */
-export type PaymentSource =
-  | { card: CardInput; verificationId: string; saveFor?: string }
-  | { vaultToken: string };
+export type PaymentSource = { card: CardInput; verificationId: string } | { vaultToken: string };
 
 /** The transaction as the kit asks it, whichever way the order pays. */
 export interface PaymentRequest {
   mode: 'sale' | 'auth';
   customer?: CustomerInput;
   browserIp?: string;
+  /** The customer to save a card in hand for (CardPayment.saveFor). */
+  saveFor?: string;
 }
 
 /**
@@ -153,7 +153,6 @@ async function timedOut(deps: CheckoutDeps, attemptId: string): Promise<PaymentO
 const withCard = (payment: CardPayment, verificationId: string): PaymentSource => ({
   card: payment.card,
   verificationId,
-  ...(payment.saveFor === undefined ? {} : { saveFor: payment.saveFor }),
 });
 
 /** The gateway's answer to the transaction, or why there was none. */
@@ -172,7 +171,8 @@ export async function initiate(
   payment: PaymentRequest,
   source: PaymentSource,
 ): Promise<InitiateAnswer> {
-  const saveFor = 'card' in source ? source.saveFor : undefined;
+  // Only a card in hand is saved: a saved card's payment has nothing to keep.
+  const saveFor = 'card' in source ? payment.saveFor : undefined;
   const request = {
     type: payment.mode,
     amountMinor: order.amount_minor,
