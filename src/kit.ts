@@ -27,6 +27,7 @@ import { endpointSender } from './merchant/outbox/endpoint.js';
 import { OrderEventHandlers } from './merchant/outbox/handlers.js';
 import type { Apply } from './merchant/reconciler/apply.js';
 import type { ObservationJob, RetryPolicy } from './merchant/reconciler/queue.js';
+import { JOBS_IN_HAND } from './merchant/reconciler/worker.js';
 import type { Store } from './merchant/store/index.js';
 import { type AdvanceableClock, type Clock, OffsetClock, systemClock } from './shared/clock.js';
 import { cryptoRandom, type RandomSource } from './shared/ids.js';
@@ -48,7 +49,7 @@ export interface KitOptions {
   sandbox?: { clock?: AdvanceableClock; seed?: Seed };
   /** Redis key prefix of the queue, locks and budget (tests: one per kit). Default REDIS_PREFIX (`kit`). */
   redisPrefix?: string;
-  /** Jobs the reconciler runs at once. Default 8. */
+  /** Jobs the reconciler holds at once, applied together in batches. Default JOBS_IN_HAND (256). */
   workerConcurrency?: number;
   /** The reconciler's retries. Default 8 attempts, backoff from 1 s, doubling. */
   jobRetry?: RetryPolicy;
@@ -203,7 +204,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     const events = options.orderEvents ?? new OrderEventHandlers();
     const dispatcher = dispatcherOf(a, events);
     if (roles.has('worker')) {
-      startWorker(a, shutdown, options.workerConcurrency ?? 8);
+      startWorker(a, shutdown, options.workerConcurrency ?? JOBS_IN_HAND);
       const running = startDispatcher(dispatcher, options.orderEventsEveryMs);
       shutdown.work({ name: 'order events', drain: running.stop });
     }

@@ -10,7 +10,7 @@ import { KitMetrics } from '../infra/metrics.js';
 import { createRedis } from '../infra/redis.js';
 import type { MerchantDeps } from '../merchant/checkout/deps.js';
 import { CustomerTokens } from '../merchant/customers/customer-token.js';
-import { type Apply, applier } from '../merchant/reconciler/apply.js';
+import { type Apply, type ApplyMany, applier, batchApplier } from '../merchant/reconciler/apply.js';
 import {
   closeQueue,
   createObservationQueue,
@@ -34,6 +34,8 @@ export interface Adapters {
   store: Store;
   /** The one apply path (DESIGN.md section 2): every source's observations go through it. */
   apply: Apply;
+  /** The same path for a batch (the worker). */
+  applyMany: ApplyMany;
   box: SecretBox;
   redis: Redis;
   /** Redis key prefix of the queue and locks. */
@@ -83,6 +85,7 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
   const store = createStore({ sequelize, pool, clock, random, box });
   const metrics = new KitMetrics();
   const apply = counted(applier(store), metrics);
+  const applyMany = countedMany(batchApplier(store), metrics);
 
   const redisDown = (error: Error) => logger.warn({ err: { message: error.message } }, 'redis unavailable');
   const redis = createRedis(config.redisUrl, 'client', redisDown);
@@ -113,6 +116,7 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
     sequelize,
     store,
     apply,
+    applyMany,
     box,
     redis,
     redisPrefix: o.redisPrefix,
@@ -143,5 +147,16 @@ function counted(apply: Apply, metrics: KitMetrics): Apply {
     const result = await apply(obs, options);
     metrics.observed(obs.source, result.decision?.outcome ?? 'unmatched');
     return result;
+  };
+}
+
+function countedMany(applyMany: ApplyMany, metrics: KitMetrics): ApplyMany {
+  return async (items) => {
+    const results = await applyMany(items);
+    results.forEach((result, i) => {
+      if (!(result instanceof Error))
+        metrics.observed(items[i]!.obs.source, result.decision?.outcome ?? 'unmatched');
+    });
+    return results;
   };
 }

@@ -3,14 +3,17 @@ import { eventProcessor } from '../merchant/reconciler/worker.js';
 import type { Adapters } from './adapters.js';
 import type { Shutdown } from './shutdown.js';
 
-/** The `worker` role: the reconciler, taking inbox events off the queue `concurrency` at a time. */
+/**
+ * The `worker` role: the reconciler, taking inbox events off the queue `concurrency` at a time; the
+ * events in hand are applied together (reconciler/worker.ts BATCH).
+ */
 export function startWorker(a: Adapters, shutdown: Shutdown, concurrency: number): void {
   const { queue, logger } = a;
   void queue.process(
     concurrency,
     eventProcessor({
       inbox: a.store.inbox,
-      apply: a.apply,
+      applyMany: a.applyMany,
       keep: async (obs) => {
         const kept = await keepUnmatched({ store: a.store, apply: a.apply, clock: a.clock, logger }, obs);
         if (kept.first) a.metrics.unmatchedMoney(kept.money.currency);

@@ -60,24 +60,20 @@ export class MemoryStore {
         find,
         startAttempt: async (orderId, input) => this.#startAttempt(orderId, input),
         withdrawAttempt: async (orderId, attemptId, previous) => this.#withdraw(orderId, attemptId, previous),
-        transition: async (target, plan) => this.#transition(target, plan),
+        // A batch is its steps in turn; each answers its result or its own error.
+        transitionMany: async (steps) =>
+          steps.map((s) => {
+            try {
+              return this.#transition(s.target, s.plan);
+            } catch (error) {
+              return error as Error;
+            }
+          }),
       },
       attempts: {
         get: async (id) => this.#copy(this.attempts.get(id)),
         by: async (key, value) => this.#copy([...this.attempts.values()].find((a) => a[key] === value)),
-        holding: async (ids, reference) => {
-          const order =
-            reference === null ? null : [...this.orders.values()].find((o) => o.reference === reference);
-          return [...this.attempts.values()]
-            .filter((a) => a.gateway_transaction_id !== null && ids.includes(a.gateway_transaction_id))
-            .filter((a) => reference === null || a.order_id === order?.id)
-            .sort(
-              (a, b) =>
-                Number(b.id === order?.current_attempt_id) - Number(a.id === order?.current_attempt_id),
-            )
-            .slice(0, 2)
-            .map((a) => ({ ...a }));
-        },
+        holdingMany: async (asks) => asks.map((a) => this.#holding(a.transactionIds, a.reference)),
       },
       holds: {
         put: async () => {},
@@ -99,6 +95,17 @@ export class MemoryStore {
         },
       },
     };
+  }
+
+  #holding(ids: string[], reference: string | null): AttemptRecord[] {
+    const order =
+      reference === null ? null : [...this.orders.values()].find((o) => o.reference === reference);
+    return [...this.attempts.values()]
+      .filter((a) => a.gateway_transaction_id !== null && ids.includes(a.gateway_transaction_id))
+      .filter((a) => reference === null || a.order_id === order?.id)
+      .sort((a, b) => Number(b.id === order?.current_attempt_id) - Number(a.id === order?.current_attempt_id))
+      .slice(0, 2)
+      .map((a) => ({ ...a }));
   }
 
   #copy<T extends object>(record: T | undefined): T | null {

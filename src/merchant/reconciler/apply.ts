@@ -12,7 +12,7 @@ import { nextPollAt, pollable } from '../orders/poll-schedule.js';
 import { withReason } from '../orders/review.js';
 import type { AttemptStore } from '../store/attempts.js';
 import type { Change, Store, TransitionTarget } from '../store/index.js';
-import type { OrderStore } from '../store/orders.js';
+import type { OrderStore, Plan } from '../store/orders.js';
 import type { AttemptRecord, OrderRecord } from '../store/records.js';
 
 export interface ApplyResult {
@@ -39,33 +39,73 @@ export interface ApplyOptions {
 /** The one apply path, as every source receives it: the worker, checkout, landings, poller, recovery. */
 export type Apply = (obs: Observation, options?: ApplyOptions) => Promise<ApplyResult>;
 
+/** One observation of a batch, with its options. */
+export interface ApplyItem {
+  obs: Observation;
+  options?: ApplyOptions;
+}
+
+/**
+ * The same path for many observations at once (the worker's batches): one read to find who holds
+ * them, one transaction to apply them all, in their order. Answers each: its result, or its own Error.
+ */
+export type ApplyMany = (items: readonly ApplyItem[]) => Promise<(ApplyResult | Error)[]>;
+
 /** What applying needs of the store: the one transition, and finding who holds a transaction. */
 export interface ApplyStore {
-  orders: Pick<OrderStore, 'transition'>;
-  attempts: Pick<AttemptStore, 'holding'>;
+  orders: Pick<OrderStore, 'transitionMany'>;
+  attempts: Pick<AttemptStore, 'holdingMany'>;
 }
 
 export function applier(store: ApplyStore | Pick<Store, 'orders' | 'attempts'>): Apply {
   return (obs, options) => applyObservation(store, obs, options);
 }
 
-/**
- * Applies one observation, whatever its source (DESIGN.md section 2): finds the attempt it is about,
- * then, under the order's row lock, lets `decide` judge it and writes everything it means (the
- * attempt's gateway ids, its money and status, the order's, the review flag, the history line, the
- * inbox mark) in one transaction. The only writer of what the gateway says.
- */
+export function batchApplier(store: ApplyStore | Pick<Store, 'orders' | 'attempts'>): ApplyMany {
+  return (items) => applyObservations(store, items);
+}
+
+/** One observation: a batch of one. */
 export async function applyObservation(
   store: ApplyStore,
   obs: Observation,
   options: ApplyOptions = {},
 ): Promise<ApplyResult> {
+  const [result] = await applyObservations(store, [{ obs, options }]);
+  if (result instanceof Error) throw result;
+  return result!;
+}
+
+/**
+ * Applies observations, whatever their source (DESIGN.md section 2): finds the attempt each is
+ * about, then, under the orders' row locks, lets `decide` judge each in turn and writes everything
+ * they mean (the attempts' gateway ids, their money and status, the orders', the review flags, the
+ * history lines, the inbox marks) in one transaction. The only writer of what the gateway says.
+ */
+export async function applyObservations(
+  store: ApplyStore,
+  items: readonly ApplyItem[],
+): Promise<(ApplyResult | Error)[]> {
+  const targets = await findTargets(store, items);
+  const steps = items.flatMap(({ obs, options }, i) => {
+    const target = targets[i];
+    return target ? [{ target, plan: planOf(obs, target, options ?? {}) }] : [];
+  });
+  const done = steps.length > 0 ? await store.orders.transitionMany(steps) : [];
+  let step = 0;
+  return items.map((_, i): ApplyResult | Error => {
+    if (!targets[i]) return { matched: false };
+    const d = done[step++];
+    if (d instanceof Error) return d;
+    if (!d?.result) return { matched: false };
+    return { matched: true, orderId: d.order.id, decision: d.result, order: d.order, attempt: d.attempt };
+  });
+}
+
+/** What `decide` makes of one observation to the locked order and attempt: the change and the decision. */
+function planOf(obs: Observation, target: TransitionTarget, options: ApplyOptions): Plan<Decision | null> {
   const about = obs.about;
-  const target = about
-    ? targetOf(about)
-    : await findTarget(store, (obs as { transaction: TransactionFact }).transaction);
-  if (!target) return { matched: false };
-  const done = await store.orders.transition(target, (order, attempt, now) => {
+  return (order, attempt, now) => {
     // A payment found by its reference is taken by the order's current attempt only if that has none.
     if ('reference' in target && attempt.gateway_transaction_id !== null)
       return { change: null, result: null };
@@ -91,35 +131,43 @@ export async function applyObservation(
     if (options.routine && decision.outcome === 'duplicate') change.history = null;
     if (options.inboxEventId) change.processed = { eventId: options.inboxEventId, outcome: decision.outcome };
     return { change, result: decision };
-  });
-  if (!done?.result) return { matched: false };
-  return {
-    matched: true,
-    orderId: done.order.id,
-    decision: done.result,
-    order: done.order,
-    attempt: done.attempt,
   };
 }
 
 const targetOf = (about: About): TransitionTarget => ({ orderId: about.orderId, attemptId: about.attemptId });
 
 /**
- * The attempt that made this transaction (or its parent). A transaction id alone is not enough: a
- * gateway that numbers again (a sandbox started afresh) can give a new payment the id an old attempt
- * holds, so the transaction's reference must be its order's. Without a reference (a record that
- * does not carry one), only a single holder of the id is trusted. Failing that, a sale's or auth's
- * own record is a payment the gateway made whose id the kit never stored (it died, or a write failed,
- * between the gateway's answer and storing it): the order that carries its reference is locked, and
- * its current attempt takes it if it has none.
+ * The attempt that made each transaction (or its parent), all found in one read. A transaction id
+ * alone is not enough: a gateway that numbers again (a sandbox started afresh) can give a new payment
+ * the id an old attempt holds, so the transaction's reference must be its order's. Without a
+ * reference (a record that does not carry one), only a single holder of the id is trusted. Failing
+ * that, a sale's or auth's own record is a payment the gateway made whose id the kit never stored (it
+ * died, or a write failed, between the gateway's answer and storing it): the order that carries its
+ * reference is locked, and its current attempt takes it if it has none. An observation `about` an
+ * attempt names its target itself.
  */
-async function findTarget(store: ApplyStore, t: TransactionFact): Promise<TransitionTarget | null> {
-  const ids = [t.id, ...(t.relatedId ? [t.relatedId] : [])];
-  const holders = await store.attempts.holding(ids, t.reference ?? null);
-  const holder = !t.reference ? (holders.length === 1 ? holders[0] : undefined) : holders[0];
-  if (holder) return { orderId: holder.order_id, attemptId: holder.id };
-  if (!t.reference || t.relatedId !== null || (t.type !== 'sale' && t.type !== 'auth')) return null;
-  return { reference: t.reference };
+async function findTargets(
+  store: ApplyStore,
+  items: readonly ApplyItem[],
+): Promise<(TransitionTarget | null)[]> {
+  const asks = items.flatMap(({ obs }) => {
+    if (obs.about) return [];
+    const t = (obs as { transaction: TransactionFact }).transaction;
+    return [
+      { transactionIds: [t.id, ...(t.relatedId ? [t.relatedId] : [])], reference: t.reference ?? null },
+    ];
+  });
+  const found = asks.length > 0 ? await store.attempts.holdingMany(asks) : [];
+  let ask = 0;
+  return items.map(({ obs }) => {
+    if (obs.about) return targetOf(obs.about);
+    const t = (obs as { transaction: TransactionFact }).transaction;
+    const holders = found[ask++]!;
+    const holder = !t.reference ? (holders.length === 1 ? holders[0] : undefined) : holders[0];
+    if (holder) return { orderId: holder.order_id, attemptId: holder.id };
+    if (!t.reference || t.relatedId !== null || (t.type !== 'sale' && t.type !== 'auth')) return null;
+    return { reference: t.reference };
+  });
 }
 
 /**

@@ -3,6 +3,12 @@ import { attemptRecord, type Models } from './models.js';
 import type { AttemptRecord } from './records.js';
 import { ATTEMPT_COLUMNS, attemptFromRow } from './rows.js';
 
+/** Which transactions' holders to find, and the reference their order must carry (null: any). */
+export interface HoldingAsk {
+  transactionIds: string[];
+  reference: string | null;
+}
+
 /** The gateway's ids an attempt is found by. */
 export type AttemptKey = 'verification_id' | 'payment_session_id' | 'gateway_transaction_id';
 
@@ -32,16 +38,30 @@ export class AttemptStore {
    * first: a payment a new attempt adopted (ERR_DUPLICATE) may still be held by the one it superseded.
    */
   async holding(transactionIds: string[], reference: string | null): Promise<AttemptRecord[]> {
-    // One query over mysql2 (the worker asks this for every event): the reference's order inline.
-    const columns = ATTEMPT_COLUMNS.map((c) => `a.${c}`).join(', ');
+    const [holders] = await this.holdingMany([{ transactionIds, reference }]);
+    return holders!;
+  }
+
+  /** `holding` for many transactions at once, in one query (the worker asks it for every event of a batch). */
+  async holdingMany(asks: readonly HoldingAsk[]): Promise<AttemptRecord[][]> {
+    const ids = [...new Set(asks.flatMap((a) => a.transactionIds))];
+    if (ids.length === 0) return asks.map(() => []);
     const [rows] = await this.pool.query<RowDataPacket[]>(
-      reference === null
-        ? `SELECT ${columns} FROM payment_attempts a WHERE a.gateway_transaction_id IN (?) LIMIT 2`
-        : `SELECT ${columns} FROM payment_attempts a JOIN orders o ON o.id = a.order_id
-            WHERE a.gateway_transaction_id IN (?) AND o.reference = ?
-            ORDER BY a.id = o.current_attempt_id DESC LIMIT 2`,
-      reference === null ? [transactionIds] : [transactionIds, reference],
+      {
+        sql: `SELECT ${ATTEMPT_COLUMNS.map((c) => `a.${c}`).join(', ')}, o.reference, o.current_attempt_id
+                FROM payment_attempts a JOIN orders o ON o.id = a.order_id
+               WHERE a.gateway_transaction_id IN (?)`,
+        nestTables: true,
+      },
+      [ids],
     );
-    return rows.map(attemptFromRow);
+    return asks.map(({ transactionIds, reference }) =>
+      rows
+        .filter((r) => transactionIds.includes(r.a.gateway_transaction_id))
+        .filter((r) => reference === null || r.o.reference === reference)
+        .sort((x, y) => Number(y.a.id === y.o.current_attempt_id) - Number(x.a.id === x.o.current_attempt_id))
+        .slice(0, 2)
+        .map((r) => attemptFromRow(r.a)),
+    );
   }
 }

@@ -14,6 +14,22 @@ export interface InboxEvent {
   now: Date;
 }
 
+/**
+ * The statement that marks an event processed, with what it came to. The order's transition runs it
+ * in its own transaction (store/orders.ts), so an event is never applied without its mark nor marked
+ * without being applied.
+ */
+export function processedMark(
+  eventId: string,
+  outcome: string,
+  now: Date,
+): { sql: string; values: unknown[] } {
+  return {
+    sql: 'UPDATE webhook_inbox SET processed_at = ?, outcome = ?, last_error = NULL WHERE event_id = ?',
+    values: [now, outcome, eventId],
+  };
+}
+
 /** The durable inbox (merchant.md, The receiver): an event is stored once by its id, before anyone acts on it. */
 export class InboxStore {
   constructor(
@@ -94,16 +110,24 @@ export class InboxStore {
     return (rows[0] as InboxRecord | undefined) ?? null;
   }
 
+  /** The rows of these event ids, in one read (the worker's batches); an id the inbox lacks is absent. */
+  async getMany(eventIds: readonly string[]): Promise<Map<string, InboxRecord>> {
+    if (eventIds.length === 0) return new Map();
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      'SELECT * FROM webhook_inbox WHERE event_id IN (?)',
+      [eventIds],
+    );
+    return new Map(rows.map((r) => [r.event_id as string, r as InboxRecord]));
+  }
+
   async markQueued(eventIds: string[], now: Date): Promise<void> {
     if (eventIds.length > 0)
       await this.models.Inbox.update({ queued_at: now }, { where: { event_id: { [Op.in]: eventIds } } });
   }
 
   async markProcessed(eventId: string, outcome: string, now: Date): Promise<void> {
-    await this.pool.query(
-      'UPDATE webhook_inbox SET processed_at = ?, outcome = ?, last_error = NULL WHERE event_id = ?',
-      [now, outcome, eventId],
-    );
+    const mark = processedMark(eventId, outcome, now);
+    await this.pool.query(mark.sql, mark.values);
   }
 
   async markFailedAttempt(eventId: string, error: string): Promise<void> {

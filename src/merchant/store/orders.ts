@@ -1,4 +1,4 @@
-import type { Pool, PoolConnection, RowDataPacket } from 'mysql2/promise';
+import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
@@ -9,6 +9,7 @@ import { orderEventsOf } from '../orders/order-events.js';
 import { wasResolved, withReason } from '../orders/review.js';
 import { statusOnNewAttempt } from '../orders/status.js';
 import { type HistoryEntry, type HistoryStore, historyRow } from './history.js';
+import { processedMark } from './inbox.js';
 import { attemptRecord, type Models, plain } from './models.js';
 import { orderEventRows } from './order-event-rows.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
@@ -103,6 +104,22 @@ export interface Change {
  * order that carries a reference (a payment the gateway made that no attempt holds yet).
  */
 export type TransitionTarget = { orderId: string; attemptId: string } | { reference: string };
+
+/** What a transition does to the locked order and attempt, worked out by a pure function. */
+export type Plan<T> = (
+  order: OrderRecord,
+  attempt: AttemptRecord,
+  now: Date,
+) => { change: Change | null; result: T };
+
+/** One transition of a batch: which order and attempt, and what becomes of them. */
+export interface TransitionStep<T> {
+  target: TransitionTarget;
+  plan: Plan<T>;
+}
+
+/** MariaDB's deadlock and lock wait timeout: the batch is run again. */
+const DEADLOCK = new Set([1213, 1205]);
 
 /** What a transition left: the plan's result, and the order and attempt as they now stand. */
 export interface Transitioned<T> {
@@ -330,107 +347,178 @@ export class OrderStore {
    * change (what the polling schedule counts from) and `version` counts changes. Null: a reference
    * that no order with an attempt carries.
    */
-  async transition<T>(
-    target: TransitionTarget,
-    plan: (order: OrderRecord, attempt: AttemptRecord, now: Date) => { change: Change | null; result: T },
-  ): Promise<Transitioned<T> | null> {
+  async transition<T>(target: TransitionTarget, plan: Plan<T>): Promise<Transitioned<T> | null> {
+    const [done] = await this.transitionMany([{ target, plan }]);
+    if (done instanceof Error) throw done;
+    return done!;
+  }
+
+  /**
+   * Many transitions in one database transaction (the worker's batches): one locking read of every
+   * order named and all its attempts, each plan in turn against the records as the steps before it
+   * left them (so two events of one order apply in their order), then every write and the COMMIT in
+   * one round trip. Answers each step in order: what it left, null (a reference nobody carries), or
+   * its own Error (an order that does not exist, a plan that threw). A deadlock with another batch
+   * runs the whole batch again; a write that fails runs each step alone, so only its own step fails.
+   */
+  async transitionMany<T>(steps: readonly TransitionStep<T>[]): Promise<(Transitioned<T> | null | Error)[]> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await this.#transitionBatch(steps);
+      } catch (error) {
+        if (DEADLOCK.has((error as { errno?: number }).errno ?? 0) && tries < 3) continue;
+        if (steps.length === 1) throw error;
+        const alone: (Transitioned<T> | null | Error)[] = [];
+        for (const step of steps)
+          alone.push(
+            await this.transitionMany([step]).then(
+              (r) => r[0]!,
+              (e: Error) => e,
+            ),
+          );
+        return alone;
+      }
+    }
+  }
+
+  async #transitionBatch<T>(
+    steps: readonly TransitionStep<T>[],
+  ): Promise<(Transitioned<T> | null | Error)[]> {
     // mysql2 directly: every observation of every source comes through here (the worker's hot path).
     // Two round trips: the transaction's start with the lock, then every write with the COMMIT. On
     // this machine a round trip costs more CPU than the statements it carries (npm run bench).
     const db = await this.pool.getConnection();
     try {
-      // One statement locks both, the order first (the same order of locks everywhere).
-      const byReference = 'reference' in target;
+      const ids = steps.flatMap((s) => ('orderId' in s.target ? [s.target.orderId] : []));
+      const references = steps.flatMap((s) => ('reference' in s.target ? [s.target.reference] : []));
+      // One statement locks them all, each order before its attempts (the same order of locks everywhere).
       const [opened] = await db.query<RowDataPacket[][]>(
         {
           sql: `START TRANSACTION;
                 SELECT ${ORDER_COLUMNS.map((c) => `o.${c}`)}, ${ATTEMPT_COLUMNS.map((c) => `a.${c}`)}
-                  FROM orders o LEFT JOIN payment_attempts a ON ${
-                    byReference ? 'a.id = o.current_attempt_id' : 'a.id = ? AND a.order_id = o.id'
-                  }
-                 WHERE ${byReference ? 'o.reference = ?' : 'o.id = ?'} FOR UPDATE`,
+                  FROM orders o LEFT JOIN payment_attempts a ON a.order_id = o.id
+                 WHERE ${[ids.length > 0 ? 'o.id IN (?)' : null, references.length > 0 ? 'o.reference IN (?)' : null].filter(Boolean).join(' OR ')}
+                 FOR UPDATE`,
           nestTables: true,
         },
-        byReference ? [target.reference] : [target.attemptId, target.orderId],
+        [...(ids.length > 0 ? [ids] : []), ...(references.length > 0 ? [references] : [])],
       );
-      const locked = opened[1]![0];
-      if (!locked || locked.a.id === null) {
-        if (byReference) {
-          await db.query('COMMIT');
-          return null;
-        }
-        throw new OrderNotFound(
-          locked
-            ? `order ${target.orderId} has no attempt ${target.attemptId}`
-            : `order ${target.orderId} does not exist`,
-        );
+      const orders = new Map<string, OrderRecord>();
+      const attempts = new Map<string, AttemptRecord>();
+      for (const row of opened[1]!) {
+        if (!orders.has(row.o.id)) orders.set(row.o.id, orderFromRow(row.o));
+        if (row.a.id !== null) attempts.set(row.a.id, attemptFromRow(row.a));
       }
+      const byReference = new Map([...orders.values()].map((o) => [o.reference, o.id]));
       const now = this.#now();
-      const before = orderFromRow(locked.o);
-      const attempt = attemptFromRow(locked.a);
-      const { change, result } = plan(before, attempt, now);
       const writes = new Writes();
-      for (const [column, id] of Object.entries(change?.release ?? {}))
-        writes.add(
-          `UPDATE payment_attempts SET ${column} = NULL WHERE order_id = ? AND id <> ? AND ${column} = ?`,
-          [before.id, attempt.id, id],
-        );
-      const attemptChange = change?.attempt ?? {};
-      if (Object.keys(attemptChange).length > 0)
-        writes.add('UPDATE payment_attempts SET ? WHERE id = ?', [
-          columnValues({ ...attemptChange, updated_at: now }),
-          attempt.id,
-        ]);
-      const changed = Object.entries(change?.order ?? {}).filter(
-        ([field, value]) => !same(before[field as keyof OrderRecord], value),
-      );
-      let after = before;
-      if (changed.length > 0) {
-        const columns = { ...Object.fromEntries(changed), version: before.version + 1, updated_at: now };
-        after = { ...before, ...columns } as OrderRecord;
-        writes.add('UPDATE orders SET ? WHERE id = ?', [columnValues(columns), before.id]);
-      }
-      if (change?.history)
-        writes.add('INSERT INTO order_history SET ?', [
-          historyRow(
-            {
-              ...change.history,
-              orderId: before.id,
-              attemptId: attempt.id,
-              statusBefore: before.status,
-              statusAfter: after.status,
-            },
-            now,
-          ),
-        ]);
-      if (change?.dispute) this.#disputeWrite(writes, change.dispute, before.id, attempt.id);
-      const attemptAfter =
-        Object.keys(attemptChange).length > 0 ? { ...attempt, ...attemptChange, updated_at: now } : attempt;
-      if (changed.length > 0 && orderEventsOf(before, after).length > 0) {
-        // The shop is told in the same transaction (the outbox); an event's order shows its current
-        // payment, which a superseded attempt's change (a double charge flagged) must read.
-        const current =
-          after.current_attempt_id === attempt.id
-            ? attemptAfter
-            : await this.#attemptIn(db, after.current_attempt_id);
-        for (const row of orderEventRows(before, after, current, now, this.random))
-          writes.add('INSERT INTO order_events SET ?', [row]);
-      }
-      if (change?.processed)
-        writes.add(
-          'UPDATE webhook_inbox SET processed_at = ?, outcome = ?, last_error = NULL WHERE event_id = ?',
-          [now, change.processed.outcome, change.processed.eventId],
-        );
+      const answers = steps.map((step): Transitioned<T> | null | Error => {
+        const t = step.target;
+        const orderId = 'reference' in t ? byReference.get(t.reference) : t.orderId;
+        const order = orderId === undefined ? undefined : orders.get(orderId);
+        const attemptId = 'reference' in t ? order?.current_attempt_id : t.attemptId;
+        const attempt = attemptId ? attempts.get(attemptId) : undefined;
+        if (!order || !attempt || attempt.order_id !== order.id) {
+          if ('reference' in t) return null;
+          return new OrderNotFound(
+            order ? `order ${t.orderId} has no attempt ${t.attemptId}` : `order ${t.orderId} does not exist`,
+          );
+        }
+        let planned: { change: Change | null; result: T };
+        try {
+          planned = step.plan({ ...order }, { ...attempt }, now);
+        } catch (error) {
+          return error as Error;
+        }
+        const done = this.#changeWrites(writes, order, attempt, attempts, planned.change, now);
+        orders.set(order.id, done.order);
+        attempts.set(attempt.id, done.attempt);
+        return { result: planned.result, order: done.order, attempt: done.attempt };
+      });
       // A statement that fails stops the ones after it, COMMIT included: the catch rolls back.
       writes.add('COMMIT', []);
       await db.query(writes.sql(), writes.values);
-      return { result, order: after, attempt: attemptAfter };
+      return answers;
     } catch (error) {
       await db.rollback().catch(() => {});
       throw error;
     } finally {
       db.release();
     }
+  }
+
+  /**
+   * The writes of one change to a locked order and attempt, added to `writes`; the records as they
+   * stand after it. `attempts` holds every attempt of the order (locked): an order event shows the
+   * order's current payment, which a superseded attempt's change (a double charge flagged) must read,
+   * and the ids an adopting attempt takes over are released by the others.
+   */
+  #changeWrites(
+    writes: Writes,
+    before: OrderRecord,
+    attempt: AttemptRecord,
+    attempts: Map<string, AttemptRecord>,
+    change: Change | null,
+    now: Date,
+  ): { order: OrderRecord; attempt: AttemptRecord } {
+    for (const [column, id] of Object.entries(change?.release ?? {})) {
+      writes.add(
+        `UPDATE payment_attempts SET ${column} = NULL WHERE order_id = ? AND id <> ? AND ${column} = ?`,
+        [before.id, attempt.id, id],
+      );
+      for (const other of attempts.values())
+        if (
+          other.order_id === before.id &&
+          other.id !== attempt.id &&
+          other[column as keyof AttemptRecord] === id
+        )
+          attempts.set(other.id, { ...other, [column]: null });
+    }
+    const attemptChange = change?.attempt ?? {};
+    if (Object.keys(attemptChange).length > 0)
+      writes.add('UPDATE payment_attempts SET ? WHERE id = ?', [
+        columnValues({ ...attemptChange, updated_at: now }),
+        attempt.id,
+      ]);
+    const changed = Object.entries(change?.order ?? {}).filter(
+      ([field, value]) => !same(before[field as keyof OrderRecord], value),
+    );
+    let after = before;
+    if (changed.length > 0) {
+      const columns = { ...Object.fromEntries(changed), version: before.version + 1, updated_at: now };
+      after = { ...before, ...columns } as OrderRecord;
+      writes.add('UPDATE orders SET ? WHERE id = ?', [columnValues(columns), before.id]);
+    }
+    if (change?.history)
+      writes.add('INSERT INTO order_history SET ?', [
+        historyRow(
+          {
+            ...change.history,
+            orderId: before.id,
+            attemptId: attempt.id,
+            statusBefore: before.status,
+            statusAfter: after.status,
+          },
+          now,
+        ),
+      ]);
+    if (change?.dispute) this.#disputeWrite(writes, change.dispute, before.id, attempt.id);
+    const attemptAfter =
+      Object.keys(attemptChange).length > 0 ? { ...attempt, ...attemptChange, updated_at: now } : attempt;
+    if (changed.length > 0 && orderEventsOf(before, after).length > 0) {
+      // The shop is told in the same transaction (the outbox).
+      const current =
+        after.current_attempt_id === attempt.id
+          ? attemptAfter
+          : (attempts.get(after.current_attempt_id ?? '') ?? null);
+      for (const row of orderEventRows(before, after, current, now, this.random))
+        writes.add('INSERT INTO order_events SET ?', [row]);
+    }
+    if (change?.processed) {
+      const mark = processedMark(change.processed.eventId, change.processed.outcome, now);
+      writes.add(mark.sql, mark.values);
+    }
+    return { order: after, attempt: attemptAfter };
   }
 
   /**
@@ -466,16 +554,6 @@ export class OrderStore {
       default:
         d.step satisfies never;
     }
-  }
-
-  /** An attempt read inside the open transaction of `db`. */
-  async #attemptIn(db: PoolConnection, id: string | null): Promise<AttemptRecord | null> {
-    if (id === null) return null;
-    const [found] = await db.query<RowDataPacket[]>(
-      `SELECT ${ATTEMPT_COLUMNS.join(', ')} FROM payment_attempts WHERE id = ?`,
-      [id],
-    );
-    return found[0] ? attemptFromRow(found[0]) : null;
   }
 
   /** The order's failed attempts that count toward the cap on them (attempt-cap.ts). */
