@@ -4,13 +4,19 @@
  * bare route, the kit's API, its workers, and the load generator (bench/load.ts), so no side pays
  * for the other's load.
  *
- * 1. Receiver against a bare Koa route that only reads the body, and against the durable floor (the
- *    bare route plus the kit's signature check, batched INSERT and addBulk): alternating rounds of
- *    one run, at BENCH_CONNECTIONS (default 4,32,128), BENCH_ROUNDS (3) rounds of BENCH_SECONDS (8) each.
+ * 1. Receiver: four sides take turns in alternating rounds, at BENCH_CONNECTIONS (default 4,32,128),
+ *    BENCH_ROUNDS (3) rounds of BENCH_SECONDS (8) each, closed loop: a bare Koa route that only reads
+ *    the body (bench/bare.mjs), the durable floor (the bare route plus the kit's signature check,
+ *    batched INSERT and addBulk: bench/floor.mjs), the receiver a merchant writes by hand from the
+ *    usual docs (koa, raw-body, one INSERT IGNORE and one bull add a request, none of the kit's code:
+ *    bench/handwritten-receiver.mjs), and the kit's receiver. The ratio that counts: kit / hand-written.
  * 2. Event-to-order latency: signed POST to the order row changed, at each of BENCH_RATES (1000,250)
  *    events a second for BENCH_LATENCY_SECONDS (10), one API and BENCH_LATENCY_WORKERS (2) workers.
- * 3. Reconciler throughput: BENCH_BACKLOG (3000) stored events drained by one worker process, then by
- *    two, alternating, BENCH_DRAIN_ROUNDS (2) rounds.
+ *    The events are paced evenly, one every 1000/rate ms, as a gateway sends them (bench/load.ts).
+ * 3. Reconciler throughput: a backlog of BENCH_BACKLOG (3000) stored events drained, BENCH_DRAIN_ROUNDS
+ *    (2) alternating rounds of three sides: the reconciler a merchant writes by hand (one process,
+ *    bull with 8 jobs at once, one transaction an event: bench/handwritten-reconciler.mjs, its events
+ *    stored and queued by the hand-written receiver), then the kit with one worker process, then two.
  *
  * BENCH_ONLY=receiver,latency,reconciler picks sections; BENCH_KIT_NODE_ARGS (e.g.
  * `--cpu-prof --cpu-prof-dir=prof`) are node's arguments for the kit's processes: a profile under load;
@@ -123,9 +129,20 @@ async function startYardstick(
   return { child, url: `http://127.0.0.1:${port}` };
 }
 
+/** The hand-written receiver (bench/handwritten-receiver.mjs) on a database and a Redis prefix. */
+const startHandwrittenReceiver = (databaseUrl: string, prefix: string) =>
+  startYardstick('bench/handwritten-receiver.mjs', {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    REDIS_PREFIX: prefix,
+    WEBHOOK_SECRET: SECRET,
+  });
+
 /**
- * Three sides take turns, round after round: the bare route, the durable floor (bench/floor.mjs: the
- * bare route plus the kit's signature check, batched INSERT and addBulk, nothing else) and the receiver.
+ * Four sides take turns, round after round: the bare route, the durable floor (bench/floor.mjs: the
+ * bare route plus the kit's signature check, batched INSERT and addBulk, nothing else), the
+ * hand-written receiver (bench/handwritten-receiver.mjs: one INSERT IGNORE and one bull add a request,
+ * no kit code) and the kit's receiver. All but the bare route store into the same migrated database.
  */
 async function receiverSection(apiUrl: string, databaseUrl: string): Promise<string[]> {
   const bare = await startYardstick('bench/bare.mjs');
@@ -135,18 +152,19 @@ async function receiverSection(apiUrl: string, databaseUrl: string): Promise<str
     REDIS_PREFIX: `${PREFIX}floor`,
     WEBHOOK_SECRET: SECRET,
   });
+  const hand = await startHandwrittenReceiver(databaseUrl, `${PREFIX}handreceiver`);
   try {
+    const sides = { bare: bare.url, floor: floor.url, hand: hand.url, kit: apiUrl };
     // A warm-up for each side, not counted.
-    for (const side of [bare, floor, { url: apiUrl }]) await load(side.url, { connections: 4, seconds: 2 });
+    for (const url of Object.values(sides)) await load(url, { connections: 4, seconds: 2 });
     const rows: string[] = [];
     for (const connections of CONNECTIONS) {
-      const runs = { bare: [] as Load[], floor: [] as Load[], receiver: [] as Load[] };
+      const runs = { bare: [] as Load[], floor: [] as Load[], hand: [] as Load[], kit: [] as Load[] };
       for (let round = 1; round <= ROUNDS; round++) {
-        runs.bare.push(await load(bare.url, { connections, seconds: SECONDS }));
-        runs.floor.push(await load(floor.url, { connections, seconds: SECONDS }));
-        runs.receiver.push(await load(apiUrl, { connections, seconds: SECONDS }));
+        for (const side of Object.keys(sides) as (keyof typeof sides)[])
+          runs[side].push(await load(sides[side], { connections, seconds: SECONDS }));
         console.error(
-          `  ${connections} connections, round ${round}: bare ${f0(runs.bare.at(-1)!.rps)}/s, floor ${f0(runs.floor.at(-1)!.rps)}/s, receiver ${f0(runs.receiver.at(-1)!.rps)}/s`,
+          `  ${connections} connections, round ${round}: bare ${f0(runs.bare.at(-1)!.rps)}/s, floor ${f0(runs.floor.at(-1)!.rps)}/s, hand-written ${f0(runs.hand.at(-1)!.rps)}/s, kit ${f0(runs.kit.at(-1)!.rps)}/s`,
         );
       }
       const m = (side: Load[], key: 'rps' | 'p50' | 'p99') => median(side.map((r) => r[key]));
@@ -155,18 +173,18 @@ async function receiverSection(apiUrl: string, databaseUrl: string): Promise<str
         .flat()
         .reduce((n, r) => n + r.non2xx + r.errors, 0);
       rows.push(
-        `| ${connections} | ${f0(m(runs.bare, 'rps'))} | ${f0(m(runs.floor, 'rps'))} | ${f0(m(runs.receiver, 'rps'))} | **${ratio(runs.receiver, runs.bare)}** | ${ratio(runs.floor, runs.bare)} | ${ratio(runs.receiver, runs.floor)} | ${f1(m(runs.bare, 'p99'))} | ${f1(m(runs.floor, 'p99'))} | ${f1(m(runs.receiver, 'p50'))} | ${f1(m(runs.receiver, 'p99'))} | ${failed} |`,
+        `| ${connections} | ${f0(m(runs.bare, 'rps'))} | ${f0(m(runs.floor, 'rps'))} | ${f0(m(runs.hand, 'rps'))} | ${f0(m(runs.kit, 'rps'))} | **${ratio(runs.kit, runs.hand)}** | ${ratio(runs.kit, runs.floor)} | ${f1(m(runs.hand, 'p99'))} | ${f1(m(runs.kit, 'p50'))} | ${f1(m(runs.kit, 'p99'))} | ${failed} |`,
       );
     }
     return [
-      `Receiver beside a bare Koa route and the durable floor (median of ${ROUNDS} alternating rounds of ${SECONDS} s):`,
+      `Receiver beside a bare Koa route, the durable floor and a hand-written receiver (median of ${ROUNDS} alternating rounds of ${SECONDS} s):`,
       '',
-      '| connections | bare req/s | floor events/s | receiver events/s | receiver / bare | floor / bare | receiver / floor | bare p99 ms | floor p99 ms | receiver p50 ms | receiver p99 ms | non-2xx |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| connections | bare req/s | floor ev/s | hand-written ev/s | kit ev/s | **kit / hand-written** | kit / floor | hand-written p99 ms | kit p50 ms | kit p99 ms | non-2xx |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...rows,
     ];
   } finally {
-    await Promise.all([bare.child.stop(), floor.child.stop()]);
+    await Promise.all([bare.child.stop(), floor.child.stop(), hand.child.stop()]);
   }
 }
 
@@ -221,7 +239,7 @@ async function latencySection(db: mysql.Connection, apiUrl: string): Promise<str
     console.error(`  ${rate}/s: ${rows.at(-1)}`);
   }
   return [
-    `Event-to-order latency, signed POST to the order row changed (${LATENCY_SECONDS} s at each rate; one API, ${LATENCY_WORKERS} worker processes):`,
+    `Event-to-order latency, signed POST to the order row changed (${LATENCY_SECONDS} s at each rate, events paced evenly; one API, ${LATENCY_WORKERS} worker processes):`,
     '',
     '| events/s sent | events | achieved sent/s | applied/s | p50 ms | p90 ms | p99 ms | max ms | receiver p99 ms | non-2xx |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -237,48 +255,92 @@ async function paidCount(db: mysql.Connection, referencePrefix: string): Promise
   return Number(rows[0]!.n);
 }
 
-async function reconcilerSection(db: mysql.Connection, apiUrl: string): Promise<string[]> {
-  const rates: Record<1 | 2, number[]> = { 1: [], 2: [] };
-  for (let round = 1; round <= DRAIN_ROUNDS; round++) {
-    for (const workers of [1, 2] as const) {
-      const name = `drain${round}w${workers}`;
-      const file = await targetsFile(db, name, BACKLOG);
-      // Stored and queued with no worker running: a backlog, as after an outage of the workers.
-      const sent = await load(apiUrl, { connections: 32, targets: file });
-      if (sent.non2xx + sent.errors > 0)
-        throw new Error(`the backlog was not all stored: ${JSON.stringify(sent)}`);
-      const children = await Promise.all(Array.from({ length: workers }, startWorker));
-      try {
-        await waitUntil(
-          'the backlog paid',
-          async () => (await paidCount(db, `${PREFIX}${name}`)) === BACKLOG,
-          300_000,
-          children[0]!,
-        );
-      } finally {
-        await Promise.all(children.map((c) => c.stop()));
-      }
-      // From the first event applied to the last: the workers' start-up is not counted.
-      const [rows] = await db.query<mysql.RowDataPacket[]>(
-        `SELECT TIMESTAMPDIFF(MICROSECOND, MIN(h.created_at), MAX(h.created_at)) AS us
-           FROM order_history h JOIN orders o ON o.id = h.order_id
-          WHERE o.reference LIKE ? AND h.source = 'webhook'`,
-        [`${PREFIX}${name}%`],
-      );
-      const rate = BACKLOG / (Number(rows[0]!.us) / 1e6);
-      rates[workers].push(rate);
-      console.error(`  round ${round}, ${workers} worker process(es): ${f0(rate)} events applied/s`);
-    }
+/** From the first event applied to the last, of the orders whose reference starts so: events a second. */
+async function drainRate(db: mysql.Connection, referencePrefix: string): Promise<number> {
+  const [rows] = await db.query<mysql.RowDataPacket[]>(
+    `SELECT TIMESTAMPDIFF(MICROSECOND, MIN(h.created_at), MAX(h.created_at)) AS us
+       FROM order_history h JOIN orders o ON o.id = h.order_id
+      WHERE o.reference LIKE ? AND h.source = 'webhook'`,
+    [`${referencePrefix}%`],
+  );
+  return BACKLOG / (Number(rows[0]!.us) / 1e6);
+}
+
+type Drainer = 'hand' | 1 | 2;
+
+/**
+ * One round of one side: a backlog of BACKLOG orders' capture events stored and queued with nothing
+ * draining it (as after an outage of the workers), then drained. The hand-written side's events go
+ * through the hand-written receiver onto its own queue, the kit's through the kit's API.
+ */
+async function drain(
+  db: mysql.Connection,
+  side: Drainer,
+  round: number,
+  apiUrl: string,
+  hand: { url: string; prefix: string },
+): Promise<number> {
+  const name = `drain${round}${side === 'hand' ? 'h' : `w${side}`}`;
+  const file = await targetsFile(db, name, BACKLOG);
+  const sent = await load(side === 'hand' ? hand.url : apiUrl, { connections: 32, targets: file });
+  if (sent.non2xx + sent.errors > 0)
+    throw new Error(`the backlog was not all stored: ${JSON.stringify(sent)}`);
+  const children =
+    side === 'hand'
+      ? [
+          spawnChild('node', ['bench/handwritten-reconciler.mjs'], {
+            DATABASE_URL: `${ADMIN_URL}/${DATABASE}`,
+            REDIS_URL,
+            REDIS_PREFIX: hand.prefix,
+          }),
+        ]
+      : await Promise.all(Array.from({ length: side }, startWorker));
+  try {
+    // The hand-written reconciler says when it processes: a crash at start is reported here.
+    if (side === 'hand') await children[0]!.firstLine();
+    await waitUntil(
+      'the backlog paid',
+      async () => (await paidCount(db, `${PREFIX}${name}`)) === BACKLOG,
+      300_000,
+      children[0]!,
+    );
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
   }
-  const one = median(rates[1]);
-  const two = median(rates[2]);
+  // The processes' start-up is not counted.
+  return drainRate(db, `${PREFIX}${name}`);
+}
+
+async function reconcilerSection(db: mysql.Connection, apiUrl: string): Promise<string[]> {
+  const prefix = `${PREFIX}handreconciler`;
+  const receiver = await startHandwrittenReceiver(`${ADMIN_URL}/${DATABASE}`, prefix);
+  const rates: Record<Drainer, number[]> = { hand: [], 1: [], 2: [] };
+  const label: Record<Drainer, string> = {
+    hand: 'hand-written reconciler, 1 process',
+    1: 'kit, 1 worker process',
+    2: 'kit, 2 worker processes',
+  };
+  try {
+    for (let round = 1; round <= DRAIN_ROUNDS; round++) {
+      for (const side of ['hand', 1, 2] as const) {
+        rates[side].push(await drain(db, side, round, apiUrl, { url: receiver.url, prefix }));
+        console.error(`  round ${round}, ${label[side]}: ${f0(rates[side].at(-1)!)} events applied/s`);
+      }
+    }
+  } finally {
+    await receiver.child.stop();
+  }
+  const hand = median(rates.hand);
+  const row = (side: Drainer) =>
+    `| ${label[side]} | ${f0(median(rates[side]))} | ${(median(rates[side]) / hand).toFixed(2)} |`;
   return [
     `Reconciler throughput: a backlog of ${f0(BACKLOG)} stored events drained (median of ${DRAIN_ROUNDS} alternating rounds; 8 jobs at once per process):`,
     '',
-    '| worker processes | events applied/s | against one |',
-    '|---:|---:|---:|',
-    `| 1 | ${f0(one)} | 1.00 |`,
-    `| 2 | ${f0(two)} | ${(two / one).toFixed(2)} |`,
+    '| side | events applied/s | against hand-written |',
+    '|---|---:|---:|',
+    row('hand'),
+    row(1),
+    row(2),
   ];
 }
 
@@ -294,7 +356,7 @@ async function main(): Promise<void> {
   ];
   try {
     if (ONLY.has('receiver')) {
-      console.error('receiver beside a bare route');
+      console.error('receiver beside a bare route, the durable floor and a hand-written receiver');
       // A database and queue of its own: its events pay nobody, and their jobs must not stand in
       // the way of the sections after it.
       const receiverApi = await startApi({
@@ -312,7 +374,7 @@ async function main(): Promise<void> {
       report.push('', ...(await latencySection(db, api.url)));
     }
     if (ONLY.has('reconciler')) {
-      console.error('reconciler throughput, one and two workers');
+      console.error('reconciler throughput: hand-written, then the kit with one and two workers');
       report.push('', ...(await reconcilerSection(db, api.url)));
     }
     console.log(report.join('\n'));
