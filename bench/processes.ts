@@ -7,6 +7,8 @@ export interface Child {
   process: ChildProcess;
   /** The first line it writes on stdout. */
   firstLine(): Promise<string>;
+  /** Resolves once it has written a line that contains `text` on stdout (the kit's `started` log line). */
+  said(text: string): Promise<void>;
   /** Its stderr so far, for an error message. */
   errors(): string;
   stop(): Promise<void>;
@@ -19,8 +21,9 @@ export function spawnChild(command: string, args: string[], env: Record<string, 
   child.stderr!.on('data', (chunk) => {
     stderr = (stderr + chunk).slice(-4000);
   });
+  const lines = createInterface({ input: child.stdout! });
   const first = new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
+    lines.once('line', resolve);
     child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${stderr}`)));
   });
   first.catch(() => {});
@@ -29,6 +32,18 @@ export function spawnChild(command: string, args: string[], env: Record<string, 
   return {
     process: child,
     firstLine: () => first,
+    said: (text) =>
+      new Promise<void>((resolve, reject) => {
+        const seen = (line: string) => {
+          if (!line.includes(text)) return;
+          lines.off('line', seen);
+          resolve();
+        };
+        lines.on('line', seen);
+        child.once('exit', (code) =>
+          reject(new Error(`${command} exited ${code} before saying ${text}: ${stderr}`)),
+        );
+      }),
     errors: () => stderr,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -115,9 +115,16 @@ async function startApi(extra: Record<string, string> = {}): Promise<{ child: Ch
   return { child, url };
 }
 
-// Each kit process runs the embedded sandbox, on a port of its own.
-const startWorker = async () =>
-  spawnChild('node', KIT_COMMAND, kitEnv('worker', { GATEWAY_PORT: String(await freePort()) }));
+/**
+ * A worker process, once it takes jobs (its `started` log line): events sent before would wait for
+ * its start-up, which the latency run is not about. Each kit process runs the embedded sandbox, on a
+ * port of its own.
+ */
+async function startWorker(): Promise<Child> {
+  const child = spawnChild('node', KIT_COMMAND, kitEnv('worker', { GATEWAY_PORT: String(await freePort()) }));
+  await child.said('"msg":"started"');
+  return child;
+}
 
 /** A yardstick process of the bench (bare route, durable floor): started, and its URL. */
 async function startYardstick(

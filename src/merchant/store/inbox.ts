@@ -1,6 +1,7 @@
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { Op } from 'sequelize';
 import type { ObservationSource } from '../orders/observation.js';
+import type { Statement } from './batch-writes.js';
 import type { Models } from './models.js';
 import type { InboxRecord } from './records.js';
 
@@ -15,19 +16,20 @@ export interface InboxEvent {
 }
 
 /**
- * The statement that marks an event processed, with what it came to. The order's transition runs it
- * in its own transaction (store/orders.ts), so an event is never applied without its mark nor marked
- * without being applied.
+ * The statements that mark events processed, each with what it came to: one per outcome. The orders'
+ * transition runs them in its own transaction (store/orders.ts), so an event is never applied without
+ * its mark nor marked without being applied.
  */
-export function processedMark(
-  eventId: string,
-  outcome: string,
+export function processedMarks(
+  marks: readonly { eventId: string; outcome: string }[],
   now: Date,
-): { sql: string; values: unknown[] } {
-  return {
-    sql: 'UPDATE webhook_inbox SET processed_at = ?, outcome = ?, last_error = NULL WHERE event_id = ?',
-    values: [now, outcome, eventId],
-  };
+): Statement[] {
+  const byOutcome = new Map<string, string[]>();
+  for (const m of marks) byOutcome.set(m.outcome, [...(byOutcome.get(m.outcome) ?? []), m.eventId]);
+  return [...byOutcome].map(([outcome, eventIds]) => ({
+    sql: 'UPDATE webhook_inbox SET processed_at = ?, outcome = ?, last_error = NULL WHERE event_id IN (?)',
+    values: [now, outcome, eventIds],
+  }));
 }
 
 /** The durable inbox (merchant.md, The receiver): an event is stored once by its id, before anyone acts on it. */
@@ -126,8 +128,8 @@ export class InboxStore {
   }
 
   async markProcessed(eventId: string, outcome: string, now: Date): Promise<void> {
-    const mark = processedMark(eventId, outcome, now);
-    await this.pool.query(mark.sql, mark.values);
+    const [mark] = processedMarks([{ eventId, outcome }], now);
+    await this.pool.query(mark!.sql, mark!.values);
   }
 
   async markFailedAttempt(eventId: string, error: string): Promise<void> {

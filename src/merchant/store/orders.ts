@@ -8,12 +8,13 @@ import type { DisputeStep } from '../orders/disputes.js';
 import { orderEventsOf } from '../orders/order-events.js';
 import { wasResolved, withReason } from '../orders/review.js';
 import { statusOnNewAttempt } from '../orders/status.js';
+import { BatchWrites } from './batch-writes.js';
 import { type HistoryEntry, type HistoryStore, historyRow } from './history.js';
-import { processedMark } from './inbox.js';
+import { processedMarks } from './inbox.js';
 import { attemptRecord, type Models, plain } from './models.js';
 import { orderEventRows } from './order-event-rows.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
-import { ATTEMPT_COLUMNS, attemptFromRow, columnValues, ORDER_COLUMNS, orderFromRow } from './rows.js';
+import { ATTEMPT_COLUMNS, attemptFromRow, ORDER_COLUMNS, orderFromRow } from './rows.js';
 
 export class OrderNotFound extends Error {
   override name = 'OrderNotFound';
@@ -411,7 +412,8 @@ export class OrderStore {
       }
       const byReference = new Map([...orders.values()].map((o) => [o.reference, o.id]));
       const now = this.#now();
-      const writes = new Writes();
+      const writes = new BatchWrites();
+      const marks: { eventId: string; outcome: string }[] = [];
       const answers = steps.map((step): Transitioned<T> | null | Error => {
         const t = step.target;
         const orderId = 'reference' in t ? byReference.get(t.reference) : t.orderId;
@@ -431,13 +433,15 @@ export class OrderStore {
           return error as Error;
         }
         const done = this.#changeWrites(writes, order, attempt, attempts, planned.change, now);
+        if (planned.change?.processed) marks.push(planned.change.processed);
         orders.set(order.id, done.order);
         attempts.set(attempt.id, done.attempt);
         return { result: planned.result, order: done.order, attempt: done.attempt };
       });
+      for (const mark of processedMarks(marks, now)) writes.last(mark);
       // A statement that fails stops the ones after it, COMMIT included: the catch rolls back.
-      writes.add('COMMIT', []);
-      await db.query(writes.sql(), writes.values);
+      const all = writes.text('COMMIT');
+      await db.query(all.sql, all.values);
       return answers;
     } catch (error) {
       await db.rollback().catch(() => {});
@@ -454,32 +458,28 @@ export class OrderStore {
    * and the ids an adopting attempt takes over are released by the others.
    */
   #changeWrites(
-    writes: Writes,
+    writes: BatchWrites,
     before: OrderRecord,
     attempt: AttemptRecord,
     attempts: Map<string, AttemptRecord>,
     change: Change | null,
     now: Date,
   ): { order: OrderRecord; attempt: AttemptRecord } {
-    for (const [column, id] of Object.entries(change?.release ?? {})) {
-      writes.add(
-        `UPDATE payment_attempts SET ${column} = NULL WHERE order_id = ? AND id <> ? AND ${column} = ?`,
-        [before.id, attempt.id, id],
-      );
+    for (const [column, id] of Object.entries(change?.release ?? {}))
       for (const other of attempts.values())
         if (
           other.order_id === before.id &&
           other.id !== attempt.id &&
           other[column as keyof AttemptRecord] === id
-        )
+        ) {
+          writes.update('payment_attempts', other.id, { [column]: null });
           attempts.set(other.id, { ...other, [column]: null });
-    }
+        }
     const attemptChange = change?.attempt ?? {};
-    if (Object.keys(attemptChange).length > 0)
-      writes.add('UPDATE payment_attempts SET ? WHERE id = ?', [
-        columnValues({ ...attemptChange, updated_at: now }),
-        attempt.id,
-      ]);
+    const attemptAfter =
+      Object.keys(attemptChange).length > 0 ? { ...attempt, ...attemptChange, updated_at: now } : attempt;
+    if (attemptAfter !== attempt)
+      writes.update('payment_attempts', attempt.id, { ...attemptChange, updated_at: now });
     const changed = Object.entries(change?.order ?? {}).filter(
       ([field, value]) => !same(before[field as keyof OrderRecord], value),
     );
@@ -487,10 +487,11 @@ export class OrderStore {
     if (changed.length > 0) {
       const columns = { ...Object.fromEntries(changed), version: before.version + 1, updated_at: now };
       after = { ...before, ...columns } as OrderRecord;
-      writes.add('UPDATE orders SET ? WHERE id = ?', [columnValues(columns), before.id]);
+      writes.update('orders', before.id, columns);
     }
     if (change?.history)
-      writes.add('INSERT INTO order_history SET ?', [
+      writes.insert(
+        'order_history',
         historyRow(
           {
             ...change.history,
@@ -501,10 +502,8 @@ export class OrderStore {
           },
           now,
         ),
-      ]);
+      );
     if (change?.dispute) this.#disputeWrite(writes, change.dispute, before.id, attempt.id);
-    const attemptAfter =
-      Object.keys(attemptChange).length > 0 ? { ...attempt, ...attemptChange, updated_at: now } : attempt;
     if (changed.length > 0 && orderEventsOf(before, after).length > 0) {
       // The shop is told in the same transaction (the outbox).
       const current =
@@ -512,11 +511,7 @@ export class OrderStore {
           ? attemptAfter
           : (attempts.get(after.current_attempt_id ?? '') ?? null);
       for (const row of orderEventRows(before, after, current, now, this.random))
-        writes.add('INSERT INTO order_events SET ?', [row]);
-    }
-    if (change?.processed) {
-      const mark = processedMark(change.processed.eventId, change.processed.outcome, now);
-      writes.add(mark.sql, mark.values);
+        writes.insert('order_events', row);
     }
     return { order: after, attempt: attemptAfter };
   }
@@ -525,31 +520,42 @@ export class OrderStore {
    * The dispute record's write for a step: a chargeback opens one; another amount or a reversal
    * changes the attempt's latest one not yet won (open, or lost: a reversal overrules an operator).
    */
-  #disputeWrite(writes: Writes, d: NonNullable<Change['dispute']>, orderId: string, attemptId: string): void {
+  #disputeWrite(
+    writes: BatchWrites,
+    d: NonNullable<Change['dispute']>,
+    orderId: string,
+    attemptId: string,
+  ): void {
     const latest = `WHERE attempt_id = ? AND outcome <> 'won' ORDER BY opened_at DESC, id DESC LIMIT 1`;
     switch (d.step.kind) {
       case 'opened':
-        writes.add('INSERT INTO disputes SET ?', [
-          {
-            id: randomId('dsp_', this.random),
-            order_id: orderId,
-            attempt_id: attemptId,
-            transaction_id: d.transactionId,
-            amount_minor: d.step.amountMinor,
-            currency: d.currency,
-            outcome: 'open',
-            opened_at: d.at,
-          },
-        ]);
+        writes.statement({
+          sql: 'INSERT INTO disputes SET ?',
+          values: [
+            {
+              id: randomId('dsp_', this.random),
+              order_id: orderId,
+              attempt_id: attemptId,
+              transaction_id: d.transactionId,
+              amount_minor: d.step.amountMinor,
+              currency: d.currency,
+              outcome: 'open',
+              opened_at: d.at,
+            },
+          ],
+        });
         return;
       case 'amount':
-        writes.add(`UPDATE disputes SET amount_minor = ? ${latest}`, [d.step.amountMinor, attemptId]);
+        writes.statement({
+          sql: `UPDATE disputes SET amount_minor = ? ${latest}`,
+          values: [d.step.amountMinor, attemptId],
+        });
         return;
       case 'won':
-        writes.add(`UPDATE disputes SET outcome = 'won', closed_at = ?, closed_by = 'gateway' ${latest}`, [
-          d.at,
-          attemptId,
-        ]);
+        writes.statement({
+          sql: `UPDATE disputes SET outcome = 'won', closed_at = ?, closed_by = 'gateway' ${latest}`,
+          values: [d.at, attemptId],
+        });
         return;
       default:
         d.step satisfies never;
@@ -576,21 +582,6 @@ export class OrderStore {
 
   #now(): Date {
     return new Date(this.clock.now());
-  }
-}
-
-/** Statements sent together, in one round trip, each with its own placeholders' values. */
-class Writes {
-  readonly #statements: string[] = [];
-  readonly values: unknown[] = [];
-
-  add(statement: string, values: unknown[]): void {
-    this.#statements.push(statement);
-    this.values.push(...values);
-  }
-
-  sql(): string {
-    return this.#statements.join(';\n');
   }
 }
 

@@ -259,6 +259,139 @@ describe('merchant: the store', () => {
     expect((await store.inbox.get('evt_atomic_failed'))!.processed_at).to.equal(null);
   });
 
+  it('a batch of transitions: one transaction, steps in turn (an order twice sees its first change), each step answering for itself', async () => {
+    const stored = (id: string) =>
+      store.inbox.store({
+        id,
+        type: 'transaction.captured',
+        transactionId: null,
+        source: 'webhook',
+        payload: '{}',
+        now: new Date(clock.now()),
+      });
+    const line = (eventId: string, outcome: 'applied' | 'duplicate' = 'applied') => ({
+      source: 'webhook' as const,
+      sourceId: eventId,
+      outcome,
+      detail: null,
+    });
+    const a = await store.orders.create({ amountMinor: 1000, currency: 'EUR' });
+    const aAttempt = (await store.orders.startAttempt(a.id, { kind: 'card', mode: 'auth' })).attempt;
+    const b = await store.orders.create({ amountMinor: 2000, currency: 'EUR' });
+    const bAttempt = (await store.orders.startAttempt(b.id, { kind: 'card', mode: 'sale' })).attempt;
+    for (const id of ['evt_batch_1', 'evt_batch_2', 'evt_batch_3']) await stored(id);
+    const seen: string[] = [];
+    const done = await store.orders.transitionMany([
+      {
+        target: { orderId: a.id, attemptId: aAttempt.id },
+        plan: (order) => {
+          seen.push(order.status);
+          return {
+            change: {
+              attempt: { status: 'authorized' },
+              order: { status: 'authorized' },
+              history: line('evt_batch_1'),
+              processed: { eventId: 'evt_batch_1', outcome: 'applied' },
+            },
+            result: 'first',
+          };
+        },
+      },
+      {
+        target: { orderId: 'ord_nobody', attemptId: 'att_nobody' },
+        plan: () => ({ change: null, result: 'x' }),
+      },
+      {
+        target: { orderId: b.id, attemptId: bAttempt.id },
+        plan: () => {
+          throw new Error('this step decided nothing');
+        },
+      },
+      { target: { reference: 'no-such-reference' }, plan: () => ({ change: null, result: 'x' }) },
+      {
+        // The same order again: its plan sees what the first step made of it.
+        target: { orderId: a.id, attemptId: aAttempt.id },
+        plan: (order, attempt) => {
+          seen.push(order.status, attempt.status);
+          return {
+            change: {
+              attempt: { status: 'paid', captured_minor: 1000 },
+              order: { status: 'paid', captured_minor: 1000 },
+              history: line('evt_batch_2'),
+              processed: { eventId: 'evt_batch_2', outcome: 'applied' },
+            },
+            result: 'second',
+          };
+        },
+      },
+      {
+        target: { reference: b.reference },
+        plan: (order) => ({
+          change: {
+            attempt: null,
+            order: {},
+            history: line('evt_batch_3', 'duplicate'),
+            processed: { eventId: 'evt_batch_3', outcome: 'duplicate' },
+          },
+          result: order.id,
+        }),
+      },
+    ]);
+    expect(seen).to.deep.equal(['pending', 'authorized', 'authorized']);
+    expect(done[0]).to.deep.include({ result: 'first' });
+    expect(done[1]).to.be.instanceOf(Error).with.property('name', 'OrderNotFound');
+    expect(done[2]).to.be.instanceOf(Error).with.property('message', 'this step decided nothing');
+    expect(done[3]).to.equal(null);
+    expect(done[4]).to.deep.include({ result: 'second' });
+    expect(done[5]).to.deep.include({ result: b.id });
+    const after = await store.orders.find(a.id);
+    expect(after).to.include({ status: 'paid', captured_minor: 1000, version: a.version + 3 });
+    expect((await store.attempts.get(aAttempt.id))!).to.include({ status: 'paid', captured_minor: 1000 });
+    expect(
+      (await store.history.ofOrder(a.id)).map((h) => [h.source_id, h.status_before, h.status_after]),
+    ).to.deep.equal([
+      [`attempt:${aAttempt.id}`, 'pending', 'pending'],
+      ['evt_batch_1', 'pending', 'authorized'],
+      ['evt_batch_2', 'authorized', 'paid'],
+    ]);
+    for (const [id, outcome] of [
+      ['evt_batch_1', 'applied'],
+      ['evt_batch_2', 'applied'],
+      ['evt_batch_3', 'duplicate'],
+    ])
+      expect(await store.inbox.get(id!), id).to.include({ outcome });
+    // The order events of the batch, in the order they happened.
+    const [events] = await pool.query<RowDataPacket[]>(
+      'SELECT type FROM order_events WHERE order_id = ? ORDER BY seq',
+      [a.id],
+    );
+    expect(events.map((e) => e.type)).to.deep.equal(['order.authorized', 'order.paid']);
+  });
+
+  it('a batch whose writes the database refuses runs each step alone: only the bad step fails', async () => {
+    const one = await store.orders.create({ amountMinor: 300, currency: 'EUR' });
+    const oneAttempt = (await store.orders.startAttempt(one.id, { kind: 'card', mode: 'sale' })).attempt;
+    const two = await store.orders.create({ amountMinor: 400, currency: 'EUR' });
+    const twoAttempt = (await store.orders.startAttempt(two.id, { kind: 'card', mode: 'sale' })).attempt;
+    const done = await store.orders.transitionMany([
+      {
+        target: { orderId: one.id, attemptId: oneAttempt.id },
+        plan: () => ({
+          change: { attempt: null, order: { status: 'x'.repeat(40) as 'paid' }, history: null },
+          result: 1,
+        }),
+      },
+      {
+        target: { orderId: two.id, attemptId: twoAttempt.id },
+        plan: () => ({ change: { attempt: null, order: { status: 'paid' }, history: null }, result: 2 }),
+      },
+    ]);
+    expect(done[0]).to.be.instanceOf(Error);
+    expect(done[1]).to.deep.include({ result: 2 });
+    expect((await store.orders.find(one.id))!.status).to.equal('pending');
+    expect((await store.orders.find(two.id))!.status).to.equal('paid');
+  });
+
   it('a settled operation comes back as the record it now is', async () => {
     const order = await store.orders.create({ amountMinor: 500, currency: 'EUR' });
     const { attempt } = await store.orders.startAttempt(order.id, { kind: 'card', mode: 'auth' });
