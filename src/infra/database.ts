@@ -47,7 +47,7 @@ export function createSequelize(url: string): Sequelize {
 /**
  * mysql2's own pool, beside Sequelize's: the receiver's batched inserts go through it, with no ORM
  * on the hot path, and the worker's reads and writes of orders, attempts and the inbox (one
- * transaction per observation, eight jobs at once).
+ * transaction per batch of the events in hand).
  */
 export function createPool(url: string): mysql.Pool {
   const u = new URL(url);
