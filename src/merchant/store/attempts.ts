@@ -1,7 +1,7 @@
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { attemptRecord, type Models } from './models.js';
 import type { AttemptRecord } from './records.js';
-import { ATTEMPT_COLUMNS, attemptFromRow } from './rows.js';
+import { ATTEMPTS, recordFrom, selectList } from './tables.js';
 
 /** Which transactions' holders to find, and the reference their order must carry (null: any). */
 export interface HoldingAsk {
@@ -48,7 +48,7 @@ export class AttemptStore {
     if (ids.length === 0) return asks.map(() => []);
     const [rows] = await this.pool.query<RowDataPacket[]>(
       {
-        sql: `SELECT ${ATTEMPT_COLUMNS.map((c) => `a.${c}`).join(', ')}, o.reference, o.current_attempt_id
+        sql: `SELECT ${selectList(ATTEMPTS, 'a')}, o.reference, o.current_attempt_id
                 FROM payment_attempts a JOIN orders o ON o.id = a.order_id
                WHERE a.gateway_transaction_id IN (?)`,
         nestTables: true,
@@ -61,7 +61,7 @@ export class AttemptStore {
         .filter((r) => reference === null || r.o.reference === reference)
         .sort((x, y) => Number(y.a.id === y.o.current_attempt_id) - Number(x.a.id === x.o.current_attempt_id))
         .slice(0, 2)
-        .map((r) => attemptFromRow(r.a)),
+        .map((r) => recordFrom(ATTEMPTS, r.a)),
     );
   }
 }

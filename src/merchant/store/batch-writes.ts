@@ -1,5 +1,3 @@
-import { columnValues } from './rows.js';
-
 /** A statement and its placeholders' values. */
 export interface Statement {
   sql: string;
@@ -75,3 +73,7 @@ export function updatesOf(table: string, rows: Map<string, Record<string, unknow
 /** A value as its column takes it: objects (JSON columns) as their text. */
 const columnValue = (v: unknown) =>
   v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v;
+
+/** Values for `SET ?`, each as its column takes it. */
+const columnValues = (change: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(change).map(([k, v]) => [k, columnValue(v)]));

@@ -4,6 +4,7 @@ import type { ObservationSource } from '../orders/observation.js';
 import type { Statement } from './batch-writes.js';
 import type { Models } from './models.js';
 import type { InboxRecord } from './records.js';
+import { INBOX, recordFrom, selectList } from './tables.js';
 
 export interface InboxEvent {
   id: string;
@@ -106,20 +107,21 @@ export class InboxStore {
   }
 
   async get(eventId: string): Promise<InboxRecord | null> {
-    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT * FROM webhook_inbox WHERE event_id = ?', [
-      eventId,
-    ]);
-    return (rows[0] as InboxRecord | undefined) ?? null;
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT ${selectList(INBOX)} FROM webhook_inbox WHERE event_id = ?`,
+      [eventId],
+    );
+    return rows[0] ? recordFrom(INBOX, rows[0]) : null;
   }
 
   /** The rows of these event ids, in one read (the worker's batches); an id the inbox lacks is absent. */
   async getMany(eventIds: readonly string[]): Promise<Map<string, InboxRecord>> {
     if (eventIds.length === 0) return new Map();
     const [rows] = await this.pool.query<RowDataPacket[]>(
-      'SELECT * FROM webhook_inbox WHERE event_id IN (?)',
+      `SELECT ${selectList(INBOX)} FROM webhook_inbox WHERE event_id IN (?)`,
       [eventIds],
     );
-    return new Map(rows.map((r) => [r.event_id as string, r as InboxRecord]));
+    return new Map(rows.map((r) => [r.event_id as string, recordFrom(INBOX, r)]));
   }
 
   async markQueued(eventIds: string[], now: Date): Promise<void> {

@@ -12,53 +12,38 @@ import type {
   CheckpointRecord,
   DisputeRecord,
   HistoryRecord,
-  InboxRecord,
   OperationRecord,
   OperatorRecord,
-  OrderRecord,
   SavedCardRecord,
   SecretRecord,
   UnmatchedMoneyRecord,
 } from './records.js';
+import {
+  ATTEMPTS,
+  attributesOf,
+  type Columns,
+  INBOX,
+  type OmittableOf,
+  ORDERS,
+  type RowOf,
+  recordFrom,
+} from './tables.js';
 
 /**
  * The tables of migrations/ as Sequelize models, for the store's files alone. The migrations are the
  * schema's history and stay as written; these describe the schema as it is now, and a test checks
- * that the two agree column for column.
+ * that the two agree column for column. The hot tables' models (orders, attempts, the inbox) take
+ * their attributes from the tables' one description (tables.ts).
  */
-export interface HoldColumns {
-  /** merchant.md, Card data: the sealed 3DS hold (AES-256-GCM), erased once taken or expired. */
-  hold_sealed: string | null;
-  hold_expires_at: Date | null;
-}
-
 type Row<A extends object, Defaults extends keyof A = never> = Model<A, Optional<A, Defaults>> & A;
-export type OrderRow = Row<
-  OrderRecord,
-  'refunded_minor' | 'disputed_minor' | 'needs_review' | 'version' | 'next_poll_at' | 'resolved_reasons'
->;
-export type AttemptRow = Row<
-  AttemptRecord & HoldColumns,
-  | 'refunded_minor'
-  | 'disputed_minor'
-  | 'session_expires_at'
-  | 'capture_before'
-  | 'money_at'
-  | 'gateway_status'
-  | 'gateway_amount_minor'
-  | 'gateway_currency'
-  | 'gateway_captured_minor'
-  | 'gateway_refunded_minor'
-  | 'observed_at'
-  | 'observed_source'
->;
+/** A hot table's row (every column, hidden ones too); an INSERT may leave out what has a default or may be NULL. */
+type HotRow<T extends { readonly columns: Columns }> = Row<RowOf<T>, OmittableOf<T>>;
+export type OrderRow = HotRow<typeof ORDERS>;
+export type AttemptRow = HotRow<typeof ATTEMPTS>;
 export type OperationRow = Row<OperationRecord>;
 export type HistoryRow = Row<HistoryRecord, 'id'>;
 export type SecretRow = Row<SecretRecord, 'id' | 'active'>;
-export type InboxRow = Row<
-  InboxRecord,
-  'queued_at' | 'processed_at' | 'outcome' | 'attempts' | 'last_error' | 'receipt' | 'repeats'
->;
+export type InboxRow = HotRow<typeof INBOX>;
 export type CheckpointRow = Row<CheckpointRecord>;
 /** The column holds '' for a record without a reference (the unique key's part); the record says null. */
 export type UnmatchedMoneyColumns = Omit<UnmatchedMoneyRecord, 'reference'> & { reference: string };
@@ -104,65 +89,8 @@ const options = (tableName: string) => ({ tableName, timestamps: false });
 
 /** Defines the models on one connection (each kit, CLI run or test has its own). */
 export function defineModels(sequelize: Sequelize): Models {
-  const Order = sequelize.define<OrderRow>(
-    'Order',
-    {
-      id: id(),
-      reference: str(255, false),
-      amount_minor: minor(false),
-      currency: { type: DataTypes.CHAR(3), allowNull: false },
-      description: str(1024),
-      customer: { type: DataTypes.JSON, allowNull: true },
-      status: str(32, false),
-      captured_minor: minor(),
-      refunded_minor: { ...minor(false), defaultValue: 0 },
-      disputed_minor: { ...minor(false), defaultValue: 0 },
-      failure_code: str(64),
-      needs_review: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
-      review_reason: str(512),
-      resolved_reasons: str(1024),
-      current_attempt_id: str(32),
-      version: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
-      next_poll_at: when(true),
-      created_at: when(),
-      updated_at: when(),
-    },
-    options('orders'),
-  );
-  const Attempt = sequelize.define<AttemptRow>(
-    'Attempt',
-    {
-      id: id(),
-      order_id: str(32, false),
-      kind: str(16, false),
-      mode: str(8),
-      payment_method: str(64),
-      gateway_transaction_id: str(64),
-      payment_session_id: str(64),
-      verification_id: str(64),
-      status: str(32, false),
-      captured_minor: minor(),
-      refunded_minor: { ...minor(false), defaultValue: 0 },
-      disputed_minor: { ...minor(false), defaultValue: 0 },
-      capture_id: str(64),
-      failure_code: str(64),
-      hold_sealed: { type: DataTypes.TEXT, allowNull: true },
-      hold_expires_at: when(true),
-      session_expires_at: when(true),
-      capture_before: when(true),
-      money_at: when(true),
-      gateway_status: str(32),
-      gateway_amount_minor: minor(),
-      gateway_currency: { type: DataTypes.CHAR(3), allowNull: true },
-      gateway_captured_minor: minor(),
-      gateway_refunded_minor: minor(),
-      observed_at: when(true),
-      observed_source: str(16),
-      created_at: when(),
-      updated_at: when(),
-    },
-    options('payment_attempts'),
-  );
+  const Order = sequelize.define<OrderRow>('Order', attributesOf(ORDERS), options(ORDERS.name));
+  const Attempt = sequelize.define<AttemptRow>('Attempt', attributesOf(ATTEMPTS), options(ATTEMPTS.name));
   const Operation = sequelize.define<OperationRow>(
     'Operation',
     {
@@ -211,25 +139,7 @@ export function defineModels(sequelize: Sequelize): Models {
     },
     options('webhook_secrets'),
   );
-  const Inbox = sequelize.define<InboxRow>(
-    'InboxEvent',
-    {
-      event_id: id(64),
-      event_type: str(64, false),
-      transaction_id: str(64),
-      source: str(16, false),
-      payload: { type: DataTypes.TEXT('medium'), allowNull: false },
-      received_at: when(),
-      queued_at: when(true),
-      processed_at: when(true),
-      outcome: str(16),
-      attempts: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
-      last_error: str(512),
-      receipt: { type: DataTypes.CHAR(16), allowNull: true },
-      repeats: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
-    },
-    options('webhook_inbox'),
-  );
+  const Inbox = sequelize.define<InboxRow>('InboxEvent', attributesOf(INBOX), options(INBOX.name));
   const Checkpoint = sequelize.define<CheckpointRow>(
     'Checkpoint',
     { name: id(64), value: str(64, false), updated_at: when() },
@@ -353,8 +263,7 @@ export function defineModels(sequelize: Sequelize): Models {
 // `clone`: without it Sequelize hands out the row's own dataValues, which a later update would change.
 export const plain = <R extends Model>(row: R): Attributes<R> => row.get({ plain: true, clone: true });
 
-/** An attempt's row as its record: the sealed hold stays behind. */
+/** An attempt's row as its record: the hidden columns (the sealed hold) stay behind. */
 export function attemptRecord(row: AttemptRow): AttemptRecord {
-  const { hold_sealed: _sealed, hold_expires_at: _expires, ...record } = plain(row);
-  return record;
+  return recordFrom(ATTEMPTS, plain(row));
 }

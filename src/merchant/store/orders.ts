@@ -1,5 +1,5 @@
 import type { Pool, RowDataPacket } from 'mysql2/promise';
-import { type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
+import { QueryTypes, type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { countsTowardCap, TooManyAttempts } from '../orders/attempt-cap.js';
@@ -14,7 +14,7 @@ import { processedMarks } from './inbox.js';
 import { attemptRecord, type Models, plain } from './models.js';
 import { orderEventRows } from './order-event-rows.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
-import { ATTEMPT_COLUMNS, attemptFromRow, ORDER_COLUMNS, orderFromRow } from './rows.js';
+import { ATTEMPTS, ORDERS, recordFrom, selectList } from './tables.js';
 
 export class OrderNotFound extends Error {
   override name = 'OrderNotFound';
@@ -119,6 +119,49 @@ export interface TransitionStep<T> {
   plan: Plan<T>;
 }
 
+/**
+ * The one statement that locks orders, and the only way an order is locked: the worker's batches
+ * read every order they name with all its attempts (`withAttempts`), a single change under a
+ * Sequelize transaction reads its order alone (lockOrder). Each order before its attempts: the same
+ * order of locks everywhere.
+ */
+export function lockingRead(where: string, withAttempts: boolean): string {
+  const attempts = withAttempts ? `, ${selectList(ATTEMPTS, 'a')}` : '';
+  const join = withAttempts ? ' LEFT JOIN payment_attempts a ON a.order_id = o.id' : '';
+  return `SELECT ${selectList(ORDERS, 'o')}${attempts} FROM orders o${join} WHERE ${where} FOR UPDATE`;
+}
+
+/** Locks an order in `tx` (lockingRead) and answers its record; OrderNotFound when there is none. */
+export async function lockOrder(
+  sequelize: Sequelize,
+  orderId: string,
+  tx: Transaction,
+): Promise<OrderRecord> {
+  const [row] = await sequelize.query<Record<string, unknown>>(lockingRead('o.id = ?', false), {
+    replacements: [orderId],
+    transaction: tx,
+    type: QueryTypes.SELECT,
+  });
+  if (!row) throw new OrderNotFound(`order ${orderId} does not exist`);
+  return recordFrom(ORDERS, row);
+}
+
+/**
+ * Writes a change to an order lockOrder locked in `tx` (a change counts in `version`, and
+ * `updated_at` says when it was); answers the order as it now stands.
+ */
+export async function updateOrder(
+  models: Models,
+  order: OrderRecord,
+  change: Partial<OrderRecord>,
+  now: Date,
+  tx: Transaction,
+): Promise<OrderRecord> {
+  const values = { ...change, version: order.version + 1, updated_at: now };
+  await models.Order.update(values, { where: { id: order.id }, transaction: tx });
+  return { ...order, ...values };
+}
+
 /** MariaDB's deadlock and lock wait timeout: the batch is run again. */
 const DEADLOCK = new Set([1213, 1205]);
 
@@ -164,7 +207,8 @@ export class OrderStore {
         created_at: now,
         updated_at: now,
       });
-      return plain(row);
+      // What it was not given (next_poll_at, say) is NULL, as the record says.
+      return recordFrom(ORDERS, plain(row));
     } catch (error) {
       if (error instanceof UniqueConstraintError)
         throw new DuplicateReference(`reference ${input.reference} is already used`);
@@ -203,14 +247,11 @@ export class OrderStore {
       const known =
         (order.needs_review && reason === order.review_reason) ||
         wasResolved(order.resolved_reasons, finding.reason);
+      let after = order;
       if (!known) {
-        const before = plain(order);
         const now = this.#now();
-        await order.update(
-          { needs_review: true, review_reason: reason, version: order.version + 1, updated_at: now },
-          { transaction: tx },
-        );
-        for (const row of orderEventRows(before, plain(order), null, now, this.random))
+        after = await updateOrder(this.models, order, { needs_review: true, review_reason: reason }, now, tx);
+        for (const row of orderEventRows(order, after, null, now, this.random))
           await this.sequelize.query(
             'INSERT INTO order_events (id, order_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
             {
@@ -232,7 +273,7 @@ export class OrderStore {
         },
         tx,
       );
-      return { outcome: known ? 'duplicate' : 'flagged', order: plain(order) };
+      return { outcome: known ? 'duplicate' : 'flagged', order: after };
     });
   }
 
@@ -290,7 +331,9 @@ export class OrderStore {
         },
         { transaction: tx },
       );
-      await order.update(
+      const after = await updateOrder(
+        this.models,
+        order,
         {
           status,
           current_attempt_id: attempt.id,
@@ -300,10 +343,9 @@ export class OrderStore {
           disputed_minor: 0,
           // Nothing at the gateway to ask about yet: the attempt's first answer schedules the poll.
           next_poll_at: null,
-          version: order.version + 1,
-          updated_at: now,
         },
-        { transaction: tx },
+        now,
+        tx,
       );
       await this.history.record(
         {
@@ -318,7 +360,7 @@ export class OrderStore {
         },
         tx,
       );
-      return { order: plain(order), attempt: attemptRecord(attempt), previous };
+      return { order: after, attempt: attemptRecord(attempt), previous };
     });
   }
 
@@ -333,10 +375,7 @@ export class OrderStore {
       if (order.current_attempt_id !== attemptId) return;
       await this.history.eraseAttempt(orderId, attemptId, tx);
       await this.models.Attempt.destroy({ where: { id: attemptId }, transaction: tx });
-      await order.update(
-        { ...previous, version: order.version + 1, updated_at: this.#now() },
-        { transaction: tx },
-      );
+      await updateOrder(this.models, order, previous, this.#now(), tx);
     });
   }
 
@@ -395,11 +434,12 @@ export class OrderStore {
       // One statement locks them all, each order before its attempts (the same order of locks everywhere).
       const [opened] = await db.query<RowDataPacket[][]>(
         {
-          sql: `START TRANSACTION;
-                SELECT ${ORDER_COLUMNS.map((c) => `o.${c}`)}, ${ATTEMPT_COLUMNS.map((c) => `a.${c}`)}
-                  FROM orders o LEFT JOIN payment_attempts a ON a.order_id = o.id
-                 WHERE ${[ids.length > 0 ? 'o.id IN (?)' : null, references.length > 0 ? 'o.reference IN (?)' : null].filter(Boolean).join(' OR ')}
-                 FOR UPDATE`,
+          sql: `START TRANSACTION; ${lockingRead(
+            [ids.length > 0 ? 'o.id IN (?)' : null, references.length > 0 ? 'o.reference IN (?)' : null]
+              .filter(Boolean)
+              .join(' OR '),
+            true,
+          )}`,
           nestTables: true,
         },
         [...(ids.length > 0 ? [ids] : []), ...(references.length > 0 ? [references] : [])],
@@ -407,8 +447,8 @@ export class OrderStore {
       const orders = new Map<string, OrderRecord>();
       const attempts = new Map<string, AttemptRecord>();
       for (const row of opened[1]!) {
-        if (!orders.has(row.o.id)) orders.set(row.o.id, orderFromRow(row.o));
-        if (row.a.id !== null) attempts.set(row.a.id, attemptFromRow(row.a));
+        if (!orders.has(row.o.id)) orders.set(row.o.id, recordFrom(ORDERS, row.o));
+        if (row.a.id !== null) attempts.set(row.a.id, recordFrom(ATTEMPTS, row.a));
       }
       const byReference = new Map([...orders.values()].map((o) => [o.reference, o.id]));
       const now = this.#now();
@@ -574,10 +614,8 @@ export class OrderStore {
       .length;
   }
 
-  async #lock(orderId: string, tx: Transaction) {
-    const order = await this.models.Order.findByPk(orderId, { transaction: tx, lock: tx.LOCK.UPDATE });
-    if (!order) throw new OrderNotFound(`order ${orderId} does not exist`);
-    return order;
+  #lock(orderId: string, tx: Transaction): Promise<OrderRecord> {
+    return lockOrder(this.sequelize, orderId, tx);
   }
 
   #now(): Date {

@@ -1,71 +1,17 @@
 import type { OperatorRole } from '../operators/roles.js';
 import type { DisputeOutcome } from '../orders/disputes.js';
-import type { OrderStatus } from '../orders/status.js';
+import type { ATTEMPTS, INBOX, ORDERS, RecordOf } from './tables.js';
 
 /**
  * What the store hands out: plain records, one per row, with the columns' names. No ORM type passes
  * this folder, so the rest of the kit can neither save a record by mistake nor depend on Sequelize.
+ *
+ * The hot tables' records (an order, a payment attempt, an inbox event) are derived from the tables'
+ * one description (tables.ts), which carries their fields' notes.
  */
-export interface OrderRecord {
-  id: string;
-  reference: string;
-  amount_minor: number;
-  currency: string;
-  description: string | null;
-  customer: Record<string, unknown> | null;
-  status: OrderStatus;
-  captured_minor: number | null;
-  refunded_minor: number;
-  /** What a chargeback took back, while the current attempt's payment is disputed; 0 otherwise. */
-  disputed_minor: number;
-  failure_code: string | null;
-  needs_review: boolean;
-  review_reason: string | null;
-  /** The review reasons a person resolved (`; `-joined): the same finding again does not flag anew. */
-  resolved_reasons: string | null;
-  current_attempt_id: string | null;
-  version: number;
-  /** When the poller next asks the gateway about it; null: nothing to ask (final, or nothing at the gateway). */
-  next_poll_at: Date | null;
-  created_at: Date;
-  /** The order's last change: what the polling schedule counts its age from. */
-  updated_at: Date;
-}
-
-/** A payment attempt. Its 3DS hold (ciphertext) is never part of the record: only the hold store reads it. */
-export interface AttemptRecord {
-  id: string;
-  order_id: string;
-  kind: 'card' | 'redirect';
-  mode: 'sale' | 'auth' | null;
-  payment_method: string | null;
-  gateway_transaction_id: string | null;
-  payment_session_id: string | null;
-  verification_id: string | null;
-  status: OrderStatus;
-  captured_minor: number | null;
-  refunded_minor: number;
-  /** decide's PaymentState.disputedMinor: what a chargeback took, while disputed. */
-  disputed_minor: number;
-  capture_id: string | null;
-  failure_code: string | null;
-  /** A payment session's `expires_at`: the poller asks right after it. */
-  session_expires_at: Date | null;
-  /** An auth's deadline to be captured or voided, as its gateway record says (sandbox.md section 11). */
-  capture_before: Date | null;
-  /** The gateway's time of the latest record seen once money moved (decide's PaymentState.moneyAt). */
-  money_at: Date | null;
-  /** What the gateway last said of the attempt's transaction (the reconciliation report's right side). */
-  gateway_status: string | null;
-  gateway_amount_minor: number | null;
-  gateway_currency: string | null;
-  gateway_captured_minor: number | null;
-  gateway_refunded_minor: number | null;
-  observed_at: Date | null;
-  observed_source: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export interface OrderRecord extends RecordOf<typeof ORDERS> {}
+export interface AttemptRecord extends RecordOf<typeof ATTEMPTS> {}
+export interface InboxRecord extends RecordOf<typeof INBOX> {}
 
 export type OperationKind = 'capture' | 'refund' | 'void';
 export type OperationStatus = 'pending' | 'succeeded' | 'failed';
@@ -100,25 +46,6 @@ export interface HistoryRecord {
   outcome: string;
   detail: string | null;
   created_at: Date;
-}
-
-export interface InboxRecord {
-  event_id: string;
-  event_type: string;
-  transaction_id: string | null;
-  source: string;
-  /** The event's bytes as the gateway signed them. */
-  payload: string;
-  received_at: Date;
-  queued_at: Date | null;
-  processed_at: Date | null;
-  outcome: string | null;
-  attempts: number;
-  last_error: string | null;
-  /** The receiver's batch that stored it (null: stored one by one, by recovery). */
-  receipt: string | null;
-  /** Deliveries of the event after the first. */
-  repeats: number;
 }
 
 /** A named position a background job resumes from (recovery's checkpoint). */

@@ -9,8 +9,9 @@ import type { AuditStore } from './audit.js';
 import type { HistoryStore } from './history.js';
 import { attemptRecord, type Models, plain } from './models.js';
 import { orderEventRows } from './order-event-rows.js';
-import { OrderNotFound } from './orders.js';
+import { lockOrder, updateOrder } from './orders.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
+import { ATTEMPTS } from './tables.js';
 
 /** The operators' list of orders: the review queue is `needsReview: true`. */
 export interface OrderListQuery {
@@ -93,9 +94,9 @@ export class ReviewStore {
         ? []
         : await this.models.Attempt.findAll({
             where: { id: { [Op.in]: attemptIds } },
-            attributes: { exclude: ['hold_sealed', 'hold_expires_at'] },
+            attributes: { exclude: [...ATTEMPTS.hiddenColumns] },
           });
-    const byId = new Map(attempts.map((a) => [a.id, plain(a) as AttemptRecord]));
+    const byId = new Map(attempts.map((a) => [a.id, attemptRecord(a)]));
     const last = page.at(-1);
     return {
       orders: page.map((order) => ({
@@ -115,25 +116,24 @@ export class ReviewStore {
    */
   async resolve(orderId: string, r: Resolution): Promise<ResolveOutcome> {
     return this.sequelize.transaction(async (tx) => {
-      const order = await this.models.Order.findByPk(orderId, { transaction: tx, lock: tx.LOCK.UPDATE });
-      if (!order) throw new OrderNotFound(`order ${orderId} does not exist`);
-      if (!order.needs_review) return { kind: 'not_flagged', order: plain(order) } as const;
+      const order = await lockOrder(this.sequelize, orderId, tx);
+      if (!order.needs_review) return { kind: 'not_flagged', order } as const;
       const cleared = order.review_reason ?? '';
       const now = new Date(this.clock.now());
-      const before = plain(order);
-      await order.update(
+      const before = order;
+      const after = await updateOrder(
+        this.models,
+        order,
         {
           needs_review: false,
           review_reason: null,
           resolved_reasons: withResolved(order.resolved_reasons, cleared),
-          version: order.version + 1,
-          updated_at: now,
         },
-        { transaction: tx },
+        now,
+        tx,
       );
       // Every change of an order asks the outbox's rule what the shop is told (none, today, for a
       // review cleared), in the change's own transaction.
-      const after = plain(order);
       if (orderEventsOf(before, after).length > 0) {
         const attempt = after.current_attempt_id
           ? await this.models.Attempt.findByPk(after.current_attempt_id, { transaction: tx })

@@ -11,6 +11,8 @@ import {
 } from '../../../src/infra/database.js';
 import { createStore, type Store } from '../../../src/merchant/store/index.js';
 import { attemptRecord, defineModels, plain } from '../../../src/merchant/store/models.js';
+import { lockOrder } from '../../../src/merchant/store/orders.js';
+import { ATTEMPTS, INBOX, ORDERS, type Table } from '../../../src/merchant/store/tables.js';
 import { ManualClock } from '../../../src/shared/clock.js';
 import { seededRandom } from '../../../src/shared/ids.js';
 import { SecretBox } from '../../../src/shared/secret-box.js';
@@ -56,6 +58,121 @@ describe('merchant: the store', () => {
         expect(nullable, `${table}.${name} nullable`).to.equal(column.allowNull);
       }
     }
+  });
+
+  it('the hot tables are described once, column for column as migrated (store/tables.ts)', async () => {
+    const q = sequelize.getQueryInterface();
+    for (const t of [ORDERS, ATTEMPTS, INBOX] as Table[]) {
+      const columns = await q.describeTable(t.name);
+      expect(Object.keys(t.columns).sort(), t.name).to.deep.equal(Object.keys(columns).sort());
+      for (const [name, column] of Object.entries(columns)) {
+        const described = t.columns[name]!;
+        expect(described.primaryKey || described.allowNull, `${t.name}.${name} nullable`).to.equal(
+          described.primaryKey ? column.primaryKey : column.allowNull,
+        );
+      }
+      expect(
+        [...t.recordColumns, ...t.hiddenColumns].sort(),
+        `${t.name}: every column in the record or hidden`,
+      ).to.deep.equal(Object.keys(columns).sort());
+    }
+  });
+
+  it("the hot path's reads carry exactly the description's record columns", async () => {
+    const exactly = (record: object | null | undefined, t: Table, what: string) =>
+      expect(Object.keys(record ?? { missing: true }).sort(), what).to.deep.equal(
+        [...t.recordColumns].sort(),
+      );
+    const order = await store.orders.create({
+      amountMinor: 900,
+      currency: 'EUR',
+      reference: 'described-1',
+      customer: { email: 'd@example.com' },
+    });
+    exactly(order, ORDERS, 'create');
+    const started = await store.orders.startAttempt(order.id, { kind: 'card', mode: 'auth' });
+    exactly(started.order, ORDERS, 'startAttempt: order');
+    exactly(started.attempt, ATTEMPTS, 'startAttempt: attempt');
+    await store.inbox.store({
+      id: 'ev_hot_described',
+      type: 'transaction.authorized',
+      transactionId: '100900',
+      source: 'webhook',
+      payload: '{}',
+      now: new Date(clock.now()),
+    });
+    const [done] = await store.orders.transitionMany([
+      {
+        target: { orderId: order.id, attemptId: started.attempt.id },
+        plan: (o, a) => {
+          exactly(o, ORDERS, 'transitionMany: locked order');
+          exactly(a, ATTEMPTS, 'transitionMany: locked attempt');
+          return {
+            change: {
+              attempt: { gateway_transaction_id: '100900', status: 'authorized' },
+              order: { status: 'authorized' },
+              history: { source: 'webhook', sourceId: 'ev_hot_described', outcome: 'applied', detail: null },
+              processed: { eventId: 'ev_hot_described', outcome: 'applied' },
+            },
+            result: null,
+          };
+        },
+      },
+    ]);
+    if (!done || done instanceof Error) throw new Error(`transition failed: ${done}`);
+    exactly(done.order, ORDERS, 'transitionMany: order after');
+    exactly(done.attempt, ATTEMPTS, 'transitionMany: attempt after');
+    const [holders] = await store.attempts.holdingMany([{ transactionIds: ['100900'], reference: null }]);
+    expect(holders).to.have.length(1);
+    exactly(holders![0], ATTEMPTS, 'attempts.holdingMany');
+    exactly(await store.inbox.get('ev_hot_described'), INBOX, 'inbox.get');
+    exactly(
+      (await store.inbox.getMany(['ev_hot_described'])).get('ev_hot_described'),
+      INBOX,
+      'inbox.getMany',
+    );
+    exactly(await store.attempts.get(started.attempt.id), ATTEMPTS, 'attempts.get');
+    // And value for value what the models read.
+    const models = defineModels(sequelize);
+    expect(done.order).to.deep.equal(plain((await models.Order.findByPk(order.id))!));
+    expect(holders![0]).to.deep.equal(attemptRecord((await models.Attempt.findByPk(started.attempt.id))!));
+    expect(await store.inbox.get('ev_hot_described')).to.deep.equal(
+      plain((await models.Inbox.findByPk('ev_hot_described'))!),
+    );
+  });
+
+  it('an order is locked one way: under a Sequelize transaction too, the raw locking read gives the record', async () => {
+    const order = await store.orders.create({
+      amountMinor: 950,
+      currency: 'EUR',
+      customer: { email: 'l@example.com' },
+    });
+    const models = defineModels(sequelize);
+    const locked = await sequelize.transaction((tx) => lockOrder(sequelize, order.id, tx));
+    expect(locked).to.deep.equal(plain((await models.Order.findByPk(order.id))!));
+    expect(locked.customer).to.deep.equal({ email: 'l@example.com' });
+    const missing = await sequelize
+      .transaction((tx) => lockOrder(sequelize, 'ord_nobody', tx))
+      .catch((e: Error) => e);
+    expect(missing).to.be.instanceOf(Error).with.property('name', 'OrderNotFound');
+    // The changes made under it hand back the order as stored after them.
+    const flagged = await store.orders.flagWithoutAttempt(order.id, {
+      reason: 'money with its reference',
+      source: 'poll',
+      sourceId: 'poll:described',
+    });
+    expect(flagged!.outcome).to.equal('flagged');
+    expect(flagged!.order).to.deep.equal(await store.orders.find(order.id));
+    expect(flagged!.order).to.include({ needs_review: true, version: order.version + 1 });
+    const started = await store.orders.startAttempt(order.id, { kind: 'redirect' });
+    expect(started.order).to.deep.equal(await store.orders.find(order.id));
+    await store.orders.withdrawAttempt(order.id, started.attempt.id, started.previous);
+    expect(await store.orders.find(order.id)).to.deep.include({
+      ...started.previous,
+      version: order.version + 3,
+    });
+    const absent = await store.orders.startAttempt('ord_nobody', { kind: 'card' }).catch((e: Error) => e);
+    expect(absent).to.be.instanceOf(Error).with.property('name', 'OrderNotFound');
   });
 
   it('hands out plain records: an order, its attempt (without the sealed hold), its history', async () => {
