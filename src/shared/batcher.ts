@@ -1,8 +1,9 @@
 /**
  * Group commit: one call per item, one `flush` per batch. Calls made while `maxInFlight` flushes run
  * wait, and go together in the next (at most `maxBatch` each); a flush starts once the calls already
- * arrived in this turn of the event loop have joined it. Under light load an item goes alone, at
- * once; under heavy load one round trip carries many, which is what makes it fast.
+ * arrived in this turn of the event loop have joined it. A call that finds no flush running and none
+ * waiting goes alone, at once: under light load nothing waits for the end of the turn; under heavy
+ * load one round trip carries many, which is what makes it fast.
  *
  * `flush` answers each item in order: its result, or an Error for that item alone. Should `flush`
  * itself throw, every item of its batch gets that error.
@@ -47,6 +48,10 @@ export function batched<T, R>(
   };
   return (item) =>
     new Promise<R>((resolve, reject) => {
+      if (inFlight === 0 && !deferred && options.maxInFlight > 0) {
+        void send([{ item, resolve, reject }]);
+        return;
+      }
       waiting.push({ item, resolve, reject });
       if (deferred) return;
       deferred = true;

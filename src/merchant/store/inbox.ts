@@ -70,7 +70,7 @@ export class InboxStore {
     ]);
     let affected: number;
     try {
-      const [result] = await this.pool.query<ResultSetHeader>(
+      const result = await this.#query<ResultSetHeader>(
         'INSERT INTO webhook_inbox (event_id, event_type, transaction_id, source, payload, received_at, attempts, receipt) VALUES ? ON DUPLICATE KEY UPDATE repeats = repeats + 1',
         [rows],
       );
@@ -85,12 +85,22 @@ export class InboxStore {
     }
     // Each new row counts 1, each repeat 2 (an update): with no repeat, every row is new.
     if (affected === events.length) return events.map(() => 'stored');
-    const [mine] = await this.pool.query<RowDataPacket[]>(
+    const mine = await this.#query<RowDataPacket[]>(
       'SELECT event_id FROM webhook_inbox WHERE event_id IN (?) AND receipt = ?',
       [events.map((e) => e.id), receipt],
     );
     const stored = new Set(mine.map((r) => r.event_id as string));
     return events.map((e) => (stored.delete(e.id) ? 'stored' : 'duplicate'));
+  }
+
+  /**
+   * One query of the receiver's path, on mysql2's own pool under its promise wrapper: the wrapper
+   * captures a stack trace for every call, 10 µs of a delivery (a profile at 4 connections).
+   */
+  #query<T extends ResultSetHeader | RowDataPacket[]>(sql: string, values: unknown[]): Promise<T> {
+    return new Promise<T>((resolve, reject) =>
+      this.pool.pool.query<T>(sql, values, (error, result) => (error ? reject(error) : resolve(result))),
+    );
   }
 
   /** Which of these event ids the inbox holds. */
