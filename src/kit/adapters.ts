@@ -151,8 +151,8 @@ function counted(apply: Apply, metrics: KitMetrics): Apply {
 }
 
 function countedMany(applyMany: ApplyMany, metrics: KitMetrics): ApplyMany {
-  return async (items) => {
-    const results = await applyMany(items);
+  return async (items, turn) => {
+    const results = await applyMany(items, turn);
     results.forEach((result, i) => {
       if (!(result instanceof Error))
         metrics.observed(items[i]!.obs.source, result.decision?.outcome ?? 'unmatched');

@@ -12,7 +12,7 @@ import { nextPollAt, pollable } from '../orders/poll-schedule.js';
 import { withReason } from '../orders/review.js';
 import type { AttemptStore } from '../store/attempts.js';
 import type { Change, Store, TransitionTarget } from '../store/index.js';
-import type { OrderStore, Plan } from '../store/orders.js';
+import type { LockTurn, OrderStore, Plan } from '../store/orders.js';
 import type { AttemptRecord, OrderRecord } from '../store/records.js';
 
 export interface ApplyResult {
@@ -49,7 +49,7 @@ export interface ApplyItem {
  * The same path for many observations at once (the worker's batches): one read to find who holds
  * them, one transaction to apply them all, in their order. Answers each: its result, or its own Error.
  */
-export type ApplyMany = (items: readonly ApplyItem[]) => Promise<(ApplyResult | Error)[]>;
+export type ApplyMany = (items: readonly ApplyItem[], turn?: LockTurn) => Promise<(ApplyResult | Error)[]>;
 
 /** What applying needs of the store: the one transition, and finding who holds a transaction. */
 export interface ApplyStore {
@@ -62,7 +62,7 @@ export function applier(store: ApplyStore | Pick<Store, 'orders' | 'attempts'>):
 }
 
 export function batchApplier(store: ApplyStore | Pick<Store, 'orders' | 'attempts'>): ApplyMany {
-  return (items) => applyObservations(store, items);
+  return (items, turn) => applyObservations(store, items, turn);
 }
 
 /** One observation: a batch of one. */
@@ -85,13 +85,21 @@ export async function applyObservation(
 export async function applyObservations(
   store: ApplyStore,
   items: readonly ApplyItem[],
+  turn?: LockTurn,
 ): Promise<(ApplyResult | Error)[]> {
-  const targets = await findTargets(store, items);
+  let targets: (TransitionTarget | null)[];
+  try {
+    targets = await findTargets(store, items);
+  } catch (error) {
+    turn?.locked(); // nothing to lock: the batches after it go on
+    throw error;
+  }
   const steps = items.flatMap(({ obs, options }, i) => {
     const target = targets[i];
     return target ? [{ target, plan: planOf(obs, target, options ?? {}) }] : [];
   });
-  const done = steps.length > 0 ? await store.orders.transitionMany(steps) : [];
+  if (steps.length === 0) turn?.locked();
+  const done = steps.length > 0 ? await store.orders.transitionMany(steps, turn) : [];
   let step = 0;
   return items.map((_, i): ApplyResult | Error => {
     if (!targets[i]) return { matched: false };

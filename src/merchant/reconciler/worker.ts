@@ -5,6 +5,8 @@ import type { Clock } from '../../shared/clock.js';
 import { parseEvent } from '../orders/from-gateway.js';
 import type { ObservationSource, TransactionObservation } from '../orders/observation.js';
 import type { InboxStore } from '../store/inbox.js';
+import type { LockTurn } from '../store/orders.js';
+import type { InboxRecord } from '../store/records.js';
 import type { Kept } from '../store/unmatched.js';
 import type { ApplyMany, ApplyResult } from './apply.js';
 import type { ObservationJob } from './queue.js';
@@ -51,6 +53,24 @@ type EventVerdict =
   | { kind: 'unreadable'; problem: string }
   | { kind: 'applied'; observation: TransactionObservation; result: ApplyResult };
 
+/**
+ * Batches lock their orders in the order they started (orders.ts LockTurn): a batch reads and plans
+ * while the one before it writes, but takes its row locks only after that one holds its own, so an
+ * order's events apply in the order their jobs came (a chargeback before its reversal), not in the
+ * order two reads happened to end.
+ */
+function lockTurns(): () => LockTurn {
+  let last: Promise<unknown> = Promise.resolve();
+  return () => {
+    const after = last;
+    let locked!: () => void;
+    last = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    return { after, locked };
+  };
+}
+
 /** Whether this run of the job is its last: bull counts the attempts made before this one. */
 const lastAttempt = (job: Job) => job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
 
@@ -61,7 +81,8 @@ const lastAttempt = (job: Job) => job.attemptsMade + 1 >= (job.opts.attempts ?? 
  * event: retried when no attempt holds it yet, kept as money with no order at its last attempt.
  */
 export function eventProcessor(deps: WorkerDeps) {
-  const apply = batched((ids: readonly string[]) => applyEvents(deps, ids), deps.batch ?? BATCH);
+  const nextTurn = lockTurns();
+  const apply = batched((ids: readonly string[]) => applyEvents(deps, ids, nextTurn()), deps.batch ?? BATCH);
   return async (job: Job<ObservationJob>): Promise<string> => {
     const { eventId } = job.data;
     const verdict = await apply(eventId);
@@ -101,8 +122,18 @@ export function eventProcessor(deps: WorkerDeps) {
  * order their jobs came (an order's events in their order). An id twice in one batch (a job queued
  * again by the sweeper) is applied once and answered the same twice.
  */
-async function applyEvents(deps: WorkerDeps, ids: readonly string[]): Promise<(EventVerdict | Error)[]> {
-  const rows = await deps.inbox.getMany(ids);
+async function applyEvents(
+  deps: WorkerDeps,
+  ids: readonly string[],
+  turn: LockTurn,
+): Promise<(EventVerdict | Error)[]> {
+  let rows: Map<string, InboxRecord>;
+  try {
+    rows = await deps.inbox.getMany(ids);
+  } catch (error) {
+    turn.locked(); // its turn given up: the batches after it go on
+    throw error;
+  }
   const now = deps.clock.now();
   const verdicts = new Map<string, EventVerdict | Error>();
   const toApply: { eventId: string; observation: TransactionObservation }[] = [];
@@ -122,6 +153,7 @@ async function applyEvents(deps: WorkerDeps, ids: readonly string[]): Promise<(E
   }
   const results = await deps.applyMany(
     toApply.map((e) => ({ obs: e.observation, options: { inboxEventId: e.eventId } })),
+    turn,
   );
   toApply.forEach((e, i) => {
     const result = results[i]!;

@@ -162,6 +162,16 @@ export async function updateOrder(
   return { ...order, ...values };
 }
 
+/**
+ * Where a batch's locking read stands among others (the worker's batches): it waits for `after` (the
+ * batch before it holds its locks) and says `locked` once it holds its own. An order's rows are then
+ * locked, so changed, by the batches in their order, while their other work overlaps.
+ */
+export interface LockTurn {
+  after: Promise<unknown>;
+  locked: () => void;
+}
+
 /** MariaDB's deadlock and lock wait timeout: the batch is run again. */
 const DEADLOCK = new Set([1213, 1205]);
 
@@ -401,10 +411,24 @@ export class OrderStore {
    * its own Error (an order that does not exist, a plan that threw). A deadlock with another batch
    * runs the whole batch again; a write that fails runs each step alone, so only its own step fails.
    */
-  async transitionMany<T>(steps: readonly TransitionStep<T>[]): Promise<(Transitioned<T> | null | Error)[]> {
+  async transitionMany<T>(
+    steps: readonly TransitionStep<T>[],
+    turn?: LockTurn,
+  ): Promise<(Transitioned<T> | null | Error)[]> {
+    try {
+      return await this.#transitionWithRetries(steps, turn);
+    } finally {
+      turn?.locked(); // whatever happened, the batches after it may lock
+    }
+  }
+
+  async #transitionWithRetries<T>(
+    steps: readonly TransitionStep<T>[],
+    turn: LockTurn | undefined,
+  ): Promise<(Transitioned<T> | null | Error)[]> {
     for (let tries = 1; ; tries++) {
       try {
-        return await this.#transitionBatch(steps);
+        return await this.#transitionBatch(steps, turn);
       } catch (error) {
         if (DEADLOCK.has((error as { errno?: number }).errno ?? 0) && tries < 3) continue;
         if (steps.length === 1) throw error;
@@ -423,6 +447,7 @@ export class OrderStore {
 
   async #transitionBatch<T>(
     steps: readonly TransitionStep<T>[],
+    turn: LockTurn | undefined,
   ): Promise<(Transitioned<T> | null | Error)[]> {
     // mysql2 directly: every observation of every source comes through here (the worker's hot path).
     // Two round trips: the transaction's start with the lock, then every write with the COMMIT. On
@@ -432,6 +457,7 @@ export class OrderStore {
       const ids = steps.flatMap((s) => ('orderId' in s.target ? [s.target.orderId] : []));
       const references = steps.flatMap((s) => ('reference' in s.target ? [s.target.reference] : []));
       // One statement locks them all, each order before its attempts (the same order of locks everywhere).
+      await turn?.after;
       const [opened] = await db.query<RowDataPacket[][]>(
         {
           sql: `START TRANSACTION; ${lockingRead(
@@ -444,6 +470,7 @@ export class OrderStore {
         },
         [...(ids.length > 0 ? [ids] : []), ...(references.length > 0 ? [references] : [])],
       );
+      turn?.locked();
       const orders = new Map<string, OrderRecord>();
       const attempts = new Map<string, AttemptRecord>();
       for (const row of opened[1]!) {
