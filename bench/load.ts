@@ -36,7 +36,8 @@ interface LoadArgs {
   tag: string;
 }
 
-interface Result {
+/** What a run answers, on its last line of stdout (bench/run.ts reads it). */
+export interface LoadResult {
   requests: number;
   /** Over the run's wall time. */
   rps: number;
@@ -67,7 +68,7 @@ const nth = (n: number) => {
 };
 
 /** The closed loop: autocannon, as many requests in flight as connections. */
-async function closedLoop(): Promise<Result> {
+async function closedLoop(): Promise<LoadResult> {
   let sent = 0;
   const started = performance.now();
   const result = await autocannon({
@@ -92,7 +93,7 @@ async function closedLoop(): Promise<Result> {
 const TIMEOUT_MS = 10_000;
 
 /** The open loop: one request every 1000/rate ms, each timed from its send to its answer's end. */
-async function paced(rate: number): Promise<Result> {
+async function paced(rate: number): Promise<LoadResult> {
   const count = targets ? targets.length : Math.round(rate * (args.seconds ?? 10));
   const agent = new Agent({ keepAlive: true, maxSockets: args.connections });
   const url = new URL('/webhooks/gateway', args.url);

@@ -30,6 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
+import type { LoadResult } from './load.js';
 import { seedOrders } from './orders.js';
 import { type Child, freePort, runToEnd, spawnChild, waitUntil } from './processes.js';
 
@@ -71,14 +72,7 @@ const kitEnv = (roles: string, extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-interface Load {
-  requests: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  errors: number;
-}
+type Load = LoadResult;
 
 let tags = 0;
 /** One run of the load generator, in its own process. */
