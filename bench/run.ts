@@ -13,7 +13,8 @@
  * 2. Event-to-order latency: signed POST to the order row changed, at each of BENCH_RATES (1000,250)
  *    events a second for BENCH_LATENCY_SECONDS (10), one API and BENCH_LATENCY_WORKERS (1) worker
  *    process (one applies thousands a second; a second only shares the two cores).
- *    The events are paced evenly, one every 1000/rate ms, as a gateway sends them (bench/load.ts).
+ *    The events are paced evenly, one every 1000/rate ms, as a gateway sends them (bench/load.ts),
+ *    after BENCH_WARM_UP_SECONDS (5) of the same pace on orders of their own, not counted.
  * 3. Reconciler throughput: a backlog of BENCH_BACKLOG (3000) stored events drained, BENCH_DRAIN_ROUNDS
  *    (2) alternating rounds of three sides: the reconciler a merchant writes by hand (one process,
  *    bull with 8 jobs at once, one transaction an event: bench/handwritten-reconciler.mjs, its events
@@ -41,6 +42,7 @@ const CONNECTIONS = (env.BENCH_CONNECTIONS ?? '4,32,128').split(',').map(Number)
 const RATES = (env.BENCH_RATES ?? '1000,250').split(',').map(Number);
 const LATENCY_SECONDS = Number(env.BENCH_LATENCY_SECONDS ?? 10);
 const LATENCY_WORKERS = Number(env.BENCH_LATENCY_WORKERS ?? 1);
+const WARM_UP_SECONDS = Number(env.BENCH_WARM_UP_SECONDS ?? 5);
 const BACKLOG = Number(env.BENCH_BACKLOG ?? 3000);
 const DRAIN_ROUNDS = Number(env.BENCH_DRAIN_ROUNDS ?? 2);
 // The compiled build, as production runs it; BENCH_KIT=tsx measures the TypeScript loader instead.
@@ -203,17 +205,25 @@ async function latencyAt(db: mysql.Connection, apiUrl: string, rate: number): Pr
   const count = rate * LATENCY_SECONDS;
   const name = `lat${rate}`;
   const file = await targetsFile(db, name, count);
+  const warmUp = { name: `warm${rate}`, count: rate * WARM_UP_SECONDS };
+  const warmUpFile = await targetsFile(db, warmUp.name, warmUp.count);
   const workers = await Promise.all(Array.from({ length: LATENCY_WORKERS }, startWorker));
-  try {
-    const tag = `${PREFIX}${name}`;
-    const sent = await load(apiUrl, { connections: 32, rate, targets: file, tag });
-    // A rate the workers cannot keep up with leaves a backlog: allow for draining it at 100/s.
-    await waitUntil(
+  // A rate the workers cannot keep up with leaves a backlog: allow for draining it at 100/s.
+  const allPaid = (what: { name: string; count: number }) =>
+    waitUntil(
       `every order paid at ${rate}/s`,
-      async () => (await paidCount(db, `${PREFIX}${name}`)) === count,
-      60_000 + count * 10,
+      async () => (await paidCount(db, `${PREFIX}${what.name}`)) === what.count,
+      60_000 + what.count * 10,
       workers[0],
     );
+  try {
+    // Not counted: the same pace first, on orders of their own, until the processes' code is
+    // compiled (V8 optimises what runs hot); a fresh process is slower for its first seconds.
+    await load(apiUrl, { connections: 32, rate, targets: warmUpFile });
+    await allPaid(warmUp);
+    const tag = `${PREFIX}${name}`;
+    const sent = await load(apiUrl, { connections: 32, rate, targets: file, tag });
+    await allPaid({ name, count });
     // The event's created_at is its send time (bench/events.ts); the history line is the order's change.
     const [rows] = await db.query<mysql.RowDataPacket[]>(
       `SELECT TIMESTAMPDIFF(MICROSECOND, STR_TO_DATE(JSON_VALUE(i.payload, '$.created_at'), '%Y-%m-%dT%H:%i:%s.%fZ'), h.created_at) AS us
