@@ -3,6 +3,7 @@ import { type CurrencyCode, toMajorNumber } from '../shared/money.js';
 import type { Caller } from './budget.js';
 import { type Answer, Requester, type RequesterOptions } from './request.js';
 import {
+  apiKeyInfoSchema,
   endpointSchema,
   endpointWithSecret,
   eventDetailSchema,
@@ -264,6 +265,11 @@ export class GatewayClient {
       schema: paymentInstrumentData,
       caller,
     });
+  }
+
+  /** What the key is and may do (sandbox.md section 11); a gateway without the operation answers 404. */
+  async apiKeyInfo(caller: Caller = 'operator') {
+    return this.requester.send({ method: 'GET', path: '/api/v1/api-key', schema: apiKeyInfoSchema, caller });
   }
 
   async getWebhook(caller: Caller = 'operator') {

@@ -192,3 +192,16 @@ export const eventDetailSchema = eventRowSchema.extend({
 });
 
 export const replaySchema = z.object({ event: eventRowSchema });
+
+/**
+ * sandbox.md section 11, Key information: what the calling key is and may do. Fields beyond
+ * `key_type` may be absent on another gateway (gateway-api.md, Versioning rule 2).
+ */
+export const apiKeyInfoSchema = z.object({
+  key_type: z.enum(['merchant', 'partner']),
+  merchant_id: z.number().int().optional(),
+  linked_merchant_ids: z.array(z.number().int()).optional(),
+  scopes: z.array(z.string()).optional(),
+  rate_limit: z.object({ limit: z.number(), window_s: z.number() }).optional(),
+});
+export type GatewayKeyInfo = z.infer<typeof apiKeyInfoSchema>;

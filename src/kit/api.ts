@@ -51,6 +51,7 @@ export function startApi(a: Adapters, server: HttpServer): Koa {
     }),
     metrics: metricsEndpoint(a),
     queues: [a.queue],
+    readinessFacts: { gateway_key: a.gateway.key },
     readiness: [
       { name: 'database', check: async () => void (await sequelize.query('SELECT 1')) },
       { name: 'redis', check: async () => void (await redis.ping()) },

@@ -7,6 +7,7 @@ import { createGateway, type Gateway } from '../gateway/app.js';
 import { loadSeedFile, type Seed } from '../gateway/state/seed.js';
 import type { SecretStore } from '../merchant/store/secrets.js';
 import type { AdvanceableClock } from '../shared/clock.js';
+import { canManageWebhooks, checkGatewayKey, type KeyReport } from './gateway-key.js';
 import type { Shutdown } from './shutdown.js';
 
 /** The label of the embedded sandbox's signing secret in webhook_secrets. */
@@ -23,6 +24,8 @@ export interface GatewayConnection {
   client: GatewayClient;
   /** The embedded sandbox, when the kit runs one. */
   sandbox: Gateway | null;
+  /** What start-up learnt of the API key (readyz shows it). */
+  key: KeyReport;
 }
 
 export interface ConnectOptions {
@@ -56,8 +59,11 @@ export async function connectGateway(o: ConnectOptions): Promise<GatewayConnecti
     deps: o.clientDeps,
     budget: o.budget,
   });
-  if (embedded) await registerWithSandbox(client, o.secrets, o.publicBaseUrl);
-  return { url, client, sandbox: embedded?.sandbox ?? null };
+  // Before anything else asks the gateway: a key that cannot work stops start-up with one line.
+  const key = await checkGatewayKey(client, config.gateway.merchantId, o.logger);
+  // Without the scope the registration is refused (start-up warned why): the poller keeps orders true.
+  if (embedded && canManageWebhooks(key)) await registerWithSandbox(client, o.secrets, o.publicBaseUrl);
+  return { url, client, sandbox: embedded?.sandbox ?? null, key };
 }
 
 /** The sandbox in this process, on GATEWAY_PORT, ticked by real time and stopped with the kit. */

@@ -348,9 +348,24 @@ function sessionLanding(name: 'return' | 'cancel', summary: string): ApiRoute {
   };
 }
 
-const readiness = z.record(z.string(), z.string()).meta({
-  description: 'Each dependency (`database`, `redis`, `gateway`): `ok`, or `unavailable: <why>`.',
-});
+const dependency = z.string().meta({ description: '`ok`, or `unavailable: <why>`.' });
+const readiness = z
+  .object({
+    database: dependency,
+    redis: dependency,
+    gateway: dependency,
+    gateway_key: z
+      .object({
+        key_type: z.enum(['merchant', 'partner']).nullable(),
+        merchant_id: z.number().int().nullable(),
+        scopes: z.array(z.string()).nullable(),
+      })
+      .meta({
+        description:
+          'The gateway API key as start-up read it (`GET /api/v1/api-key`): its type, the merchant the kit acts for and its scopes; null where the gateway did not describe it.',
+      }),
+  })
+  .meta({ description: 'Each dependency, and what start-up learnt of the gateway key.' });
 
 export const merchantApi: ApiRegistry = {
   info: {

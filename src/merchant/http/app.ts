@@ -32,6 +32,8 @@ export function createMerchantApp(
   deps: RouteDeps & {
     logger: Logger;
     readiness: ReadinessCheck[];
+    /** Facts readyz shows beside the checks: what start-up learnt of the gateway key. */
+    readinessFacts?: Record<string, unknown>;
     receiver: (ctx: Context) => Promise<void>;
     metrics: MetricsEndpoint;
     /** The queues the operator's board shows (bull-board at /ops/queues). */
@@ -79,7 +81,7 @@ export function createMerchantApp(
       success: ready,
       message: ready ? 'ready' : 'not ready',
       code: ready ? '' : 'NOT_READY',
-      data: Object.fromEntries(results),
+      data: { ...Object.fromEntries(results), ...deps.readinessFacts },
     };
   });
   router.post(WEBHOOK_PATH, deps.receiver);

@@ -98,6 +98,15 @@ describe('merchant: the real entry points as processes', function () {
       expect(body.data.gateway).to.equal('ok');
     });
 
+    it("/readyz reports the gateway key start-up read: the sandbox's merchant key and its scopes", async () => {
+      const body = (await (await fetch(`${url}/readyz`)).json()) as { data: Record<string, unknown> };
+      expect(body.data.gateway_key).to.deep.equal({
+        key_type: 'merchant',
+        merchant_id: 1001,
+        scopes: ['webhooks:manage'],
+      });
+    });
+
     it('/readyz checks Redis too (merchant.md: "readiness (database, Redis, gateway)")', async () => {
       const res = await fetch(`${url}/readyz`);
       const body = (await res.json()) as { data: Record<string, string> };
