@@ -178,6 +178,7 @@ export const envSchema = z.object({
     })
     .default({}),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   SHOP_URL: url(['http:', 'https:'], 'http(s)').optional(),
   SHOP_WEBHOOK_URLS: commaList
     .refine(
@@ -330,6 +331,8 @@ export interface Config {
   /** Schedules that replace the defaults of src/kit/jobs.ts, job by job (JOB_SCHEDULES). */
   jobSchedules: JobSchedules;
   logLevel: string;
+  /** auto: readable lines on a terminal in development, JSON lines otherwise (infra/logger.ts). */
+  logFormat: 'auto' | 'json' | 'pretty';
 }
 
 /** The public routes' limits (README, Limits): per client address, per order. Null: that limit is off. */
@@ -446,6 +449,7 @@ export function loadConfig(
     roles: [...new Set(e.ROLES)] as Role[],
     jobSchedules: e.JOB_SCHEDULES,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
   };
 }
 

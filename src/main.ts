@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import { createLogger } from './infra/logger.js';
+import { createLogger, prettyDestination, wantsPrettyLogs } from './infra/logger.js';
 import { type Kit, startKit } from './kit.js';
 import { configOrExit, exitOnSettingProblem } from './startup.js';
 
@@ -13,7 +13,11 @@ const OVERRUN_MS = 5000;
 
 /** `npm start`: the composition root. Configuration errors stop it with one line naming the variable. */
 const config = configOrExit();
-const logger = createLogger(config.logLevel);
+const pretty = wantsPrettyLogs(config.logFormat, { env: config.env, isTTY: process.stdout.isTTY === true });
+const logger = createLogger(
+  config.logLevel,
+  pretty ? prettyDestination(1, process.stdout.isTTY === true) : undefined,
+);
 if (config.encryptionKeyIsDevDefault)
   logger.warn('APP_ENCRYPTION_KEY is not set: using the fixed development key. Never in production.');
 // `npm start` runs the source through tsx: right for development; production runs the build (the image does).

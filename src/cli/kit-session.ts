@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { createLogger } from '../infra/logger.js';
+import { createLogger, prettyDestination, wantsPrettyLogs } from '../infra/logger.js';
 import { type Adapters, buildAdapters } from '../kit/adapters.js';
 import { type JobName, type Jobs, jobsOf } from '../kit/jobs.js';
 import { Shutdown } from '../kit/shutdown.js';
@@ -13,7 +13,12 @@ import { cryptoRandom } from '../shared/ids.js';
  */
 export async function withKit<T>(config: Config, fn: (a: Adapters, jobs: Jobs) => Promise<T>): Promise<T> {
   // Warnings only, on stderr: stdout is the command's summary, and a progress bar shares the terminal.
-  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, process.stderr);
+  const isTTY = process.stderr.isTTY === true;
+  const pretty = wantsPrettyLogs(config.logFormat, { env: config.env, isTTY });
+  const logger = createLogger(
+    config.logLevel === 'info' ? 'warn' : config.logLevel,
+    pretty ? prettyDestination(2, isTTY) : process.stderr,
+  );
   const shutdown = new Shutdown(config.shutdownGraceMs, logger);
   try {
     const adapters = await buildAdapters(

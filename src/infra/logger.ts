@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino, stdSerializers } from 'pino';
+import pretty from 'pino-pretty';
 import { currentRequestId } from './request-context.js';
 
 /**
@@ -36,4 +37,37 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     },
     destination,
   );
+}
+
+/** LOG_FORMAT: auto (the default), json or pretty. */
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
+/**
+ * Readable lines for a person at a terminal in development; JSON lines for everything else (a log
+ * collector, a container, a pipe, the tests), which is what production reads. LOG_FORMAT decides
+ * when it is not `auto`.
+ */
+export function wantsPrettyLogs(format: LogFormat, o: { env: string; isTTY: boolean }): boolean {
+  if (format !== 'auto') return format === 'pretty';
+  return o.env === 'development' && o.isTTY;
+}
+
+/**
+ * Where readable lines go: pino-pretty, writing synchronously to `destination` (1 stdout, 2 stderr), so the
+ * last lines before an exit are not lost. It formats what pino hands it, after the redaction above:
+ * a censored field stays censored.
+ */
+export function prettyDestination(
+  destination: 1 | 2 | NodeJS.WritableStream = 1,
+  colorize = true,
+): DestinationStream {
+  return pretty({
+    destination,
+    sync: true,
+    colorize,
+    translateTime: 'SYS:HH:MM:ss.l',
+    // One line an entry, its fields after the message: a terminal shows many at a glance.
+    singleLine: true,
+    ignore: 'pid,hostname',
+  });
 }

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { createLogger } from '../../../src/infra/logger.js';
+import { createLogger, prettyDestination, wantsPrettyLogs } from '../../../src/infra/logger.js';
 
 /** The logger's own rules, one line at a time into memory. */
 describe('infra: the logger', () => {
@@ -36,5 +36,39 @@ describe('infra: the logger', () => {
     expect(text).to.not.contain('4000000000000002');
     expect(text).to.not.contain('whsec_');
     expect(text).to.not.contain('"123"');
+  });
+});
+
+describe('infra: readable logs on a terminal', () => {
+  it('auto: readable only on a terminal in development; json and pretty decide alone', () => {
+    expect(wantsPrettyLogs('auto', { env: 'development', isTTY: true })).to.equal(true);
+    expect(wantsPrettyLogs('auto', { env: 'development', isTTY: false }), 'a pipe, a file').to.equal(false);
+    expect(wantsPrettyLogs('auto', { env: 'production', isTTY: true }), 'production reads JSON').to.equal(
+      false,
+    );
+    expect(wantsPrettyLogs('auto', { env: 'test', isTTY: true })).to.equal(false);
+    expect(wantsPrettyLogs('json', { env: 'development', isTTY: true })).to.equal(false);
+    expect(wantsPrettyLogs('pretty', { env: 'production', isTTY: false })).to.equal(true);
+  });
+
+  it('a readable line: time, level, message and fields, no JSON; card fields and secrets still censored', () => {
+    let text = '';
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        text += String(chunk);
+        done();
+      },
+    });
+    const logger = createLogger('info', prettyDestination(sink, false));
+    logger.info({ port: 3000 }, 'merchant API listening');
+    logger.warn({ card: { number: '4000000000000002', cvv: '123' }, body: { secret: 'whsec_abc' } }, 'oops');
+    const [first, second] = text.trim().split('\n');
+    expect(first).to.match(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: merchant API listening \{"port":3000\}$/);
+    expect(second).to.match(/^\[[\d:.]+\] WARN: oops /);
+    expect(text).to.not.match(/^\{/m);
+    expect(text).to.match(/WARN: oops/);
+    expect(text).to.contain('[redacted]');
+    expect(text).to.not.contain('4000000000000002');
+    expect(text).to.not.contain('whsec_');
   });
 });
