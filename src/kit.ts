@@ -196,6 +196,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
         clientDeps: { now: () => clock.now(), ...options.clientDeps },
         sandbox: { ...options.sandbox, clock: sandboxClock },
         publicBaseUrl,
+        checkKey: roles.has('api') || roles.has('scheduler'),
       },
       shutdown,
     );

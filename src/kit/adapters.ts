@@ -53,7 +53,7 @@ export interface Adapters {
 }
 
 export interface AdapterOptions
-  extends Pick<ConnectOptions, 'clientDeps' | 'sandbox' | 'publicBaseUrl' | 'embedded'> {
+  extends Pick<ConnectOptions, 'clientDeps' | 'sandbox' | 'publicBaseUrl' | 'embedded' | 'checkKey'> {
   config: Config;
   logger: Logger;
   clock: Clock;

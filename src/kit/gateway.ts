@@ -7,7 +7,7 @@ import { createGateway, type Gateway } from '../gateway/app.js';
 import { loadSeedFile, type Seed } from '../gateway/state/seed.js';
 import type { SecretStore } from '../merchant/store/secrets.js';
 import type { AdvanceableClock } from '../shared/clock.js';
-import { canManageWebhooks, checkGatewayKey, type KeyReport } from './gateway-key.js';
+import { canManageWebhooks, checkGatewayKey, KEY_NOT_DESCRIBED, type KeyReport } from './gateway-key.js';
 import type { Shutdown } from './shutdown.js';
 
 /** The label of the embedded sandbox's signing secret in webhook_secrets. */
@@ -45,6 +45,11 @@ export interface ConnectOptions {
    * running kit serves on GATEWAY_PORT (the CLI). Default `start`.
    */
   embedded?: 'start' | 'attach';
+  /**
+   * Read and judge the key at start (gateway-key.ts): the processes that call the gateway on their
+   * own, an api or a scheduler. A worker never does, and a CLI command's own calls tell. Default false.
+   */
+  checkKey?: boolean;
 }
 
 export async function connectGateway(o: ConnectOptions): Promise<GatewayConnection> {
@@ -60,7 +65,9 @@ export async function connectGateway(o: ConnectOptions): Promise<GatewayConnecti
     budget: o.budget,
   });
   // Before anything else asks the gateway: a key that cannot work stops start-up with one line.
-  const key = await checkGatewayKey(client, config.gateway.merchantId, o.logger);
+  const key = o.checkKey
+    ? await checkGatewayKey(client, config.gateway.merchantId, o.logger)
+    : KEY_NOT_DESCRIBED;
   // Without the scope the registration is refused (start-up warned why): the poller keeps orders true.
   if (embedded && canManageWebhooks(key)) await registerWithSandbox(client, o.secrets, o.publicBaseUrl);
   return { url, client, sandbox: embedded?.sandbox ?? null, key };

@@ -176,7 +176,12 @@ describe('merchant: the container as it will run (the build, with plain node, NO
       expect((await call(url, 'GET', '/healthz')).status).to.equal(200);
       const ready = await call(url, 'GET', '/readyz');
       expect(ready.status, ready.text).to.equal(200);
-      expect(ready.body.data).to.deep.equal({ database: 'ok', redis: 'ok', gateway: 'ok' });
+      expect(ready.body.data).to.deep.equal({
+        database: 'ok',
+        redis: 'ok',
+        gateway: 'ok',
+        gateway_key: { key_type: 'merchant', merchant_id: 1001, scopes: ['webhooks:manage'] },
+      });
     });
 
     it('takes a card payment through the merchant API: the order is paid', async () => {
@@ -326,7 +331,12 @@ describe('merchant: the container as it will run (the build, with plain node, NO
     it('/readyz of the api: the database, Redis and the sandbox as its gateway are ok', async () => {
       const ready = await call(apiUrl, 'GET', '/readyz');
       expect(ready.status, ready.text).to.equal(200);
-      expect(ready.body.data).to.deep.equal({ database: 'ok', redis: 'ok', gateway: 'ok' });
+      expect(ready.body.data).to.deep.equal({
+        database: 'ok',
+        redis: 'ok',
+        gateway: 'ok',
+        gateway_key: { key_type: 'merchant', merchant_id: 1001, scopes: ['webhooks:manage'] },
+      });
     });
 
     it("a 3DS challenge on the sandbox's public URL, then its webhook, delivered to the api and applied by the worker", async () => {
