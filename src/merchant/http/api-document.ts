@@ -61,8 +61,13 @@ import {
  * `{ prefix, why }` to `outside` instead.
  */
 
-/** A JSON body; `example` is what Swagger UI shows and fills in (a test checks it against the schema). */
+/**
+ * A JSON body; `example` is what Swagger UI shows and fills in (a test checks it against the schema).
+ * Required when the schema refuses `{}`, which is what the kit reads from no body at all (jsonBody):
+ * a client must send one, and a typed client's types say so.
+ */
 const json = (schema: z.ZodType, example?: unknown) => ({
+  ...(schema.safeParse({}).success ? {} : { required: true }),
   content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } },
 });
 const TEST_CARD = { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvv: '123' };

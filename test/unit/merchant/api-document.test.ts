@@ -111,6 +111,16 @@ describe('the merchant API document', () => {
     expect(schema.properties).to.have.keys(['card', 'mode', 'customer', 'save_card']);
   });
 
+  it('requires a body where the route refuses none (no body reads as `{}`), so typed clients must send it', () => {
+    const required = (path: string) =>
+      (document.paths?.[path]?.post?.requestBody as { required?: boolean } | undefined)?.required ?? false;
+    for (const path of ['/orders', '/orders/{id}/pay/card', '/orders/{id}/refund', '/orders/{id}/review'])
+      expect(required(path), path).to.equal(true);
+    // Capture and void take an empty body: the whole amount, no note.
+    expect(required('/orders/{id}/capture')).to.equal(false);
+    expect(required('/orders/{id}/void')).to.equal(false);
+  });
+
   it('lists the error codes of each route, and answers the landings in HTML', () => {
     const codes = (path: string, method: 'get' | 'post', status: string) => {
       const response = document.paths?.[path]?.[method]?.responses?.[status] as {

@@ -1,0 +1,50 @@
+import type { Client, ClientOptions } from 'openapi-fetch';
+import type { components, operations, paths } from './schema.js';
+
+export type { components, operations, paths };
+
+export interface KitClientOptions extends Omit<ClientOptions, 'headers'> {
+  /** Where the kit answers: `http://127.0.0.1:3000`. */
+  baseUrl: string;
+  /**
+   * An operator's token, a `storefront` role's, or `OPS_API_TOKEN`: sent as `Authorization: Bearer
+   * <token>` with every request.
+   */
+  token?: string;
+  /** Headers for every request (a token's `Authorization` wins over one here). */
+  headers?: Record<string, string>;
+}
+
+/** The client: `GET`, `POST`, ... by the document's paths, each answering `{ data, error, response }`. */
+export type KitClient = Client<paths>;
+
+export function createKitClient(options: KitClientOptions): KitClient;
+
+/**
+ * The JSON body an operation takes, by its operationId: `RequestBody<'createOrder'>`. openapi-fetch
+ * infers a call's options, so a field the document lacks in a literal body is no error by itself;
+ * `body: {...} satisfies RequestBody<'refundOrder'>` makes it one.
+ */
+export type RequestBody<Id extends keyof operations> = operations[Id] extends {
+  requestBody?: { content: { 'application/json': infer Body } };
+}
+  ? Body
+  : never;
+
+type Schemas = components['schemas'];
+/** An order as every answer shows it (minor units, with `*_formatted` beside). */
+export type Order = Schemas['Order'];
+/** An order with its history: what `GET /orders/{id}` answers. */
+export type OrderWithHistory = Schemas['OrderWithHistory'];
+export type HistoryEntry = Schemas['HistoryEntry'];
+export type Payment = Schemas['Payment'];
+/** What a payment answers: the order and, when the customer must act, `next_action`. */
+export type PaymentAnswer = Schemas['PaymentAnswer'];
+export type NextAction = Schemas['NextAction'];
+/** What capture, refund and void answer: the order and the operation. */
+export type OperationAnswer = Schemas['OperationAnswer'];
+export type Operation = Schemas['Operation'];
+export type FieldErrors = Schemas['FieldErrors'];
+export type PaymentMethods = Schemas['PaymentMethods'];
+export type SavedCard = Schemas['SavedCard'];
+export type CustomerToken = Schemas['CustomerToken'];
