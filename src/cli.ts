@@ -4,8 +4,10 @@ import { pipeline } from 'node:stream/promises';
 import { Command } from 'commander';
 import { whenLockFree, withKit } from './cli/kit-session.js';
 import { summaryLines, withProgressBar } from './cli/progress.js';
+import { addSandboxTriggers, Refused } from './cli/sandbox-triggers.js';
 import { GatewayError, GatewayNetworkError } from './client/errors.js';
 import { GatewayClient } from './client/gateway-client.js';
+import { SandboxControls } from './client/sandbox-controls.js';
 import type { Config } from './config.js';
 import { removeStateFile } from './gateway/persistence/state-file.js';
 import { createPool, createSequelize, migrate } from './infra/database.js';
@@ -38,9 +40,14 @@ import { configOrExit, settingProblem } from './startup.js';
 const config = (): Config => configOrExit();
 
 /** Without GATEWAY_BASE_URL, the gateway is the embedded sandbox of a running kit, on GATEWAY_PORT. */
+const gatewayUrl = (c: Config) => c.gateway.baseUrl ?? `http://127.0.0.1:${c.gateway.sandboxPort}`;
+
 function client(c: Config): GatewayClient {
-  const baseUrl = c.gateway.baseUrl ?? `http://127.0.0.1:${c.gateway.sandboxPort}`;
-  return new GatewayClient({ baseUrl, apiKey: c.gateway.apiKey, merchantId: c.gateway.merchantId });
+  return new GatewayClient({
+    baseUrl: gatewayUrl(c),
+    apiKey: c.gateway.apiKey,
+    merchantId: c.gateway.merchantId,
+  });
 }
 
 /** The kit's store for one command: the database migrated first, closed after. */
@@ -492,9 +499,13 @@ customers
     print(cards.map((card) => savedCardView(card, Date.now())));
   });
 
-program
+const sandbox = program
   .command('sandbox')
-  .description("the embedded sandbox gateway's state")
+  .description(
+    'the sandbox gateway: its state, and its controls (a clock, settlements, chargebacks, outages)',
+  );
+
+sandbox
   .command('reset')
   .description(
     'forget the sandbox state (GATEWAY_SANDBOX_STATE) so the next start begins afresh; stop the kit first',
@@ -521,6 +532,18 @@ program
     );
   });
 
+addSandboxTriggers(sandbox, () => {
+  const c = config();
+  return {
+    config: c,
+    controls: new SandboxControls({ baseUrl: gatewayUrl(c), apiKey: c.gateway.apiKey }),
+    withStore: (fn) => withStore(c, fn),
+    out: (line) => console.log(line),
+    now: () => Date.now(),
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  };
+});
+
 program.parseAsync(process.argv).catch((error: Error) => {
   console.error(explain(error));
   process.exit(1);
@@ -528,6 +551,7 @@ program.parseAsync(process.argv).catch((error: Error) => {
 
 /** One line an operator can act on; a gateway that does not answer is most often a kit not started. */
 function explain(error: Error): string {
+  if (error instanceof Refused) return error.message;
   if (error instanceof GatewayNetworkError && error.kind === 'connection') {
     const c = config();
     if (c.gateway.baseUrl === null) {
