@@ -196,7 +196,8 @@ export async function startKit(options: KitOptions): Promise<Kit> {
         clientDeps: { now: () => clock.now(), ...options.clientDeps },
         sandbox: { ...options.sandbox, clock: sandboxClock },
         publicBaseUrl,
-        checkKey: roles.has('api') || roles.has('scheduler'),
+        // Counted in the share of the process's own calls: an api's foreground, a scheduler's background.
+        checkKeyAs: roles.has('api') ? 'operator' : roles.has('scheduler') ? 'health' : undefined,
       },
       shutdown,
     );

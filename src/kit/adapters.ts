@@ -53,7 +53,7 @@ export interface Adapters {
 }
 
 export interface AdapterOptions
-  extends Pick<ConnectOptions, 'clientDeps' | 'sandbox' | 'publicBaseUrl' | 'embedded' | 'checkKey'> {
+  extends Pick<ConnectOptions, 'clientDeps' | 'sandbox' | 'publicBaseUrl' | 'embedded' | 'checkKeyAs'> {
   config: Config;
   logger: Logger;
   clock: Clock;

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Caller } from '../client/budget.js';
 import { GatewayError } from '../client/errors.js';
 import type { GatewayClient } from '../client/gateway-client.js';
 import type { GatewayKeyInfo } from '../client/schemas.js';
@@ -92,10 +93,11 @@ export async function checkGatewayKey(
   client: Pick<GatewayClient, 'apiKeyInfo'>,
   merchantId: number | undefined,
   logger: Logger,
+  caller: Caller = 'operator',
 ): Promise<KeyReport> {
   let info: GatewayKeyInfo;
   try {
-    info = (await client.apiKeyInfo()).data;
+    info = (await client.apiKeyInfo(caller)).data;
   } catch (error) {
     if (error instanceof GatewayError && error.status === 401)
       throw new GatewayKeyError('GATEWAY_API_KEY', 'the gateway does not know this key (401)');

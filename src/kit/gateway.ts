@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Budget } from '../client/budget.js';
+import type { Budget, Caller } from '../client/budget.js';
 import { GatewayClient } from '../client/gateway-client.js';
 import type { ClientDeps } from '../client/request.js';
 import type { Config } from '../config.js';
@@ -46,10 +46,11 @@ export interface ConnectOptions {
    */
   embedded?: 'start' | 'attach';
   /**
-   * Read and judge the key at start (gateway-key.ts): the processes that call the gateway on their
-   * own, an api or a scheduler. A worker never does, and a CLI command's own calls tell. Default false.
+   * Read and judge the key at start (gateway-key.ts), as this caller of the key's budget: in the
+   * processes that call the gateway on their own, an api (`operator`) or a scheduler (`health`). A
+   * worker never calls it, and a CLI command's own calls tell. Absent: not checked.
    */
-  checkKey?: boolean;
+  checkKeyAs?: Caller;
 }
 
 export async function connectGateway(o: ConnectOptions): Promise<GatewayConnection> {
@@ -65,8 +66,8 @@ export async function connectGateway(o: ConnectOptions): Promise<GatewayConnecti
     budget: o.budget,
   });
   // Before anything else asks the gateway: a key that cannot work stops start-up with one line.
-  const key = o.checkKey
-    ? await checkGatewayKey(client, config.gateway.merchantId, o.logger)
+  const key = o.checkKeyAs
+    ? await checkGatewayKey(client, config.gateway.merchantId, o.logger, o.checkKeyAs)
     : KEY_NOT_DESCRIBED;
   // Without the scope the registration is refused (start-up warned why): the poller keeps orders true.
   if (embedded && canManageWebhooks(key)) await registerWithSandbox(client, o.secrets, o.publicBaseUrl);
