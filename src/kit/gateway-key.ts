@@ -30,8 +30,8 @@ export const KEY_NOT_DESCRIBED: KeyReport = { key_type: null, merchant_id: null,
 const WEBHOOKS_MANAGE = 'webhooks:manage';
 
 /** Whether the key may manage the webhook endpoint, as far as the gateway said (unsaid: assume so). */
-export const canManageWebhooks = (key: KeyReport) =>
-  key.scopes === null || key.scopes.includes(WEBHOOKS_MANAGE);
+export const canManageWebhooks = (scopes: readonly string[] | null) =>
+  scopes === null || scopes.includes(WEBHOOKS_MANAGE);
 
 /**
  * Judges the key the gateway describes against the configuration: a refusal when the kit cannot take
@@ -44,7 +44,7 @@ export function judgeKey(
 ): { refusal: GatewayKeyError | null; warnings: string[]; report: KeyReport } {
   const scopes = info.scopes ?? null;
   const warnings: string[] = [];
-  if (!canManageWebhooks({ ...KEY_NOT_DESCRIBED, scopes }))
+  if (!canManageWebhooks(scopes))
     warnings.push(
       `the gateway key lacks the ${WEBHOOKS_MANAGE} scope: the kit cannot register its webhook endpoint, rotate its secret, or list and replay missed events (recovery)`,
     );

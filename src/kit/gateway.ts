@@ -70,7 +70,8 @@ export async function connectGateway(o: ConnectOptions): Promise<GatewayConnecti
     ? await checkGatewayKey(client, config.gateway.merchantId, o.logger, o.checkKeyAs)
     : KEY_NOT_DESCRIBED;
   // Without the scope the registration is refused (start-up warned why): the poller keeps orders true.
-  if (embedded && canManageWebhooks(key)) await registerWithSandbox(client, o.secrets, o.publicBaseUrl);
+  if (embedded && canManageWebhooks(key.scopes))
+    await registerWithSandbox(client, o.secrets, o.publicBaseUrl);
   return { url, client, sandbox: embedded?.sandbox ?? null, key };
 }
 
