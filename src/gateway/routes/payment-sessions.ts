@@ -5,7 +5,7 @@ import { randomHex, randomId } from '../../shared/ids.js';
 import type { GatewayDeps } from '../deps.js';
 import { amountRefusal, duplicateRefusal } from '../domain/payment-checks.js';
 import { type PaymentSession, sessionView } from '../domain/sessions.js';
-import type { Transaction } from '../domain/transactions.js';
+import { acquirerTransactionId, type Transaction } from '../domain/transactions.js';
 import { principalOf, resolveMerchantId } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { respond } from '../http/envelope.js';
@@ -116,7 +116,7 @@ export function paymentSessionRoutes(
       reference: body.reference,
       description: body.description ?? null,
       statusReason: null,
-      acquirerTransId: randomHex(deps.random, 8),
+      acquirerTransId: acquirerTransactionId(deps.random),
       acquirerAuthCode: '',
       acquirerRefNum: randomHex(deps.random, 6),
       // Rule 4: the customer's device IP when sent, else the calling server's.

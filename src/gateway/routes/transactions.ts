@@ -8,6 +8,7 @@ import { planInitiation } from '../domain/initiation.js';
 import { usableInstrument } from '../domain/instruments.js';
 import { checkVerification } from '../domain/three-ds.js';
 import {
+  acquirerTransactionId,
   type ChildSeed,
   type Operation,
   type Plan,
@@ -156,7 +157,7 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
       reference: body.reference,
       description: body.description ?? null,
       statusReason,
-      acquirerTransId: randomHex(deps.random, 8),
+      acquirerTransId: acquirerTransactionId(deps.random),
       acquirerAuthCode: authCode,
       acquirerRefNum: randomHex(deps.random, 6),
       ipAddress: body.browser_data?.ip_address ?? body.customer?.ip_address ?? ctx.ip,
@@ -247,7 +248,7 @@ function planOperation(
   const seed: ChildSeed = {
     id: state.nextTransactionId(),
     now: clock.now(),
-    acquirerTransId: randomHex(deps.random, 8),
+    acquirerTransId: acquirerTransactionId(deps.random),
     acquirerRefNum: randomHex(deps.random, 6),
   };
   switch (operation) {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import {
+  acquirerTransactionId,
   type ChildSeed,
   type Plan,
   planCapture,
@@ -9,6 +10,7 @@ import {
   type Transaction,
   transactionView,
 } from '../../../src/gateway/domain/transactions.js';
+import { hasCardNumber } from '../../../src/shared/card-numbers.js';
 import { transactionRecord } from '../../support/transaction-record.js';
 
 const T0 = Date.UTC(2026, 10, 1);
@@ -162,5 +164,24 @@ describe('transaction operations (pure)', () => {
       related_trans_id: null,
     });
     expect(view.created_at).to.equal('2026-11-01T00:00:00.000000Z');
+  });
+});
+
+describe('gateway: the acquirer transaction id', () => {
+  /** A random source that hands out these byte strings in turn. */
+  const draws = (...hex: string[]) => {
+    const queue = hex.map((h) => Buffer.from(h, 'hex'));
+    return (size: number) => {
+      const next = queue.shift()!;
+      expect(next.length).to.equal(size);
+      return next;
+    };
+  };
+
+  it('is drawn again when it reads as a card number: no event ever carries one', () => {
+    // 3486176972253 is thirteen digits that start as Amex numbers do and pass the Luhn check.
+    expect(hasCardNumber('3486176972253b4c')).to.equal(true);
+    expect(acquirerTransactionId(draws('3486176972253b4c', '0a1b2c3d4e5f6071'))).to.equal('0a1b2c3d4e5f6071');
+    expect(acquirerTransactionId(draws('ffeeddccbbaa9988'))).to.equal('ffeeddccbbaa9988');
   });
 });
