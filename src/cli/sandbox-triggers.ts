@@ -272,8 +272,8 @@ const view = (o: OrderRecord): OrderView => ({
 });
 
 /**
- * Watches the kit's order row until its status or disputed amount moves (the webhook landed and the
- * reconciler applied it), for at most `waitS`. The embedded and standalone sandboxes deliver as soon as an event is
+ * Watches the kit's order row until its status moves (the webhook landed and the reconciler applied
+ * it), for at most `waitS`. The embedded and standalone sandboxes deliver as soon as an event is
  * recorded (autoDeliver), so no tick is needed, and a tick would run other due work besides.
  */
 async function showOrder(
@@ -286,8 +286,7 @@ async function showOrder(
   const deadline = d.now() + waitS * 1000;
   for (;;) {
     const now = await store.orders.find(before.id);
-    // A second chargeback leaves a disputed order disputed: what it took moves, not the status.
-    if (now !== null && (now.status !== before.status || now.disputed_minor !== before.disputed_minor)) {
+    if (now !== null && now.status !== before.status) {
       for (const line of orderLines({
         before: view(before),
         after: view(now),

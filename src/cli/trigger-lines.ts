@@ -125,11 +125,6 @@ export function orderLines(o: {
   machineNow: number;
 }): string[] {
   const { before, after } = o;
-  if (after !== null && after.status === before.status)
-    // A second chargeback: the order stays disputed, what the chargebacks took grows.
-    return [
-      `order ${before.id}: ${after.status}, ${money(before.disputedMinor, before.currency)} -> ${money(after.disputedMinor, after.currency)} disputed`,
-    ];
   if (after !== null) {
     const disputed =
       after.status === 'disputed' && after.disputedMinor > 0

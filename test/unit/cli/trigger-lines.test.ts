@@ -130,13 +130,6 @@ describe('CLI: the sandbox triggers’ lines', () => {
       ).to.deep.equal(['order ord_1: disputed -> paid']);
     });
 
-    it('a second chargeback: still disputed, what the chargebacks took before -> after', () => {
-      const disputed = { ...order, status: 'disputed', disputedMinor: 500 };
-      expect(
-        orderLines({ ...base, before: disputed, after: { ...disputed, disputedMinor: 1234 } }),
-      ).to.deep.equal(['order ord_1: disputed, 5.00 EUR -> 12.34 EUR disputed']);
-    });
-
     it('no change yet: says so, and that the kit will apply it; no failure', () => {
       expect(orderLines({ ...base, before: order, after: null })).to.deep.equal([
         "order ord_1: still paid after 5 s; the kit applies the change when the gateway's event arrives (a webhook or its retry, or the recovery job)",
