@@ -245,6 +245,8 @@ export const envSchema = z.object({
   LIMIT_LANDING_PER_ADDRESS: rateLimit.default({ count: 120, seconds: 60 }),
   LIMIT_LANDING_PER_ORDER: rateLimit.default({ count: 20, seconds: 60 }),
   LIMIT_PAYMENT_METHODS_PER_ADDRESS: rateLimit.default({ count: 120, seconds: 60 }),
+  // Wrong tokens at POST /ops/login: a person mistypes a few, a guesser needs millions.
+  LIMIT_LOGIN_FAILURES_PER_ADDRESS: rateLimit.default({ count: 5, seconds: 900 }),
   MAX_FAILED_ATTEMPTS_PER_ORDER: z
     .string()
     .transform((v, ctx) => {
@@ -349,6 +351,8 @@ export interface CheckoutLimits {
   landingPerOrder: RateLimit | null;
   /** GET /payment-methods (the gateway's list, asked each time), per client address. */
   paymentMethodsPerAddress: RateLimit | null;
+  /** Wrong tokens at POST /ops/login, per client address: past it 429 until the window ends. */
+  loginFailuresPerAddress: RateLimit | null;
   /** Failed payment attempts an order may have before it takes no more (409 TOO_MANY_ATTEMPTS). */
   failedAttemptsPerOrder: number | null;
 }
@@ -442,6 +446,7 @@ export function loadConfig(
       landingPerAddress: e.LIMIT_LANDING_PER_ADDRESS,
       landingPerOrder: e.LIMIT_LANDING_PER_ORDER,
       paymentMethodsPerAddress: e.LIMIT_PAYMENT_METHODS_PER_ADDRESS,
+      loginFailuresPerAddress: e.LIMIT_LOGIN_FAILURES_PER_ADDRESS,
       failedAttemptsPerOrder: e.MAX_FAILED_ATTEMPTS_PER_ORDER,
     },
     metricsToken: e.METRICS_TOKEN ?? null,

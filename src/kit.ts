@@ -9,6 +9,7 @@ import type { ClientDeps } from './client/request.js';
 import type { Config } from './config.js';
 import type { Gateway } from './gateway/app.js';
 import type { Seed } from './gateway/state/seed.js';
+import { RedisEndedSessions } from './infra/ended-sessions.js';
 import { bindHttpServer } from './infra/http-server.js';
 import { type Adapters, buildAdapters } from './kit/adapters.js';
 import { metricsEndpoint, startApi } from './kit/api.js';
@@ -216,7 +217,11 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     if (config.metricsPort !== null) {
       const metricsServer = await bindHttpServer(config.metricsPort, config.httpRequestTimeoutMs);
       shutdown.work({ name: 'metrics', drain: metricsServer.drain, cutOff: metricsServer.cutOff });
-      const ops = new OpsAuth(config.opsApiToken, a.store.operators);
+      const ops = new OpsAuth(
+        config.opsApiToken,
+        a.store.operators,
+        new RedisEndedSessions(a.redis, a.redisPrefix),
+      );
       metricsServer.ready(createMetricsApp(metricsEndpoint(a), logger, ops).callback());
       logger.info({ port: metricsServer.port }, 'metrics listening');
     }

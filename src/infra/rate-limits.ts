@@ -11,6 +11,7 @@ export const LIMIT_NAMES = [
   'landing_per_address',
   'landing_per_order',
   'payment_methods_per_address',
+  'login_failures_per_address',
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -19,10 +20,15 @@ export type LimitAnswer = { allowed: true } | { allowed: false; retryAfterSecond
 /** Takes one request from a limit's count for `key`; a limit that is off always allows. */
 export interface Limits {
   take(name: LimitName, key: string): Promise<LimitAnswer>;
+  /**
+   * Gives back what `take` took, for a limit that counts failures only: taken before the attempt (so
+   * that concurrent attempts cannot all slip under it), given back when the attempt succeeds.
+   */
+  giveBack(name: LimitName, key: string): Promise<void>;
 }
 
 /** Every limit off: what a kit built without limits (a test's stub app) runs with. */
-export const NO_LIMITS: Limits = { take: async () => ({ allowed: true }) };
+export const NO_LIMITS: Limits = { take: async () => ({ allowed: true }), giveBack: async () => {} };
 
 export interface RedisLimitsOptions {
   redis: Redis;
@@ -99,6 +105,12 @@ export class RedisLimits implements Limits {
     }
     this.#o.onFallback?.(name);
     return this.#refused(name, await this.#consume(this.#own.get(name)!, key));
+  }
+
+  async giveBack(name: LimitName, key: string): Promise<void> {
+    const limiter = this.#fallingBack ? this.#own.get(name) : this.#shared.get(name);
+    // Best effort: a point not given back costs the key one attempt in this window, nothing more.
+    await limiter?.reward(key, 1).catch(() => {});
   }
 
   #refused(name: LimitName, answer: LimitAnswer | null): LimitAnswer {

@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { RedisEndedSessions } from '../infra/ended-sessions.js';
 import type { HttpServer } from '../infra/http-server.js';
 import { RedisLimits } from '../infra/rate-limits.js';
 import { createMerchantApp } from '../merchant/http/app.js';
@@ -25,6 +26,7 @@ export function startApi(a: Adapters, server: HttpServer): Koa {
       landing_per_address: l.landingPerAddress,
       landing_per_order: l.landingPerOrder,
       payment_methods_per_address: l.paymentMethodsPerAddress,
+      login_failures_per_address: l.loginFailuresPerAddress,
     },
     logger,
     onFallback: (name) => a.metrics.rateLimitFallback(name),
@@ -38,6 +40,7 @@ export function startApi(a: Adapters, server: HttpServer): Koa {
     demoShop: demoShopFor(config),
     orderRules: config.orders,
     limits,
+    endedSessions: new RedisEndedSessions(redis, a.redisPrefix),
     trustProxy: config.trustProxy,
     proxyIpHeader: config.proxyIpHeader,
     receiver: webhookReceiver({

@@ -372,15 +372,35 @@ export interface paths {
         };
         /**
          * The operator's sign-in form
-         * @description A form for an operator's token: the browser way into the queue board.
+         * @description A form for an operator's token: the browser way into the queue board. With a live session cookie: who is signed in, a link to the board and a sign-out button.
          */
         get: operations["operatorLoginPage"];
         put?: never;
         /**
          * Sign in to the queue board
-         * @description With an operator's token (their own, or OPS_API_TOKEN), sets a cookie for `/ops` good for 30 minutes (HttpOnly, SameSite=Strict) and sends the browser to the queue board at `/ops/queues`: with its actions for the roles operator and admin, read only for finance and viewer. A revoked operator's session ends with their next request.
+         * @description With an operator's token (their own, or OPS_API_TOKEN), sets a cookie for `/ops` good for 30 minutes (HttpOnly, SameSite=Strict, and Secure whenever PUBLIC_BASE_URL is https) and sends the browser to the queue board at `/ops/queues`: with its actions for the roles operator and admin, read only for finance and viewer. A revoked operator's session ends with their next request. Wrong tokens are counted per client address (`LIMIT_LOGIN_FAILURES_PER_ADDRESS`, default 5 in 15 minutes): past them every attempt from that address, a right token included, is a 429 until the window ends.
          */
         post: operations["operatorLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ops/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out of the queue board
+         * @description Ends the session of the cookie sent, for good: the cookie is cleared, and the session is recorded as ended until it would have expired, so that a copy of the cookie opens nothing either. Without a live session it only clears the cookie.
+         */
+        post: operations["operatorLogout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -725,7 +745,7 @@ export interface components {
              * @description The limit spent: its setting is `LIMIT_<LIMIT>` (README, Limits).
              * @enum {string}
              */
-            limit: "orders_per_address" | "pay_per_address" | "pay_per_order" | "landing_per_address" | "landing_per_order" | "payment_methods_per_address";
+            limit: "orders_per_address" | "pay_per_address" | "pay_per_order" | "landing_per_address" | "landing_per_order" | "payment_methods_per_address" | "login_failures_per_address";
             /** @description Seconds, as `Retry-After` says. */
             retry_after: number;
         };
@@ -3703,7 +3723,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The form. */
+            /** @description The form, or the signed-in page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3763,6 +3783,35 @@ export interface operations {
                         request_id?: string | null;
                     };
                 };
+            };
+            /** @description Too many wrong tokens from this address: the form, saying when to try again. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    operatorLogout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To `/ops/login`, with the cookie cleared. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -3,6 +3,7 @@ import type Queue from 'bull';
 import Koa, { type Context } from 'koa';
 import type { Logger } from 'pino';
 import { apiDocsRouter } from '../../infra/api-docs.js';
+import type { EndedSessions } from '../../infra/ended-sessions.js';
 import { requestContext } from '../../infra/request-context.js';
 import { requestLog } from '../../infra/request-log.js';
 import { withDeadline } from '../../shared/deadline.js';
@@ -36,6 +37,8 @@ export function createMerchantApp(
     readinessFacts?: Record<string, unknown>;
     receiver: (ctx: Context) => Promise<void>;
     metrics: MetricsEndpoint;
+    /** Operator sessions signed out before their time (POST /ops/logout). */
+    endedSessions: EndedSessions;
     /** The queues the operator's board shows (bull-board at /ops/queues). */
     queues: Queue.Queue[];
     /** TRUST_PROXY: how many proxies in front of the kit to believe; 0 or unset, none. */
@@ -59,7 +62,7 @@ export function createMerchantApp(
   // connections). The router keeps the route, for every other spelling of the path.
   app.use((ctx, next) => (ctx.method === 'POST' && ctx.path === WEBHOOK_PATH ? deps.receiver(ctx) : next()));
   // The bootstrap token (admin) and named operators' tokens, with their roles (operators/roles.ts).
-  const ops = new OpsAuth(deps.opsApiToken, deps.store.operators);
+  const ops = new OpsAuth(deps.opsApiToken, deps.store.operators, deps.endedSessions);
   const routeDeps = { ...deps, ops };
   mountOpsBoard(app, { queues: deps.queues, ops, clock: deps.clock });
   const router = new Router();

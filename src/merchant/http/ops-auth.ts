@@ -1,5 +1,6 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
+import type { EndedSessions } from '../../infra/ended-sessions.js';
 import { type Actor, may, type Permission, type Role, rolesFor } from '../operators/roles.js';
 import type { OperatorRecord } from '../store/records.js';
 import { HttpError, invalid } from './errors.js';
@@ -54,10 +55,18 @@ export function forbidden(who: Principal, permission: Permission): HttpError {
  * operators table (one lookup by a unique key): a revoked token is refused at once, by every process.
  * The bootstrap token is compared in memory and needs no database.
  */
+/** A session cookie, read and checked: whose it is, its id, and when it ends by itself. */
+export interface OpsSession {
+  subject: string;
+  id: string;
+  until: number;
+}
+
 export class OpsAuth {
   constructor(
     private readonly bootstrapToken: string,
     private readonly operators: OperatorLookup,
+    private readonly ended: EndedSessions,
   ) {}
 
   /** Who a token is; null for nobody (unknown, revoked, empty). */
@@ -84,13 +93,26 @@ export class OpsAuth {
     return opsSession(this.bootstrapToken, now, who.credential === 'bootstrap' ? 'admin' : who.credential);
   }
 
-  /** Who a session cookie is, while it lasts and its operator is not revoked; null otherwise. */
+  /** The cookie's session if it is signed, unexpired and not ended; null otherwise. */
+  async liveSession(value: string | undefined, now: number): Promise<OpsSession | null> {
+    const session = validOpsSession(value, this.bootstrapToken, now);
+    if (session === null || (await this.ended.isEnded(session.id))) return null;
+    return session;
+  }
+
+  /** Who a session cookie is, while it lasts, is not ended and its operator not revoked; null otherwise. */
   async fromSession(value: string | undefined, now: number): Promise<Principal | null> {
-    const subject = validOpsSession(value, this.bootstrapToken, now);
-    if (subject === null) return null;
-    if (subject === 'admin') return ADMIN;
-    const operator = await this.operators.activeById(subject);
+    const session = await this.liveSession(value, now);
+    if (session === null) return null;
+    if (session.subject === 'admin') return ADMIN;
+    const operator = await this.operators.activeById(session.subject);
     return operator && principalOf(operator);
+  }
+
+  /** Ends the cookie's session for good, wherever a copy of it is (POST /ops/logout). */
+  async endSession(value: string | undefined, now: number): Promise<void> {
+    const session = await this.liveSession(value, now);
+    if (session) await this.ended.end(session.id, session.until, now);
   }
 
   /** The operator pages (the queue board): the bearer token, or the session cookie of POST /ops/login. */
@@ -123,22 +145,31 @@ export const OPS_SESSION_MS = 30 * 60_000;
 export const OPS_SESSION_COOKIE = 'kit_ops';
 
 /**
- * `<who>.<expiry ms>.<HMAC of both>`, `who` being `admin` or an operator's id, under a key derived
- * from the bootstrap token: nothing to store, it ends by itself, a new OPS_API_TOKEN ends every
- * session, and a revoked operator's session ends with their next request (the id is looked up).
+ * `<who>.<expiry ms>.<session id>.<HMAC of the three>`, `who` being `admin` or an operator's id, under
+ * a key derived from the bootstrap token: it ends by itself, a new OPS_API_TOKEN ends every session, a
+ * revoked operator's session ends with their next request (the id is looked up), and a logout ends it
+ * by its random id (EndedSessions).
  */
-export function opsSession(token: string, now: number, subject = 'admin'): string {
-  const signed = `${subject}.${String(now + OPS_SESSION_MS)}`;
+export function opsSession(
+  token: string,
+  now: number,
+  subject = 'admin',
+  id = randomBytes(12).toString('base64url'),
+): string {
+  const signed = `${subject}.${String(now + OPS_SESSION_MS)}.${id}`;
   return `${signed}.${sessionMac(token, signed)}`;
 }
 
-/** The session's subject (`admin` or an operator id) while it is valid; null otherwise. */
-export function validOpsSession(value: string | undefined, token: string, now: number): string | null {
-  const [subject, until, mac, ...rest] = (value ?? '').split('.');
-  if (!subject || !until || !mac || rest.length > 0 || !/^\d+$/.test(until) || Number(until) <= now)
+/** The session (subject, id, expiry) while the cookie is signed and unexpired; null otherwise. */
+export function validOpsSession(value: string | undefined, token: string, now: number): OpsSession | null {
+  const [subject, until, id, mac, ...rest] = (value ?? '').split('.');
+  if (!subject || !until || !id || !mac || rest.length > 0 || !/^\d+$/.test(until) || Number(until) <= now)
     return null;
   if (subject !== 'admin' && !/^opr_[A-Za-z0-9]{1,28}$/.test(subject)) return null;
-  return sameSecret(mac, sessionMac(token, `${subject}.${until}`)) ? subject : null;
+  if (!/^[\w-]{16}$/.test(id)) return null;
+  return sameSecret(mac, sessionMac(token, `${subject}.${until}.${id}`))
+    ? { subject, id, until: Number(until) }
+    : null;
 }
 
 function sessionMac(token: string, signed: string): string {

@@ -4,11 +4,13 @@ import { KoaAdapter } from '@bull-board/koa';
 import type Router from '@koa/router';
 import type Queue from 'bull';
 import type Koa from 'koa';
+import type { Limits } from '../../infra/rate-limits.js';
 import type { Clock } from '../../shared/clock.js';
 import { escapeHtml } from '../../shared/html.js';
 import { may } from '../operators/roles.js';
 import { HttpError } from './errors.js';
-import { forbidden, OPS_SESSION_COOKIE, OPS_SESSION_MS, type OpsAuth } from './ops-auth.js';
+import { clientKey } from './limits.js';
+import { forbidden, OPS_SESSION_COOKIE, OPS_SESSION_MS, type OpsAuth, type Principal } from './ops-auth.js';
 
 export const BOARD_PATH = '/ops/queues';
 
@@ -60,32 +62,76 @@ export function mountOpsBoard(app: Koa, deps: OpsBoardDeps): void {
   });
 }
 
-/** GET /ops/login, a form for an operator's token; POST /ops/login, the session cookie and the board. */
-export function opsLoginRoutes(router: Router, deps: Pick<OpsBoardDeps, 'ops' | 'clock'>): void {
-  router.get('/ops/login', (ctx) => {
-    ctx.type = 'html';
-    ctx.body = loginPage(null);
-  });
-  router.post('/ops/login', async (ctx) => {
-    const form = new URLSearchParams(await readForm(ctx));
-    const who = await deps.ops.identify(form.get('token') ?? '');
-    if (!who) {
-      ctx.status = 401;
-      ctx.type = 'html';
-      ctx.body = loginPage('That is not the operator token, nor a live operator token.');
-      return;
-    }
-    ctx.cookies.set(OPS_SESSION_COOKIE, deps.ops.session(who, deps.clock.now()), {
+export interface OpsLoginDeps extends Pick<OpsBoardDeps, 'ops' | 'clock'> {
+  /** Wrong tokens are counted per client address (`login_failures_per_address`). */
+  limits: Limits;
+  /** The kit's public URL: when it is https, the session cookie is `Secure`, proxy or not. */
+  publicBaseUrl: string;
+}
+
+/**
+ * GET /ops/login, a form for an operator's token (or, signed in, who you are and a way out); POST
+ * /ops/login, the session cookie and the board; POST /ops/logout, the session ended.
+ */
+export function opsLoginRoutes(router: Router, deps: OpsLoginDeps): void {
+  const secure = new URL(deps.publicBaseUrl).protocol === 'https:';
+  const setCookie = (ctx: Koa.Context, value: string | null) => {
+    // Behind a proxy that ends TLS the connection is plain http: the public URL says what the
+    // browser sees, and koa refuses a Secure cookie over plain http unless told so.
+    if (secure) ctx.cookies.secure = true;
+    ctx.cookies.set(OPS_SESSION_COOKIE, value, {
       httpOnly: true,
       sameSite: 'strict',
       path: '/ops',
-      maxAge: OPS_SESSION_MS,
-      secure: ctx.secure,
+      maxAge: value === null ? 0 : OPS_SESSION_MS,
+      secure: secure || ctx.secure,
       overwrite: true,
     });
+  };
+  const html = (ctx: Koa.Context, status: number, body: string) => {
+    ctx.status = status;
+    ctx.type = 'html';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = body;
+  };
+
+  router.get('/ops/login', async (ctx) => {
+    const who = await deps.ops.fromSession(ctx.cookies.get(OPS_SESSION_COOKIE), deps.clock.now());
+    html(ctx, 200, who ? signedInPage(who) : loginPage(null));
+  });
+  router.post('/ops/login', async (ctx) => {
+    const form = new URLSearchParams(await readForm(ctx));
+    // Taken before the token is looked at, so that concurrent guesses cannot all slip under the
+    // limit; given back when the token is good, so that only wrong tokens count.
+    const address = clientKey(ctx);
+    const answer = await deps.limits.take('login_failures_per_address', address);
+    if (!answer.allowed) {
+      const minutes = Math.ceil(answer.retryAfterSeconds / 60);
+      ctx.set('Retry-After', String(answer.retryAfterSeconds));
+      return html(
+        ctx,
+        429,
+        loginPage(
+          `Too many wrong tokens from this address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+        ),
+      );
+    }
+    const who = await deps.ops.identify(form.get('token') ?? '');
+    if (!who) return html(ctx, 401, loginPage('That is not the operator token, nor a live operator token.'));
+    await deps.limits.giveBack('login_failures_per_address', address);
+    setCookie(ctx, deps.ops.session(who, deps.clock.now()));
     ctx.status = 303;
     ctx.redirect(BOARD_PATH);
     // As documented: the Location alone (koa's redirect would add a "Redirecting to" text).
+    ctx.body = '';
+  });
+  router.post('/ops/logout', async (ctx) => {
+    // Ended where it is recorded, not only forgotten by this browser: a copy of the cookie opens
+    // nothing any more.
+    await deps.ops.endSession(ctx.cookies.get(OPS_SESSION_COOKIE), deps.clock.now());
+    setCookie(ctx, null);
+    ctx.status = 303;
+    ctx.redirect('/ops/login');
     ctx.body = '';
   });
 }
@@ -101,17 +147,36 @@ async function readForm(ctx: Koa.Context): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function loginPage(problem: string | null): string {
+const PAGE_STYLE = `body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem;color:#1f2933}
+input{width:100%;padding:.5rem;font:inherit;margin:.5rem 0 1rem;box-sizing:border-box}
+button{padding:.5rem 1rem;font:inherit}.problem{color:#b42318}`;
+
+function opsPage(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Operator sign-in</title>
-<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem;color:#1f2933}
-input{width:100%;padding:.5rem;font:inherit;margin:.5rem 0 1rem;box-sizing:border-box}
-button{padding:.5rem 1rem;font:inherit}.problem{color:#b42318}</style></head>
-<body><main><h1>Operator sign-in</h1>
-<p>The queue board needs an operator token: your own (<code>cli operator add</code>), or OPS_API_TOKEN. It opens a session of 30 minutes in this browser. Viewers and finance see the board read only.</p>
+<meta name="robots" content="noindex">
+<title>${escapeHtml(title)}</title>
+<style>${PAGE_STYLE}</style></head>
+<body><main><h1>${escapeHtml(title)}</h1>
+${body}</main></body></html>`;
+}
+
+function loginPage(problem: string | null): string {
+  return opsPage(
+    'Operator sign-in',
+    `<p>The queue board needs an operator token: your own (<code>cli operator add</code>), or OPS_API_TOKEN. It opens a session of 30 minutes in this browser. Viewers and finance see the board read only.</p>
 ${problem ? `<p class="problem" role="alert">${escapeHtml(problem)}</p>` : ''}
 <form method="post" action="/ops/login"><label for="token">Operator token</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required>
-<button type="submit">Open the queue board</button></form></main></body></html>`;
+<button type="submit">Open the queue board</button></form>`,
+  );
+}
+
+function signedInPage(who: Principal): string {
+  return opsPage(
+    'Operator session',
+    `<p>Signed in as <strong>${escapeHtml(who.name)}</strong> (role ${escapeHtml(who.role)}).</p>
+<p><a href="${BOARD_PATH}">Open the queue board</a></p>
+<form method="post" action="/ops/logout"><button type="submit">Sign out</button></form>`,
+  );
 }

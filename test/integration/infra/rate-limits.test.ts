@@ -61,6 +61,20 @@ describe('RedisLimits: the limits on the public routes (real Redis)', () => {
     for (const key of keys) expect(await connect().pttl(key), 'every key expires').to.be.within(1, 60_000);
   });
 
+  it('a limit of failures: what was taken and given back (a success) does not count, in Redis or alone', async () => {
+    const rules = { ...off, login_failures_per_address: { count: 2, seconds: 60 } };
+    for (const redis of [connect(), connect(`redis://127.0.0.1:${await closedPort()}`)]) {
+      const limits = new RedisLimits({ redis, prefix, rules, logger: logger(), timeoutMs: 100 });
+      for (let i = 0; i < 5; i++) {
+        expect(await limits.take('login_failures_per_address', '192.0.2.1')).to.deep.equal({ allowed: true });
+        await limits.giveBack('login_failures_per_address', '192.0.2.1');
+      }
+      expect(await limits.take('login_failures_per_address', '192.0.2.1')).to.deep.equal({ allowed: true });
+      expect(await limits.take('login_failures_per_address', '192.0.2.1')).to.deep.equal({ allowed: true });
+      expect((await limits.take('login_failures_per_address', '192.0.2.1')).allowed).to.equal(false);
+    }
+  });
+
   it('Redis unreachable: each process counts alone, at once; one warning, and every such decision counted', async () => {
     const closed = await closedPort();
     const fallbacks: string[] = [];

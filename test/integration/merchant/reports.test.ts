@@ -274,7 +274,7 @@ describe('merchant: the queue board behind the operator login', function () {
     expect(answer.headers.get('location')).to.equal('/ops/queues');
     const cookie = answer.headers.get('set-cookie')!;
     expect(cookie).to.match(
-      /^kit_ops=admin\.\d+\.[\w-]+; path=\/ops; expires=.*; samesite=strict; httponly$/i,
+      /^kit_ops=admin\.\d+\.[\w-]{16}\.[\w-]+; path=\/ops; expires=.*; samesite=strict; httponly$/i,
     );
     const session = cookie.split(';')[0]!;
     const board = await fetch(`${t.url}/ops/queues`, { headers: { cookie: session } });

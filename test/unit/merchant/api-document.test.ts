@@ -23,6 +23,7 @@ function merchantApp() {
     queues: [],
     metrics: { text: async () => '', contentType: 'text/plain', token: null },
     store: {},
+    publicBaseUrl: 'http://127.0.0.1:3000',
   } as unknown as Parameters<typeof createMerchantApp>[0]);
 }
 

@@ -85,6 +85,7 @@ describe('merchant: configuration (loadConfig)', () => {
         landingPerAddress: { count: 120, seconds: 60 },
         landingPerOrder: { count: 20, seconds: 60 },
         paymentMethodsPerAddress: { count: 120, seconds: 60 },
+        loginFailuresPerAddress: { count: 5, seconds: 900 },
         failedAttemptsPerOrder: 5,
       });
       const c = load({
@@ -94,6 +95,7 @@ describe('merchant: configuration (loadConfig)', () => {
         LIMIT_LANDING_PER_ADDRESS: '1/24h',
         LIMIT_LANDING_PER_ORDER: '7/2m',
         LIMIT_PAYMENT_METHODS_PER_ADDRESS: '9/1s',
+        LIMIT_LOGIN_FAILURES_PER_ADDRESS: '3/1h',
         MAX_FAILED_ATTEMPTS_PER_ORDER: 'off',
       }).limits;
       expect(c).to.deep.equal({
@@ -103,6 +105,7 @@ describe('merchant: configuration (loadConfig)', () => {
         landingPerAddress: { count: 1, seconds: 86_400 },
         landingPerOrder: { count: 7, seconds: 120 },
         paymentMethodsPerAddress: { count: 9, seconds: 1 },
+        loginFailuresPerAddress: { count: 3, seconds: 3600 },
         failedAttemptsPerOrder: null,
       });
       expect(load({ MAX_FAILED_ATTEMPTS_PER_ORDER: '3' }).limits.failedAttemptsPerOrder).to.equal(3);

@@ -2,7 +2,13 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import type { Context } from 'koa';
 import { decodeCursor, encodeCursor } from '../../../src/merchant/http/list-cursor.js';
-import { actorOf, OPS_SESSION_MS, opsSession, validOpsSession } from '../../../src/merchant/http/ops-auth.js';
+import {
+  actorOf,
+  OPS_SESSION_MS,
+  opsSession,
+  sameSecret,
+  validOpsSession,
+} from '../../../src/merchant/http/ops-auth.js';
 import {
   may,
   OPERATOR_ROLES,
@@ -106,24 +112,50 @@ describe('operators: tokens', () => {
   });
 });
 
+describe('operators: the bootstrap token compared', () => {
+  it('compares digests: equal or not, any lengths, never throwing (timingSafeEqual alone throws on lengths)', () => {
+    const token = 'local-ops-token-0123456789';
+    expect(sameSecret(token, token)).to.equal(true);
+    for (const other of ['', 'l', token.slice(0, -1), `${token}0`, token.toUpperCase(), 'x'.repeat(4096)])
+      expect(sameSecret(other, token), other.slice(0, 30)).to.equal(false);
+  });
+});
+
 describe('operators: sessions and who decided', () => {
   const now = Date.UTC(2026, 10, 24, 12);
-  it('a session names its subject, ends on time, and is bound to the bootstrap token', () => {
+  it('a session names its subject and a random id, ends on time, and is bound to the bootstrap token', () => {
     const admin = opsSession('boot', now);
-    expect(validOpsSession(admin, 'boot', now)).to.equal('admin');
-    const ada = opsSession('boot', now, 'opr_abc123');
-    expect(validOpsSession(ada, 'boot', now + OPS_SESSION_MS - 1)).to.equal('opr_abc123');
+    expect(validOpsSession(admin, 'boot', now)).to.deep.include({
+      subject: 'admin',
+      until: now + OPS_SESSION_MS,
+    });
+    expect(validOpsSession(opsSession('boot', now), 'boot', now)!.id, 'a new id each time').to.not.equal(
+      validOpsSession(admin, 'boot', now)!.id,
+    );
+    const ada = opsSession('boot', now, 'opr_abc123', 'AAAAAAAAAAAAAAAA');
+    expect(validOpsSession(ada, 'boot', now + OPS_SESSION_MS - 1)).to.deep.equal({
+      subject: 'opr_abc123',
+      id: 'AAAAAAAAAAAAAAAA',
+      until: now + OPS_SESSION_MS,
+    });
     expect(validOpsSession(ada, 'boot', now + OPS_SESSION_MS)).to.equal(null);
     expect(validOpsSession(ada, 'another', now)).to.equal(null);
-    const [, until, mac] = ada.split('.');
-    expect(validOpsSession(`admin.${until}.${mac}`, 'boot', now), 'another subject, same MAC').to.equal(null);
+    const [, until, id, mac] = ada.split('.');
+    expect(validOpsSession(`admin.${until}.${id}.${mac}`, 'boot', now), 'another subject, same MAC').to.equal(
+      null,
+    );
+    expect(
+      validOpsSession(`opr_abc123.${until}.BBBBBBBBBBBBBBBB.${mac}`, 'boot', now),
+      'another id',
+    ).to.equal(null);
     for (const junk of [
       undefined,
       '',
       'admin',
       `${until}.${mac}`,
-      `opr_x.y.${until}.${mac}`,
-      `../etc.${until}.${mac}`,
+      `opr_abc123.${until}.${mac}`,
+      `opr_x.y.${until}.${id}.${mac}`,
+      `../etc.${until}.${id}.${mac}`,
     ])
       expect(validOpsSession(junk, 'boot', now), String(junk)).to.equal(null);
   });
