@@ -56,6 +56,9 @@ const DATABASE = `merchant_bench_${process.pid}`;
 const REDIS_URL = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `bench${process.pid}`;
 const SECRET = `whsec_${randomBytes(32).toString('base64url')}`;
+// Production settings as production refuses them otherwise: a key and a token of this run's own.
+const BENCH_KEY = randomBytes(32).toString('base64');
+const BENCH_OPS_TOKEN = randomBytes(24).toString('base64url');
 const work = mkdtempSync(join(tmpdir(), 'bench-'));
 
 /** The settings of every kit process: production, this bench's database, Redis prefix and secret. */
@@ -68,8 +71,9 @@ const kitEnv = (roles: string, extra: Record<string, string> = {}) => ({
   GATEWAY_BASE_URL: 'embedded',
   GATEWAY_SANDBOX_STATE: 'memory',
   GATEWAY_WEBHOOK_SECRETS: SECRET,
-  APP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
-  OPS_API_TOKEN: 'bench-ops-token-0123456789',
+  APP_ENCRYPTION_KEY: BENCH_KEY,
+  OPS_API_TOKEN: BENCH_OPS_TOKEN,
+  METRICS_TOKEN: randomBytes(24).toString('base64url'),
   LOG_LEVEL: 'info',
   ...extra,
 });

@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { parseEnv } from 'node:util';
 import cron from 'node-cron';
 import { z } from 'zod';
+import { unsafeSetting } from './config-guards.js';
 import { type CurrencyCode, isCurrencyCode, parseMajor } from './shared/money.js';
 import { SettingError } from './shared/setting-error.js';
 
@@ -110,6 +111,11 @@ export const envSchema = z.object({
     )
     .optional(),
   GATEWAY_API_KEY: z.string().min(8, 'must be an API key').optional(),
+  // Outside production a gateway off this machine is refused unless this says it is meant (config-guards.ts).
+  ALLOW_REMOTE_GATEWAY_IN_DEVELOPMENT: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .transform((v) => v === 'true')
+    .default(false),
   GATEWAY_MERCHANT_ID: z
     .string()
     .regex(/^\d+$/, 'must be a merchant id (an integer)')
@@ -388,6 +394,20 @@ export function loadConfig(
     e.GATEWAY_BASE_URL !== undefined && e.GATEWAY_BASE_URL !== EMBEDDED ? e.GATEWAY_BASE_URL : null;
   if (remote && !e.GATEWAY_API_KEY)
     throw new ConfigError('GATEWAY_API_KEY: is required when GATEWAY_BASE_URL is set');
+  const unsafe =
+    reader === 'kit'
+      ? unsafeSetting({
+          production,
+          remoteGateway: remote,
+          allowRemoteGatewayInDevelopment: e.ALLOW_REMOTE_GATEWAY_IN_DEVELOPMENT,
+          opsApiToken: e.OPS_API_TOKEN,
+          encryptionKeyIsDevelopmentKey: e.APP_ENCRYPTION_KEY === DEV_ENCRYPTION_KEY,
+          roles: e.ROLES,
+          metricsToken: e.METRICS_TOKEN,
+          metricsPort: e.METRICS_PORT,
+        })
+      : null;
+  if (unsafe) throw new ConfigError(unsafe);
   for (const currency of e.ORDER_CURRENCIES) {
     // The limit must be expressible in each currency taken (no more decimals than its exponent).
     if (!parseMajor(e.ORDER_MAX_AMOUNT, currency as CurrencyCode).ok)

@@ -52,7 +52,8 @@ export function startApi(a: Adapters, server: HttpServer): Koa {
       logger,
       observe: (outcome, seconds) => a.metrics.receiver(outcome, seconds),
     }),
-    metrics: metricsEndpoint(a),
+    // With a port of its own and no token, /metrics is open there only, never on the public port.
+    metrics: config.metricsPort !== null && config.metricsToken === null ? null : metricsEndpoint(a),
     queues: [a.queue],
     readinessFacts: { gateway_key: a.gateway.key },
     readiness: [

@@ -36,7 +36,8 @@ export function createMerchantApp(
     /** Facts readyz shows beside the checks: what start-up learnt of the gateway key. */
     readinessFacts?: Record<string, unknown>;
     receiver: (ctx: Context) => Promise<void>;
-    metrics: MetricsEndpoint;
+    /** GET /metrics on this port; null when it is served only on METRICS_PORT. */
+    metrics: MetricsEndpoint | null;
     /** Operator sessions signed out before their time (POST /ops/logout). */
     endedSessions: EndedSessions;
     /** The queues the operator's board shows (bull-board at /ops/queues). */
@@ -95,7 +96,7 @@ export function createMerchantApp(
   unmatchedRoutes(router, routeDeps);
   disputeRoutes(router, routeDeps);
   customerRoutes(router, routeDeps);
-  metricsRoute(router, deps.metrics, ops);
+  if (deps.metrics) metricsRoute(router, deps.metrics, ops);
   opsLoginRoutes(router, routeDeps);
   app.use(router.routes());
   app.use(apiDocsRouter(merchantApi).routes());

@@ -46,8 +46,9 @@ const CHALLENGE_CARD = '4000000000003220';
 const production = () => ({
   NODE_ENV: 'production',
   LOG_LEVEL: 'info', // the default: the test runner's `warn` would hide what production logs
-  OPS_API_TOKEN: randomBytes(18).toString('base64url'),
+  OPS_API_TOKEN: randomBytes(24).toString('base64url'),
   APP_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  METRICS_TOKEN: randomBytes(24).toString('base64url'),
 });
 
 /** The order's history once a line from `source` is in it. */
@@ -209,7 +210,11 @@ describe('merchant: the container as it will run (the build, with plain node, NO
     });
 
     it('/metrics answers Prometheus text: the process, the receiver that took the webhook above', async () => {
-      const res = await call(url, 'GET', '/metrics');
+      // Production takes no open /metrics on the public port: the scraper's token opens it.
+      expect((await call(url, 'GET', '/metrics')).status).to.equal(401);
+      const res = await call(url, 'GET', '/metrics', undefined, {
+        authorization: `Bearer ${env.METRICS_TOKEN}`,
+      });
       expect(res.status, res.text).to.equal(200);
       expect(res.type).to.match(/^text\/plain/);
       expect(res.text).to.match(/^# TYPE \w+ (counter|gauge|histogram|summary|untyped)$/m);

@@ -265,6 +265,17 @@ describe('merchant: GET /metrics', function () {
     expect(await res.text()).to.contain('kit_queue_jobs');
     expect((await fetch(`http://127.0.0.1:${metricsPort}/orders`)).status).to.equal(404);
   });
+
+  it('METRICS_PORT without METRICS_TOKEN: open on that port only, never on the public API port', async () => {
+    const port = await freePort([metricsPort]);
+    const api = await startTestKit({ env: { ROLES: 'api', METRICS_PORT: String(port) } });
+    try {
+      expect((await api.call('GET', '/metrics')).status).to.equal(404);
+      expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).to.equal(200);
+    } finally {
+      await api.close();
+    }
+  });
 });
 
 describe('merchant: the queue board behind the operator login', function () {

@@ -33,6 +33,7 @@ const compose = load(read('docker-compose.yml'), {
 }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
 const services = compose.services;
 const KEY = Buffer.alloc(32, 5).toString('base64');
+const TOKEN = 'compose-ops-token-0123456789abcdefgh';
 
 /** Compose's interpolation of one value, with `given` as the shell's environment. */
 function interpolate(value: string, given: Record<string, string>): string {
@@ -44,8 +45,11 @@ function interpolate(value: string, given: Record<string, string>): string {
   });
 }
 
-/** A service's environment as its container sees it, with APP_ENCRYPTION_KEY given to compose. */
-function environmentOf(name: string, given: Record<string, string> = { APP_ENCRYPTION_KEY: KEY }) {
+/** A service's environment as its container sees it, with the key and the token given to compose. */
+function environmentOf(
+  name: string,
+  given: Record<string, string> = { APP_ENCRYPTION_KEY: KEY, OPS_API_TOKEN: TOKEN },
+) {
   const env = services[name]?.environment ?? {};
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, interpolate(String(v), given)]));
 }
@@ -108,9 +112,16 @@ describe('docker-compose.yml: the kit split by role (no Docker engine here: read
     }
   });
 
-  it('compose refuses to start without APP_ENCRYPTION_KEY rather than run without one', () => {
+  it('compose refuses to start without APP_ENCRYPTION_KEY or OPS_API_TOKEN rather than run with a placeholder', () => {
     for (const name of [...KIT_SERVICES, 'sandbox'])
-      expect(() => environmentOf(name, {}), name).to.throw(/^APP_ENCRYPTION_KEY: /);
+      expect(() => environmentOf(name, { OPS_API_TOKEN: TOKEN }), name).to.throw(/^APP_ENCRYPTION_KEY: /);
+    for (const name of KIT_SERVICES)
+      expect(() => environmentOf(name, { APP_ENCRYPTION_KEY: KEY }), name).to.throw(/^OPS_API_TOKEN: /);
+  });
+
+  it('/metrics is served on a port of its own, not on the public api port', () => {
+    for (const name of KIT_SERVICES) expect(configOf(name).metricsPort, name).to.equal(9464);
+    expect(services.api!.ports!.join(' ')).not.to.contain('9464');
   });
 
   it('the sandbox runs dist/src/gateway/main.js on 0.0.0.0 with the compose seed, its state on a volume', () => {

@@ -47,6 +47,7 @@ describe('merchant: configuration (loadConfig)', () => {
         DATABASE_URL: 'mysql://app:pw@db:3306/shop',
         REDIS_URL: 'redis://cache:6379/3',
         GATEWAY_BASE_URL: 'https://gateway.example.com',
+        ALLOW_REMOTE_GATEWAY_IN_DEVELOPMENT: 'true',
         GATEWAY_API_KEY: 'sk_live_partner_key',
         GATEWAY_MERCHANT_ID: '1001',
         ROLES: 'worker',
@@ -245,8 +246,9 @@ describe('merchant: configuration (loadConfig)', () => {
   describe('production', () => {
     const production = {
       NODE_ENV: 'production',
-      OPS_API_TOKEN: 'a-long-enough-ops-token',
+      OPS_API_TOKEN: 'a-long-enough-ops-token-0123456789',
       APP_ENCRYPTION_KEY: KEY,
+      METRICS_TOKEN: 'a-metrics-token-0123456789',
       GATEWAY_BASE_URL: 'https://gateway.example.com',
       GATEWAY_API_KEY: 'sk_live_merchant_1001',
     };
@@ -288,7 +290,7 @@ describe('merchant: configuration (loadConfig)', () => {
     it('starts with both secrets given, and generates nothing', () => {
       const c = load(production);
       expect(c.env).to.equal('production');
-      expect(c.opsApiToken).to.equal('a-long-enough-ops-token');
+      expect(c.opsApiToken).to.equal('a-long-enough-ops-token-0123456789');
       expect(c.opsApiTokenGenerated).to.equal(false);
       expect(c.encryptionKeyIsDevDefault).to.equal(false);
     });
@@ -300,6 +302,41 @@ describe('merchant: configuration (loadConfig)', () => {
     it('refuses to start without OPS_API_TOKEN', () => {
       failure({ ...production, OPS_API_TOKEN: undefined }, 'OPS_API_TOKEN');
     });
+
+    it('refuses the development key given explicitly: it is in the source for anyone to read', () => {
+      const dev = load({}).encryptionKey.toString('base64');
+      expect(failure({ ...production, APP_ENCRYPTION_KEY: dev }, 'APP_ENCRYPTION_KEY').message).to.contain(
+        'is the development key',
+      );
+    });
+
+    it('refuses an OPS_API_TOKEN shorter than 32 characters or a placeholder from the documentation', () => {
+      expect(failure({ ...production, OPS_API_TOKEN: 'x'.repeat(31) }, 'OPS_API_TOKEN').message).to.contain(
+        'at least 32 characters',
+      );
+      expect(load({ ...production, OPS_API_TOKEN: 'x'.repeat(32) }).opsApiToken).to.equal('x'.repeat(32));
+      for (const placeholder of [
+        'change-me-to-a-long-random-token',
+        'local-ops-token-0123456789',
+        'please-CHANGE-ME-before-going-live-0123',
+      ])
+        expect(failure({ ...production, OPS_API_TOKEN: placeholder }, 'OPS_API_TOKEN').message).to.contain(
+          'placeholder',
+        );
+    });
+
+    it('refuses /metrics open on the public port: METRICS_TOKEN, or METRICS_PORT to serve it apart', () => {
+      expect(failure({ ...production, METRICS_TOKEN: undefined }, 'METRICS_TOKEN').message).to.contain(
+        'METRICS_PORT',
+      );
+      expect(load({ ...production, METRICS_TOKEN: undefined, METRICS_PORT: '9464' }).metricsPort).to.equal(
+        9464,
+      );
+      // A worker or a scheduler serves no public port.
+      expect(
+        load({ ...production, METRICS_TOKEN: undefined, ROLES: 'worker,scheduler' }).metricsToken,
+      ).to.equal(null);
+    });
   });
 
   describe('development', () => {
@@ -307,6 +344,31 @@ describe('merchant: configuration (loadConfig)', () => {
       const c = load({});
       expect(c.opsApiToken).to.equal(GENERATED);
       expect(c.opsApiTokenGenerated).to.equal(true);
+    });
+
+    it('refuses a gateway off this machine unless ALLOW_REMOTE_GATEWAY_IN_DEVELOPMENT says it is meant', () => {
+      const remote = {
+        GATEWAY_BASE_URL: 'https://gateway.example.com',
+        GATEWAY_API_KEY: 'sk_live_0123456789',
+      };
+      expect(failure(remote, 'GATEWAY_BASE_URL').message).to.contain('NODE_ENV=production');
+      failure({ ...remote, NODE_ENV: 'test' }, 'GATEWAY_BASE_URL');
+      failure({ ...remote, GATEWAY_BASE_URL: 'http://10.0.0.5:4010' }, 'GATEWAY_BASE_URL');
+      failure(
+        { ...remote, ALLOW_REMOTE_GATEWAY_IN_DEVELOPMENT: 'yes' },
+        'ALLOW_REMOTE_GATEWAY_IN_DEVELOPMENT',
+      );
+      expect(load({ ...remote, ALLOW_REMOTE_GATEWAY_IN_DEVELOPMENT: 'true' }).gateway.baseUrl).to.equal(
+        'https://gateway.example.com',
+      );
+      // A sandbox on this machine (npm run gateway), by any loopback name.
+      for (const local of [
+        'http://127.0.0.1:4010',
+        'http://localhost:4010',
+        'http://[::1]:4010',
+        'http://127.1.2.3',
+      ])
+        expect(load({ ...remote, GATEWAY_BASE_URL: local }).gateway.baseUrl, local).to.equal(local);
     });
 
     it('uses a fixed 32-byte encryption key and flags it, so a warning is given', () => {

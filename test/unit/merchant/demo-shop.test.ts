@@ -150,8 +150,9 @@ describe('merchant: where `/` is the demo shop', () => {
   it('in production: none, so `/` stays the small page', () => {
     const c: Config = config({
       NODE_ENV: 'production',
-      OPS_API_TOKEN: 'production-token-0123456789',
+      OPS_API_TOKEN: 'production-token-0123456789abcdefgh',
       APP_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+      METRICS_TOKEN: 'a-metrics-token-0123456789',
       GATEWAY_BASE_URL: 'https://gateway.example',
       GATEWAY_API_KEY: 'sk_live_0123456789',
     });
