@@ -65,7 +65,7 @@ export function createMerchantApp(
   // The bootstrap token (admin) and named operators' tokens, with their roles (operators/roles.ts).
   const ops = new OpsAuth(deps.opsApiToken, deps.store.operators, deps.endedSessions);
   const routeDeps = { ...deps, ops };
-  mountOpsBoard(app, { queues: deps.queues, ops, clock: deps.clock });
+  mountOpsBoard(app, { queues: deps.queues, ops, clock: deps.clock, publicBaseUrl: deps.publicBaseUrl });
   const router = new Router();
   router.get('/healthz', (ctx) => ok(ctx, { status: 'ok' }));
   router.get('/readyz', async (ctx) => {

@@ -10,7 +10,14 @@ import { escapeHtml } from '../../shared/html.js';
 import { may } from '../operators/roles.js';
 import { HttpError } from './errors.js';
 import { clientKey } from './limits.js';
-import { forbidden, OPS_SESSION_COOKIE, OPS_SESSION_MS, type OpsAuth, type Principal } from './ops-auth.js';
+import {
+  bearerOf,
+  forbidden,
+  OPS_SESSION_COOKIE,
+  OPS_SESSION_MS,
+  type OpsAuth,
+  type Principal,
+} from './ops-auth.js';
 
 export const BOARD_PATH = '/ops/queues';
 
@@ -18,6 +25,8 @@ export interface OpsBoardDeps {
   queues: Queue.Queue[];
   ops: OpsAuth;
   clock: Clock;
+  /** The kit's public URL: a board action signed in by cookie must come from a page of its origin. */
+  publicBaseUrl: string;
 }
 
 /** One bull-board on the queues, read only or not, at BOARD_PATH. */
@@ -42,10 +51,15 @@ function board(queues: Queue.Queue[], readOnlyMode: boolean) {
 export function mountOpsBoard(app: Koa, deps: OpsBoardDeps): void {
   const full = board(deps.queues, false);
   const readOnly = board(deps.queues, true);
+  const publicOrigin = new URL(deps.publicBaseUrl).origin;
   app.use(async (ctx, next) => {
     const inBoard = ctx.path === BOARD_PATH || ctx.path.startsWith(`${BOARD_PATH}/`);
     if (!inBoard) return next();
-    const who = await deps.ops.page(ctx, deps.clock.now());
+    // A bearer header is the caller's own doing; a cookie a browser sends for any page that asks.
+    const bearer = bearerOf(ctx);
+    const who = bearer
+      ? await deps.ops.identify(bearer)
+      : await deps.ops.fromSession(ctx.cookies.get(OPS_SESSION_COOKIE), deps.clock.now());
     if (!who) {
       // A browser goes to the login form; the board's own API calls get the API's answer.
       if (ctx.method === 'GET' && ctx.accepts('html', 'json') === 'html') return ctx.redirect('/ops/login');
@@ -58,8 +72,23 @@ export function mountOpsBoard(app: Koa, deps: OpsBoardDeps): void {
     if (!may(who.role, 'queues.read')) throw forbidden(who, 'queues.read');
     const acts = ctx.method !== 'GET' && ctx.method !== 'HEAD';
     if (acts && !may(who.role, 'queues.act')) throw forbidden(who, 'queues.act');
+    // SameSite=Strict does not stop a sibling subdomain, which is same-site: an action signed in by
+    // cookie must say it comes from the kit's own pages. Browsers send Origin with every such request.
+    if (acts && !bearer && !fromOwnPage(ctx, publicOrigin))
+      throw new HttpError(
+        403,
+        'CROSS_ORIGIN',
+        "A queue board action signed in by cookie must come from the board's own page (its Origin header).",
+      );
     return (may(who.role, 'queues.act') ? full : readOnly)(ctx, next);
   });
+}
+
+/** Whether the request's Origin is the kit's: its public URL's, or the origin it was reached on. */
+function fromOwnPage(ctx: Koa.Context, publicOrigin: string): boolean {
+  const origin = ctx.get('Origin');
+  // Built from the Host, not koa 3's ctx.origin, which answers the Origin header itself when sent.
+  return origin !== '' && (origin === publicOrigin || origin === `${ctx.protocol}://${ctx.host}`);
 }
 
 export interface OpsLoginDeps extends Pick<OpsBoardDeps, 'ops' | 'clock'> {

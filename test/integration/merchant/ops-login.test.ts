@@ -136,4 +136,45 @@ describe('merchant: the operator login (limits, Secure cookie, logout)', functio
       expect(out.headers.get('set-cookie')).to.match(/^kit_ops=;/);
     });
   });
+
+  describe("board actions signed in by cookie come from the board's own page (Origin)", () => {
+    let t: TestKit;
+    before(async () => {
+      t = await startTestKit();
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    const act = (path: string, headers: Record<string, string>, body?: string) =>
+      fetch(`${t.url}/ops/queues/api/queues/observations/${path}`, {
+        method: path === 'add' ? 'POST' : 'PUT',
+        headers: { accept: 'application/json', ...headers },
+        body,
+      });
+    const jobsNamed = async (name: string) =>
+      (await t.kit.queue.getJobs(['waiting', 'active', 'completed', 'failed', 'delayed'])).filter(
+        (j) => j?.name === name,
+      );
+
+    it('a form posted from another origin with the cookie adds nothing: 403 CROSS_ORIGIN', async () => {
+      const cookie = sessionOf(await login(t, OPS_TOKEN));
+      const evil = await act(
+        'add',
+        { cookie, origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+        'name=planted&data=%7B%7D',
+      );
+      expect(evil.status).to.equal(403);
+      expect(((await evil.json()) as { code: string }).code).to.equal('CROSS_ORIGIN');
+      // Nor without an Origin at all: a browser sends one with every such request.
+      expect((await act('clean/completed', { cookie })).status).to.equal(403);
+      expect(await jobsNamed('planted')).to.deep.equal([]);
+    });
+
+    it("from the kit's own origin the cookie acts; a bearer token acts without an Origin", async () => {
+      const cookie = sessionOf(await login(t, OPS_TOKEN));
+      expect((await act('clean/completed', { cookie, origin: t.url })).status).to.equal(200);
+      expect((await act('clean/completed', { authorization: `Bearer ${OPS_TOKEN}` })).status).to.equal(200);
+    });
+  });
 });
