@@ -5,6 +5,7 @@ import Koa, { type Context, type Next } from 'koa';
 import { type Logger, pino } from 'pino';
 import { apiDocsRouter } from '../infra/api-docs.js';
 import { requestLog } from '../infra/request-log.js';
+import { securityHeaders } from '../infra/security-headers.js';
 import { type AdvanceableClock, OffsetClock } from '../shared/clock.js';
 import { cryptoRandom, type RandomSource } from '../shared/ids.js';
 import { Dispatcher } from './delivery/dispatcher.js';
@@ -172,6 +173,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   const baseUrlOf = (ctx: Context) => options.publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`;
 
   const app = new Koa();
+  // First, so that error answers carry them too. The hosted forms post here and are answered with a
+  // 303 to the merchant's return URL, on another origin: form-action must let that through.
+  app.use(securityHeaders({ publicUrl: options.publicBaseUrl, formAction: 'anywhere' }));
   app.use(requestLog(logger, 'debug'));
   app.use(envelopeMiddleware(logger, () => state.apiRate.policy.limit));
   if (stateFile) {

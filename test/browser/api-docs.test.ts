@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser.js';
+import { launchChromium, watchCsp } from '../support/browser.js';
 import { startTestKit, type TestKit } from '../support/kit.js';
 
 /**
@@ -19,6 +19,7 @@ describe('browser: the API reference pages (/docs) in Chromium', function () {
   const shots = mkdtempSync(join(tmpdir(), 'api-docs-screens-'));
   let requested: string[];
   let errors: string[];
+  let csp: Awaited<ReturnType<typeof watchCsp>>;
 
   before(async function () {
     browser = await launchChromium(this);
@@ -34,6 +35,8 @@ describe('browser: the API reference pages (/docs) in Chromium', function () {
     errors = [];
     page.on('request', (request) => requested.push(request.url()));
     page.on('pageerror', (error) => errors.push(error.message));
+    // Swagger UI runs from files of the app's own origin, under its Content-Security-Policy.
+    csp = await watchCsp(page);
   });
   afterEach(async () => {
     await page.close();
@@ -67,6 +70,7 @@ describe('browser: the API reference pages (/docs) in Chromium', function () {
     const elsewhere = requested.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:'));
     expect(elsewhere, 'requests to another origin').to.deep.equal([]);
     expect(errors, 'errors on the page').to.deep.equal([]);
+    expect(csp.list(), 'Content-Security-Policy violations').to.deep.equal([]);
   };
 
   it("the kit's /docs: the title, pay by card with its answers, served from the kit alone", async () => {

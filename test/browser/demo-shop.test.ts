@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { TEST_CARDS } from '../../src/merchant/http/demo-test-cards.js';
-import { launchChromium } from '../support/browser.js';
+import { launchChromium, watchCsp } from '../support/browser.js';
 import { MERCHANT_KEY } from '../support/gateway.js';
 import { getOrder, OPS_TOKEN, startTestKit, type TestKit } from '../support/kit.js';
 
@@ -19,6 +19,7 @@ describe('browser: the demo shop in Chromium', function () {
   let t: TestKit;
   let page: Page;
   let problems: string[];
+  let csp: Awaited<ReturnType<typeof watchCsp>>;
   const shots = mkdtempSync(join(tmpdir(), 'demo-shop-screens-'));
 
   before(async function () {
@@ -34,6 +35,8 @@ describe('browser: the demo shop in Chromium', function () {
     // A new page is a new context: no order remembered from another test.
     page = await browser!.newPage({ viewport: { width: 1200, height: 900 } });
     problems = [];
+    // The page runs under the kit's Content-Security-Policy: its script a file, its settings data.
+    csp = await watchCsp(page);
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     page.on('request', (request) => {
       const url = request.url();
@@ -43,7 +46,7 @@ describe('browser: the demo shop in Chromium', function () {
   });
   afterEach(async () => {
     await page.close();
-    expect(problems).to.deep.equal([]);
+    expect([...problems, ...csp.list()]).to.deep.equal([]);
   });
 
   const screenshot = async (name: string) => {

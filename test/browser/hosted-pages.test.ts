@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser.js';
+import { launchChromium, watchCsp } from '../support/browser.js';
 import { card, startGateway, type TestGateway } from '../support/gateway.js';
 
 /** A stand-in shop: its landing pages echo the query the gateway redirected the browser with. */
@@ -22,6 +22,7 @@ describe('browser: the hosted pages in Chromium', function () {
   let sandbox: TestGateway;
   let shop: { url: string; server: Server };
   let page: Page;
+  let csp: Awaited<ReturnType<typeof watchCsp>>;
 
   before(async function () {
     browser = await launchChromium(this);
@@ -35,9 +36,13 @@ describe('browser: the hosted pages in Chromium', function () {
   });
   beforeEach(async () => {
     page = await browser!.newPage();
+    // The sandbox's policy has no form-action: its forms are answered with a 303 to the shop, another
+    // origin, and Chromium checks form-action on that redirect too. Any violation fails the test.
+    csp = await watchCsp(page);
   });
   afterEach(async () => {
     await page.close();
+    expect(csp.list()).to.deep.equal([]);
   });
 
   const landingQuery = async () => new URLSearchParams((await page.textContent('#query')) ?? '');

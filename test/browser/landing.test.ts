@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser.js';
+import { launchChromium, watchCsp } from '../support/browser.js';
 import { card, MERCHANT_KEY } from '../support/gateway.js';
 import { startTestKit, type TestKit } from '../support/kit.js';
 
@@ -17,6 +17,7 @@ describe('browser: the checkout landings in Chromium', function () {
   let browser: Browser | null;
   let t: TestKit;
   let page: Page;
+  let csp: Awaited<ReturnType<typeof watchCsp>>;
   const shots = mkdtempSync(join(tmpdir(), 'landing-screens-'));
 
   before(async function () {
@@ -29,9 +30,12 @@ describe('browser: the checkout landings in Chromium', function () {
   });
   beforeEach(async () => {
     page = await browser!.newPage({ viewport: { width: 800, height: 600 } });
+    // The landings and the hosted pages, under the kit's and the sandbox's policies.
+    csp = await watchCsp(page);
   });
   afterEach(async () => {
     await page.close();
+    expect(csp.list(), 'Content-Security-Policy violations').to.deep.equal([]);
   });
 
   const screenshot = async (name: string) => {

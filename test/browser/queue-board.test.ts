@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser.js';
+import { launchChromium, watchCsp } from '../support/browser.js';
 import { inboxRow } from '../support/events.js';
 import { OPS_TOKEN, startTestKit, type TestKit } from '../support/kit.js';
 import { waitFor } from '../support/process.js';
@@ -17,6 +17,7 @@ describe('browser: the queue board', function () {
   let browser: Browser | null;
   let t: TestKit;
   let page: Page;
+  let csp: Awaited<ReturnType<typeof watchCsp>>;
   let failedId: string;
   const shots = mkdtempSync(join(tmpdir(), 'board-screens-'));
 
@@ -39,6 +40,12 @@ describe('browser: the queue board', function () {
       (await t.kit.queue.getFailed()).some((j) => String(j.id) === failedId),
     );
     page = await browser!.newPage({ viewport: { width: 1280, height: 800 } });
+    // bull-board's page asks fonts.googleapis.com for its fonts: the kit's policy blocks that on
+    // purpose (no other site is asked), and the board falls back to local fonts. Nothing else may be.
+    csp = await watchCsp(page, (text) => text.includes('https://fonts.googleapis.com/'));
+  });
+  afterEach(() => {
+    expect(csp.list(), 'Content-Security-Policy violations').to.deep.equal([]);
   });
   after(async () => {
     await browser?.close();

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -28,4 +28,28 @@ export async function launchChromium(suite: Mocha.Context): Promise<Browser | nu
       '--disable-quic',
     ],
   });
+}
+
+/**
+ * Records every Content-Security-Policy violation a page reports, from the document's
+ * `securitypolicyviolation` events and from Chromium's console ("Refused to ... Content Security
+ * Policy"), the latter catching what the page's events cannot (a form's target, a blocked navigation).
+ * `tolerated` names those a test expects; `list()` gives the others. Call before the first navigation.
+ */
+export async function watchCsp(page: Page, tolerated: (text: string) => boolean = () => false) {
+  const seen: string[] = [];
+  const note = (text: string) => {
+    if (!tolerated(text)) seen.push(text);
+  };
+  page.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) note(`console: ${message.text()}`);
+  });
+  await page.exposeFunction('__cspViolation', (text: string) => note(`event: ${text}`));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      const report = (window as unknown as { __cspViolation: (text: string) => void }).__cspViolation;
+      report(`${event.effectiveDirective} blocked ${event.blockedURI || '(inline)'} on ${event.documentURI}`);
+    });
+  });
+  return { list: () => [...seen] };
 }

@@ -9,6 +9,7 @@ import {
   htmlAnswer,
   jsonAnswer,
 } from '../../shared/api-document.js';
+import { DEMO_SHOP_SCRIPT_PATH } from './demo-shop.js';
 import { BOARD_PATH } from './ops-board.js';
 import { reportQuerySchema } from './report-routes.js';
 import {
@@ -426,6 +427,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       prefix: BOARD_PATH,
       why: "the queue board: bull-board's own UI and its API, behind the operator token",
     },
+    { prefix: DEMO_SHOP_SCRIPT_PATH, why: "the demo shop's script (outside production only), not an API" },
   ],
   routes: [
     {

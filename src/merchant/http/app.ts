@@ -6,6 +6,7 @@ import { apiDocsRouter } from '../../infra/api-docs.js';
 import type { EndedSessions } from '../../infra/ended-sessions.js';
 import { requestContext } from '../../infra/request-context.js';
 import { requestLog } from '../../infra/request-log.js';
+import { securityHeaders } from '../../infra/security-headers.js';
 import { withDeadline } from '../../shared/deadline.js';
 import { merchantApi } from './api-document.js';
 import { customerRoutes } from './customer-routes.js';
@@ -55,6 +56,8 @@ export function createMerchantApp(
     proxyIpHeader: deps.proxyIpHeader ?? 'X-Forwarded-For',
     maxIpsCount: deps.trustProxy ?? 0,
   });
+  // First, so that every answer carries them: error answers, the queue board's and koa's own included.
+  app.use(securityHeaders({ publicUrl: deps.publicBaseUrl }));
   app.use(requestContext());
   app.use(requestLog(deps.logger));
   app.use(errorMiddleware(deps.logger));

@@ -1,10 +1,5 @@
-/**
- * The demo shop's inline script: plain browser JavaScript in a string, so there is no build step and
- * nothing to fetch (it works offline). It calls the kit's own storefront API, as a shop's front end
- * would, and writes what it shows with textContent only: no value from an answer becomes markup.
- * The page's markup (demo-shop.ts) names the element ids used here.
- */
-export function demoShopScript(settings: {
+/** What the demo shop's page hands its script: rendered as JSON in the page's `#demo-settings` element. */
+export interface DemoShopScriptSettings {
   /** Statuses still being confirmed: the order is fetched again while it has one. */
   waiting: readonly string[];
   refreshMs: number;
@@ -17,12 +12,19 @@ export function demoShopScript(settings: {
   customer: { id: string; token: string; expires_at: string };
   /** The header the customer's token goes in. */
   tokenHeader: string;
-}): string {
-  // JSON inside a script element: a "<" could close it, so none is left.
-  const constants = JSON.stringify(settings).replace(/</g, '\\u003c');
-  return `(() => {
+}
+
+/**
+ * The demo shop's script: plain browser JavaScript in a string, so there is no build step and
+ * nothing to fetch from elsewhere (it works offline). It calls the kit's own storefront API, as a shop's
+ * front end would, and writes what it shows with textContent only: no value from an answer becomes
+ * markup. The page's markup (demo-shop.ts) names the element ids used here. A constant, served as a
+ * file of the kit's (no inline script under the Content-Security-Policy) and the same for every page:
+ * what differs per page, the customer's token included, it reads from the page's JSON settings.
+ */
+export const DEMO_SHOP_SCRIPT = `(() => {
 'use strict';
-const SETTINGS = ${constants};
+const SETTINGS = JSON.parse(document.getElementById('demo-settings').textContent);
 const LAST_ORDER = 'demo-shop:last-order';
 const CHOICES = 'demo-shop:choices';
 const FIELDS = ['amount', 'currency', 'card', 'mode', 'method', 'country'];
@@ -586,4 +588,3 @@ const last = lastOrderId();
 if (last) showOrder(last, true);
 })();
 `;
-}

@@ -1,11 +1,12 @@
+import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Config } from '../../config.js';
-import { escapeHtml } from '../../shared/html.js';
+import { escapeHtml, jsonForScript } from '../../shared/html.js';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { REVIEW_RESOLUTIONS } from '../orders/review.js';
 import { ORDER_STATUSES } from '../orders/status.js';
 import { CUSTOMER_TOKEN_HEADER } from './customer-auth.js';
-import { demoShopScript } from './demo-shop-script.js';
+import { DEMO_SHOP_SCRIPT, type DemoShopScriptSettings } from './demo-shop-script.js';
 import { groupDigits, TEST_CARDS, type TestCard } from './demo-test-cards.js';
 import { isWaiting } from './landing.js';
 
@@ -74,7 +75,7 @@ export function renderDemoShop(
         `<tr data-card="${e(c.number)}" title="Use this card"><td class="number">${e(groupDigits(c.number))}</td><td>${e(c.threeDs)}</td><td>${e(c.transaction)}</td></tr>`,
     )
     .join('\n');
-  const script = demoShopScript({
+  const scriptSettings: DemoShopScriptSettings = {
     waiting: ORDER_STATUSES.filter(isWaiting),
     refreshMs: REFRESH_MS,
     maxRefreshes: MAX_REFRESHES,
@@ -82,7 +83,7 @@ export function renderDemoShop(
     resolutions: REVIEW_RESOLUTIONS,
     customer: { id: customer.id, token: customer.token, expires_at: customer.expiresAt.toISOString() },
     tokenHeader: CUSTOMER_TOKEN_HEADER,
-  });
+  };
   const cardsPath = `/customers/${encodeURIComponent(customer.id)}/cards`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Demo shop</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -178,7 +179,8 @@ Any operator's token reads the queue; resolving an order needs the role finance 
 <ul id="log" class="log"></ul>
 </section>
 </div>
-<script>${script}</script>
+<script type="application/json" id="demo-settings">${jsonForScript(scriptSettings)}</script>
+<script src="${DEMO_SHOP_SCRIPT_URL}"></script>
 </body></html>`;
 }
 
@@ -190,6 +192,21 @@ export function demoShopPage(ctx: Context, settings: DemoShopSettings, customer:
   ctx.type = 'html';
   ctx.set('Cache-Control', 'no-store');
   ctx.body = renderDemoShop(settings, customer);
+}
+
+/** Where the kit serves the demo shop's script (outside production only, as the shop). */
+export const DEMO_SHOP_SCRIPT_PATH = '/assets/demo-shop.js';
+/**
+ * The page asks for the script by its content's hash: a kit with another script is another URL, so a
+ * browser may keep the file a day without ever running an older script against a newer page.
+ */
+const DEMO_SHOP_SCRIPT_URL = `${DEMO_SHOP_SCRIPT_PATH}?v=${createHash('sha256').update(DEMO_SHOP_SCRIPT).digest('hex').slice(0, 16)}`;
+
+/** `GET /assets/demo-shop.js`: the same for every page and every customer, so it may be cached. */
+export function demoShopScriptFile(ctx: Context): void {
+  ctx.type = 'js';
+  ctx.set('Cache-Control', 'public, max-age=86400');
+  ctx.body = DEMO_SHOP_SCRIPT;
 }
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:68rem;margin:2rem auto;padding:0 1rem;color:#1f2933;line-height:1.45}

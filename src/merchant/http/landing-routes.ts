@@ -6,7 +6,13 @@ import type { MerchantDeps } from '../checkout/deps.js';
 import { orderOfSession } from '../checkout/redirect.js';
 import { refreshOrder } from '../checkout/refresh.js';
 import type { OrderRecord } from '../store/records.js';
-import { type DemoShopSettings, demoCustomer, demoShopPage } from './demo-shop.js';
+import {
+  DEMO_SHOP_SCRIPT_PATH,
+  type DemoShopSettings,
+  demoCustomer,
+  demoShopPage,
+  demoShopScriptFile,
+} from './demo-shop.js';
 import { homePage, isWaiting, landingPage, refreshCount } from './landing.js';
 import { allows, clientKey } from './limits.js';
 
@@ -46,6 +52,8 @@ export function landingRoutes(router: Router, deps: LandingDeps): void {
   router.get('/', (ctx) =>
     deps.demoShop ? demoShopPage(ctx, deps.demoShop, demoCustomer(deps)) : homePage(ctx),
   );
+  // The page's script, a file (the Content-Security-Policy allows no inline script): only with the shop.
+  if (deps.demoShop) router.get(DEMO_SHOP_SCRIPT_PATH, demoShopScriptFile);
 
   router.get('/checkout/3ds-return', async (ctx) => {
     const id = typeof ctx.query.card_verification_id === 'string' ? ctx.query.card_verification_id : '';

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import Koa from 'koa';
 import type { Logger } from 'pino';
+import { securityHeaders } from '../../infra/security-headers.js';
 import { may } from '../operators/roles.js';
 import { errorMiddleware, HttpError } from './errors.js';
 import { bearerOf, type OpsAuth, sameSecret } from './ops-auth.js';
@@ -42,6 +43,7 @@ async function allowed(ctx: Context, token: string, ops: OpsAuth | undefined): P
 /** METRICS_PORT: an app that serves GET /metrics alone, for any role (a worker has no API port). */
 export function createMetricsApp(metrics: MetricsEndpoint, logger: Logger, ops?: OpsAuth): Koa {
   const app = new Koa();
+  app.use(securityHeaders());
   app.use(errorMiddleware(logger));
   const router = new Router();
   metricsRoute(router, metrics, ops);

@@ -13,6 +13,7 @@ import {
   demoShopFor,
   renderDemoShop,
 } from '../../../src/merchant/http/demo-shop.js';
+import { DEMO_SHOP_SCRIPT } from '../../../src/merchant/http/demo-shop-script.js';
 import { groupDigits, TEST_CARDS, type TestCard } from '../../../src/merchant/http/demo-test-cards.js';
 import { type LandingDeps, landingRoutes } from '../../../src/merchant/http/landing-routes.js';
 
@@ -25,13 +26,16 @@ const customer: DemoCustomer = {
   expiresAt: new Date('2026-11-01T13:00:00Z'),
 };
 const config = (env: Record<string, string>) => loadConfig(env, () => 'generated-token-0123456789');
-const scriptOf = (html: string) => html.slice(html.indexOf('<script>') + 8, html.indexOf('</script>'));
-/** The settings the page's script starts from, as the browser reads them. */
-const settingsOf = (html: string) => {
-  const script = scriptOf(html);
-  const start = script.indexOf('const SETTINGS = ') + 'const SETTINGS = '.length;
-  return JSON.parse(script.slice(start, script.indexOf(';\n', start)));
+const SETTINGS_ELEMENT = '<script type="application/json" id="demo-settings">';
+/** The text of the page's settings element, as the HTML parser ends it: at the first `</script`. */
+const settingsTextOf = (html: string) => {
+  const start = html.indexOf(SETTINGS_ELEMENT) + SETTINGS_ELEMENT.length;
+  return html.slice(start, html.toLowerCase().indexOf('</script', start));
 };
+/** The settings the page's script starts from, as the script reads them (JSON.parse of the element's text). */
+const settingsOf = (html: string) => JSON.parse(settingsTextOf(html));
+/** The page's script elements, in order: the settings (data) and the script file of the kit's. */
+const scriptTagsOf = (html: string) => html.match(/<script[^>]*>/g) ?? [];
 
 describe('merchant: the demo shop (renderDemoShop)', () => {
   it('lists every test card: its number, what 3DS and the transaction do, and a choice in the form', () => {
@@ -85,18 +89,23 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
     expect(html).to.contain('&lt;script&gt;alert(&quot;3ds&quot;)&lt;/script&gt;');
     expect(html).to.contain('it&#39;s &lt;b&gt;approved&lt;/b&gt; &amp; done');
     expect(html).to.contain('&quot;&gt;&lt;i&gt;1&lt;/i&gt;');
-    // The page's own script is the only script element, and closes once.
-    expect(html.match(/<script/g)).to.have.length(1);
-    expect(html.match(/<\/script/g)).to.have.length(1);
+    // The page's own two script elements are the only ones, and each closes once.
+    expect(html.match(/<script/g)).to.have.length(2);
+    expect(html.match(/<\/script/g)).to.have.length(2);
   });
 
-  it('carries its script inline, valid JavaScript, and loads nothing from another address', () => {
+  it('has no inline script: its settings are data, its script a file of the kit (a constant, valid JavaScript)', () => {
     const html = renderDemoShop(settings, customer);
-    expect(() => new Script(scriptOf(html))).to.not.throw();
+    const [data, file, ...others] = scriptTagsOf(html);
+    expect(others).to.deep.equal([]);
+    expect(data).to.equal(SETTINGS_ELEMENT);
+    expect(file).to.match(/^<script src="\/assets\/demo-shop\.js\?v=[0-9a-f]{16}">$/);
+    expect(() => new Script(DEMO_SHOP_SCRIPT)).to.not.throw();
+    expect(DEMO_SHOP_SCRIPT).to.contain("JSON.parse(document.getElementById('demo-settings').textContent)");
     expect(html).to.not.match(/\b(src|href)="(https?:)?\/\//);
-    expect(html).to.not.match(/<(script|link)[^>]+src=/);
+    expect(html).to.not.match(/<link[^>]+src=/);
     // The statuses it waits on are the landing's (pending, requires_action).
-    expect(scriptOf(html)).to.contain('"waiting":["pending","requires_action"]');
+    expect(settingsOf(html).waiting).to.deep.equal(['pending', 'requires_action']);
   });
 
   it("acts for its signed-in customer: the id shown, and the token in the script's settings with its header", () => {
@@ -110,10 +119,10 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
     });
   });
 
-  it('escapes the customer id and the token it embeds, in the markup and in the script', () => {
+  it("escapes the customer id and the token it embeds, in the markup and in the script's settings", () => {
     const hostile: DemoCustomer = {
       id: '</script><script>alert("id")</script><b>',
-      token: "ct1.</script><img src=x onerror=alert('token')>",
+      token: 'ct1.</script><script>alert(1)</script><!--',
       expiresAt: new Date('2026-11-01T13:00:00Z'),
     };
     const html = renderDemoShop(settings, hostile);
@@ -126,11 +135,13 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
     expect(html).to.contain(
       '/customers/%3C%2Fscript%3E%3Cscript%3Ealert(%22id%22)%3C%2Fscript%3E%3Cb%3E/cards',
     );
-    // The page's own script is the only script element, closes once, and still parses...
-    expect(html.match(/<script/g)).to.have.length(1);
-    expect(html.match(/<\/script/g)).to.have.length(1);
-    expect(() => new Script(scriptOf(html))).to.not.throw();
-    // ...and hands the script the id and token exactly as they were.
+    expect(html).to.not.contain('alert(1)</script>');
+    // The page's own two script elements are the only ones, each closes once, and the settings are
+    // data: no "<" in them, so nothing inside can end the element or start another...
+    expect(scriptTagsOf(html)).to.have.length(2);
+    expect(html.match(/<\/script/g)).to.have.length(2);
+    expect(settingsTextOf(html)).to.not.contain('<');
+    // ...and hand the script the id and token exactly as they were.
     expect(settingsOf(html).customer).to.deep.equal({
       id: hostile.id,
       token: hostile.token,
@@ -160,8 +171,8 @@ describe('merchant: where `/` is the demo shop', () => {
   });
 
   describe('the route', () => {
-    let server: Server;
-    const serve = async (demoShop: LandingDeps['demoShop']) => {
+    let servers: Server[] = [];
+    const serve = async (demoShop: LandingDeps['demoShop'], path = '/') => {
       const router = new Router();
       // `/` uses nothing else of the landing's dependencies: the demo shop, a customer token for its customer.
       const customerTokens = new CustomerTokens(Buffer.alloc(32, 7));
@@ -169,12 +180,17 @@ describe('merchant: where `/` is the demo shop', () => {
       landingRoutes(router, { shopUrl: 'http://127.0.0.1/', demoShop, customerTokens, clock } as LandingDeps);
       const app = new Koa();
       app.use(router.routes());
-      server = createServer(app.callback());
+      const server = createServer(app.callback());
+      servers.push(server);
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-      return { status: res.status, type: res.headers.get('content-type'), html: await res.text() };
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`);
+      const type = res.headers.get('content-type');
+      return { status: res.status, type, cache: res.headers.get('cache-control'), html: await res.text() };
     };
-    afterEach(() => new Promise((resolve) => server.close(resolve)));
+    afterEach(async () => {
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+      servers = [];
+    });
 
     it('with the demo shop set: the demo shop, with a token of an hour good for the demo customer alone', async () => {
       const { status, type, html } = await serve(settings);
@@ -189,6 +205,15 @@ describe('merchant: where `/` is the demo shop', () => {
       expect(Date.parse(expires_at) - Date.now()).to.be.within(59 * 60_000, 60 * 60_000);
     });
 
+    it('with the demo shop set: the script the page names, as JavaScript that a browser may keep', async () => {
+      const src = /<script src="([^"]+)">/.exec((await serve(settings)).html)![1]!;
+      const { status, type, cache, html } = await serve(settings, src);
+      expect(status).to.equal(200);
+      expect(type).to.match(/^text\/javascript/);
+      expect(cache).to.equal('public, max-age=86400');
+      expect(html).to.equal(DEMO_SHOP_SCRIPT);
+    });
+
     for (const demoShop of [null, undefined]) {
       it(`without (${demoShop}): the small page, no form and no script`, async () => {
         const { status, html } = await serve(demoShop);
@@ -197,6 +222,7 @@ describe('merchant: where `/` is the demo shop', () => {
         expect(html).to.not.contain('Demo shop');
         expect(html).to.not.contain('<form');
         expect(html).to.not.contain('<script');
+        expect((await serve(demoShop, '/assets/demo-shop.js')).status).to.equal(404);
       });
     }
   });

@@ -1,0 +1,79 @@
+import type { Context, Middleware, Next } from 'koa';
+import koaHelmet from 'koa-helmet';
+
+export interface SecurityHeadersOptions {
+  /**
+   * The app's public URL (the kit's PUBLIC_BASE_URL, the sandbox's public origin). HSTS is sent only
+   * when it is https: over plain http a browser ignores it, and a local http app must stay reachable.
+   * Default: none, so no HSTS.
+   */
+  publicUrl?: string | null;
+  /**
+   * Where the app's own forms may post. Default `'self'`. The sandbox passes `'anywhere'`: its hosted
+   * 3DS and checkout forms post to itself, which answers 303 to the merchant's return URL on another
+   * origin, and Chromium applies form-action to that redirect as well (gateway-api.md, the hosted page
+   * is a full-page redirect).
+   */
+  formAction?: 'self' | 'anywhere';
+}
+
+/**
+ * No inline script anywhere: a script is where an injection runs, so every script is a file of the
+ * app's own origin. Styles may be inline: the pages' own `<style>` blocks are constant text (everything
+ * user-given is escaped), and the queue board (bull-board) and Swagger UI set inline styles of their
+ * own. `base-uri 'self'`: bull-board's page sets `<base href>`. No `upgrade-insecure-requests`: the
+ * apps run on plain http locally.
+ */
+const DIRECTIVES = {
+  'default-src': ["'self'"],
+  'script-src': ["'self'"],
+  'style-src': ["'self'", "'unsafe-inline'"],
+  'img-src': ["'self'", 'data:'],
+  'font-src': ["'self'"],
+  'connect-src': ["'self'"],
+  'object-src': ["'none'"],
+  'base-uri': ["'self'"],
+  'frame-ancestors': ["'none'"],
+};
+
+const isHttps = (url: string | null | undefined) =>
+  typeof url === 'string' && URL.canParse(url) && new URL(url).protocol === 'https:';
+
+/**
+ * The security headers of every answer of an app, HTML or not (helmet, through koa-helmet): the
+ * policy above, `frame-ancestors 'none'` and `X-Frame-Options: DENY` (no page is ever framed: the
+ * hosted pages are full-page redirects), `nosniff`, `Referrer-Policy: no-referrer` (landing URLs carry
+ * session ids), and helmet's other defaults. Mount it first, so that error answers carry them too.
+ */
+export function securityHeaders(options: SecurityHeadersOptions = {}): Middleware {
+  const helmet = koaHelmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        ...DIRECTIVES,
+        // Unset, form-action allows any target (it does not fall back to default-src).
+        ...(options.formAction === 'anywhere' ? {} : { 'form-action': ["'self'"] }),
+      },
+    },
+    referrerPolicy: { policy: 'no-referrer' },
+    xFrameOptions: { action: 'deny' },
+    strictTransportSecurity: isHttps(options.publicUrl) ? { maxAge: 365 * 24 * 60 * 60 } : false,
+  });
+  return async (ctx: Context, next: Next) => {
+    let ours: Record<string, unknown> = {};
+    try {
+      await helmet(ctx, () => {
+        ours = { ...ctx.response.headers };
+        return next();
+      });
+    } catch (error) {
+      // An error no middleware answered: koa's own answer (ctx.onerror) removes every header, then sets
+      // the error's `headers`. Ours ride on the error, so that answer carries them too.
+      if (error instanceof Error) {
+        const own = (error as { headers?: Record<string, unknown> }).headers;
+        Object.assign(error, { headers: { ...ours, ...own } });
+      }
+      throw error;
+    }
+  };
+}
