@@ -14,7 +14,13 @@ import { type Answer, jsonOf, MERCHANT_KEY, testSeed } from './gateway.js';
 import { logged } from './log-sink.js';
 import { ADMIN_URL, dropDatabases } from './process.js';
 
-export const OPS_TOKEN = 'test-ops-token-0123456789';
+export const OPS_TOKEN = 'test-ops-token-0123456789abcdefghij';
+/** What production asks of a kit beside it (config-guards.ts): a gateway said on purpose, closed metrics. */
+export const PRODUCTION_ENV = {
+  NODE_ENV: 'production',
+  GATEWAY_BASE_URL: 'embedded',
+  METRICS_TOKEN: 'test-metrics-token-0123456789',
+} as const;
 
 export interface TestKit {
   kit: Kit;

@@ -4,7 +4,7 @@ import { createGateway } from '../../../src/gateway/app.js';
 import { parseSeed } from '../../../src/gateway/state/seed.js';
 import { createMerchantApp } from '../../../src/merchant/http/app.js';
 import { card, MERCHANT_KEY, testSeed } from '../../support/gateway.js';
-import { OPS_TOKEN, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
+import { OPS_TOKEN, PRODUCTION_ENV, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
 import { cspOf } from '../../support/security-headers.js';
 
 /**
@@ -76,7 +76,7 @@ describe('security headers on every answer of the kit and of its sandbox', funct
   before(async () => {
     t = await startTestKit({ env: { ROLES: 'api' } });
     production = await startTestKit({
-      env: { ROLES: 'api', NODE_ENV: 'production', GATEWAY_BASE_URL: 'embedded' },
+      env: { ROLES: 'api', ...PRODUCTION_ENV },
     });
     sandbox = t.kit.gatewayUrl;
   });

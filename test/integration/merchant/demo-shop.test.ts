@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestKit, type TestKit } from '../../support/kit.js';
+import { PRODUCTION_ENV, startTestKit, type TestKit } from '../../support/kit.js';
 
 /**
  * The kit's `/` as `npm start` composes it: the demo shop outside production, the small page in
@@ -28,15 +28,7 @@ describe('merchant: the kit serves the demo shop at / outside production only', 
   });
 
   it('NODE_ENV=production: the small page', async () => {
-    t = await startTestKit({
-      env: {
-        ROLES: 'api',
-        NODE_ENV: 'production',
-        GATEWAY_BASE_URL: 'embedded',
-        OPS_API_TOKEN: 'a-production-ops-token-0123456789',
-        METRICS_TOKEN: 'a-metrics-token-0123456789',
-      },
-    });
+    t = await startTestKit({ env: { ROLES: 'api', ...PRODUCTION_ENV } });
     const { status, html } = await home(t);
     expect(status).to.equal(200);
     expect(html).to.contain('Thank you for shopping with us');

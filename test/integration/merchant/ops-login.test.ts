@@ -7,7 +7,7 @@ import { startTestKit, type TestKit } from '../../support/kit.js';
  * ends the session, copies of the cookie included.
  */
 
-const OPS_TOKEN = 'test-ops-token-0123456789';
+const OPS_TOKEN = 'test-ops-token-0123456789abcdefghij';
 
 function login(t: TestKit, token: string, headers: Record<string, string> = {}) {
   return fetch(`${t.url}/ops/login`, {

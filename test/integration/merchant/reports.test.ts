@@ -306,7 +306,7 @@ describe('merchant: the queue board behind the operator login', function () {
   });
 
   it('the login sets a short-lived cookie for /ops; with it, or with the bearer token, the board opens', async () => {
-    const answer = await login('test-ops-token-0123456789');
+    const answer = await login('test-ops-token-0123456789abcdefghij');
     expect(answer.status).to.equal(303);
     expect(answer.headers.get('location')).to.equal('/ops/queues');
     const cookie = answer.headers.get('set-cookie')!;
@@ -321,7 +321,7 @@ describe('merchant: the queue board behind the operator login', function () {
     expect(queues.status).to.equal(200);
     expect(JSON.stringify(await queues.json())).to.contain('observations');
     const bearer = await fetch(`${t.url}/ops/queues/api/queues`, {
-      headers: { authorization: 'Bearer test-ops-token-0123456789' },
+      headers: { authorization: 'Bearer test-ops-token-0123456789abcdefghij' },
     });
     expect(bearer.status).to.equal(200);
     // A forged or expired session opens nothing.

@@ -100,7 +100,7 @@ describe('operators: tokens', () => {
       `${a}x`,
       a.slice(0, -1),
       `Kop_${a.slice(4)}`,
-      'test-ops-token-0123456789',
+      'test-ops-token-0123456789abcdefghij',
     ])
       expect(looksLikeOperatorToken(other), other).to.equal(false);
     expect(tokenHash(a)).to.match(/^[0-9a-f]{64}$/);
