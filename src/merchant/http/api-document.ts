@@ -354,7 +354,9 @@ function sessionLanding(name: 'return' | 'cancel', summary: string): ApiRoute {
   };
 }
 
-const dependency = z.string().meta({ description: '`ok`, or `unavailable: <why>`.' });
+const dependency = z
+  .enum(['ok', 'unavailable'])
+  .meta({ description: "`ok`, or `unavailable` (why is in the kit's log, not in the answer)." });
 const readiness = z
   .object({
     database: dependency,

@@ -78,7 +78,13 @@ export function createMerchantApp(
           await withDeadline(check(), 2000, name);
           return [name, 'ok'] as const;
         } catch (error) {
-          return [name, `unavailable: ${(error as Error).message}`] as const;
+          // The why goes to the log: an error's text (a host, a user, a driver's message) is for
+          // operators, and readyz answers anyone who can reach the port.
+          deps.logger.warn(
+            { dependency: name, err: (error as Error).message },
+            'readyz: a dependency is unavailable',
+          );
+          return [name, 'unavailable'] as const;
         }
       }),
     );

@@ -3,8 +3,10 @@ import type { Clock } from '../../shared/clock.js';
 /**
  * The active signing secrets, read from the database at most every `ttlMs`, so the receiver's hot
  * path does not query for them. After a rotation elsewhere (the CLI, another instance) a signature
- * that matches none may be fresh: `refresh()` re-reads at once. Misses that arrive together share one
- * read, so a flood of bad signatures costs the database one small query at a time.
+ * that matches none may be fresh: `refresh()` re-reads, unless the last read is under `minRefreshMs`
+ * old. Misses that arrive together share one read, and misses one after another one read a second:
+ * a flood of bad signatures costs the database (and the decryption) next to nothing. A delivery
+ * signed with a secret rotated in that second is refused once and retried by the gateway.
  */
 export class SecretCache {
   #secrets: string[] | null = null;
@@ -15,6 +17,7 @@ export class SecretCache {
     private readonly load: () => Promise<string[]>,
     private readonly clock: Clock,
     private readonly ttlMs = 30_000,
+    private readonly minRefreshMs = 1_000,
   ) {}
 
   async get(): Promise<string[]> {
@@ -22,8 +25,14 @@ export class SecretCache {
     return this.#secrets!;
   }
 
-  /** Re-reads the secrets (joining a read already under way). */
+  /** Re-reads the secrets (joining a read already under way), unless they were read under `minRefreshMs` ago. */
   async refresh(): Promise<void> {
+    if (
+      this.#loading === null &&
+      this.#secrets !== null &&
+      this.clock.now() - this.#loadedAt < this.minRefreshMs
+    )
+      return;
     await this.#reload();
   }
 

@@ -83,6 +83,15 @@ describe('merchant: the database unreachable while the API serves', function () 
     expect(outage.every((l) => l.err?.stack === undefined)).to.equal(true);
     expect(lines.filter((l) => l.msg === 'unexpected error')).to.have.length(0);
 
+    // readyz names the dependency, not its error: a host, a port or a driver's text is for the log.
+    const ready = await t.call('GET', '/readyz');
+    expect(ready.status).to.equal(503);
+    expect(ready.body.data).to.include({ database: 'unavailable', redis: 'ok', gateway: 'ok' });
+    expect(ready.text).to.not.match(/ECONN|127\.0\.0\.1|connect|timed out/i);
+    const why = t.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'readyz: a dependency is unavailable');
+    expect(why, 'the reason is logged').to.include({ dependency: 'database' });
+    expect(why.err).to.be.a('string').and.not.equal('');
+
     relay.restore();
     const again = await createOrder();
     expect(again.status, again.text).to.equal(201);

@@ -67,15 +67,30 @@ describe('merchant: SecretCache (the receiver’s signing secrets)', () => {
   });
 
   describe('refresh()', () => {
-    it('re-reads at once, however recent the last read (a rotation stored a moment ago is seen)', async () => {
+    it('re-reads well within the TTL (a rotation stored a moment ago is seen), at most once a second', async () => {
       const clock = new ManualClock();
       const loader = scriptedLoader([['old'], ['old', 'new'], ['newer']]);
       const cache = new SecretCache(loader.load, clock, TTL);
       expect(await cache.get()).to.deep.equal(['old']);
+      clock.advance(1000);
       await cache.refresh();
       expect(await cache.get()).to.deep.equal(['old', 'new']);
+      clock.advance(1000);
       await cache.refresh();
       expect(await cache.get()).to.deep.equal(['newer']);
+      expect(loader.calls()).to.equal(3);
+    });
+
+    it('bad signatures one after another cost one read a second, not one each', async () => {
+      const clock = new ManualClock();
+      const loader = scriptedLoader([['s']]);
+      const cache = new SecretCache(loader.load, clock, TTL);
+      await cache.get();
+      for (let i = 0; i < 100; i++) {
+        await cache.refresh();
+        clock.advance(25); // 40 misses a second
+      }
+      // 2.5 s of misses: a read at 1 s and at 2 s after the first.
       expect(loader.calls()).to.equal(3);
     });
 
@@ -97,6 +112,7 @@ describe('merchant: SecretCache (the receiver’s signing secrets)', () => {
       release();
       await Promise.all(together);
       expect(calls).to.equal(1);
+      clock.advance(1000);
       const later = cache.refresh();
       release();
       await later;
@@ -161,6 +177,7 @@ describe('merchant: SecretCache (the receiver’s signing secrets)', () => {
       const loader = scriptedLoader([['a'], new Error('database down'), ['b']]);
       const cache = new SecretCache(loader.load, clock, TTL);
       await cache.get();
+      clock.advance(1000);
       let failed = false;
       try {
         await cache.refresh();
