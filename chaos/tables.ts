@@ -203,6 +203,7 @@ export class KitTables {
       const store = createStore({
         sequelize,
         pool: this.#pool,
+        transitionPool: this.#pool, // only the secrets are read here
         clock: systemClock,
         random: cryptoRandom,
         box,

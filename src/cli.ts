@@ -10,7 +10,7 @@ import { GatewayClient } from './client/gateway-client.js';
 import { SandboxControls } from './client/sandbox-controls.js';
 import type { Config } from './config.js';
 import { removeStateFile } from './gateway/persistence/state-file.js';
-import { createPool, createSequelize, migrate } from './infra/database.js';
+import { createPool, createSequelize, createTransitionPool, migrate } from './infra/database.js';
 import { secretLabel } from './kit/gateway.js';
 import { CustomerTokens } from './merchant/customers/customer-token.js';
 import { customerIdProblem } from './merchant/customers/saved-card.js';
@@ -54,13 +54,16 @@ function client(c: Config): GatewayClient {
 async function withStore<T>(c: Config, fn: (store: Store) => Promise<T>): Promise<T> {
   const sequelize = createSequelize(c.databaseUrl);
   const pool = createPool(c.databaseUrl);
+  const transitionPool = createTransitionPool(c.databaseUrl);
   try {
     await migrate(c.databaseUrl, sequelize);
     const box = new SecretBox(c.encryptionKey, cryptoRandom);
-    return await fn(createStore({ sequelize, pool, clock: systemClock, random: cryptoRandom, box }));
+    return await fn(
+      createStore({ sequelize, pool, transitionPool, clock: systemClock, random: cryptoRandom, box }),
+    );
   } finally {
     await sequelize.close();
-    await pool.end();
+    await Promise.all([pool.end(), transitionPool.end()]);
   }
 }
 

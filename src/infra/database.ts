@@ -46,12 +46,26 @@ export function createSequelize(url: string): Sequelize {
 
 /**
  * mysql2's own pool, beside Sequelize's: the receiver's batched inserts go through it, with no ORM
- * on the hot path, and the worker's reads and writes of orders, attempts and the inbox (one
- * transaction per batch of the events in hand).
+ * on the hot path, and the outbox's and the attempts' queries. One statement per query.
  */
 export function createPool(url: string): mysql.Pool {
+  return mysql.createPool(poolOptions(url, false));
+}
+
+/**
+ * The pool of an order's transition alone (store/orders.ts): the worker's reads and writes of orders,
+ * attempts and the inbox, one transaction per batch of the events in hand, which sends its writes
+ * and COMMIT in one round trip. Only these connections take several statements in one query: every
+ * value goes through placeholders, which mysql2 escapes, and a query anywhere else that was built
+ * wrong still cannot carry a second statement.
+ */
+export function createTransitionPool(url: string): mysql.Pool {
+  return mysql.createPool(poolOptions(url, true));
+}
+
+function poolOptions(url: string, multipleStatements: boolean): mysql.PoolOptions {
   const u = new URL(url);
-  return mysql.createPool({
+  return {
     host: u.hostname,
     port: Number(u.port || 3306),
     user: decodeURIComponent(u.username),
@@ -62,11 +76,8 @@ export function createPool(url: string): mysql.Pool {
     // As Sequelize's: BIGINT minor amounts come back as numbers.
     supportBigNumbers: true,
     bigNumberStrings: false,
-    // An order's transition sends its writes and COMMIT in one round trip (store/orders.ts). Every
-    // query on this pool takes its values through placeholders, which mysql2 escapes: no value
-    // can end a statement and start another.
-    multipleStatements: true,
-  });
+    multipleStatements,
+  };
 }
 
 export function migrator(sequelize: Sequelize) {

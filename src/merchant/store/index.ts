@@ -50,19 +50,21 @@ export interface StoreDeps {
   sequelize: Sequelize;
   /** mysql2's pool, for the inbox's batches (infra/database.ts createPool). */
   pool: Pool;
+  /** The transitions' own pool, the one that takes several statements a query (createTransitionPool). */
+  transitionPool: Pool;
   clock: Clock;
   random: RandomSource;
   /** Seals the webhook signing secrets and saved cards' vault tokens. */
   box: SecretBox;
 }
 
-export function createStore({ sequelize, pool, clock, random, box }: StoreDeps): Store {
+export function createStore({ sequelize, pool, transitionPool, clock, random, box }: StoreDeps): Store {
   const models = defineModels(sequelize);
   const history = new HistoryStore(models, clock);
   const audit = new AuditStore(models, clock);
   const disputes = new DisputeStore(sequelize, models, history, audit, clock);
   return {
-    orders: new OrderStore(sequelize, pool, models, history, clock, random),
+    orders: new OrderStore(sequelize, transitionPool, models, history, clock, random),
     attempts: new AttemptStore(pool, models),
     history,
     holds: new HoldStore(sequelize, models, clock),

@@ -190,6 +190,7 @@ export interface Transitioned<T> {
 export class OrderStore {
   constructor(
     private readonly sequelize: Sequelize,
+    /** Multiple statements a query: the transition's round trips (infra/database.ts). */
     private readonly pool: Pool,
     private readonly models: Models,
     private readonly history: HistoryStore,

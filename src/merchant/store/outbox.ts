@@ -171,31 +171,22 @@ export class OutboxStore {
     const [status, next] = result.ok
       ? (['delivered', d.next_attempt_at] as const)
       : ([result.nextAt === null ? 'failed' : 'pending', result.nextAt ?? d.next_attempt_at] as const);
-    await this.pool.query(
-      `UPDATE order_event_deliveries
-          SET status = ?, attempts = attempts + 1, next_attempt_at = ?, locked_until = NULL,
-              last_error = ?, delivered_at = ?
-        WHERE id = ?${
-          // A failure is recorded only under this pass's own claim: a dispatcher that stalled past
-          // it must not put back to pending what another pass has delivered meanwhile.
-          result.ok ? '' : " AND status = 'pending' AND locked_until <=> ?"
-        };
-       INSERT INTO order_event_attempts SET ?;
-       ${
-         // An endpoint that takes an event is back: what waits for it is tried now, not at its
-         // hourly try (an hour's outage would otherwise keep events up to an hour after the return).
-         result.ok
-           ? `UPDATE order_event_deliveries SET next_attempt_at = ?
-                WHERE subscriber = ? AND status = 'pending' AND attempts > 0 AND next_attempt_at > ?`
-           : 'DO 0'
-       }`,
-      [
-        status,
-        next,
-        error,
-        result.ok ? at : null,
-        d.id,
-        ...(result.ok ? [] : [d.locked_until]),
+    // One transaction, a statement a query: only the transitions' pool takes several in one.
+    const db = await this.pool.getConnection();
+    try {
+      await db.beginTransaction();
+      await db.query(
+        `UPDATE order_event_deliveries
+            SET status = ?, attempts = attempts + 1, next_attempt_at = ?, locked_until = NULL,
+                last_error = ?, delivered_at = ?
+          WHERE id = ?${
+            // A failure is recorded only under this pass's own claim: a dispatcher that stalled past
+            // it must not put back to pending what another pass has delivered meanwhile.
+            result.ok ? '' : " AND status = 'pending' AND locked_until <=> ?"
+          }`,
+        [status, next, error, result.ok ? at : null, d.id, ...(result.ok ? [] : [d.locked_until])],
+      );
+      await db.query('INSERT INTO order_event_attempts SET ?', [
         {
           delivery_id: d.id,
           event_seq: d.event_seq,
@@ -205,9 +196,22 @@ export class OutboxStore {
           error,
           ms: result.ms,
         },
-        ...(result.ok ? [at, d.subscriber, at] : []),
-      ],
-    );
+      ]);
+      // An endpoint that takes an event is back: what waits for it is tried now, not at its hourly
+      // try (an hour's outage would otherwise keep events up to an hour after the return).
+      if (result.ok)
+        await db.query(
+          `UPDATE order_event_deliveries SET next_attempt_at = ?
+            WHERE subscriber = ? AND status = 'pending' AND attempts > 0 AND next_attempt_at > ?`,
+          [at, d.subscriber, at],
+        );
+      await db.commit();
+    } catch (error) {
+      await db.rollback().catch(() => {});
+      throw error;
+    } finally {
+      db.release();
+    }
   }
 
   /** Sends an event again to every subscriber it went to (a replay): pending, due now. */

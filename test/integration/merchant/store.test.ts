@@ -5,6 +5,7 @@ import type { Sequelize } from 'sequelize';
 import {
   createPool,
   createSequelize,
+  createTransitionPool,
   ensureDatabase,
   migrate,
   migrator,
@@ -27,20 +28,43 @@ describe('merchant: the store', () => {
   const url = `${ADMIN_URL}/${database}`;
   let sequelize: Sequelize;
   let pool: Pool;
+  let transitionPool: Pool;
   let store: Store;
   const clock = new ManualClock();
 
   before(async () => {
     sequelize = createSequelize(url);
     pool = createPool(url);
+    transitionPool = createTransitionPool(url);
     await migrate(url, sequelize);
     const random = seededRandom(7);
-    store = createStore({ sequelize, pool, clock, random, box: new SecretBox(Buffer.alloc(32, 3), random) });
+    store = createStore({
+      sequelize,
+      pool,
+      transitionPool,
+      clock,
+      random,
+      box: new SecretBox(Buffer.alloc(32, 3), random),
+    });
   });
   after(async () => {
     await sequelize?.close();
     await pool?.end();
+    await transitionPool?.end();
     await dropDatabases([database]);
+  });
+
+  it("several statements in one query: only on the transitions' pool, refused everywhere else", async () => {
+    const two = 'SELECT 1 AS one; SELECT 2 AS two';
+    let refused: unknown;
+    try {
+      await pool.query(two);
+    } catch (error) {
+      refused = error;
+    }
+    expect((refused as { code?: string })?.code, 'the general pool').to.equal('ER_PARSE_ERROR');
+    const [both] = await transitionPool.query(two);
+    expect(both).to.have.length(2);
   });
 
   it('every model has exactly the columns of its migrated table, with the same nullability', async () => {
