@@ -165,7 +165,8 @@ export class MemoryStore {
       next_poll_at: null,
       version: order.version + 1,
     });
-    return { order: { ...order }, attempt: { ...attempt }, previous };
+    // Holds are not kept in memory (holds.put does nothing): none to replace.
+    return { order: { ...order }, attempt: { ...attempt }, previous, replacedChallenges: [] };
   }
 
   #withdraw(orderId: string, attemptId: string, previous: OrderBeforeAttempt) {

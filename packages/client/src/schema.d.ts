@@ -3496,12 +3496,21 @@ export interface operations {
                         code: "";
                         /** @description Each dependency, and what start-up learnt of the gateway key. */
                         data: {
-                            /** @description `ok`, or `unavailable: <why>`. */
-                            database: string;
-                            /** @description `ok`, or `unavailable: <why>`. */
-                            redis: string;
-                            /** @description `ok`, or `unavailable: <why>`. */
-                            gateway: string;
+                            /**
+                             * @description `ok`, or `unavailable` (why is in the kit's log, not in the answer).
+                             * @enum {string}
+                             */
+                            database: "ok" | "unavailable";
+                            /**
+                             * @description `ok`, or `unavailable` (why is in the kit's log, not in the answer).
+                             * @enum {string}
+                             */
+                            redis: "ok" | "unavailable";
+                            /**
+                             * @description `ok`, or `unavailable` (why is in the kit's log, not in the answer).
+                             * @enum {string}
+                             */
+                            gateway: "ok" | "unavailable";
                             /** @description The gateway API key as start-up read it (`GET /api/v1/api-key`): its type, the merchant the kit acts for and its scopes; null where the gateway did not describe it. */
                             gateway_key: {
                                 key_type: ("merchant" | "partner") | null;
@@ -3527,12 +3536,21 @@ export interface operations {
                         code: "NOT_READY";
                         /** @description Each dependency, and what start-up learnt of the gateway key. */
                         data: {
-                            /** @description `ok`, or `unavailable: <why>`. */
-                            database: string;
-                            /** @description `ok`, or `unavailable: <why>`. */
-                            redis: string;
-                            /** @description `ok`, or `unavailable: <why>`. */
-                            gateway: string;
+                            /**
+                             * @description `ok`, or `unavailable` (why is in the kit's log, not in the answer).
+                             * @enum {string}
+                             */
+                            database: "ok" | "unavailable";
+                            /**
+                             * @description `ok`, or `unavailable` (why is in the kit's log, not in the answer).
+                             * @enum {string}
+                             */
+                            redis: "ok" | "unavailable";
+                            /**
+                             * @description `ok`, or `unavailable` (why is in the kit's log, not in the answer).
+                             * @enum {string}
+                             */
+                            gateway: "ok" | "unavailable";
                             /** @description The gateway API key as start-up read it (`GET /api/v1/api-key`): its type, the merchant the kit acts for and its scopes; null where the gateway did not describe it. */
                             gateway_key: {
                                 key_type: ("merchant" | "partner") | null;

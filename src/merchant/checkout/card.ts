@@ -9,9 +9,9 @@ import { factsOf } from '../customers/saved-card.js';
 import { observeFinding, observeTransaction } from '../orders/from-gateway.js';
 import type { About } from '../orders/observation.js';
 import type { ApplyResult } from '../reconciler/apply.js';
-import type { KnownInstrument } from '../store/index.js';
+import type { KnownInstrument, OrderBeforeAttempt } from '../store/index.js';
 import type { OrderRecord } from '../store/records.js';
-import { type CheckoutDeps, type PaymentOutcome, reload, standing } from './deps.js';
+import { type CheckoutDeps, type PaymentOutcome, reload, type Standing, standing } from './deps.js';
 import { adoptDuplicate } from './duplicate.js';
 import { type CardHold, HOLD_LIFETIME_MS, openHold, sealHold } from './hold.js';
 import { inputRefusal } from './input-refusal.js';
@@ -50,7 +50,7 @@ export async function payByCard(
   orderId: string,
   payment: CardPayment,
 ): Promise<PaymentOutcome> {
-  const { order, attempt, previous } = await deps.store.orders.startAttempt(orderId, {
+  const { order, attempt, previous, replacedChallenges } = await deps.store.orders.startAttempt(orderId, {
     kind: 'card',
     mode: payment.mode,
     maxFailedAttempts: deps.maxFailedAttempts,
@@ -70,7 +70,7 @@ export async function payByCard(
     const errors = error instanceof GatewayError ? inputRefusal(error, 'card') : null;
     if (errors) {
       // Nothing exists at the gateway for this attempt yet: undone, and the order is as it was.
-      await deps.store.orders.withdrawAttempt(order.id, attempt.id, previous);
+      await withdraw(deps, order.id, attempt.id, previous, replacedChallenges);
       const { code, message } = error as GatewayError;
       return { kind: 'invalid', ...(await reload(deps, order.id)), code, message, errors };
     }
@@ -107,7 +107,7 @@ export async function payByCard(
 export async function finishChallenge(
   deps: CheckoutDeps,
   verificationId: string,
-): Promise<PaymentOutcome | null> {
+): Promise<ChallengeOutcome | null> {
   const attempt = await deps.store.attempts.by('verification_id', verificationId);
   if (!attempt) return null;
   const hold = await deps.store.holds.take(attempt.id);
@@ -120,8 +120,12 @@ export async function finishChallenge(
     }
     case 'expired':
       return timedOut(deps, attempt.id);
-    case 'gone':
-      return { kind: 'done', ...(await reload(deps, attempt.order_id)) };
+    case 'gone': {
+      const now = await reload(deps, attempt.order_id);
+      // A newer attempt erased this one's card data: its challenge pays nothing, and says so.
+      if (now.order.current_attempt_id !== attempt.id) return { kind: 'replaced', ...now };
+      return { kind: 'done', ...now };
+    }
     default:
       return hold satisfies never;
   }
@@ -139,6 +143,25 @@ export async function expireHolds(deps: CheckoutDeps): Promise<number> {
     expired++;
   }
   return expired;
+}
+
+/** What a 3DS return leads to: a payment's outcome, or a challenge a newer attempt replaced. */
+export type ChallengeOutcome = PaymentOutcome | (Standing & { kind: 'replaced' });
+
+/**
+ * An attempt the gateway refused before anything existed there, undone (store withdrawAttempt). The
+ * attempt it superseded is current again, but a challenge it waited on lost its card data when this
+ * one started: that challenge can no longer finish, so it ends as an expired hold would.
+ */
+export async function withdraw(
+  deps: CheckoutDeps,
+  orderId: string,
+  attemptId: string,
+  previous: OrderBeforeAttempt,
+  replacedChallenges: readonly string[],
+): Promise<void> {
+  await deps.store.orders.withdrawAttempt(orderId, attemptId, previous);
+  for (const id of replacedChallenges) await timedOut(deps, id);
 }
 
 async function timedOut(deps: CheckoutDeps, attemptId: string): Promise<PaymentOutcome> {

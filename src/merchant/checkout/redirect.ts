@@ -2,6 +2,7 @@ import { duplicateHolder, GatewayError, GatewayNetworkError } from '../../client
 import type { CustomerInput } from '../../client/gateway-client.js';
 import { observeFinding, observeSession } from '../orders/from-gateway.js';
 import type { About } from '../orders/observation.js';
+import { withdraw } from './card.js';
 import { type CheckoutDeps, type PaymentOutcome, reload, standing } from './deps.js';
 import { adoptDuplicate } from './duplicate.js';
 import { inputRefusal } from './input-refusal.js';
@@ -16,7 +17,7 @@ export async function payByRedirect(
   orderId: string,
   input: { paymentMethod: string; customer?: CustomerInput },
 ): Promise<PaymentOutcome> {
-  const { order, attempt, previous } = await deps.store.orders.startAttempt(orderId, {
+  const { order, attempt, previous, replacedChallenges } = await deps.store.orders.startAttempt(orderId, {
     kind: 'redirect',
     paymentMethod: input.paymentMethod,
     maxFailedAttempts: deps.maxFailedAttempts,
@@ -44,7 +45,7 @@ export async function payByRedirect(
     if (!(error instanceof GatewayError) && !(error instanceof GatewayNetworkError)) throw error;
     const errors = error instanceof GatewayError ? inputRefusal(error, 'redirect') : null;
     if (errors) {
-      await deps.store.orders.withdrawAttempt(order.id, attempt.id, previous);
+      await withdraw(deps, order.id, attempt.id, previous, replacedChallenges);
       const { code, message } = error as GatewayError;
       return { kind: 'invalid', ...(await reload(deps, order.id)), code, message, errors };
     }

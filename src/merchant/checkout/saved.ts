@@ -10,7 +10,7 @@ import { InvalidTransition } from '../orders/status.js';
 import type { AuditStore } from '../store/audit.js';
 import { DuplicateReference, type OrderStore } from '../store/orders.js';
 import type { OrderRecord, SavedCardRecord } from '../store/records.js';
-import { initiate, settle } from './card.js';
+import { initiate, settle, withdraw } from './card.js';
 import { type CheckoutDeps, type PaymentOutcome, reload } from './deps.js';
 import { declineMessage } from './outcome.js';
 
@@ -59,7 +59,7 @@ export async function payBySavedCard(
   const { card } = payment;
   const vaultToken = await deps.store.savedCards.vaultToken(card.id);
   if (vaultToken === null) throw new Error(`saved card ${card.id} has no row`);
-  const { order, attempt, previous } = await deps.store.orders.startAttempt(orderId, {
+  const { order, attempt, previous, replacedChallenges } = await deps.store.orders.startAttempt(orderId, {
     kind: 'card',
     mode: payment.mode,
     maxFailedAttempts: deps.maxFailedAttempts,
@@ -72,7 +72,7 @@ export async function payBySavedCard(
   const refusal = tokenRefusal(answer.error);
   if (refusal) {
     // Nothing exists at the gateway for this attempt: undone, and the card shown for what it is.
-    await deps.store.orders.withdrawAttempt(order.id, attempt.id, previous);
+    await withdraw(deps, order.id, attempt.id, previous, replacedChallenges);
     if (refusal.code === 'CARD_REVOKED') await deps.store.savedCards.markRevokedAtGateway(card.id);
     return {
       kind: 'invalid',

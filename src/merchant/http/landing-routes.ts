@@ -60,8 +60,15 @@ export function landingRoutes(router: Router, deps: LandingDeps): void {
     // Only the request that takes the hold pays; a reload (the page's own refresh included) finds it
     // gone and shows the order as it stands. What the payment's answer did to the order went through
     // decide, which refuses by flagging, never by throwing: the browser always gets a page.
-    const order = id ? ((await finishChallenge(deps, id))?.order ?? null) : null;
-    await show(ctx, order, { card_verification_id: id });
+    const outcome = id ? await finishChallenge(deps, id) : null;
+    if (outcome?.kind === 'replaced')
+      return landingPage(ctx, outcome.order, {
+        shopUrl: deps.shopUrl,
+        identity: { card_verification_id: id },
+        refreshes: 0,
+        replaced: true,
+      });
+    await show(ctx, outcome?.order ?? null, { card_verification_id: id });
   });
 
   for (const landing of ['return', 'cancel'] as const) {

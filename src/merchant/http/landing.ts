@@ -79,6 +79,13 @@ const SLOW = {
   tone: 'wait' as Tone,
 };
 
+/** A challenge whose attempt a newer one replaced: it pays nothing, whatever the order does now. */
+const REPLACED = {
+  headline: 'This payment was replaced by a newer one',
+  next: 'You started another payment for this order, so this one was not used and no money was taken for it. Please follow the payment you started last.',
+  tone: 'info' as Tone,
+};
+
 const UNKNOWN = {
   headline: 'Your payment',
   next: 'The shop will confirm the outcome of your payment to you.',
@@ -97,6 +104,8 @@ export interface LandingView {
   identity: Record<string, string>;
   /** How many times the page has reloaded itself already (its `n` query parameter). */
   refreshes: number;
+  /** The payment this landing returns from was replaced by a newer attempt (a 3DS return). */
+  replaced?: boolean;
 }
 
 /** The `n` of a landing's query: a count of reloads, 0 when missing or not a small number. */
@@ -128,10 +137,11 @@ ${back}`,
       ),
     };
   }
-  const waiting = isWaiting(order.status);
+  // A replaced attempt's page does not wait on the order: the payment it watches is another one.
+  const waiting = !view.replaced && isWaiting(order.status);
   const slow = waiting && view.refreshes >= MAX_REFRESHES;
   // A status this code does not know is never stored (DESIGN.md); still, a page rather than a crash.
-  const words = slow ? SLOW : (WORDS[order.status] ?? UNKNOWN);
+  const words = view.replaced ? REPLACED : slow ? SLOW : (WORDS[order.status] ?? UNKNOWN);
   const reload = (n: number) => `?${new URLSearchParams({ ...view.identity, n: String(n) })}`;
   const refresh = waiting && !slow ? `${REFRESH_SECONDS};url=${reload(view.refreshes + 1)}` : null;
   const amount = `${formatMinor(order.amount_minor, order.currency as CurrencyCode)} ${order.currency}`;
@@ -145,7 +155,7 @@ ${back}`,
     html: page(
       words.headline,
       refresh,
-      `<main class="card tone-${words.tone}" id="status" data-status="${escapeHtml(order.status)}">
+      `<main class="card tone-${words.tone}" id="status" data-status="${escapeHtml(order.status)}"${view.replaced ? ' data-replaced="true"' : ''}>
 <h1>${escapeHtml(words.headline)}</h1>
 <p class="next">${escapeHtml(words.next)}</p>
 <dl>

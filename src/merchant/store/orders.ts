@@ -1,5 +1,5 @@
 import type { Pool, RowDataPacket } from 'mysql2/promise';
-import { QueryTypes, type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
+import { Op, QueryTypes, type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { countsTowardCap, TooManyAttempts } from '../orders/attempt-cap.js';
@@ -300,7 +300,13 @@ export class OrderStore {
       /** What the history line says of it beyond its kind: the saved card that pays, say. */
       detail?: string;
     },
-  ): Promise<{ order: OrderRecord; attempt: AttemptRecord; previous: OrderBeforeAttempt }> {
+  ): Promise<{
+    order: OrderRecord;
+    attempt: AttemptRecord;
+    previous: OrderBeforeAttempt;
+    /** Earlier attempts whose 3DS challenge can no longer finish: their held card data is erased. */
+    replacedChallenges: string[];
+  }> {
     return this.sequelize.transaction(async (tx) => {
       const order = await this.#lock(orderId, tx);
       const before = order.status;
@@ -321,6 +327,19 @@ export class OrderStore {
         next_poll_at: order.next_poll_at,
       };
       const now = this.#now();
+      // The card data an earlier attempt holds across its challenge goes with the attempt it served:
+      // a new attempt supersedes it, so answering the old challenge later sends no card anywhere.
+      const held = await this.models.Attempt.findAll({
+        attributes: ['id'],
+        where: { order_id: orderId, hold_sealed: { [Op.ne]: null } },
+        transaction: tx,
+      });
+      const replacedChallenges = held.map((a) => a.id);
+      if (replacedChallenges.length > 0)
+        await this.models.Attempt.update(
+          { hold_sealed: null, hold_expires_at: null, updated_at: now },
+          { where: { id: replacedChallenges }, transaction: tx },
+        );
       const attempt = await this.models.Attempt.create(
         {
           id: randomId('att_', this.random),
@@ -371,7 +390,7 @@ export class OrderStore {
         },
         tx,
       );
-      return { order: after, attempt: attemptRecord(attempt), previous };
+      return { order: after, attempt: attemptRecord(attempt), previous, replacedChallenges };
     });
   }
 
