@@ -46,6 +46,11 @@ class KitApi {
     }
   }
 
+  /** The order as operators read it: the payment answers show only its public view (no payment ids). */
+  order(orderId: string): Promise<Answer> {
+    return this.call('GET', `/orders/${orderId}`, undefined, { authorization: `Bearer ${this.opsToken}` });
+  }
+
   /** An operator's capture, refund or void, retried under one Idempotency-Key while the kit is unavailable. */
   async operate(orderId: string, operation: string, body: unknown): Promise<Answer> {
     const headers = {
@@ -96,11 +101,14 @@ class Shopper {
     const answer = await this.api.call('POST', `/orders/${this.order.id}/pay/card`, { card, mode });
     const want = mode === 'sale' ? 'paid' : 'authorized';
     if (answer.status !== 200 || answer.body.data.order.status !== want) return null;
-    const id = Number(answer.body.data.order.payment.gateway_transaction_id);
+    const seen = await this.api.order(this.order.id);
+    const transaction = seen.status === 200 ? seen.body.data.order.payment?.gateway_transaction_id : null;
+    if (!transaction) return null;
+    const id = Number(transaction);
     if (mode === 'auth') {
       // The gateway's own deadline; the kit's word for it only when the gateway does not answer.
       const record = await this.gateway.record(id).catch(() => null);
-      const deadline = record ? record.captureBefore : answer.body.data.order.capture_before;
+      const deadline = record ? record.captureBefore : seen.body.data.order.capture_before;
       this.lapsesAt = deadline ? Date.parse(deadline) : null;
     }
     return id;

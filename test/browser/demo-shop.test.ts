@@ -65,6 +65,15 @@ describe('browser: the demo shop in Chromium', function () {
     return (await panel.getAttribute('data-order-id'))!;
   };
   const historyText = () => page.locator('#order table.history').innerText();
+  /**
+   * Types a token in "Operator actions": the page reads the order again with it, whole, with its
+   * history (a shopper's page shows the status and amounts only).
+   */
+  const asOperator = async (token = OPS_TOKEN) => {
+    if (!(await page.isVisible('#ops-token'))) await page.click('#ops summary');
+    await page.fill('#ops-token', token);
+    await page.waitForSelector('#order table.history', { timeout: 15_000 });
+  };
   const remembered = () => page.evaluate(() => localStorage.getItem('demo-shop:last-order'));
   /** Presses "Place the order and pay": the id of the order the page created (POST /orders). */
   const placeOrder = async () => {
@@ -123,9 +132,20 @@ describe('browser: the demo shop in Chromium', function () {
     await page.click('#pay');
     const id = await orderShown('paid');
     expect(await remembered()).to.equal(id);
+    // The shopper's page: the status and the amounts; nothing of who pays, the payment or its history.
+    const shopper = await page.locator('#order').innerText();
+    expect(shopper).to.contain('19.99 EUR');
+    expect(shopper).to.contain('Who pays');
+    for (const hidden of ['card, sale', 'demo-customer', 'Demo shop order', 'Gateway transaction'])
+      expect(shopper).to.not.contain(hidden);
+    expect(await page.locator('#order table.history').count()).to.equal(0);
+    await screenshot('card-sale-shopper');
+    // With an operator's token: the whole order, as the kit keeps it.
+    await asOperator();
     const panel = await page.locator('#order').innerText();
     expect(panel).to.contain('19.99 EUR');
     expect(panel).to.contain('card, sale');
+    expect(panel).to.match(/Customer\s+demo-customer/);
     expect(await historyText()).to.match(/pending → paid\s+applied/);
     expect(await page.locator('#form-message').innerText()).to.equal('Done.');
     expect((await getOrder(t, id)).status).to.equal('paid');
@@ -149,10 +169,31 @@ describe('browser: the demo shop in Chromium', function () {
     expect(await orderShown('paid')).to.equal(id);
     expect(await remembered()).to.equal(id);
     expect(await page.locator('#order').innerText()).to.contain('12.34 EUR');
+    await asOperator();
     expect(await historyText()).to.match(/pending → requires_action[\s\S]*requires_action → paid/);
     // The form keeps the card chosen before the challenge.
     expect(await page.inputValue('#card')).to.equal('4000000000003220');
     await screenshot('3ds-back-in-shop');
+  });
+
+  it('a challenge left open: back in the shop, the order waits and offers its challenge page again (next_action)', async () => {
+    await openShop();
+    await page.locator('tr[data-card="4000000000003220"]').click();
+    const id = await placeOrder();
+    await page.waitForURL(`${t.kit.gatewayUrl}/hosted/3ds/**`);
+    const challenge = page.url();
+    // The shopper comes back to the shop without answering the challenge.
+    await page.goto(`${t.url}/`);
+    expect(await orderShown('requires_action')).to.equal(id);
+    expect(await page.getAttribute('#continue-payment', 'href')).to.equal(challenge);
+    await screenshot('3ds-left-open');
+    await page.click('#continue-payment');
+    await page.waitForURL(challenge);
+    await page.getByRole('button', { name: 'Authenticate' }).click();
+    await page.waitForURL(`${t.url}/checkout/3ds-return?**`);
+    await backToTheShop();
+    expect(await orderShown('paid')).to.equal(id);
+    expect(await page.locator('#continue-payment').count()).to.equal(0);
   });
 
   it('a redirect payment with iDEAL: the hosted checkout page, Pay, the landing, back to the shop: paid', async () => {
@@ -173,6 +214,7 @@ describe('browser: the demo shop in Chromium', function () {
     await screenshot('ideal-landing');
     await backToTheShop();
     expect(await orderShown('paid')).to.equal(id);
+    await asOperator();
     const panel = await page.locator('#order').innerText();
     expect(panel).to.contain('redirect, ideal');
     expect(panel).to.match(/Payment session\s+ps_/);
@@ -213,7 +255,10 @@ describe('browser: the demo shop in Chromium', function () {
     await page.selectOption('#card', '4000000000000002');
     await page.click('#pay');
     await orderShown('failed');
+    // The shopper is told why beside the form; the order's failure code is the operator's to read.
     expect(await page.locator('#form-message').innerText()).to.contain('ERR_CARD_DO_NOT_HONOR');
+    expect(await page.locator('#order').innerText()).to.not.contain('Failure');
+    await asOperator();
     expect(await page.locator('#order').innerText()).to.match(/Failure\s+ERR_CARD_DO_NOT_HONOR/);
     await screenshot('card-declined');
   });
@@ -306,9 +351,10 @@ describe('browser: the demo shop in Chromium', function () {
     );
     await screenshot('review-queue-resolved');
 
-    // The order itself shows the line: who and why.
+    // The order itself shows the line, to an operator (finance reads orders): who and why.
     await page.goto(`${t.url}/?order=${flagged[0]}`);
     await orderShown('pending');
+    await asOperator(finance);
     expect(await historyText()).to.contain('review resolved (refunded) by shop-fran (finance)');
   });
 
@@ -347,6 +393,7 @@ describe('browser: the demo shop in Chromium', function () {
     expect(await remembered()).to.equal(second);
     // No challenge: the browser never left the shop, and the order went from pending to paid.
     expect(page.url()).to.equal(`${t.url}/`);
+    await asOperator();
     const history = await historyText();
     expect(history).to.contain(
       `saved card attempt started: visa •••• 4242, 12/${new Date().getFullYear() + 3} (${cardId})`,
@@ -406,6 +453,7 @@ describe('browser: the demo shop in Chromium', function () {
     await page.waitForSelector(`#order .order[data-order-id="${declined}"][data-status="paid"]`, {
       timeout: 15_000,
     });
+    await asOperator();
     expect(await historyText()).to.match(/failed → pending[\s\S]*saved card attempt started: visa •••• 3063/);
     // The declined card was not saved: consent was not given for it.
     expect((await cardsThroughApi()).map((c) => c.id)).to.deep.equal([cardId]);

@@ -5,7 +5,7 @@ import { type Clock, isoMicros, unixSeconds } from '../../src/shared/clock.js';
 import { sign } from '../../src/shared/signature.js';
 import { row, rows } from './db.js';
 import { card, jsonOf, MERCHANT_KEY } from './gateway.js';
-import type { TestKit } from './kit.js';
+import { getOrder, type TestKit } from './kit.js';
 import { waitFor } from './process.js';
 
 /**
@@ -93,7 +93,8 @@ export async function paidOrder(t: TestKit, amount = '12.34') {
   const pay = await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card(), mode: 'sale' } });
   expect(pay.status, pay.text).to.equal(200);
   expect(pay.body.data.order.status).to.equal('paid');
-  const saleId = Number(pay.body.data.order.payment.gateway_transaction_id);
+  // The payment's answer is the public view: the operator's shows the transaction.
+  const saleId = Number((await getOrder(t, id)).payment.gateway_transaction_id);
   const sale = { ...stateOf(t).transactions.get(saleId)! };
   expect(sale.type).to.equal('sale');
   return { id, sale };

@@ -143,6 +143,7 @@ export class MemoryStore {
       capture_id: null,
       failure_code: null,
       session_expires_at: null,
+      action_url: null,
       capture_before: null,
       money_at: null,
       gateway_status: null,

@@ -3,7 +3,7 @@ import type { Transaction } from '../../src/gateway/domain/transactions.js';
 import { rows } from './db.js';
 import { alnum, newOrder, sandboxCall, stateOf } from './events.js';
 import { card } from './gateway.js';
-import { pressButton, type TestKit } from './kit.js';
+import { getOrder, pressButton, type TestKit } from './kit.js';
 import {
   appliedTwice,
   comparison,
@@ -87,7 +87,8 @@ export interface Story {
 async function pay(t: TestKit, id: string, mode: 'sale' | 'auth') {
   const answer = await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card(), mode } });
   expect(answer.status, answer.text).to.equal(200);
-  return Number(answer.body.data.order.payment.gateway_transaction_id);
+  // The payment's answer is the public view: the operator's shows the transaction.
+  return Number((await getOrder(t, id)).payment.gateway_transaction_id);
 }
 
 async function redirect(t: TestKit, id: string) {

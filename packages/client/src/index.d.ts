@@ -8,7 +8,8 @@ export interface KitClientOptions extends Omit<ClientOptions, 'headers'> {
   baseUrl: string;
   /**
    * An operator's token, a `storefront` role's, or `OPS_API_TOKEN`: sent as `Authorization: Bearer
-   * <token>` with every request.
+   * <token>` with every request. `GET /orders/{id}` reads it: none, the public view; a reader's, the
+   * whole order; a `storefront` role's, 403.
    */
   token?: string;
   /** Headers for every request (a token's `Authorization` wins over one here). */
@@ -32,13 +33,20 @@ export type RequestBody<Id extends keyof operations> = operations[Id] extends {
   : never;
 
 type Schemas = components['schemas'];
-/** An order as every answer shows it (minor units, with `*_formatted` beside). */
+/**
+ * An order as anyone holding its id sees it: what `GET /orders/{id}` answers without a token, and the
+ * order in the payment answers (status, amounts, `next_action`; minor units, with `*_formatted` beside).
+ */
+export type PublicOrder = Schemas['PublicOrder'];
+/** An order as operators see it (`POST /orders`, the operator routes, the order list). */
 export type Order = Schemas['Order'];
-/** An order with its history: what `GET /orders/{id}` answers. */
+/** An order with its history: what `GET /orders/{id}` answers with a reader's token. */
 export type OrderWithHistory = Schemas['OrderWithHistory'];
 export type HistoryEntry = Schemas['HistoryEntry'];
 export type Payment = Schemas['Payment'];
-/** What a payment answers: the order and, when the customer must act, `next_action`. */
+/** What a storefront's payment answers: the order's public view and, when the customer must act, `next_action`. */
+export type PublicPaymentAnswer = Schemas['PublicPaymentAnswer'];
+/** What an operator's charge of a saved card answers: the order as operators see it. */
 export type PaymentAnswer = Schemas['PaymentAnswer'];
 export type NextAction = Schemas['NextAction'];
 /** What capture, refund and void answer: the order and the operation. */

@@ -36,7 +36,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an order, with its history */
+        /**
+         * Read an order: its status, or (operators) everything with its history
+         * @description Without `Authorization`, anyone holding the order id (the storefront, the shopper's browser) reads its public view (`PublicOrder`): status, amounts, and `next_action` while it waits on the shopper. With `Authorization: Bearer <token>` of a role that may read (viewer, finance, operator, admin), the whole order (`OrderWithHistory`): the customer, the description, the payment, the review, every observation of it and its disputes. A token that is sent must be good: a wrong one is a 401, never the public view; a `storefront` role's is a 403. Both answers carry `Vary: Authorization` and `Cache-Control: no-store`.
+         */
         get: operations["getOrder"];
         put?: never;
         post?: never;
@@ -57,7 +60,7 @@ export interface paths {
         put?: never;
         /**
          * Pay by card
-         * @description 3D Secure first, then the transaction (`mode` `sale` captures at once, `auth` waits for a capture). A challenge answers 200 with `next_action`: the challenge page, which returns to `/checkout/3ds-return`. Card data is passed to the gateway and kept nowhere.
+         * @description 3D Secure first, then the transaction (`mode` `sale` captures at once, `auth` waits for a capture). A challenge answers 200 with `next_action`: the challenge page, which returns to `/checkout/3ds-return`. Card data is passed to the gateway and kept nowhere. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
          */
         post: operations["payByCard"];
         delete?: never;
@@ -77,7 +80,7 @@ export interface paths {
         put?: never;
         /**
          * Pay with a saved card
-         * @description The order's customer pays with one of their saved cards: the order must name its customer (`customer.merchant_customer_id`) and the request carry that customer's `Customer-Token`. No 3D Secure is asked (the payment that saved the card was authenticated). The order's history names the card.
+         * @description The order's customer pays with one of their saved cards: the order must name its customer (`customer.merchant_customer_id`) and the request carry that customer's `Customer-Token`. No 3D Secure is asked (the payment that saved the card was authenticated). The order's history names the card. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
          */
         post: operations["payBySavedCard"];
         delete?: never;
@@ -97,7 +100,7 @@ export interface paths {
         put?: never;
         /**
          * Pay by redirect
-         * @description A hosted checkout session for a redirect method (`ideal`, `psc`, ...); `next_action` is its page, which returns to `/checkout/return` or `/checkout/cancel`.
+         * @description A hosted checkout session for a redirect method (`ideal`, `psc`, ...); `next_action` is its page, which returns to `/checkout/return` or `/checkout/cancel`. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
          */
         post: operations["payByRedirect"];
         delete?: never;
@@ -754,6 +757,40 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
+        /** @description An order as anyone holding its id sees it (no token): its status, its amounts and, while it is `requires_action`, `next_action`: the page to send the shopper to (the 3DS challenge, the hosted checkout). The customer, the description, why a payment failed, the review, the payment's ids, the history and the disputes are for operators (`OrderWithHistory`). */
+        PublicOrder: {
+            /** @example ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N */
+            id: string;
+            /** @description Sent to the gateway as the payment reference. */
+            reference: string;
+            /** @enum {string} */
+            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed";
+            /** @description Minor units (cents): 1234 is 12.34 EUR. */
+            amount: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            amount_formatted: string;
+            currency: string;
+            captured_amount: number | null;
+            captured_amount_formatted: string | null;
+            /** @description The gateway's running refunded total, in minor units. */
+            refunded_amount: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            refunded_amount_formatted: string;
+            /** @description What a chargeback took back while the order is disputed; 0 otherwise (a dispute won gives it back). */
+            disputed_amount: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            disputed_amount_formatted: string;
+            /** Format: date-time */
+            updated_at: string;
+            next_action: components["schemas"]["NextAction"];
+        };
+        /** @description Where to send the customer: the 3DS challenge or the hosted checkout page; null when nothing is left to do. */
+        NextAction: {
+            /** @constant */
+            type: "redirect";
+            /** Format: uri */
+            url: string;
+        } | null;
         OrderWithHistory: {
             /** @example ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N */
             id: string;
@@ -848,17 +885,20 @@ export interface components {
             closed_by: string | null;
             note: string | null;
         };
-        PaymentAnswer: {
-            order: components["schemas"]["Order"];
+        Forbidden: {
+            /**
+             * @description The token's role.
+             * @enum {string}
+             */
+            role: "admin" | "operator" | "finance" | "viewer" | "storefront";
+            /** @description The roles that may do this. */
+            allowed: ("admin" | "operator" | "finance" | "viewer" | "storefront")[];
+        };
+        /** @description A storefront's payment (anyone holding the order's id may send one): the order's public view, and where to send the shopper. */
+        PublicPaymentAnswer: {
+            order: components["schemas"]["PublicOrder"];
             next_action: components["schemas"]["NextAction"];
         };
-        /** @description Where to send the customer: the 3DS challenge or the hosted checkout page; null when nothing is left to do. */
-        NextAction: {
-            /** @constant */
-            type: "redirect";
-            /** Format: uri */
-            url: string;
-        } | null;
         /** @description The order's status and the statuses the action is allowed from. */
         InvalidState: {
             /** @enum {string} */
@@ -900,15 +940,6 @@ export interface components {
             /** @description Minor units (cents): 1234 is 12.34 EUR. */
             amount: number;
             gateway_transaction_id: string | null;
-        };
-        Forbidden: {
-            /**
-             * @description The token's role.
-             * @enum {string}
-             */
-            role: "admin" | "operator" | "finance" | "viewer" | "storefront";
-            /** @description The roles that may do this. */
-            allowed: ("admin" | "operator" | "finance" | "viewer" | "storefront")[];
         };
         /** @description The order is disputed: what the chargeback took, in minor units. */
         Disputed: {
@@ -1085,6 +1116,11 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             revoked_at: string | null;
+        };
+        /** @description An operator's charge: the order as operators see it. */
+        PaymentAnswer: {
+            order: components["schemas"]["Order"];
+            next_action: components["schemas"]["NextAction"];
         };
         /** @description The dispute's outcome and the one the action is allowed from. */
         DisputeState: {
@@ -1471,9 +1507,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The order and every observation of it. */
+            /** @description Without a token, `PublicOrder`; with a reader's token, `OrderWithHistory`. */
             200: {
                 headers: {
+                    /** @description `Authorization`: the answer depends on the token. */
+                    Vary: string;
+                    /** @description `no-store`. */
+                    "Cache-Control": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1484,8 +1524,46 @@ export interface operations {
                         /** @constant */
                         code: "";
                         data: {
-                            order: components["schemas"]["OrderWithHistory"];
+                            order: components["schemas"]["PublicOrder"] | components["schemas"]["OrderWithHistory"];
                         };
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: no `Authorization: Bearer <token>`, or a token nobody holds (unknown, or revoked): an operator's own token or OPS_API_TOKEN. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                        data: components["schemas"]["Forbidden"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
                     };
                 };
             };
@@ -1622,7 +1700,7 @@ export interface operations {
                         message: string;
                         /** @constant */
                         code: "";
-                        data: components["schemas"]["PaymentAnswer"];
+                        data: components["schemas"]["PublicPaymentAnswer"];
                     };
                 };
             };
@@ -1638,7 +1716,7 @@ export interface operations {
                         message: string;
                         /** @constant */
                         code: "";
-                        data: components["schemas"]["PaymentAnswer"];
+                        data: components["schemas"]["PublicPaymentAnswer"];
                     };
                 };
             };
@@ -1691,7 +1769,7 @@ export interface operations {
                         success: false;
                         message: string;
                         code: string;
-                        data: components["schemas"]["PaymentAnswer"];
+                        data: components["schemas"]["PublicPaymentAnswer"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -1731,7 +1809,7 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS";
-                        data: components["schemas"]["InvalidState"] | components["schemas"]["PaymentAnswer"] | components["schemas"]["TooManyAttempts"];
+                        data: components["schemas"]["InvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -1768,7 +1846,7 @@ export interface operations {
                         success: false;
                         message: string;
                         code: string;
-                        data: components["schemas"]["PaymentAnswer"] | null;
+                        data: components["schemas"]["PublicPaymentAnswer"] | null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -1828,7 +1906,7 @@ export interface operations {
                         success: false;
                         message: string;
                         code: string;
-                        data: components["schemas"]["PaymentAnswer"];
+                        data: components["schemas"]["PublicPaymentAnswer"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -1896,7 +1974,7 @@ export interface operations {
                         message: string;
                         /** @constant */
                         code: "";
-                        data: components["schemas"]["PaymentAnswer"];
+                        data: components["schemas"]["PublicPaymentAnswer"];
                     };
                 };
             };
@@ -1912,7 +1990,7 @@ export interface operations {
                         message: string;
                         /** @constant */
                         code: "";
-                        data: components["schemas"]["PaymentAnswer"];
+                        data: components["schemas"]["PublicPaymentAnswer"];
                     };
                 };
             };
@@ -1965,7 +2043,7 @@ export interface operations {
                         success: false;
                         message: string;
                         code: string;
-                        data: components["schemas"]["PaymentAnswer"];
+                        data: components["schemas"]["PublicPaymentAnswer"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2005,7 +2083,7 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS";
-                        data: components["schemas"]["InvalidState"] | components["schemas"]["PaymentAnswer"] | components["schemas"]["TooManyAttempts"];
+                        data: components["schemas"]["InvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2043,7 +2121,7 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "VALIDATION_FAILED" | "CARD_REVOKED" | "CARD_EXPIRED";
-                        data: components["schemas"]["PaymentAnswer"] | null;
+                        data: components["schemas"]["PublicPaymentAnswer"] | null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2103,7 +2181,7 @@ export interface operations {
                         success: false;
                         message: string;
                         code: string;
-                        data: components["schemas"]["PaymentAnswer"];
+                        data: components["schemas"]["PublicPaymentAnswer"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2168,7 +2246,7 @@ export interface operations {
                         message: string;
                         /** @constant */
                         code: "";
-                        data: components["schemas"]["PaymentAnswer"];
+                        data: components["schemas"]["PublicPaymentAnswer"];
                     };
                 };
             };
@@ -2184,7 +2262,7 @@ export interface operations {
                         message: string;
                         /** @constant */
                         code: "";
-                        data: components["schemas"]["PaymentAnswer"];
+                        data: components["schemas"]["PublicPaymentAnswer"];
                     };
                 };
             };
@@ -2218,7 +2296,7 @@ export interface operations {
                         success: false;
                         message: string;
                         code: string;
-                        data: components["schemas"]["PaymentAnswer"];
+                        data: components["schemas"]["PublicPaymentAnswer"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2258,7 +2336,7 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS";
-                        data: components["schemas"]["InvalidState"] | components["schemas"]["PaymentAnswer"] | components["schemas"]["TooManyAttempts"];
+                        data: components["schemas"]["InvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2295,7 +2373,7 @@ export interface operations {
                         success: false;
                         message: string;
                         code: string;
-                        data: components["schemas"]["PaymentAnswer"] | null;
+                        data: components["schemas"]["PublicPaymentAnswer"] | null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2355,7 +2433,7 @@ export interface operations {
                         success: false;
                         message: string;
                         code: string;
-                        data: components["schemas"]["PaymentAnswer"];
+                        data: components["schemas"]["PublicPaymentAnswer"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;

@@ -93,7 +93,9 @@ export async function payByCard(
       sealHold(deps.box, attempt.id, hold),
       new Date(deps.clock.now() + HOLD_LIFETIME_MS),
     );
-    const applied = await found(deps, verified, `api:${attempt.id}:3ds`, 'requires_action');
+    // The challenge page is kept with the attempt: a shopper who comes back is sent to it again.
+    const challenge: About = { ...verified, ids: { ...verified.ids, actionUrl: verification.challenge_url } };
+    const applied = await found(deps, challenge, `api:${attempt.id}:3ds`, 'requires_action');
     return { kind: 'action', ...standing(applied), url: verification.challenge_url };
   }
   return declined(deps, verified, `api:${attempt.id}:3ds`, 'ERR_3DS_FAILED');

@@ -25,6 +25,8 @@ import {
   orderWithHistorySchema,
   paymentAnswerSchema,
   paymentMethodsSchema,
+  publicOrderSchema,
+  publicPaymentAnswerSchema,
   reportSchema,
   savedCardSchema,
   success,
@@ -206,29 +208,30 @@ function payment(
     path,
     operationId,
     summary,
-    description,
+    // Anyone holding an order's id may pay it: the answers show what that id shows without a token.
+    description: `${description} The answers show the order's public view (\`PublicOrder\`), as \`GET /orders/{id}\` without a token does.`,
     tags: ['Payments'],
     requestParams: { path: orderPath },
     requestBody: json(body, example),
     responses: {
       200: jsonAnswer(
         'The payment is decided (`next_action` null) or waits for the customer (`next_action`: the page to send them to).',
-        success(paymentAnswerSchema),
+        success(publicPaymentAnswerSchema),
       ),
       202: jsonAnswer(
         "The outcome is not known yet (the gateway did not answer, or the kit could not record its answer): the order stays `pending`, and the webhook, a poll or the customer's next try (which the gateway answers by naming the payment it holds) lands it.",
-        success(paymentAnswerSchema),
+        success(publicPaymentAnswerSchema),
       ),
       402: jsonAnswer(
         "Declined, with the gateway's code (`ERR_CARD_DO_NOT_HONOR`, `ERR_3DS_FAILED`, `ERR_3DS_TIMEOUT`, `ERR_PROVIDER_REJECTED`, ...); the order is `failed` and a new attempt may follow.",
-        failure('gateway', paymentAnswerSchema),
+        failure('gateway', publicPaymentAnswerSchema),
       ),
       ...orderNotFound,
       409: jsonAnswer(
         "`INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status and those allowed). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap.",
         failure(
           ['INVALID_STATE', 'PAYMENT_IN_PROGRESS', 'TOO_MANY_ATTEMPTS'],
-          z.union([invalidStateSchema, paymentAnswerSchema, tooManyAttemptsSchema]),
+          z.union([invalidStateSchema, publicPaymentAnswerSchema, tooManyAttemptsSchema]),
         ),
         z.object({
           'Retry-After': z
@@ -239,14 +242,14 @@ function payment(
       ),
       422: jsonAnswer(
         "`VALIDATION_FAILED` (the request; `data` null), or the gateway's code for input it refused before anything existed there (`ERR_PAYMENT_METHOD_NOT_ENABLED`, `ERR_PAYMENT_METHOD_NOT_AVAILABLE_IN_COUNTRY`, `ERR_INVALID_CURRENCY`, ...; `data` the order, as it was). `errors` names the field.",
-        failure('gateway', paymentAnswerSchema.nullable()),
+        failure('gateway', publicPaymentAnswerSchema.nullable()),
       ),
       ...rateLimited(
         'too many payment requests from this client address (`pay_per_address`) or for this order (`pay_per_order`)',
       ),
       503: jsonAnswer(
         "The gateway is not available (`GATEWAY_UNAVAILABLE`, or the gateway's own code), or the API key's budget for checkout traffic is spent for now (`GATEWAY_BUSY`): nothing was charged; the order is `failed` (an attempt that does not count toward `TOO_MANY_ATTEMPTS`) and the customer may try again after `Retry-After` seconds.",
-        failure('gateway', paymentAnswerSchema),
+        failure('gateway', publicPaymentAnswerSchema),
         retryAfter,
       ),
       ...unreadable,
@@ -463,14 +466,23 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       method: 'get',
       path: '/orders/{id}',
       operationId: 'getOrder',
-      summary: 'Read an order, with its history',
+      summary: 'Read an order: its status, or (operators) everything with its history',
+      description:
+        "Without `Authorization`, anyone holding the order id (the storefront, the shopper's browser) reads its public view (`PublicOrder`): status, amounts, and `next_action` while it waits on the shopper. With `Authorization: Bearer <token>` of a role that may read (viewer, finance, operator, admin), the whole order (`OrderWithHistory`): the customer, the description, the payment, the review, every observation of it and its disputes. A token that is sent must be good: a wrong one is a 401, never the public view; a `storefront` role's is a 403. Both answers carry `Vary: Authorization` and `Cache-Control: no-store`.",
       tags: ['Orders'],
+      security: [{}, { opsToken: [] }],
       requestParams: { path: orderPath },
       responses: {
         200: jsonAnswer(
-          'The order and every observation of it.',
-          success(z.object({ order: orderWithHistorySchema })),
+          "Without a token, `PublicOrder`; with a reader's token, `OrderWithHistory`.",
+          success(z.object({ order: z.union([publicOrderSchema, orderWithHistorySchema]) })),
+          z.object({
+            Vary: z.string().meta({ description: '`Authorization`: the answer depends on the token.' }),
+            'Cache-Control': z.string().meta({ description: '`no-store`.' }),
+          }),
         ),
+        ...unauthorized,
+        ...forbidden,
         ...orderNotFound,
         ...databaseDown,
         ...internal,
@@ -506,7 +518,10 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
         ),
         422: jsonAnswer(
           '`VALIDATION_FAILED` (the request, or an order that names no customer: `errors.card`). `CARD_REVOKED`: the card was removed (here, or at the gateway); `CARD_EXPIRED`: past its expiry month. Both name `card`, and nothing was charged: `data` the order, as it was.',
-          failure(['VALIDATION_FAILED', 'CARD_REVOKED', 'CARD_EXPIRED'], paymentAnswerSchema.nullable()),
+          failure(
+            ['VALIDATION_FAILED', 'CARD_REVOKED', 'CARD_EXPIRED'],
+            publicPaymentAnswerSchema.nullable(),
+          ),
         ),
       },
       CUSTOMER,

@@ -132,5 +132,6 @@ async function answerCharge(ctx: Context, outcome: ChargeOutcome): Promise<void>
     ok(ctx, { order: orderView(outcome.order, outcome.attempt), next_action: null }, 201, 'Charged.');
     return;
   }
-  await answerPayment(ctx, outcome);
+  // An operator's charge: the operator's view of the order, as the other operator routes answer.
+  await answerPayment(ctx, outcome, orderView);
 }

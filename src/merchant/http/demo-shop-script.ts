@@ -124,9 +124,18 @@ async function loadMethods() {
 
 // ---- the order, as the backend knows it (GET /orders/{id}) ----
 
+/**
+ * The orders this page placed for its customer, with whether a payment of each was started: GET
+ * /orders/{id} shows anyone holding the id the status and amounts only, not whose order it is.
+ */
+const OWN_ORDERS = 'demo-shop:own-orders';
+const OWN_KEPT = 20;
+
 let timer = null;
 let refreshes = 0;
 let shownId = null;
+/** Only the latest read is shown: an older answer arriving late does not replace it. */
+let reads = 0;
 /** The order shown, as last read: a saved card pays it when it is still the customer's to pay. */
 let shownOrder = null;
 
@@ -134,6 +143,50 @@ function remember(id) {
   try {
     localStorage.setItem(LAST_ORDER, id);
   } catch {}
+}
+
+/** { [order id]: { paying } } of the orders placed here, oldest first. */
+function ownOrders() {
+  try {
+    const own = JSON.parse(localStorage.getItem(OWN_ORDERS) || '{}');
+    return own && typeof own === 'object' && !Array.isArray(own) ? own : {};
+  } catch {
+    return {};
+  }
+}
+
+function keepOwn(id, paying) {
+  const own = ownOrders();
+  delete own[id];
+  own[id] = { paying };
+  for (const old of Object.keys(own).slice(0, -OWN_KEPT)) delete own[old];
+  try {
+    localStorage.setItem(OWN_ORDERS, JSON.stringify(own));
+  } catch {}
+}
+
+const isOwn = (id) => Object.prototype.hasOwnProperty.call(ownOrders(), id);
+
+/**
+ * Whether the gateway holds a payment of the order: the operator's view names it; for the public one
+ * the page goes by the payments it sent (an order placed elsewhere and still pending: none known).
+ */
+function paymentStarted(order) {
+  if ('payment' in order) return order.payment !== null;
+  if (order.status !== 'pending') return true;
+  return isOwn(order.id) && ownOrders()[order.id].paying === true;
+}
+
+/** A payment's answer: an attempt stands at the gateway unless nothing was started. */
+function notePayment(orderId, answer) {
+  const started = answer.status === 200 || answer.status === 202 || answer.body.code === 'PAYMENT_IN_PROGRESS';
+  if (started && isOwn(orderId)) keepOwn(orderId, true);
+}
+
+/** The operator token typed under "Operator actions", as a header; null when the field is empty. */
+function opsHeaders() {
+  const token = $('ops-token').value.trim();
+  return token ? { authorization: 'Bearer ' + token } : null;
 }
 
 /** The form as it was last sent, so that coming back from a payment page keeps the shopper's choices. */
@@ -175,12 +228,23 @@ function lastOrderId() {
 
 const TONES = { paid: 'good', authorized: 'good', pending: 'wait', requires_action: 'wait', failed: 'bad', cancelled: 'bad', expired: 'bad' };
 
+/**
+ * The order as GET /orders/{id} shows it: to the shopper its status and amounts; with the operator
+ * token typed in, the whole order and its history. A token the kit refuses is said, beside it.
+ */
 async function showOrder(id, fresh) {
   clearTimeout(timer);
   if (fresh || id !== shownId) refreshes = 0;
   shownId = id;
-  const answer = await api('GET', '/orders/' + encodeURIComponent(id));
-  if (id !== shownId) return;
+  const read = ++reads;
+  const path = '/orders/' + encodeURIComponent(id);
+  const asOperator = opsHeaders();
+  let answer = await api('GET', path, undefined, asOperator || undefined);
+  if (asOperator && (answer.status === 401 || answer.status === 403) && read === reads) {
+    say('ops-message', 'The order is shown as a shopper sees it: ' + problem(answer), 'err');
+    answer = await api('GET', path);
+  }
+  if (read !== reads) return;
   const box = $('order');
   if (answer.status === 404) {
     try {
@@ -198,7 +262,7 @@ async function showOrder(id, fresh) {
   const order = answer.body.data.order;
   shownOrder = order;
   // An order without a payment attempt (one the gateway refused outright) has nothing to confirm.
-  const waiting = SETTINGS.waiting.includes(order.status) && order.payment !== null;
+  const waiting = SETTINGS.waiting.includes(order.status) && paymentStarted(order);
   box.replaceChildren(renderOrder(order, waiting));
   setOperator(order);
   if (waiting && refreshes < SETTINGS.maxRefreshes) {
@@ -207,8 +271,17 @@ async function showOrder(id, fresh) {
   }
 }
 
+/** The customer an order names, in one line (the operator's view only). */
+function customerText(c) {
+  if (!c) return null;
+  const name = [c.first_name, c.last_name].filter(Boolean).join(' ');
+  return [c.merchant_customer_id, name, c.email].filter(Boolean).join(', ');
+}
+
 function renderOrder(order, waiting) {
   const money = (formatted) => (formatted === null ? null : formatted + ' ' + order.currency);
+  // The operator's view (a token that may read): the whole order, with its history.
+  const whole = Array.isArray(order.history);
   const p = order.payment;
   const rows = [
     ['Order', order.id],
@@ -216,14 +289,20 @@ function renderOrder(order, waiting) {
     ['Amount', money(order.amount_formatted)],
     ['Captured', money(order.captured_amount_formatted)],
     ['Refunded', order.refunded_amount ? money(order.refunded_amount_formatted) : null],
-    ['Payment', p ? [p.kind, p.mode, p.payment_method].filter(Boolean).join(', ') : 'none yet'],
-    ['Gateway transaction', p && p.gateway_transaction_id],
-    ['Payment session', p && p.payment_session_id],
-    ['Failure', order.failure_code],
-    // An authorisation lapses unless captured or voided by then.
-    ['Capture before', order.capture_before && new Date(order.capture_before).toUTCString()],
-    ['Needs review', order.needs_review ? order.review_reason || 'yes' : null],
+    ['Charged back', order.disputed_amount ? money(order.disputed_amount_formatted) : null],
   ];
+  if (whole)
+    rows.push(
+      ['Customer', customerText(order.customer)],
+      ['Description', order.description],
+      ['Payment', p ? [p.kind, p.mode, p.payment_method].filter(Boolean).join(', ') : 'none yet'],
+      ['Gateway transaction', p && p.gateway_transaction_id],
+      ['Payment session', p && p.payment_session_id],
+      ['Failure', order.failure_code],
+      // An authorisation lapses unless captured or voided by then.
+      ['Capture before', order.capture_before && new Date(order.capture_before).toUTCString()],
+      ['Needs review', order.needs_review ? order.review_reason || 'yes' : null],
+    );
   const dl = el('dl');
   for (const [term, value] of rows) {
     if (value === null || value === undefined || value === '') continue;
@@ -237,6 +316,26 @@ function renderOrder(order, waiting) {
       ? el('span', { class: 'hint' }, refreshes < SETTINGS.maxRefreshes ? ' being confirmed: checking again every ' + SETTINGS.refreshMs / 1000 + ' s' : ' still being confirmed')
       : null,
   );
+  const again = waiting && refreshes >= SETTINGS.maxRefreshes ? el('button', { type: 'button', id: 'check-again' }, 'Check again') : null;
+  if (again) again.addEventListener('click', () => showOrder(order.id, true));
+  // A shopper who came back before finishing the challenge or the hosted checkout: its page again.
+  const next = order.next_action;
+  const resume =
+    next && next.type === 'redirect' && /^https?:/.test(next.url)
+      ? el('p', {}, el('a', { href: next.url, id: 'continue-payment' }, 'Continue the payment'))
+      : null;
+  const json = el('p', { class: 'hint' }, 'The same as JSON: ', el('a', { href: '/orders/' + encodeURIComponent(order.id) }, 'GET /orders/' + order.id));
+  if (!whole)
+    return el(
+      'div',
+      { class: 'order', 'data-status': order.status, 'data-order-id': order.id },
+      status,
+      again,
+      resume,
+      dl,
+      el('p', { class: 'hint', id: 'order-whole-hint' }, "Who pays, the payment's ids and the history are for operators: type a token under Operator actions to see them."),
+      json,
+    );
   const history = el('tbody');
   for (const h of order.history) {
     history.append(
@@ -251,17 +350,16 @@ function renderOrder(order, waiting) {
       ),
     );
   }
-  const again = waiting && refreshes >= SETTINGS.maxRefreshes ? el('button', { type: 'button', id: 'check-again' }, 'Check again') : null;
-  if (again) again.addEventListener('click', () => showOrder(order.id, true));
   return el(
     'div',
     { class: 'order', 'data-status': order.status, 'data-order-id': order.id },
     status,
     again,
+    resume,
     dl,
     el('h3', {}, 'History'),
     el('div', { class: 'scroll' }, el('table', { class: 'history' }, el('thead', {}, el('tr', {}, el('th', {}, 'Time'), el('th', {}, 'Source'), el('th', {}, 'Status'), el('th', {}, 'Outcome'), el('th', {}, 'Detail'))), history)),
-    el('p', { class: 'hint' }, 'The same as JSON: ', el('a', { href: '/orders/' + encodeURIComponent(order.id) }, 'GET /orders/' + order.id)),
+    json,
   );
 }
 
@@ -292,6 +390,8 @@ async function createOrder(messageId) {
   }
   const order = created.body.data.order;
   remember(order.id);
+  // The creator's answer names the customer: the one GET /orders/{id} shows only to operators.
+  if (order.customer && order.customer.merchant_customer_id === CUSTOMER.id) keepOwn(order.id, false);
   saveChoices();
   return order;
 }
@@ -301,6 +401,7 @@ async function createOrder(messageId) {
  * shown as it now stands. False when the browser is leaving the page.
  */
 async function followPayment(paid, orderId, messageId, pageName) {
+  notePayment(orderId, paid);
   const next = paid.body.data && paid.body.data.next_action;
   if (next && next.type === 'redirect' && /^https?:/.test(next.url)) {
     say(messageId, 'Going to the ' + pageName + ' page\\u2026');
@@ -406,11 +507,14 @@ function savedWorking(busy) {
   return true;
 }
 
-/** The order shown when the customer may still pay it (unpaid, or failed); else a new one from the form. */
+/**
+ * The order shown when the customer may still pay it (placed here for them, and failed or never paid
+ * for); else a new one from the form.
+ */
 async function orderToPay() {
   const o = shownOrder;
-  const theirs = o && o.customer && o.customer.merchant_customer_id === CUSTOMER.id;
-  if (theirs && (o.status === 'failed' || (o.status === 'pending' && o.payment === null))) return o;
+  const theirs = o && isOwn(o.id);
+  if (theirs && (o.status === 'failed' || (o.status === 'pending' && !paymentStarted(o)))) return o;
   return createOrder('saved-message');
 }
 
@@ -442,7 +546,7 @@ async function removeSaved(card, label) {
   await loadSavedCards();
 }
 
-// ---- operator actions: capture, void, refund (OPS_API_TOKEN) ----
+// ---- operator actions: the whole order, capture, void, refund (an operator's token) ----
 
 function setOperator(order) {
   const ops = $('ops');
@@ -452,7 +556,8 @@ function setOperator(order) {
     void: status === 'authorized',
     refund: status === 'paid' || status === 'partially_refunded',
   };
-  ops.hidden = !(can.capture || can.void || can.refund);
+  // Any order: its token field is also what shows the order whole.
+  ops.hidden = !order;
   if (order && ops.dataset.orderId !== order.id) $('refund-amount').value = order.amount_formatted;
   ops.dataset.orderId = order ? order.id : '';
   $('capture').hidden = !can.capture;
@@ -570,6 +675,15 @@ $('capture').addEventListener('click', () => operate('capture'));
 $('void').addEventListener('click', () => operate('void'));
 $('refund').addEventListener('click', () => operate('refund'));
 $('ops-form').addEventListener('submit', (event) => event.preventDefault());
+// The order read again with the token once it is typed (or without, once cleared).
+let tokenTyped = null;
+$('ops-token').addEventListener('input', () => {
+  clearTimeout(tokenTyped);
+  tokenTyped = setTimeout(() => {
+    say('ops-message', '');
+    if (shownId) showOrder(shownId, true);
+  }, 400);
+});
 $('queue-form').addEventListener('submit', (event) => {
   event.preventDefault();
   loadQueue(false);

@@ -140,7 +140,7 @@ The payment pages' "Back to the shop" leads here while <code>SHOP_URL</code> is 
 <h2>The order</h2>
 <div id="order"><p class="hint">No order yet. The last order placed here is shown again when you come back.</p></div>
 <details id="ops" hidden><summary>Operator actions</summary><form id="ops-form">
-<p class="hint">Capture, void and refund need the operator token, <code>OPS_API_TOKEN</code> (<code>npm start</code> prints a generated one). It stays in this field only.</p>
+<p class="hint">A shopper sees the order's status and amounts. An operator's token that may read shows it whole: who pays, the payment and its history. Capture, void and refund need the role operator or <code>OPS_API_TOKEN</code> (<code>npm start</code> prints a generated one). The token stays in this field only.</p>
 <label>Token <input id="ops-token" type="password" autocomplete="off" size="28"></label>
 <p class="row"><button type="button" id="capture">Capture</button> <button type="button" id="void">Void</button>
 <span id="refund-fields"><input id="refund-amount" inputmode="decimal" size="8" aria-label="Refund amount"> <button type="button" id="refund">Refund</button></span></p>

@@ -121,9 +121,41 @@ export const nextActionSchema = z
       'Where to send the customer: the 3DS challenge or the hosted checkout page; null when nothing is left to do.',
   });
 
+/** views/order-view.ts, publicOrderView: what anyone holding an order's id reads. */
+export const publicOrderSchema = orderSchema
+  .pick({
+    id: true,
+    reference: true,
+    status: true,
+    amount: true,
+    amount_formatted: true,
+    currency: true,
+    captured_amount: true,
+    captured_amount_formatted: true,
+    refunded_amount: true,
+    refunded_amount_formatted: true,
+    disputed_amount: true,
+    disputed_amount_formatted: true,
+    updated_at: true,
+  })
+  .extend({ next_action: nextActionSchema })
+  .meta({
+    id: 'PublicOrder',
+    description:
+      "An order as anyone holding its id sees it (no token): its status, its amounts and, while it is `requires_action`, `next_action`: the page to send the shopper to (the 3DS challenge, the hosted checkout). The customer, the description, why a payment failed, the review, the payment's ids, the history and the disputes are for operators (`OrderWithHistory`).",
+  });
+
 export const paymentAnswerSchema = z
   .object({ order: orderSchema, next_action: nextActionSchema })
-  .meta({ id: 'PaymentAnswer' });
+  .meta({ id: 'PaymentAnswer', description: "An operator's charge: the order as operators see it." });
+
+export const publicPaymentAnswerSchema = z
+  .object({ order: publicOrderSchema, next_action: nextActionSchema })
+  .meta({
+    id: 'PublicPaymentAnswer',
+    description:
+      "A storefront's payment (anyone holding the order's id may send one): the order's public view, and where to send the shopper.",
+  });
 
 export const operationSchema = z
   .object({

@@ -9,7 +9,7 @@ import { payByRedirect } from '../checkout/redirect.js';
 import { payBySavedCard } from '../checkout/saved.js';
 import { type OrderRules, orderRuleErrors } from '../orders/order-rules.js';
 import { OrderNotFound } from '../store/index.js';
-import type { OrderRecord } from '../store/records.js';
+import type { AttemptRecord, OrderRecord } from '../store/records.js';
 import { requireCustomer } from './customer-auth.js';
 import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
@@ -27,7 +27,7 @@ import {
   refundSchema,
   voidSchema,
 } from './schemas.js';
-import { disputeView, historyView, orderView } from './views.js';
+import { disputeView, historyView, orderView, publicOrderView } from './views.js';
 
 export interface RouteDeps extends LandingDeps {
   /** The bootstrap operator token (admin); named operators' tokens are in the store. */
@@ -61,8 +61,21 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     ok(ctx, { order: orderView(order) }, 201, 'Order created.');
   });
 
+  /**
+   * Anyone who holds an order's id (a shopper's browser, a link) reads where it stands; who paid, its
+   * history and disputes are for operators who may read. A token that is sent must be good: a wrong one
+   * is a 401, never the public view, so a broken operator setup is seen at once.
+   */
   router.get('/orders/:id', async (ctx) => {
+    // One address, two answers: no cache may hand the operator's to someone without the token.
+    ctx.set('Vary', 'Authorization');
+    ctx.set('Cache-Control', 'no-store');
+    const reader = ctx.get('Authorization') === '' ? null : await deps.ops.require(ctx, 'read');
     const order = await existing(ctx.params.id);
+    if (!reader) {
+      ok(ctx, { order: publicOrderView(order, await currentAttempt(order)) });
+      return;
+    }
     const [attempt, lines, disputes] = await Promise.all([
       currentAttempt(order),
       history.ofOrder(order.id),
@@ -98,7 +111,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
       // not one the body claims: `customer.ip_address` goes on as the customer's record says it.
       browserIp: clientAddress(ctx) ?? undefined,
     });
-    await answerPayment(ctx, outcome);
+    await answerPayment(ctx, outcome, publicOrderView);
   });
 
   router.post('/orders/:id/pay/saved', async (ctx) => {
@@ -113,7 +126,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
       customer: { ...body.customer, merchant_customer_id: customerId },
       browserIp: clientAddress(ctx) ?? undefined,
     });
-    await answerPayment(ctx, outcome);
+    await answerPayment(ctx, outcome, publicOrderView);
   });
 
   /**
@@ -144,6 +157,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
         paymentMethod: body.payment_method,
         customer: ip === undefined ? body.customer : { ...body.customer, ip_address: ip },
       }),
+      publicOrderView,
     );
   });
 
@@ -216,10 +230,20 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
   }
 }
 
-/** A payment's outcome as the storefront's answer: the order, and what the shopper does next. */
-export async function answerPayment(ctx: Context, outcome: PaymentOutcome): Promise<void> {
+/** How a payment's answer shows the order: to anyone with its id (publicOrderView), or to an operator. */
+export type PaymentOrderView = (order: OrderRecord, attempt: AttemptRecord | null) => object;
+
+/**
+ * A payment's outcome as the caller's answer: the order, and what the shopper does next. The
+ * storefront's routes answer anyone who holds the order's id, so they pass the public view.
+ */
+export async function answerPayment(
+  ctx: Context,
+  outcome: PaymentOutcome,
+  view: PaymentOrderView,
+): Promise<void> {
   const data = {
-    order: orderView(outcome.order, outcome.attempt),
+    order: view(outcome.order, outcome.attempt),
     next_action: outcome.kind === 'action' ? { type: 'redirect', url: outcome.url } : null,
   };
   switch (outcome.kind) {

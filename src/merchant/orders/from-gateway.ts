@@ -129,6 +129,7 @@ export function observeSession(
     paymentSessionId: s.payment_session_id,
     transactionId: s.transaction_id,
     ...(Number.isNaN(expiresAt) ? {} : { sessionExpiresAt: expiresAt }),
+    actionUrl: s.checkout_url,
   };
   return {
     ...seen(source, sourceId, now),

@@ -40,7 +40,15 @@ export interface GatewayIds {
   paymentSessionId?: string;
   /** A session's `expires_at` (ms): the poller asks right after it. */
   sessionExpiresAt?: number;
+  /**
+   * The gateway's page the shopper is sent to (the 3DS challenge, the hosted checkout): what the
+   * order's `next_action` names while it waits on them, to a shopper who comes back later too.
+   */
+  actionUrl?: string;
 }
+
+/** The longest page address an attempt keeps (its column); a longer one is only in the payment's answer. */
+export const ACTION_URL_MAX = 2048;
 
 /**
  * Which attempt of which order the kit asked the gateway about (its own calls, its polls): the

@@ -3,6 +3,7 @@ import { disputeStep } from '../orders/disputes.js';
 import { type GatewayView, viewAfter } from '../orders/gateway-view.js';
 import {
   type About,
+  ACTION_URL_MAX,
   isFinding,
   isReview,
   type Observation,
@@ -200,6 +201,9 @@ function learnedOf(attempt: AttemptRecord, obs: Observation, about: About | unde
   }
   if (ids.sessionExpiresAt !== undefined && attempt.session_expires_at === null)
     learned.session_expires_at = new Date(ids.sessionExpiresAt);
+  // Too long for its column: left out rather than failing the change; the payment's answer still names it.
+  if (ids.actionUrl !== undefined && attempt.action_url === null && ids.actionUrl.length <= ACTION_URL_MAX)
+    learned.action_url = ids.actionUrl;
   const deadline = isFinding(obs) ? null : (obs.transaction.captureBefore ?? null);
   const holds = learned.gateway_transaction_id ?? attempt.gateway_transaction_id;
   if (

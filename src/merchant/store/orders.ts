@@ -57,6 +57,7 @@ export interface Change {
       | 'payment_session_id'
       | 'verification_id'
       | 'session_expires_at'
+      | 'action_url'
       | 'capture_before'
       | 'money_at'
       | 'status'

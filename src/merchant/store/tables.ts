@@ -1,4 +1,5 @@
 import { type DataType, DataTypes, type ModelAttributeColumnOptions } from 'sequelize';
+import { ACTION_URL_MAX } from '../orders/observation.js';
 import type { OrderStatus } from '../orders/status.js';
 
 /**
@@ -195,6 +196,8 @@ export const ATTEMPTS = table('payment_attempts', {
   hold_expires_at: datetime().nullable().hide(),
   /** A payment session's `expires_at`: the poller asks right after it. */
   session_expires_at: datetime().nullable(),
+  /** The page the shopper is sent to (3DS challenge, hosted checkout): the order's `next_action`. */
+  action_url: varchar(ACTION_URL_MAX).nullable(),
   /** An auth's deadline to be captured or voided, as its gateway record says (sandbox.md section 11). */
   capture_before: datetime().nullable(),
   /** The gateway's time of the latest record seen once money moved (decide's PaymentState.moneyAt). */

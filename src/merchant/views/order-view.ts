@@ -5,8 +5,9 @@ const fmt = (minor: number | null, currency: string) =>
   minor === null ? null : formatMinor(minor, currency as CurrencyCode);
 
 /**
- * An order as everyone outside the kit sees it (the API's answers, the body of the order events sent
- * to the shop): minor units with the formatted amount beside.
+ * An order as the operators and the shop's server see it (the operator routes, `GET /orders/{id}` with a
+ * reader's token, `POST /orders`, the body of the order events sent to the shop): everything, in minor
+ * units with the formatted amount beside.
  */
 export function orderView(order: OrderRecord, attempt?: AttemptRecord | null) {
   return {
@@ -42,4 +43,39 @@ export function orderView(order: OrderRecord, attempt?: AttemptRecord | null) {
     created_at: order.created_at.toISOString(),
     updated_at: order.updated_at.toISOString(),
   };
+}
+
+/**
+ * An order as anyone holding its id sees it (the storefront's `GET /orders/{id}` without a token, the
+ * payment answers): where it stands, its amounts and what the shopper does next; nothing of who pays,
+ * why a payment failed or what the kit thinks of it. Named field by field: a column added to orders
+ * stays out of here until someone decides that it belongs.
+ */
+export function publicOrderView(order: OrderRecord, attempt?: AttemptRecord | null) {
+  return {
+    id: order.id,
+    reference: order.reference,
+    status: order.status,
+    amount: order.amount_minor,
+    amount_formatted: fmt(order.amount_minor, order.currency),
+    currency: order.currency,
+    captured_amount: order.captured_minor,
+    captured_amount_formatted: fmt(order.captured_minor, order.currency),
+    refunded_amount: order.refunded_minor,
+    refunded_amount_formatted: fmt(order.refunded_minor, order.currency),
+    disputed_amount: order.disputed_minor,
+    disputed_amount_formatted: fmt(order.disputed_minor, order.currency),
+    next_action: nextAction(order, attempt),
+    updated_at: order.updated_at.toISOString(),
+  };
+}
+
+/**
+ * Where to send the shopper: the page the current attempt waits on them at (the 3DS challenge, the
+ * hosted checkout), while the order waits on them; else null.
+ */
+export function nextAction(order: OrderRecord, attempt?: AttemptRecord | null) {
+  return order.status === 'requires_action' && attempt?.action_url
+    ? { type: 'redirect' as const, url: attempt.action_url }
+    : null;
 }

@@ -47,10 +47,21 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     if (checker) console.log(`      checked against the document: ${[...checker.checked].sort().join('; ')}`);
   });
 
-  it('orders: created, read with their history, refused (422, 409), not found (404)', async () => {
+  it('orders: created, read (public; with their history by a reader), refused (401, 403, 422, 409), not found (404)', async () => {
     const id = await newOrder({ amount: 49.9, currency: 'EUR', reference: `api-doc-${Date.now()}` });
     const order = await call('GET', `/orders/${id}`, '/orders/{id}', 200);
-    expect(order.body.data.order.history).to.be.an('array');
+    expect(order.body.data.order).to.not.have.property('history');
+    const full = await call('GET', `/orders/${id}`, '/orders/{id}', 200, { ops: true });
+    expect(full.body.data.order.history).to.be.an('array');
+    await call('GET', `/orders/${id}`, '/orders/{id}', 401, { token: 'nobody-holds-this' });
+    const storefront = (
+      await t.kit.store.operators.add({
+        name: 'doc-storefront',
+        role: 'storefront',
+        by: { name: 'test', role: 'admin', credential: 'cli' },
+      })
+    ).token;
+    await call('GET', `/orders/${id}`, '/orders/{id}', 403, { token: storefront });
     await call('POST', '/orders', '/orders', 422, { body: { amount: '1.234', currency: 'EUR' } });
     await call('POST', '/orders', '/orders', 422, { body: { amount: '10', currency: 'KWD' } });
     await call('POST', '/orders', '/orders', 409, {
@@ -59,7 +70,7 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     await call('GET', '/orders/ord_nobody', '/orders/{id}', 404);
     // An IPv6 address with an IPv4 tail: the kit takes it, so the document must too.
     const ip = await newOrder({ amount: '5', currency: 'EUR', customer: { ip_address: '::ffff:192.0.2.1' } });
-    await call('GET', `/orders/${ip}`, '/orders/{id}', 200);
+    await call('GET', `/orders/${ip}`, '/orders/{id}', 200, { ops: true });
   });
 
   it('card payments: approved, challenged, declined (402), refused input (422), past paying for (409)', async () => {
@@ -70,6 +81,7 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     });
     expect(sale.body.data.order.status).to.equal('paid');
     await call('GET', `/orders/${paid}`, '/orders/{id}', 200);
+    await call('GET', `/orders/${paid}`, '/orders/{id}', 200, { ops: true });
     await call('POST', `/orders/${paid}/pay/card`, '/orders/{id}/pay/card', 409, { body: { card: card() } });
 
     const challenged = await newOrder();
@@ -77,6 +89,8 @@ describe('merchant API: real answers match GET /openapi.json', function () {
       body: { card: card('4000000000003220') },
     });
     expect(challenge.body.data.next_action.type).to.equal('redirect');
+    const waiting = await call('GET', `/orders/${challenged}`, '/orders/{id}', 200);
+    expect(waiting.body.data.order.next_action).to.deep.equal(challenge.body.data.next_action);
 
     const declined = await newOrder();
     const decline = await call('POST', `/orders/${declined}/pay/card`, '/orders/{id}/pay/card', 402, {
@@ -153,7 +167,9 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     const pay = await call('POST', `/orders/${id}/pay/card`, '/orders/{id}/pay/card', 200, {
       body: { card: card(), mode: 'sale' },
     });
-    const sale = stateOf(t).transactions.get(Number(pay.body.data.order.payment.gateway_transaction_id))!;
+    expect(pay.body.data.order.status).to.equal('paid');
+    const paid = await call('GET', `/orders/${id}`, '/orders/{id}', 200, { ops: true });
+    const sale = stateOf(t).transactions.get(Number(paid.body.data.order.payment.gateway_transaction_id))!;
     const secret = await storedSecret(t);
     const post = poster(t);
     const e = event('transaction.captured', wire(sale));

@@ -51,12 +51,12 @@ const production = () => ({
   METRICS_TOKEN: randomBytes(24).toString('base64url'),
 });
 
-/** The order's history once a line from `source` is in it. */
-async function historyWith(url: string, id: string, source: string, context: () => string) {
+/** The order's history (an operator's read, with `token`) once a line from `source` is in it. */
+async function historyWith(url: string, token: string, id: string, source: string, context: () => string) {
   return waitFor(
     `a ${source} line in the history of ${id}`,
     async () => {
-      const got = await call(url, 'GET', `/orders/${id}`);
+      const got = await call(url, 'GET', `/orders/${id}`, undefined, { authorization: `Bearer ${token}` });
       const history = got.body?.data?.order?.history as { source: string; outcome: string }[] | undefined;
       return history?.some((h) => h.source === source) ? history : undefined;
     },
@@ -200,11 +200,13 @@ describe('merchant: the container as it will run (the build, with plain node, NO
 
     it("the sandbox's signed webhook reaches the receiver, is stored and applied: a webhook line in the history", async () => {
       expect(orderId, 'the payment above').to.be.a('string');
-      const history = await historyWith(url, orderId, 'webhook', () => kit.stderr());
+      const history = await historyWith(url, env.OPS_API_TOKEN, orderId, 'webhook', () => kit.stderr());
       const line = history.find((h) => h.source === 'webhook')!;
       // The API's answer got there first: the event confirms it (or applies it, had it come first).
       expect(['duplicate', 'applied'], JSON.stringify(history)).to.include(line.outcome);
-      const got = await call(url, 'GET', `/orders/${orderId}`);
+      const got = await call(url, 'GET', `/orders/${orderId}`, undefined, {
+        authorization: `Bearer ${env.OPS_API_TOKEN}`,
+      });
       expect(got.body.data.order.status).to.equal('paid');
       expect(got.body.data.order.needs_review).to.equal(false);
     });
@@ -361,7 +363,13 @@ describe('merchant: the container as it will run (the build, with plain node, NO
       expect(back.startsWith(`${apiUrl}/checkout/3ds-return?`), back).to.equal(true);
       expect((await fetch(back)).status).to.equal(200);
 
-      const history = await historyWith(apiUrl, id, 'webhook', () => api.stderr() + worker.stderr());
+      const history = await historyWith(
+        apiUrl,
+        env.OPS_API_TOKEN!,
+        id,
+        'webhook',
+        () => api.stderr() + worker.stderr(),
+      );
       const got = await call(apiUrl, 'GET', `/orders/${id}`);
       expect(got.body.data.order.status, JSON.stringify(history)).to.equal('paid');
     });

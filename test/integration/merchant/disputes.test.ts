@@ -44,7 +44,8 @@ describe('merchant: disputes (issue 19, part 2)', function () {
     const { id, reference } = created.body.data.order as { id: string; reference: string };
     const paid = await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card(), mode: 'sale' } });
     expect(paid.status, paid.text).to.equal(200);
-    return { id, reference, transaction: paid.body.data.order.payment.gateway_transaction_id as string };
+    const transaction = (await getOrder(t, id)).payment.gateway_transaction_id as string;
+    return { id, reference, transaction };
   };
   const refund = (id: string, amount: string) =>
     t.call('POST', `/orders/${id}/refund`, {

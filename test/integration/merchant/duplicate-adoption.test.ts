@@ -140,17 +140,21 @@ describe('merchant: a payment the kit never heard the answer to (ERR_DUPLICATE a
     const first = await t.call('POST', `/orders/${order.id}/pay/redirect`, { body });
     documented.check(first, 'POST', '/orders/{id}/pay/redirect');
     expect(first.status, first.text).to.equal(200);
+    const firstPayment = (await getOrder(t, order.id)).payment;
     // The shopper came back from the hosted page without paying, and presses Pay again.
     const again = await t.call('POST', `/orders/${order.id}/pay/redirect`, { body });
     documented.check(again, 'POST', '/orders/{id}/pay/redirect');
     expect(again.status, again.text).to.equal(200);
     expect(again.body.data.next_action).to.deep.equal(first.body.data.next_action);
-    expect(again.body.data.order.payment.attempt_id).to.not.equal(first.body.data.order.payment.attempt_id);
+    // The adopting attempt keeps the session's page: the order read later sends the shopper there too.
+    expect(again.body.data.order.next_action).to.deep.equal(first.body.data.next_action);
+    const againPayment = (await getOrder(t, order.id)).payment;
+    expect(againPayment.attempt_id).to.not.equal(firstPayment.attempt_id);
     // The current attempt took the session over: one attempt holds it.
     const holders = await rows(t, 'payment_attempts', {
-      payment_session_id: first.body.data.order.payment.payment_session_id,
+      payment_session_id: firstPayment.payment_session_id,
     });
-    expect(holders.map((h) => h.id)).to.deep.equal([again.body.data.order.payment.attempt_id]);
+    expect(holders.map((h) => h.id)).to.deep.equal([againPayment.attempt_id]);
     await pressButton(first.body.data.next_action.url, 'pay');
     const settled = await afterWebhooks(order.id, order.reference);
     expect(settled).to.include({ status: 'paid', needs_review: false });

@@ -94,8 +94,14 @@ describe('kit client: the README walkthrough through @merchant-kit/client', func
     );
     expect(refunded.data.order).to.include({ status: 'partially_refunded', refunded_amount: 200 });
 
-    const read = answered(await storefront.GET('/orders/{id}', { params: { path: { id } } }), 200);
+    // The storefront (no token) reads where the order stands; the operator reads it whole.
+    const shown = answered(await storefront.GET('/orders/{id}', { params: { path: { id } } }), 200);
+    expect(shown.data.order).to.include({ status: 'partially_refunded', refunded_amount: 200 });
+    expect(shown.data.order).to.not.have.property('history');
+    const read = answered(await operator.GET('/orders/{id}', { params: { path: { id } } }), 200);
     const { order } = read.data;
+    if (!('history' in order))
+      throw new Error(`the operator's read has no history: ${JSON.stringify(order)}`);
     expect(order).to.include({ status: 'partially_refunded', captured_amount: 1234, refunded_amount: 200 });
     // Whichever came first for each step, the API's answer or the gateway's webhook, the order went
     // through each status, and the operator's requests are kept with who asked and why.

@@ -50,7 +50,7 @@ describe('merchant: operators with names and roles (issue, part 2)', function ()
     return {
       id,
       reference: created.body.data.order.reference as string,
-      transaction: paid.body.data.order.payment.gateway_transaction_id as string,
+      transaction: (await getOrder(t, id)).payment.gateway_transaction_id as string,
     };
   };
   const as = (role: OperatorRole | 'admin', method: string, path: string, body?: unknown, key?: string) =>

@@ -7,7 +7,7 @@ import { type OrderEvent, OrderEventHandlers } from '../../../src/merchant/outbo
 import { count, rows } from '../../support/db.js';
 import { referenceSettled } from '../../support/events.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
-import { startTestKit, type TestKit } from '../../support/kit.js';
+import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
 
 /**
  * Issue 20, part 1: order events out through a transactional outbox: written with the change, sent
@@ -109,7 +109,8 @@ describe('merchant: order events out (issue 20, part 1)', function () {
     const { id, reference } = created.body.data.order as { id: string; reference: string };
     const paid = await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card(), mode: 'sale' } });
     expect(paid.status, paid.text).to.equal(200);
-    return { id, reference, transaction: paid.body.data.order.payment.gateway_transaction_id as string };
+    const transaction = (await getOrder(t, id)).payment.gateway_transaction_id as string;
+    return { id, reference, transaction };
   };
   /** Dispatcher passes until nothing more is due now. */
   const drain = async () => {

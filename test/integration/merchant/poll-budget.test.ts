@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { count } from '../../support/db.js';
 import { deliveriesOff, paidOrder, refundAtGateway } from '../../support/events.js';
 import { card } from '../../support/gateway.js';
-import { startTestKit, type TestKit } from '../../support/kit.js';
+import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
 import { waitFor } from '../../support/process.js';
 import { expectNothingAppliedTwice, expectOrdersTrue } from '../../support/truth.js';
 
@@ -86,7 +86,7 @@ describe('merchant: 2,000 open orders polled within the shared budget, checkout 
           body: { card: card(), mode: 'auth' },
         });
         expect(paid.body.data.order.status, paid.text).to.equal('authorized');
-        seeded.add(paid.body.data.order.payment.gateway_transaction_id);
+        seeded.add((await getOrder(t, created.body.data.order.id)).payment.gateway_transaction_id);
       });
       t.sandboxClock.advance(MINUTE);
     }

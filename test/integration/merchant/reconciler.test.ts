@@ -258,7 +258,7 @@ describe('merchant: the reconciler', () => {
           body: { payment_method: 'psc', customer: { country_code: 'DE' } },
         });
         expect(pay.status, pay.text).to.equal(200);
-        const txId = Number(pay.body.data.order.payment.gateway_transaction_id);
+        const txId = Number((await getOrder(t, id)).payment.gateway_transaction_id);
         return { id, tx: { ...stateOf(t).transactions.get(txId)! } };
       };
       /** The session's sale as the gateway would report it captured. */

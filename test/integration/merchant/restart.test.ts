@@ -25,6 +25,7 @@ describe('merchant: a restart on the same database', function () {
   const dir = mkdtempSync(join(tmpdir(), 'kit-restart-'));
   const stateFile = join(dir, 'sandbox-state.json');
   const database = databaseName('restart', 'main');
+  const OPS = 'restart-ops-token-0123456789';
   databases.push(database);
   let env: Record<string, string>;
   let url: string;
@@ -39,6 +40,7 @@ describe('merchant: a restart on the same database', function () {
       DATABASE_URL: `${ADMIN_URL}/${database}`,
       GATEWAY_SANDBOX_STATE: stateFile,
       LOG_LEVEL: 'warn',
+      OPS_API_TOKEN: OPS,
     };
   });
   after(async () => {
@@ -55,16 +57,18 @@ describe('merchant: a restart on the same database', function () {
     const { code } = await exitWithin(kit!, 15_000);
     expect(code, kit!.stderr()).to.equal(0);
   };
-  const call = async (method: string, path: string, body?: unknown) => {
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(url + path, {
       method,
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     // biome-ignore lint/suspicious/noExplicitAny: an envelope of any shape
     return { status: res.status, body: (await res.json()) as any };
   };
-  const order = async (id: string) => (await call('GET', `/orders/${id}`)).body.data.order;
+  /** The whole order, with its history: the operator's read. */
+  const order = async (id: string) =>
+    (await call('GET', `/orders/${id}`, undefined, { authorization: `Bearer ${OPS}` })).body.data.order;
 
   /** A card sale, answered, and its webhook applied: the order as it then stands. */
   const paidOrder = async (amount: string) => {

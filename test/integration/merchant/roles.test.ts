@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
-import { pressButton } from '../../support/kit.js';
+import { OPS_TOKEN, pressButton } from '../../support/kit.js';
 import {
   ADMIN_URL,
   call,
@@ -94,6 +94,8 @@ describe('merchant: ROLES as processes (merchant.md, Running it)', function () {
           GATEWAY_PORT: String(gatewayPort),
           DATABASE_URL: databaseUrl,
           REDIS_URL: redisUrl,
+          // The order's history is the operator's to read.
+          OPS_API_TOKEN: OPS_TOKEN,
         }),
       );
       await healthy(api, apiUrl, READY_DEADLINE_MS);
@@ -221,7 +223,9 @@ describe('merchant: ROLES as processes (merchant.md, Running it)', function () {
       );
       expect(row.outcome).to.equal('applied');
 
-      const got = await call(apiUrl, 'GET', `/orders/${order.id}`);
+      const got = await call(apiUrl, 'GET', `/orders/${order.id}`, undefined, {
+        authorization: `Bearer ${OPS_TOKEN}`,
+      });
       expect(got.status, got.text).to.equal(200);
       expect(got.body.data.order.status, got.text).to.equal('paid');
       const applied = (

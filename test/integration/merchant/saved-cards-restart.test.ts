@@ -112,7 +112,8 @@ describe('merchant: a saved card across a restart of both sides', function () {
     const paid = await call('POST', `/orders/${orderId}/pay/saved`, { card: cardId }, headers);
     expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
     expect(paid.body.data.order.status).to.equal('paid');
-    const history = (await call('GET', `/orders/${orderId}`)).body.data.order.history as { detail: string }[];
+    const read = await call('GET', `/orders/${orderId}`, undefined, { authorization: `Bearer ${OPS}` });
+    const history = read.body.data.order.history as { detail: string }[];
     expect(history.some((h) => h.detail?.includes(`visa •••• 4242, 12/2030 (${cardId})`))).to.equal(true);
     await stopKit();
   });

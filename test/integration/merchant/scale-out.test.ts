@@ -260,7 +260,10 @@ describe('merchant: scale-out, two api, two worker and two scheduler processes o
         const res = await call(url, 'POST', `/orders/${id}/pay/card`, { card: card(), mode });
         expect(res.status, `${name}: ${res.text}`).to.equal(200);
         expect(res.body.data.order.status).to.equal(mode === 'sale' ? 'paid' : 'authorized');
-        return Number(res.body.data.order.payment.gateway_transaction_id);
+        // The payment's answer is the public view; the operator's read names the transaction.
+        const read = await call(url, 'GET', `/orders/${id}`, undefined, ops);
+        expect(read.status, `${name}: ${read.text}`).to.equal(200);
+        return Number(read.body.data.order.payment.gateway_transaction_id);
       },
       async redirect(id: string): Promise<string> {
         const res = await call(url, 'POST', `/orders/${id}/pay/redirect`, {

@@ -68,7 +68,7 @@ describe('the merchant API document', () => {
     expect(() => expectDocumented(app, merchantApi, REGISTRY)).to.throw(/GET \/reports\/monthly/);
   });
 
-  it('puts the order list, capture, refund, void, reviews, the report, the audit, gateway money with no order, disputes, customer tokens and charges behind the ops bearer token, saved cards behind the customer token, with a 401 (a 403 where a role may not), and nothing else', () => {
+  it('puts the order list, capture, refund, void, reviews, the report, the audit, gateway money with no order, disputes, customer tokens and charges behind the ops bearer token, saved cards behind the customer token, GET /orders/{id} open or behind the bearer token, with a 401 (a 403 where a role may not), and nothing else', () => {
     expect(document.components?.securitySchemes?.opsToken).to.include({ type: 'http', scheme: 'bearer' });
     for (const { method, path, operation } of operations) {
       const operator =
@@ -81,10 +81,13 @@ describe('the merchant API document', () => {
         'post /orders/{id}/pay/saved': [{ customerToken: [] }],
         'get /customers/{id}/cards': [{ customerToken: [] }, { opsToken: [] }],
         'delete /customers/{id}/cards/{card}': [{ customerToken: [] }, { opsToken: [] }],
+        // Without a token the public view; with one, a reader's, the whole order.
+        'get /orders/{id}': [{}, { opsToken: [] }],
       };
       const expected = customer[`${method} ${path}`] ?? (operator ? [{ opsToken: [] }] : []);
       expect(operation.security ?? [], `${method} ${path}`).to.deep.equal(expected);
       if (customer[`${method} ${path}`]) expect(operation.responses).to.have.property('401');
+      if (method === 'get' && path === '/orders/{id}') expect(operation.responses).to.have.property('403');
       if (operator) expect(operation.responses).to.have.property('401');
       // Every role reads the lists; everything else some role may not do.
       const everyRole = method === 'get' && ['/orders', '/unmatched-money', '/disputes'].includes(path);

@@ -51,6 +51,7 @@ const attempt = (over: Partial<AttemptRecord> = {}): AttemptRecord => ({
   capture_id: null,
   failure_code: null,
   session_expires_at: null,
+  action_url: null,
   gateway_status: 'captured',
   gateway_amount_minor: 1000,
   gateway_currency: 'EUR',
