@@ -291,6 +291,7 @@ describe('browser: the demo shop in Chromium', function () {
     const flagged: string[] = [];
     for (let i = 1; i <= 6; i++) {
       const created = await t.call('POST', '/orders', {
+        ops: true,
         body: { amount: `${i}.00`, currency: 'EUR', reference: `queue-${Date.now()}-${i}` },
       });
       const id = created.body.data.order.id as string;
@@ -477,7 +478,10 @@ describe('browser: the demo shop in Chromium', function () {
 
   it('shows what the API answers as text, never as markup', async () => {
     const reference = '<img/src=x/onerror=window.hacked=1>';
-    const created = await t.call('POST', '/orders', { body: { amount: '1.00', currency: 'EUR', reference } });
+    const created = await t.call('POST', '/orders', {
+      ops: true,
+      body: { amount: '1.00', currency: 'EUR', reference },
+    });
     expect(created.status, created.text).to.equal(201);
     await page.goto(`${t.url}/?order=${created.body.data.order.id}`);
     await orderShown('pending');

@@ -20,7 +20,7 @@ export interface paths {
         put?: never;
         /**
          * Create an order
-         * @description An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`; its `reference` (default: its id) is unique.
+         * @description An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`, made by anyone. Its `reference` is unique; without one the kit makes one (the order's id). A `reference` of the caller's own needs the storefront's or an operator's token (`Authorization: Bearer`): otherwise a stranger could take the shop's next reference first.
          */
         post: operations["createOrder"];
         delete?: never;
@@ -742,6 +742,15 @@ export interface components {
         FieldErrors: {
             [key: string]: string[];
         };
+        Forbidden: {
+            /**
+             * @description The token's role.
+             * @enum {string}
+             */
+            role: "admin" | "operator" | "finance" | "viewer" | "storefront";
+            /** @description The roles that may do this. */
+            allowed: ("admin" | "operator" | "finance" | "viewer" | "storefront")[];
+        };
         /** @description Which limit turned the request away, and for how long. */
         RateLimited: {
             /**
@@ -884,15 +893,6 @@ export interface components {
             /** @description `gateway` for a reversal; the operator for a loss. */
             closed_by: string | null;
             note: string | null;
-        };
-        Forbidden: {
-            /**
-             * @description The token's role.
-             * @enum {string}
-             */
-            role: "admin" | "operator" | "finance" | "viewer" | "storefront";
-            /** @description The roles that may do this. */
-            allowed: ("admin" | "operator" | "finance" | "viewer" | "storefront")[];
         };
         /** @description A storefront's payment (anyone holding the order's id may send one): the order's public view, and where to send the shopper. */
         PublicPaymentAnswer: {
@@ -1369,6 +1369,44 @@ export interface operations {
                         /** @enum {string} */
                         code: "BAD_REQUEST";
                         data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: a `reference` was given without a token, or with a token nobody holds. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                        data: components["schemas"]["Forbidden"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;

@@ -441,8 +441,9 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       operationId: 'createOrder',
       summary: 'Create an order',
       description:
-        'An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`; its `reference` (default: its id) is unique.',
+        "An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`, made by anyone. Its `reference` is unique; without one the kit makes one (the order's id). A `reference` of the caller's own needs the storefront's or an operator's token (`Authorization: Bearer`): otherwise a stranger could take the shop's next reference first.",
       tags: ['Orders'],
+      security: [{}, { opsToken: [] }],
       requestBody: json(createOrderSchema, {
         amount: '12.34',
         currency: 'EUR',
@@ -451,6 +452,11 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       }),
       responses: {
         201: jsonAnswer('Created: `pending`.', success(z.object({ order: orderSchema }))),
+        401: jsonAnswer(
+          '`UNAUTHORIZED`: a `reference` was given without a token, or with a token nobody holds.',
+          failure(['UNAUTHORIZED']),
+        ),
+        ...forbidden,
         409: jsonAnswer(
           '`DUPLICATE_REFERENCE`: another order has this reference (`errors.reference`).',
           failure(['DUPLICATE_REFERENCE']),

@@ -14,7 +14,7 @@ import { requireCustomer } from './customer-auth.js';
 import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
 import { clientAddress, clientKey, enforce, orderKey } from './limits.js';
-import { actorOf, type OpsAuth } from './ops-auth.js';
+import { actorOf, bearerOf, type OpsAuth } from './ops-auth.js';
 import { customersCard, usable } from './saved-cards.js';
 import {
   captureSchema,
@@ -49,6 +49,17 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
   router.post('/orders', async (ctx) => {
     await enforce(deps.limits, [['orders_per_address', clientKey(ctx)]]);
     const body = parse(createOrderSchema, await jsonBody(ctx));
+    // Anyone may make an order; only the shop names one, or a stranger could take the shop's next
+    // reference first (the shop's own order would then be a 409). Without one, the kit makes one.
+    if (body.reference !== undefined) {
+      if (bearerOf(ctx) === '')
+        throw new HttpError(
+          401,
+          'UNAUTHORIZED',
+          "A reference of your own needs the storefront's or an operator's token (Authorization: Bearer); leave reference out and the kit makes one.",
+        );
+      await deps.ops.require(ctx, 'orders.reference');
+    }
     const refused = orderRuleErrors(deps.orderRules, body.currency, body.minor);
     if (refused) throw invalid(refused);
     const order = await orders.create({

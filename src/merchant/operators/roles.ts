@@ -27,6 +27,11 @@ export const PERMISSIONS = {
    * `storefront` role holds this alone: a credential that lives on a web server moves no money.
    */
   'customers.vouch': ['storefront'],
+  /**
+   * POST /orders with a `reference` of the caller's own: anyone may make an order, but only the shop
+   * names it, or a stranger could take the shop's next reference first.
+   */
+  'orders.reference': ['operator', 'storefront'],
   /** GET /reports/reconciliation. */
   'reports.read': ['finance'],
   /** GET /audit. */

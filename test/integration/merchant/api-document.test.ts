@@ -32,7 +32,8 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     return answer;
   };
   const newOrder = async (body: Record<string, unknown> = { amount: '12.34', currency: 'EUR' }) =>
-    (await call('POST', '/orders', '/orders', 201, { body })).body.data.order.id as string;
+    (await call('POST', '/orders', '/orders', 201, { body, ops: 'reference' in body })).body.data.order
+      .id as string;
 
   before(async () => {
     t = await startTestKit({ env: { ROLES: 'api' } });
@@ -65,7 +66,23 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     await call('POST', '/orders', '/orders', 422, { body: { amount: '1.234', currency: 'EUR' } });
     await call('POST', '/orders', '/orders', 422, { body: { amount: '10', currency: 'KWD' } });
     await call('POST', '/orders', '/orders', 409, {
+      ops: true,
       body: { amount: '1', currency: 'EUR', reference: order.body.data.order.reference },
+    });
+    // A reference of one's own: without a token 401, with a role that may not name orders 403.
+    await call('POST', '/orders', '/orders', 401, {
+      body: { amount: '1', currency: 'EUR', reference: 'x-1' },
+    });
+    const viewer = (
+      await t.kit.store.operators.add({
+        name: 'doc-namer',
+        role: 'viewer',
+        by: { name: 'test', role: 'admin', credential: 'cli' },
+      })
+    ).token;
+    await call('POST', '/orders', '/orders', 403, {
+      token: viewer,
+      body: { amount: '1', currency: 'EUR', reference: 'x-1' },
     });
     await call('GET', '/orders/ord_nobody', '/orders/{id}', 404);
     // An IPv6 address with an IPv4 tail: the kit takes it, so the document must too.

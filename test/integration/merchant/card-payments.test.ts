@@ -20,7 +20,9 @@ function sandboxTransactions(t: TestKit, reference: string) {
 }
 
 async function createOrder(t: TestKit, body: Record<string, unknown> = {}) {
+  // A reference of the shop's own: the shop's token names it (an operator's here).
   const res = await t.call('POST', '/orders', {
+    ops: true,
     body: { amount: '12.34', currency: 'EUR', reference: ref('card'), ...body },
   });
   expect(res.status, res.text).to.equal(201);
@@ -57,8 +59,9 @@ describe('merchant: card payments (merchant.md, Orders and HTTP interface)', fun
 
   before(async () => {
     t = await startTestKit({
-      // The merchant takes KWD at the gateway, and the kit is told so (ORDER_CURRENCIES).
-      env: { ORDER_CURRENCIES: 'EUR,USD,GBP,JPY,KWD' },
+      // The merchant takes KWD at the gateway, and the kit is told so (ORDER_CURRENCIES). Every order
+      // here comes from one address, more than a minute's worth: the limit has its own tests.
+      env: { ORDER_CURRENCIES: 'EUR,USD,GBP,JPY,KWD', LIMIT_ORDERS_PER_ADDRESS: 'off' },
       seed: (s) => {
         s.merchants[0]!.currencies.push('KWD');
       },
@@ -75,6 +78,7 @@ describe('merchant: card payments (merchant.md, Orders and HTTP interface)', fun
     it('creates an EUR order: "12.34" is 1234 minor units with amount_formatted beside', async () => {
       const reference = ref('eur');
       const res = await t.call('POST', '/orders', {
+        ops: true,
         body: { amount: '12.34', currency: 'EUR', reference, description: 'Two mugs' },
       });
       expect(res.status, res.text).to.equal(201);
@@ -121,12 +125,44 @@ describe('merchant: card payments (merchant.md, Orders and HTTP interface)', fun
       expect(a.body.data.order.reference).to.not.equal(b.body.data.order.reference);
     });
 
+    it("a reference of one's own needs the storefront's or an operator's token: a stranger cannot take the shop's next one", async () => {
+      const by = { name: 'test', role: 'admin' as const, credential: 'cli' };
+      const store = (
+        await t.kit.store.operators.add({ name: `shop-web-${refCounter}`, role: 'storefront', by })
+      ).token;
+      const viewer = (await t.kit.store.operators.add({ name: `shop-eye-${refCounter}`, role: 'viewer', by }))
+        .token;
+      const reference = ref('claimed');
+      const before = await count(t, 'orders');
+      const stranger = await t.call('POST', '/orders', {
+        body: { amount: '5.00', currency: 'EUR', reference },
+      });
+      expect(stranger.status, stranger.text).to.equal(401);
+      expect(stranger.body.message).to.contain('leave reference out');
+      const reader = await t.call('POST', '/orders', {
+        token: viewer,
+        body: { amount: '5.00', currency: 'EUR', reference },
+      });
+      expect(reader.status, reader.text).to.equal(403);
+      expect(await count(t, 'orders'), 'nothing made, the reference still free').to.equal(before);
+      const shop = await t.call('POST', '/orders', {
+        token: store,
+        body: { amount: '5.00', currency: 'EUR', reference },
+      });
+      expect(shop.status, shop.text).to.equal(201);
+      expect(shop.body.data.order.reference).to.equal(reference);
+    });
+
     it('refuses a reference already used with 409 DUPLICATE_REFERENCE, creating nothing', async () => {
       const reference = ref('dup');
-      const first = await t.call('POST', '/orders', { body: { amount: '5.00', currency: 'EUR', reference } });
+      const first = await t.call('POST', '/orders', {
+        ops: true,
+        body: { amount: '5.00', currency: 'EUR', reference },
+      });
       expect(first.status).to.equal(201);
       const before = await count(t, 'orders');
       const second = await t.call('POST', '/orders', {
+        ops: true,
         body: { amount: '7.00', currency: 'EUR', reference },
       });
       expect(second.status, second.text).to.equal(409);

@@ -275,8 +275,12 @@ describe('merchant: operators with names and roles (issue, part 2)', function ()
       expect(answer.status).to.equal(303);
       return answer.headers.get('set-cookie')!.split(';')[0]!;
     };
+    // As the board's own page sends them: with the kit's Origin (an action from elsewhere is refused).
     const board = (cookie: string, method = 'GET', path = '/api/queues') =>
-      fetch(`${t.url}/ops/queues${path}`, { method, headers: { cookie, accept: 'application/json' } });
+      fetch(`${t.url}/ops/queues${path}`, {
+        method,
+        headers: { cookie, accept: 'application/json', origin: t.url },
+      });
     const retry = '/api/queues/observations/retry/failed';
     for (const role of ['finance', 'viewer'] as const) {
       const cookie = await login(token[role]);

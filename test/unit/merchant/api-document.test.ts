@@ -83,11 +83,14 @@ describe('the merchant API document', () => {
         'delete /customers/{id}/cards/{card}': [{ customerToken: [] }, { opsToken: [] }],
         // Without a token the public view; with one, a reader's, the whole order.
         'get /orders/{id}': [{}, { opsToken: [] }],
+        // Anyone makes an order; a reference of one's own needs the storefront's or an operator's token.
+        'post /orders': [{}, { opsToken: [] }],
       };
       const expected = customer[`${method} ${path}`] ?? (operator ? [{ opsToken: [] }] : []);
       expect(operation.security ?? [], `${method} ${path}`).to.deep.equal(expected);
       if (customer[`${method} ${path}`]) expect(operation.responses).to.have.property('401');
-      if (method === 'get' && path === '/orders/{id}') expect(operation.responses).to.have.property('403');
+      if ((method === 'get' && path === '/orders/{id}') || (method === 'post' && path === '/orders'))
+        expect(operation.responses, `${method} ${path}`).to.have.property('403');
       if (operator) expect(operation.responses).to.have.property('401');
       // Every role reads the lists; everything else some role may not do.
       const everyRole = method === 'get' && ['/orders', '/unmatched-money', '/disputes'].includes(path);
