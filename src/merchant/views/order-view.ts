@@ -4,6 +4,21 @@ import type { AttemptRecord, OrderRecord } from '../store/records.js';
 const fmt = (minor: number | null, currency: string) =>
   minor === null ? null : formatMinor(minor, currency as CurrencyCode);
 
+/** What both views show of the money: minor units, each with its formatted amount beside. */
+function amounts(order: OrderRecord) {
+  return {
+    amount: order.amount_minor,
+    amount_formatted: fmt(order.amount_minor, order.currency),
+    currency: order.currency,
+    captured_amount: order.captured_minor,
+    captured_amount_formatted: fmt(order.captured_minor, order.currency),
+    refunded_amount: order.refunded_minor,
+    refunded_amount_formatted: fmt(order.refunded_minor, order.currency),
+    disputed_amount: order.disputed_minor,
+    disputed_amount_formatted: fmt(order.disputed_minor, order.currency),
+  };
+}
+
 /**
  * An order as the operators and the shop's server see it (the operator routes, `GET /orders/{id}` with a
  * reader's token, `POST /orders`, the body of the order events sent to the shop): everything, in minor
@@ -14,17 +29,9 @@ export function orderView(order: OrderRecord, attempt?: AttemptRecord | null) {
     id: order.id,
     reference: order.reference,
     status: order.status,
-    amount: order.amount_minor,
-    amount_formatted: fmt(order.amount_minor, order.currency),
-    currency: order.currency,
+    ...amounts(order),
     description: order.description,
     customer: order.customer,
-    captured_amount: order.captured_minor,
-    captured_amount_formatted: fmt(order.captured_minor, order.currency),
-    refunded_amount: order.refunded_minor,
-    refunded_amount_formatted: fmt(order.refunded_minor, order.currency),
-    disputed_amount: order.disputed_minor,
-    disputed_amount_formatted: fmt(order.disputed_minor, order.currency),
     failure_code: order.failure_code,
     needs_review: order.needs_review,
     review_reason: order.review_reason,
@@ -56,15 +63,7 @@ export function publicOrderView(order: OrderRecord, attempt?: AttemptRecord | nu
     id: order.id,
     reference: order.reference,
     status: order.status,
-    amount: order.amount_minor,
-    amount_formatted: fmt(order.amount_minor, order.currency),
-    currency: order.currency,
-    captured_amount: order.captured_minor,
-    captured_amount_formatted: fmt(order.captured_minor, order.currency),
-    refunded_amount: order.refunded_minor,
-    refunded_amount_formatted: fmt(order.refunded_minor, order.currency),
-    disputed_amount: order.disputed_minor,
-    disputed_amount_formatted: fmt(order.disputed_minor, order.currency),
+    ...amounts(order),
     next_action: nextAction(order, attempt),
     updated_at: order.updated_at.toISOString(),
   };
