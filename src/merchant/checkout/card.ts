@@ -121,12 +121,11 @@ export async function finishChallenge(
       return transact(deps, order, about, payment, withCard(payment, verificationId));
     }
     case 'expired':
-      return timedOut(deps, attempt.id);
     case 'gone': {
       const now = await reload(deps, attempt.order_id);
       // A newer attempt erased this one's card data: its challenge pays nothing, and says so.
       if (now.order.current_attempt_id !== attempt.id) return { kind: 'replaced', ...now };
-      return { kind: 'done', ...now };
+      return hold.kind === 'expired' ? timedOut(deps, attempt.id) : { kind: 'done', ...now };
     }
     default:
       return hold satisfies never;
@@ -153,7 +152,8 @@ export type ChallengeOutcome = PaymentOutcome | (Standing & { kind: 'replaced' }
 /**
  * An attempt the gateway refused before anything existed there, undone (store withdrawAttempt). The
  * attempt it superseded is current again, but a challenge it waited on lost its card data when this
- * one started: that challenge can no longer finish, so it ends as an expired hold would.
+ * one started: that challenge can no longer finish, so it ends as an expired hold would, here at once
+ * (and, should the process die first, at the holds job's next run: the erased hold expires now).
  */
 export async function withdraw(
   deps: CheckoutDeps,

@@ -24,7 +24,7 @@ export class HoldStore {
 
   /**
    * Takes the hold out, erasing it in the same step. `taken`: this caller alone finishes the payment.
-   * `expired`: it outlived its 15 minutes (erased, not returned). `gone`: another caller (a second tab,
+   * `expired`: it outlived its 15 minutes, or a newer attempt erased its card (erased, not returned). `gone`: another caller (a second tab,
    * a reload) took it already, or there never was one.
    */
   async take(attemptId: string): Promise<TakenHold> {
@@ -33,14 +33,19 @@ export class HoldStore {
         transaction: tx,
         lock: tx.LOCK.UPDATE,
       });
-      if (!attempt?.hold_sealed) return { kind: 'gone' } as const;
-      const live = attempt.hold_expires_at !== null && attempt.hold_expires_at.getTime() > this.clock.now();
+      if (!attempt || (!attempt.hold_sealed && attempt.hold_expires_at === null))
+        return { kind: 'gone' } as const;
+      // No card but still an expiry: a hold a newer attempt erased (OrderStore.startAttempt), ended here.
+      const live =
+        attempt.hold_sealed !== null &&
+        attempt.hold_expires_at !== null &&
+        attempt.hold_expires_at.getTime() > this.clock.now();
       const sealed = attempt.hold_sealed;
       await attempt.update(
         { hold_sealed: null, hold_expires_at: null, updated_at: new Date(this.clock.now()) },
         { transaction: tx },
       );
-      return live ? ({ kind: 'taken', sealed } as const) : ({ kind: 'expired' } as const);
+      return live && sealed ? ({ kind: 'taken', sealed } as const) : ({ kind: 'expired' } as const);
     });
   }
 

@@ -329,7 +329,9 @@ export class OrderStore {
       };
       const now = this.#now();
       // The card data an earlier attempt holds across its challenge goes with the attempt it served:
-      // a new attempt supersedes it, so answering the old challenge later sends no card anywhere.
+      // a new attempt supersedes it, so answering the old challenge later sends no card anywhere. The
+      // hold is left expiring now, without its card: should this attempt be withdrawn and the process
+      // die before the old challenge is ended, the holds job ends it (HoldStore.take: expired).
       const held = await this.models.Attempt.findAll({
         attributes: ['id'],
         where: { order_id: orderId, hold_sealed: { [Op.ne]: null } },
@@ -338,7 +340,7 @@ export class OrderStore {
       const replacedChallenges = held.map((a) => a.id);
       if (replacedChallenges.length > 0)
         await this.models.Attempt.update(
-          { hold_sealed: null, hold_expires_at: null, updated_at: now },
+          { hold_sealed: null, hold_expires_at: now, updated_at: now },
           { where: { id: replacedChallenges }, transaction: tx },
         );
       const attempt = await this.models.Attempt.create(

@@ -87,4 +87,31 @@ describe('merchant: a challenge a newer attempt replaced', function () {
     expect(await page.text()).to.contain('did not go through');
     expect(transactionsOf(order.reference)).to.deep.equal([]);
   });
+
+  it('killed between undoing the newer attempt and ending the old challenge: the holds job ends it', async () => {
+    const order = await newOrder();
+    const first = await challenged(order.id);
+    // What withdraw does, without the step after it: as if the process died right there.
+    const started = await t.kit.store.orders.startAttempt(order.id, {
+      kind: 'redirect',
+      paymentMethod: 'bitcoin',
+    });
+    await t.kit.store.orders.withdrawAttempt(order.id, started.attempt.id, started.previous);
+    expect((await t.call('GET', `/orders/${order.id}`)).body.data.order.status).to.equal('requires_action');
+    await t.kit.jobs.expireHolds();
+    const now = await t.call('GET', `/orders/${order.id}`, { ops: true });
+    expect(now.body.data.order).to.include({ status: 'failed', failure_code: 'ERR_3DS_TIMEOUT' });
+    await pressButton(first, 'authenticate');
+    expect(transactionsOf(order.reference)).to.deep.equal([]);
+  });
+
+  it('the holds job leaves a replaced challenge alone while the newer one waits', async () => {
+    const order = await newOrder();
+    await challenged(order.id);
+    const second = await challenged(order.id);
+    await t.kit.jobs.expireHolds();
+    expect((await t.call('GET', `/orders/${order.id}`)).body.data.order.status).to.equal('requires_action');
+    const paid = await fetch(await pressButton(second, 'authenticate'));
+    expect(await paid.text()).to.contain('your payment was received');
+  });
 });
