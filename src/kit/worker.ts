@@ -1,3 +1,4 @@
+import { requeueAlone } from '../merchant/reconciler/queue.js';
 import { keepUnmatched } from '../merchant/reconciler/unmatched.js';
 import { eventProcessor } from '../merchant/reconciler/worker.js';
 import type { Adapters } from './adapters.js';
@@ -19,6 +20,7 @@ export function startWorker(a: Adapters, shutdown: Shutdown, concurrency: number
         if (kept.first) a.metrics.unmatchedMoney(kept.money.currency);
         return kept;
       },
+      requeueAlone: (eventIds) => requeueAlone(queue, eventIds),
       clock: a.clock,
       logger,
     }),

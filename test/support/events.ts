@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { Transaction } from '../../src/gateway/domain/transactions.js';
+import { eventIdsOf, type ObservationJob } from '../../src/merchant/reconciler/queue.js';
 import { type Clock, isoMicros, unixSeconds } from '../../src/shared/clock.js';
 import { sign } from '../../src/shared/signature.js';
 import { row, rows } from './db.js';
@@ -165,7 +166,9 @@ export function spyOnQueue(t: TestKit) {
   type Add = (...args: unknown[]) => Promise<unknown>;
   const queue = t.kit.queue as unknown as { add: Add; addBulk: Add };
   const originals = { add: queue.add, addBulk: queue.addBulk };
-  const eventIdOf = (data: unknown) => (data as { eventId?: string } | undefined)?.eventId ?? '?';
+  // A job carries one event or a batch's (reconciler/queue.ts).
+  const isJob = (a: unknown) => typeof a === 'object' && a !== null && ('eventId' in a || 'eventIds' in a);
+  const eventIdsOfData = (data: unknown) => (isJob(data) ? eventIdsOf(data as ObservationJob) : ['?']);
   const spy = (name: 'add' | 'addBulk', ids: (args: unknown[]) => string[]) =>
     function (this: unknown, ...args: unknown[]) {
       queued.push(...ids(args));
@@ -177,11 +180,9 @@ export function spyOnQueue(t: TestKit) {
       result.then(done, done);
       return result;
     };
-  queue.add = spy('add', (args) => [
-    eventIdOf(args.find((a) => typeof a === 'object' && a !== null && 'eventId' in a)),
-  ]);
+  queue.add = spy('add', (args) => eventIdsOfData(args.find(isJob)));
   queue.addBulk = spy('addBulk', (args) =>
-    (args[0] as { data: unknown }[]).map((job) => eventIdOf(job.data)),
+    (args[0] as { data: unknown }[]).flatMap((job) => eventIdsOfData(job.data)),
   );
   return {
     queued,

@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { eventIdsOf, type ObservationJob } from '../../src/merchant/reconciler/queue.js';
 import { jsonOf, MERCHANT_KEY, TEST_CARDS } from './gateway.js';
 import { OPS_TOKEN, type TestKit } from './kit.js';
 
@@ -117,7 +118,7 @@ export function found(text: string, needles: readonly string[]): string[] {
   return needles.filter((n) => variants.some((v) => v.includes(n)));
 }
 
-/** Every key under the kit's Redis prefix with what it holds, as text, and the ids of bull's jobs. */
+/** Every key under the kit's Redis prefix with what it holds, as text, and the event ids bull's jobs carry. */
 export async function redisContents(t: TestKit): Promise<{ text: string; jobIds: Set<string> }> {
   const redis = t.kit.redis;
   const keys = await redis.keys(`${t.redisPrefix}:*`);
@@ -132,9 +133,10 @@ export async function redisContents(t: TestKit): Promise<{ text: string; jobIds:
     else if (type === 'zset') value = await redis.zrange(key, 0, -1);
     else if (type === 'set') value = await redis.smembers(key);
     else if (type === 'string') value = await redis.get(key);
-    // A job is a hash with its `data`, under the queue's prefix and its id.
+    // A job is a hash with its `data`, under the queue's prefix and its id: one event, or a batch's.
     if (type === 'hash' && key.startsWith(jobPrefix) && 'data' in (value as object))
-      jobIds.add(key.slice(jobPrefix.length));
+      for (const id of eventIdsOf(JSON.parse((value as { data: string }).data) as ObservationJob))
+        jobIds.add(id);
     out.push(`${key} (${type}): ${JSON.stringify(value)}`);
   }
   return { text: out.join('\n'), jobIds };

@@ -9,7 +9,7 @@ import type { LockTurn } from '../store/orders.js';
 import type { InboxRecord } from '../store/records.js';
 import type { Kept } from '../store/unmatched.js';
 import type { ApplyMany, ApplyResult } from './apply.js';
-import type { ObservationJob } from './queue.js';
+import { eventIdsOf, type ObservationJob } from './queue.js';
 
 /**
  * No attempt of ours has this transaction (yet): retried with backoff. A payment whose attempt is
@@ -30,6 +30,8 @@ export interface WorkerDeps {
   applyMany: ApplyMany;
   /** Keeps gateway money no attempt holds and flags its order (reconciler/unmatched.ts keepUnmatched). */
   keep: (obs: TransactionObservation) => Promise<Kept>;
+  /** Gives events of a batch's job that need retries a job each (queue.ts requeueAlone). */
+  requeueAlone: (eventIds: readonly string[]) => Promise<void>;
   clock: Clock;
   logger: Logger;
   /** How jobs in hand share a transaction: default BATCH. */
@@ -83,8 +85,14 @@ const lastAttempt = (job: Job) => job.attemptsMade + 1 >= (job.opts.attempts ?? 
 export function eventProcessor(deps: WorkerDeps) {
   const nextTurn = lockTurns();
   const apply = batched((ids: readonly string[]) => applyEvents(deps, ids, nextTurn()), deps.batch ?? BATCH);
+  const flagged = (eventId: string, result: ApplyResult) =>
+    deps.logger.warn(
+      { event: eventId, order: result.orderId, note: result.decision!.note },
+      'order needs review',
+    );
   return async (job: Job<ObservationJob>): Promise<string> => {
-    const { eventId } = job.data;
+    if ('eventIds' in job.data) return applyBatchJob(deps, job.data.eventIds, apply, flagged);
+    const [eventId] = eventIdsOf(job.data) as [string];
     const verdict = await apply(eventId);
     if (verdict.kind === 'missing') return 'missing';
     if (verdict.kind === 'processed') return 'already processed';
@@ -108,13 +116,53 @@ export function eventProcessor(deps: WorkerDeps) {
       throw new UnmatchedEvent(`no order has transaction ${observation.transaction.id} (event ${eventId})`);
     }
     const outcome = result.decision!.outcome;
-    if (outcome === 'flagged')
-      deps.logger.warn(
-        { event: eventId, order: result.orderId, note: result.decision!.note },
-        'order needs review',
-      );
+    if (outcome === 'flagged') flagged(eventId, result);
     return outcome;
   };
+}
+
+/**
+ * A job of several events (the receiver's batch): each goes through the same batched apply as the
+ * jobs in hand. What is done is done; an event that needs a retry of its own (no attempt holds it
+ * yet, a failure, a row that no longer reads) gets a job of its own, and from there is handled as an
+ * event queued alone. Should that queueing fail, the job fails and bull runs it again: the events
+ * already applied are then `already processed`.
+ */
+async function applyBatchJob(
+  deps: WorkerDeps,
+  eventIds: readonly string[],
+  apply: (eventId: string) => Promise<EventVerdict>,
+  flagged: (eventId: string, result: ApplyResult) => void,
+): Promise<string> {
+  const verdicts = await Promise.all(eventIds.map((id) => apply(id).catch((error: Error) => error)));
+  const tally = new Map<string, number>();
+  const alone: string[] = [];
+  verdicts.forEach((verdict, i) => {
+    const outcome = settledOutcome(verdict);
+    if (outcome === null) alone.push(eventIds[i]!);
+    else tally.set(outcome, (tally.get(outcome) ?? 0) + 1);
+    if (outcome === 'flagged') flagged(eventIds[i]!, (verdict as { result: ApplyResult }).result);
+  });
+  await deps.requeueAlone(alone);
+  if (alone.length > 0) tally.set('retried alone', alone.length);
+  return [...tally].map(([outcome, n]) => `${outcome} ${n}`).join(', ');
+}
+
+/** What an event of a batch came to, or null when it needs a job of its own. */
+function settledOutcome(verdict: EventVerdict | Error): string | null {
+  if (verdict instanceof Error) return null;
+  switch (verdict.kind) {
+    case 'missing':
+      return 'missing';
+    case 'processed':
+      return 'already processed';
+    case 'unreadable':
+      return null;
+    case 'applied':
+      return verdict.result.matched ? verdict.result.decision!.outcome : null;
+    default:
+      return verdict satisfies never;
+  }
 }
 
 /**

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
 import type { Transaction } from '../../../src/gateway/domain/transactions.js';
 import { ORDER_STATUSES } from '../../../src/merchant/orders/status.js';
+import { enqueueEvents, eventIdsOf } from '../../../src/merchant/reconciler/queue.js';
 import { count, rows } from '../../support/db.js';
 import {
   deliveriesOff,
@@ -235,7 +236,7 @@ describe('merchant: the reconciler', () => {
         }
       }
       const failed = await t.kit.queue.getFailed();
-      expect(failed.filter((j) => ids.includes(String(j.id)))).to.have.length(0);
+      expect(failed.filter((j) => eventIdsOf(j.data).some((id) => ids.includes(id)))).to.have.length(0);
 
       // Every order ends in the gateway's truth.
       for (const o of orders) {
@@ -376,6 +377,56 @@ describe('merchant: the reconciler', () => {
       const row = await inboxRow(t, id);
       expect(row!.processed_at).to.equal(null);
       expect(row!.last_error).to.equal('unreadable: The body is not JSON.');
+    });
+
+    it("a batch's job (events the receiver stored together): what applies is applied in it; an unmatched and an unreadable event each get a job of their own and end as alone", async () => {
+      const { id: orderId, sale } = await paidOrder(t);
+      const refund = event('transaction.refunded', wire(await refundAtGateway(t, sale.id, 2)));
+      const orphan = event('transaction.captured', {
+        ...wire(sale),
+        id: 987654322,
+        merchant_trans_id: 'nobody-in-a-batch',
+      });
+      const damaged = `evt_damaged_batch${Date.now()}`;
+      for (const e of [refund, orphan])
+        await t.kit.store.inbox.store({
+          id: e.id,
+          type: 'transaction.captured',
+          transactionId: String(JSON.parse(e.body).data.transaction.id),
+          source: 'webhook',
+          payload: e.body,
+          now: new Date(),
+        });
+      await t.kit.store.inbox.store({
+        id: damaged,
+        type: 'transaction.captured',
+        transactionId: '1',
+        source: 'webhook',
+        payload: '{"id": "evt_damaged"',
+        now: new Date(),
+      });
+      const waiting = await t.kit.queue.getJobCounts();
+      await enqueueEvents(t.kit.queue, [refund.id, orphan.id, damaged]);
+
+      expect((await processed(t, refund.id)).outcome).to.equal('applied');
+      expect((await getOrder(t, orderId)).status).to.equal('partially_refunded');
+      // The batch's job itself completes, saying what came of it.
+      const batch = await waitFor('the batch job completed', async () =>
+        (await t.kit.queue.getCompleted()).find((j) => 'eventIds' in j.data),
+      );
+      expect(batch.data).to.deep.equal({ eventIds: [refund.id, orphan.id, damaged] });
+      expect(batch.returnvalue).to.equal('applied 1, retried alone 2');
+      // The orphan: its own job (id = event id), retried, then kept as money with no order.
+      expect((await processed(t, orphan.id)).outcome).to.equal('unmatched');
+      expect(await count(t, 'unmatched_money', { reference: 'nobody-in-a-batch' })).to.equal(1);
+      // The damaged row: its own job, in the failed set for operators after one attempt.
+      const failed = await waitFor('the damaged event failed alone', async () =>
+        (await t.kit.queue.getFailed()).find((j) => String(j.id) === damaged),
+      );
+      expect(failed.data).to.deep.equal({ eventId: damaged });
+      expect(failed.failedReason).to.contain('unreadable');
+      expect((await t.kit.queue.getFailed()).filter((j) => 'eventIds' in j.data)).to.deep.equal([]);
+      expect((await t.kit.queue.getJobCounts()).failed).to.equal(waiting.failed + 1);
     });
   });
 
