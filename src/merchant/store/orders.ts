@@ -562,14 +562,15 @@ export class OrderStore {
           other.id !== attempt.id &&
           other[column as keyof AttemptRecord] === id
         ) {
-          writes.update('payment_attempts', other.id, { [column]: null });
-          attempts.set(other.id, { ...other, [column]: null });
+          const released = { ...other, [column]: null };
+          writes.update(ATTEMPTS, released, { [column]: null });
+          attempts.set(other.id, released);
         }
     const attemptChange = change?.attempt ?? {};
     const attemptAfter =
       Object.keys(attemptChange).length > 0 ? { ...attempt, ...attemptChange, updated_at: now } : attempt;
     if (attemptAfter !== attempt)
-      writes.update('payment_attempts', attempt.id, { ...attemptChange, updated_at: now });
+      writes.update(ATTEMPTS, attemptAfter, { ...attemptChange, updated_at: now });
     const changed = Object.entries(change?.order ?? {}).filter(
       ([field, value]) => !same(before[field as keyof OrderRecord], value),
     );
@@ -577,7 +578,7 @@ export class OrderStore {
     if (changed.length > 0) {
       const columns = { ...Object.fromEntries(changed), version: before.version + 1, updated_at: now };
       after = { ...before, ...columns } as OrderRecord;
-      writes.update('orders', before.id, columns);
+      writes.update(ORDERS, after, columns);
     }
     if (change?.history)
       writes.insert(

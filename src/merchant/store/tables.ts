@@ -28,6 +28,8 @@ export class Column<T = unknown, Omittable extends boolean = boolean, Hidden ext
     readonly hidden: Hidden,
     readonly primaryKey: boolean,
     readonly defaultValue: T | undefined,
+    /** A unique index on this column alone: a row's write must not take another row's value. */
+    readonly uniqueIndex: boolean = false,
   ) {}
 
   static of<T>(
@@ -67,6 +69,11 @@ export class Column<T = unknown, Omittable extends boolean = boolean, Hidden ext
     return this.#with({ primaryKey: true });
   }
 
+  /** A unique index of its own (the migrations make it; the store test checks they agree). */
+  unique(): Column<T, Omittable, Hidden> {
+    return this.#with({ uniqueIndex: true });
+  }
+
   /** Stays out of the record: only its own store (a raw read or the model) reads it. */
   hide(): Column<T, Omittable, true> {
     return this.#with({ hidden: true });
@@ -85,7 +92,16 @@ export class Column<T = unknown, Omittable extends boolean = boolean, Hidden ext
   // biome-ignore lint/suspicious/noExplicitAny: the builder's steps retype the same description
   #with(change: Partial<Record<keyof Column, unknown>>): any {
     const c = { ...this, ...change } as Column;
-    return new Column(c.sqlType, c.allowNull, c.convert, c.omittable, c.hidden, c.primaryKey, c.defaultValue);
+    return new Column(
+      c.sqlType,
+      c.allowNull,
+      c.convert,
+      c.omittable,
+      c.hidden,
+      c.primaryKey,
+      c.defaultValue,
+      c.uniqueIndex,
+    );
   }
 }
 
@@ -119,6 +135,12 @@ export interface Table<C extends Columns = Columns> {
   readonly recordColumns: readonly string[];
   /** The columns that stay out of the record. */
   readonly hiddenColumns: readonly string[];
+  /** The primary key's column. */
+  readonly key: string;
+  /** The columns an INSERT must name (no default, NOT NULL), the key included. */
+  readonly requiredColumns: readonly string[];
+  /** The columns with a unique index of their own, the key apart. */
+  readonly uniqueColumns: readonly string[];
 }
 
 function table<C extends Columns>(name: string, columns: C): Table<C> {
@@ -128,6 +150,9 @@ function table<C extends Columns>(name: string, columns: C): Table<C> {
     columns,
     recordColumns: names.filter((n) => !columns[n]!.hidden),
     hiddenColumns: names.filter((n) => columns[n]!.hidden),
+    key: names.find((n) => columns[n]!.primaryKey)!,
+    requiredColumns: names.filter((n) => !columns[n]!.omittable),
+    uniqueColumns: names.filter((n) => columns[n]!.uniqueIndex),
   };
 }
 
@@ -150,7 +175,7 @@ export type RecordOf<T extends Described> = Omit<RowOf<T>, HiddenOf<T>>;
 
 export const ORDERS = table('orders', {
   id: varchar(32).key(),
-  reference: varchar(255),
+  reference: varchar(255).unique(),
   amount_minor: bigint(),
   currency: char(3),
   description: varchar(1024).nullable(),
@@ -182,8 +207,8 @@ export const ATTEMPTS = table('payment_attempts', {
   mode: varchar(8).as<'sale' | 'auth'>().nullable(),
   payment_method: varchar(64).nullable(),
   gateway_transaction_id: varchar(64).nullable(),
-  payment_session_id: varchar(64).nullable(),
-  verification_id: varchar(64).nullable(),
+  payment_session_id: varchar(64).nullable().unique(),
+  verification_id: varchar(64).nullable().unique(),
   status: varchar(32).as<OrderStatus>(),
   captured_minor: bigint().nullable(),
   refunded_minor: bigint().default(0),

@@ -102,6 +102,20 @@ describe('merchant: the store', () => {
     }
   });
 
+  it("the hot tables' unique indexes of one column are the ones described (the batch writes rely on them)", async () => {
+    for (const t of [ORDERS, ATTEMPTS, INBOX] as Table[]) {
+      const [indexes] = await sequelize.query(
+        `SELECT INDEX_NAME AS name, GROUP_CONCAT(COLUMN_NAME) AS columns FROM information_schema.statistics
+          WHERE table_schema = DATABASE() AND TABLE_NAME = ? AND NON_UNIQUE = 0 AND INDEX_NAME <> 'PRIMARY'
+          GROUP BY INDEX_NAME`,
+        { replacements: [t.name] },
+      );
+      const unique = (indexes as { columns: string }[]).map((i) => i.columns).sort();
+      expect(unique, `${t.name}: unique indexes`).to.deep.equal([...t.uniqueColumns].sort());
+      expect(t.columns[t.key]!.primaryKey, `${t.name}: its key`).to.equal(true);
+    }
+  });
+
   it("the hot path's reads carry exactly the description's record columns", async () => {
     const exactly = (record: object | null | undefined, t: Table, what: string) =>
       expect(Object.keys(record ?? { missing: true }).sort(), what).to.deep.equal(
@@ -531,6 +545,100 @@ describe('merchant: the store', () => {
     expect(done[1]).to.deep.include({ result: 2 });
     expect((await store.orders.find(one.id))!.status).to.equal('pending');
     expect((await store.orders.find(two.id))!.status).to.equal('paid');
+  });
+
+  it("a batch's row writes: rows that change the same columns go in one upsert, each keeping its own values; a session id passed between two attempts in one batch ends on the taker", async () => {
+    const open = async (reference: string) => {
+      const order = await store.orders.create({ amountMinor: 700, currency: 'EUR', reference });
+      return { order, attempt: (await store.orders.startAttempt(order.id, { kind: 'redirect' })).attempt };
+    };
+    const a = await open('upsert-a');
+    const b = await open('upsert-b');
+    const c = await open('upsert-c');
+    const first = c.attempt;
+    // The order's first attempt holds a session id; a second attempt follows.
+    await store.orders.transitionMany([
+      {
+        target: { orderId: c.order.id, attemptId: first.id },
+        plan: () => ({
+          change: { attempt: { payment_session_id: 'ps_passed' }, order: {}, history: null },
+          result: null,
+        }),
+      },
+    ]);
+    const second = (await store.orders.startAttempt(c.order.id, { kind: 'redirect' })).attempt;
+    const [[counted]] = (await sequelize.query('SELECT COUNT(*) AS n FROM orders')) as [
+      { n: number }[],
+      unknown,
+    ];
+    const pay = (captured: number) => () => ({
+      change: {
+        attempt: { status: 'paid' as const, captured_minor: captured },
+        order: { status: 'paid' as const, captured_minor: captured },
+        history: null,
+      },
+      result: null,
+    });
+    const answers = await store.orders.transitionMany([
+      { target: { orderId: a.order.id, attemptId: a.attempt.id }, plan: pay(700) },
+      { target: { orderId: b.order.id, attemptId: b.attempt.id }, plan: pay(650) },
+      {
+        target: { orderId: c.order.id, attemptId: second.id },
+        plan: () => ({
+          change: {
+            release: { payment_session_id: 'ps_passed' },
+            attempt: { payment_session_id: 'ps_passed', status: 'paid' as const, captured_minor: 700 },
+            order: { status: 'paid' as const, captured_minor: 700 },
+            history: null,
+          },
+          result: null,
+        }),
+      },
+    ]);
+    for (const answer of answers) if (!answer || answer instanceof Error) throw new Error(String(answer));
+    const [orders] = await transitionPool.query<RowDataPacket[]>(
+      'SELECT reference, status, captured_minor, version, amount_minor, currency FROM orders WHERE id IN (?) ORDER BY reference',
+      [[a.order.id, b.order.id, c.order.id]],
+    );
+    expect(orders.map((o) => ({ ...o }))).to.deep.equal([
+      {
+        reference: 'upsert-a',
+        status: 'paid',
+        captured_minor: 700,
+        version: a.order.version + 2,
+        amount_minor: 700,
+        currency: 'EUR',
+      },
+      {
+        reference: 'upsert-b',
+        status: 'paid',
+        captured_minor: 650,
+        version: b.order.version + 2,
+        amount_minor: 700,
+        currency: 'EUR',
+      },
+      {
+        reference: 'upsert-c',
+        status: 'paid',
+        captured_minor: 700,
+        version: c.order.version + 3,
+        amount_minor: 700,
+        currency: 'EUR',
+      },
+    ]);
+    const [attempts] = await transitionPool.query<RowDataPacket[]>(
+      'SELECT id, status, captured_minor, payment_session_id FROM payment_attempts WHERE order_id = ?',
+      [c.order.id],
+    );
+    expect(Object.fromEntries(attempts.map((r) => [r.id, r.payment_session_id]))).to.deep.equal({
+      [first.id]: null,
+      [second.id]: 'ps_passed',
+    });
+    const [[after]] = (await sequelize.query('SELECT COUNT(*) AS n FROM orders')) as [
+      { n: number }[],
+      unknown,
+    ];
+    expect(after!.n, 'an upsert of a locked row inserts nothing').to.equal(counted!.n);
   });
 
   it('a settled operation comes back as the record it now is', async () => {
