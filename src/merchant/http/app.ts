@@ -59,7 +59,13 @@ export function createMerchantApp(
   // First, so that every answer carries them: error answers, the queue board's and koa's own included.
   app.use(securityHeaders({ publicUrl: deps.publicBaseUrl }));
   app.use(requestContext());
-  app.use(requestLog(deps.logger));
+  app.use(
+    requestLog(
+      deps.logger,
+      'info',
+      (ctx) => ctx.path === WEBHOOK_PATH && ctx.status === 200 && ctx.method === 'POST',
+    ),
+  );
   app.use(errorMiddleware(deps.logger));
   // The gateway's deliveries, the one route under load, go straight to the receiver: past the queue
   // board's check and the router's walk over every route, 17 µs of a delivery's 440 (a profile at 4

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { withDotEnv } from '../../../src/config.js';
+import { event, paidOrder, post, storedSecret, wire } from '../../support/events.js';
 import { card } from '../../support/gateway.js';
 import { startTestKit, type TestKit } from '../../support/kit.js';
 import { exchange, exitWithin, freePort, leftovers, lines, start } from '../../support/process.js';
@@ -62,6 +63,21 @@ describe('merchant: edges a new user meets', () => {
       });
       const other = await t.call('GET', '/orders/ord_missing');
       expect(other.headers.get('x-request-id')).to.not.equal(id);
+    });
+
+    it("the gateway's accepted deliveries are logged at debug (the inbox keeps them); a refused one at info", async () => {
+      const secret = await storedSecret(t);
+      const accepted = event('transaction.captured', wire((await paidOrder(t)).sale));
+      expect((await post(t, accepted.body, secret)).status).to.equal(200);
+      expect((await post(t, accepted.body, 'whsec_not_the_secret')).status).to.equal(401);
+      const lines = t.logs
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.msg === 'request' && l.path === '/webhooks/gateway');
+      expect(lines.slice(-2).map((l) => [l.status, l.level])).to.deep.equal([
+        [200, 20],
+        [401, 30],
+      ]);
+      expect(lines.at(-1).request_id, 'with its request id, as every request line').to.match(/^req_/);
     });
 
     it('honours an incoming X-Request-Id that is a plain token, and replaces one that is not', async () => {
