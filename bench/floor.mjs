@@ -1,8 +1,8 @@
 /**
  * The durable floor: what any receiver that answers 200 only once the event is stored and queued
  * costs on this machine, with nothing else. A bare Koa route plus the kit's own pieces for the
- * durable part, from the build: the signature check, JSON.parse, the inbox's multi-row INSERT and
- * bull's addBulk, each batched as the kit batches them. No validation, no card-number check, no
+ * durable part, from the build: the signature check, JSON.parse and the kit's intake (the inbox's
+ * multi-row INSERT, then one queue job for the batch). No validation, no card-number check, no
  * request id, no log line, no metrics: the distance from here to the receiver is what those cost,
  * the distance from the bare route to here is what durability costs.
  *
@@ -18,7 +18,7 @@ import { createPool } from '../dist/src/infra/database.js';
 import { BATCHES } from '../dist/src/kit/adapters.js';
 import { closeQueue, createObservationQueue, enqueueEvents } from '../dist/src/merchant/reconciler/queue.js';
 import { InboxStore } from '../dist/src/merchant/store/inbox.js';
-import { batched } from '../dist/src/shared/batcher.js';
+import { inboxIntake } from '../dist/src/merchant/webhooks/intake.js';
 import { verify } from '../dist/src/shared/signature.js';
 
 const env = process.env;
@@ -27,8 +27,8 @@ let receipts = 0;
 // storeMany is the inbox's pool path: it never touches the ORM models.
 const inbox = new InboxStore(null, pool, () => `floor${process.pid}-${receipts++}`.slice(-16));
 const queue = createObservationQueue(env.REDIS_URL, env.REDIS_PREFIX);
-const store = batched((events) => inbox.storeMany(events), BATCHES);
-const enqueue = batched((ids) => enqueueEvents(queue, ids), BATCHES);
+const silent = { warn: () => {} };
+const intake = inboxIntake({ inbox, enqueue: (ids) => enqueueEvents(queue, ids), logger: silent }, BATCHES);
 
 const app = new Koa();
 app.use(async (ctx) => {
@@ -45,7 +45,7 @@ app.use(async (ctx) => {
   }
   const text = raw.toString('utf8');
   const event = JSON.parse(text);
-  await store({
+  await intake({
     id: event.id,
     type: event.type,
     transactionId: event.data.transaction.id,
@@ -53,7 +53,6 @@ app.use(async (ctx) => {
     payload: text,
     now: new Date(),
   });
-  await enqueue(event.id);
   ctx.body = { success: true, message: 'Received.', code: '', data: null };
 });
 const server = createServer(app.callback());

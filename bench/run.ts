@@ -7,9 +7,11 @@
  * 1. Receiver: four sides take turns in alternating rounds, at BENCH_CONNECTIONS (default 4,32,128),
  *    BENCH_ROUNDS (3) rounds of BENCH_SECONDS (8) each, closed loop: a bare Koa route that only reads
  *    the body (bench/bare.mjs), the durable floor (the bare route plus the kit's signature check,
- *    batched INSERT and addBulk: bench/floor.mjs), the receiver a merchant writes by hand from the
+ *    batched INSERT and one queue job a batch: bench/floor.mjs), the receiver a merchant writes by hand from the
  *    usual docs (koa, raw-body, one INSERT IGNORE and one bull add a request, none of the kit's code:
  *    bench/handwritten-receiver.mjs), and the kit's receiver. The ratio that counts: kit / hand-written.
+ *    Each round also measures the commit ceiling (bench/commit-ceiling.mjs): the events a second
+ *    MySQL alone commits with that many in flight, which no receiver that stores first can pass.
  * 2. Event-to-order latency: signed POST to the order row changed, at each of BENCH_RATES (1000,250)
  *    events a second for BENCH_LATENCY_SECONDS (10), one API and BENCH_LATENCY_WORKERS (1) worker
  *    process (one applies thousands a second; a second only shares the two cores).
@@ -137,6 +139,20 @@ async function startYardstick(
   return { child, url: `http://127.0.0.1:${port}` };
 }
 
+/**
+ * The commit ceiling (bench/commit-ceiling.mjs), in a process of its own: events a second MySQL
+ * commits with `connections` in flight and nothing else, the most any receiver that commits before
+ * its 200 could answer at that many connections.
+ */
+async function commitCeiling(databaseUrl: string, connections: number): Promise<number> {
+  tags += 1;
+  const out = await runToEnd('node', [
+    'bench/commit-ceiling.mjs',
+    JSON.stringify({ databaseUrl, connections, seconds: SECONDS, tag: `${PREFIX}c${tags}` }),
+  ]);
+  return (JSON.parse(out.trim().split('\n').at(-1)!) as { rps: number }).rps;
+}
+
 /** The hand-written receiver (bench/handwritten-receiver.mjs) on a database and a Redis prefix. */
 const startHandwrittenReceiver = (databaseUrl: string, prefix: string) =>
   startYardstick('bench/handwritten-receiver.mjs', {
@@ -148,7 +164,7 @@ const startHandwrittenReceiver = (databaseUrl: string, prefix: string) =>
 
 /**
  * Four sides take turns, round after round: the bare route, the durable floor (bench/floor.mjs: the
- * bare route plus the kit's signature check, batched INSERT and addBulk, nothing else), the
+ * bare route plus the kit's signature check, batched INSERT and one queue job a batch, nothing else), the
  * hand-written receiver (bench/handwritten-receiver.mjs: one INSERT IGNORE and one bull add a request,
  * no kit code) and the kit's receiver. All but the bare route store into the same migrated database.
  */
@@ -168,11 +184,13 @@ async function receiverSection(apiUrl: string, databaseUrl: string): Promise<str
     const rows: string[] = [];
     for (const connections of CONNECTIONS) {
       const runs = { bare: [] as Load[], floor: [] as Load[], hand: [] as Load[], kit: [] as Load[] };
+      const ceilings: number[] = [];
       for (let round = 1; round <= ROUNDS; round++) {
         for (const side of Object.keys(sides) as (keyof typeof sides)[])
           runs[side].push(await load(sides[side], { connections, seconds: SECONDS }));
+        ceilings.push(await commitCeiling(databaseUrl, connections));
         console.error(
-          `  ${connections} connections, round ${round}: bare ${f0(runs.bare.at(-1)!.rps)}/s, floor ${f0(runs.floor.at(-1)!.rps)}/s, hand-written ${f0(runs.hand.at(-1)!.rps)}/s, kit ${f0(runs.kit.at(-1)!.rps)}/s`,
+          `  ${connections} connections, round ${round}: commit ceiling ${f0(ceilings.at(-1)!)}/s, bare ${f0(runs.bare.at(-1)!.rps)}/s, floor ${f0(runs.floor.at(-1)!.rps)}/s, hand-written ${f0(runs.hand.at(-1)!.rps)}/s, kit ${f0(runs.kit.at(-1)!.rps)}/s`,
         );
       }
       const m = (side: Load[], key: 'rps' | 'p50' | 'p99') => median(side.map((r) => r[key]));
@@ -181,14 +199,14 @@ async function receiverSection(apiUrl: string, databaseUrl: string): Promise<str
         .flat()
         .reduce((n, r) => n + r.non2xx + r.errors, 0);
       rows.push(
-        `| ${connections} | ${f0(m(runs.bare, 'rps'))} | ${f0(m(runs.floor, 'rps'))} | ${f0(m(runs.hand, 'rps'))} | ${f0(m(runs.kit, 'rps'))} | **${ratio(runs.kit, runs.hand)}** | ${ratio(runs.kit, runs.floor)} | ${f1(m(runs.hand, 'p99'))} | ${f1(m(runs.kit, 'p50'))} | ${f1(m(runs.kit, 'p99'))} | ${failed} |`,
+        `| ${connections} | ${f0(median(ceilings))} | ${f0(m(runs.bare, 'rps'))} | ${f0(m(runs.floor, 'rps'))} | ${f0(m(runs.hand, 'rps'))} | ${f0(m(runs.kit, 'rps'))} | **${ratio(runs.kit, runs.hand)}** | ${ratio(runs.kit, runs.floor)} | ${f1(m(runs.hand, 'p99'))} | ${f1(m(runs.kit, 'p50'))} | ${f1(m(runs.kit, 'p99'))} | ${failed} |`,
       );
     }
     return [
       `Receiver beside a bare Koa route, the durable floor and a hand-written receiver (median of ${ROUNDS} alternating rounds of ${SECONDS} s):`,
       '',
-      '| connections | bare req/s | floor ev/s | hand-written ev/s | kit ev/s | **kit / hand-written** | kit / floor | hand-written p99 ms | kit p50 ms | kit p99 ms | non-2xx |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| connections | commit ceiling ev/s | bare req/s | floor ev/s | hand-written ev/s | kit ev/s | **kit / hand-written** | kit / floor | hand-written p99 ms | kit p50 ms | kit p99 ms | non-2xx |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...rows,
     ];
   } finally {

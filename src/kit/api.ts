@@ -5,10 +5,10 @@ import { RedisLimits } from '../infra/rate-limits.js';
 import { createMerchantApp } from '../merchant/http/app.js';
 import { demoShopFor } from '../merchant/http/demo-shop.js';
 import type { MetricsEndpoint } from '../merchant/http/metrics-route.js';
-import type { InboxEvent } from '../merchant/store/inbox.js';
+import { enqueueEvents } from '../merchant/reconciler/queue.js';
+import { inboxIntake } from '../merchant/webhooks/intake.js';
 import { webhookReceiver } from '../merchant/webhooks/receiver.js';
 import { SecretCache } from '../merchant/webhooks/secret-cache.js';
-import { batched } from '../shared/batcher.js';
 import { type Adapters, BATCHES } from './adapters.js';
 
 /** The `api` role: the merchant API and the webhook receiver, on the server bound at start-up. */
@@ -44,10 +44,12 @@ export function startApi(a: Adapters, server: HttpServer): Koa {
     trustProxy: config.trustProxy,
     proxyIpHeader: config.proxyIpHeader,
     receiver: webhookReceiver({
-      // Concurrent requests share one multi-row INSERT; each is answered once its batch is stored.
-      inbox: { store: batched((events: readonly InboxEvent[]) => store.inbox.storeMany(events), BATCHES) },
+      // Concurrent requests share one multi-row INSERT and one job; each is answered once both are done.
+      intake: inboxIntake(
+        { inbox: store.inbox, enqueue: (ids) => enqueueEvents(a.queue, ids), logger },
+        BATCHES,
+      ),
       secrets,
-      enqueue: a.enqueue,
       clock,
       logger,
       observe: (outcome, seconds) => a.metrics.receiver(outcome, seconds),

@@ -2,24 +2,20 @@ import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import getRawBody from 'raw-body';
 import { type Clock, unixSeconds } from '../../shared/clock.js';
-import { withDeadline } from '../../shared/deadline.js';
 import { DEFAULT_TOLERANCE_SECONDS, verify } from '../../shared/signature.js';
 import { parseEvent } from '../orders/from-gateway.js';
-import type { InboxStore } from '../store/inbox.js';
+import type { InboxEvent } from '../store/inbox.js';
+import type { Intake } from './intake.js';
 import type { SecretCache } from './secret-cache.js';
 
 /** merchant.md, The receiver: at most 256 KiB. */
 export const MAX_WEBHOOK_BYTES = 256 * 1024;
 /** Fails on bytes that are not UTF-8; keeps a BOM, which then is not JSON. */
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-/** How long the receiver waits on Redis before answering anyway (the sweeper queues what missed). */
-export const ENQUEUE_DEADLINE_MS = 250;
-
 export interface ReceiverDeps {
-  inbox: Pick<InboxStore, 'store'>;
+  /** Stores a verified event in the inbox and queues it when new (intake.ts inboxIntake). */
+  intake: (event: InboxEvent) => Promise<Intake>;
   secrets: SecretCache;
-  /** Queues an event for the reconciler (job id = event id). */
-  enqueue: (eventId: string) => Promise<void>;
   clock: Clock;
   logger: Logger;
   /** Told of every answer: its outcome and how long it took (the metrics). */
@@ -38,7 +34,8 @@ export type ReceiverOutcome =
 
 /**
  * POST /webhooks/gateway. Verify first, on the raw bytes; nothing unverified is parsed, stored or
- * queued. Then parse, store in the inbox (the unique event id makes a repeat a no-op), queue, answer.
+ * queued. Then parse, store in the inbox (the unique event id makes a repeat a no-op) and queue what
+ * is new, together with the deliveries in flight beside it (intake.ts), answer.
  */
 export function webhookReceiver(deps: ReceiverDeps) {
   return async (ctx: Context): Promise<void> => {
@@ -99,9 +96,9 @@ async function receive(ctx: Context, deps: ReceiverDeps): Promise<ReceiverOutcom
   if (event.kind === 'rejected') return answer('malformed', 400, 'MALFORMED_EVENT', event.message);
   if (event.kind === 'ping') return answer('ping', 200, '', 'pong');
 
-  let stored: 'stored' | 'duplicate';
+  let intake: Intake;
   try {
-    stored = await deps.inbox.store({
+    intake = await deps.intake({
       id: event.id,
       type: event.type,
       transactionId: event.observation.transaction.id,
@@ -118,16 +115,6 @@ async function receive(ctx: Context, deps: ReceiverDeps): Promise<ReceiverOutcom
     ctx.set('Retry-After', '30');
     return answer('unavailable', 503, 'UNAVAILABLE', 'The event could not be stored; please retry.');
   }
-  if (stored === 'duplicate') return answer('duplicate', 200, '', 'Already received.');
-
-  try {
-    await withDeadline(deps.enqueue(event.id), ENQUEUE_DEADLINE_MS, 'the queue');
-  } catch (error) {
-    // Stored is what matters: the sweeper queues whatever is stored and unprocessed after a minute.
-    deps.logger.warn(
-      { err: { message: (error as Error).message }, event: event.id },
-      'webhook stored, not queued',
-    );
-  }
+  if (intake === 'duplicate') return answer('duplicate', 200, '', 'Already received.');
   return answer('accepted', 200, '', 'Received.');
 }
