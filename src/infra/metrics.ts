@@ -165,7 +165,7 @@ export class KitMetrics {
     });
     new Gauge({
       name: 'kit_queue_jobs',
-      help: "The reconciler queue's jobs by state",
+      help: "The reconciler queue's jobs by state (a job carries one event, or a batch the receiver stored together: the inbox lag counts events)",
       labelNames: ['state'],
       registers,
       async collect() {

@@ -72,9 +72,10 @@ export async function enqueueEvents(
 
 /**
  * Events of a batch's job that need retries of their own (no attempt holds them yet, a failure, a row
- * that no longer reads): each its own job, id = event id, after the queue's first backoff, as if the
- * batch's run had been their first attempt. From there each is retried, kept as gateway money with
- * no order or failed for operators exactly as an event queued alone.
+ * that no longer reads): each its own job, id = event id, after the queue's first backoff and with
+ * one attempt fewer, the batch's run having been their first. From there each is retried, kept as
+ * gateway money with no order or failed for operators exactly as an event queued alone, in as many
+ * attempts in all.
  */
 export async function requeueAlone(
   queue: Queue.Queue<ObservationJob>,
@@ -82,9 +83,13 @@ export async function requeueAlone(
 ): Promise<void> {
   if (eventIds.length === 0) return;
   // The queue's own options (createObservationQueue): bull keeps them on the queue, untyped.
-  const backoff = (queue as unknown as { defaultJobOptions?: Queue.JobOptions }).defaultJobOptions?.backoff;
+  const defaults = (queue as unknown as { defaultJobOptions?: Queue.JobOptions }).defaultJobOptions;
+  const backoff = defaults?.backoff;
   const delay = typeof backoff === 'object' ? (backoff.delay ?? 0) : (backoff ?? 0);
-  await queue.addBulk(eventIds.map((eventId) => ({ data: { eventId }, opts: { jobId: eventId, delay } })));
+  const attempts = Math.max(1, (defaults?.attempts ?? 1) - 1);
+  await queue.addBulk(
+    eventIds.map((eventId) => ({ data: { eventId }, opts: { jobId: eventId, delay, attempts } })),
+  );
 }
 
 /**

@@ -137,15 +137,33 @@ async function applyBatchJob(
   const verdicts = await Promise.all(eventIds.map((id) => apply(id).catch((error: Error) => error)));
   const tally = new Map<string, number>();
   const alone: string[] = [];
+  const failedAttempts: Promise<void>[] = [];
   verdicts.forEach((verdict, i) => {
+    const eventId = eventIds[i]!;
     const outcome = settledOutcome(verdict);
-    if (outcome === null) alone.push(eventIds[i]!);
+    if (outcome === null) alone.push(eventId);
     else tally.set(outcome, (tally.get(outcome) ?? 0) + 1);
-    if (outcome === 'flagged') flagged(eventIds[i]!, (verdict as { result: ApplyResult }).result);
+    if (outcome === 'flagged') flagged(eventId, (verdict as { result: ApplyResult }).result);
+    // The batch's run was the event's first attempt: its row says so, as a job of its own's would.
+    const failure = failedAttemptOf(verdict);
+    if (failure !== null) failedAttempts.push(deps.inbox.markFailedAttempt(eventId, failure));
   });
+  await Promise.all(failedAttempts);
   await deps.requeueAlone(alone);
   if (alone.length > 0) tally.set('retried alone', alone.length);
   return [...tally].map(([outcome, n]) => `${outcome} ${n}`).join(', ');
+}
+
+/**
+ * What a first attempt that found no attempt holding the event's transaction writes on its inbox
+ * row, as the job of an event alone does; null otherwise (a failure is its job's to record, an
+ * unreadable row its own job marks and fails at once).
+ */
+function failedAttemptOf(verdict: EventVerdict | Error): string | null {
+  if (verdict instanceof Error) return null;
+  if (verdict.kind === 'applied' && !verdict.result.matched)
+    return `no order has transaction ${verdict.observation.transaction.id}`;
+  return null;
 }
 
 /** What an event of a batch came to, or null when it needs a job of its own. */

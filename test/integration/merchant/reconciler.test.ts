@@ -417,7 +417,13 @@ describe('merchant: the reconciler', () => {
       expect(batch.data).to.deep.equal({ eventIds: [refund.id, orphan.id, damaged] });
       expect(batch.returnvalue).to.equal('applied 1, retried alone 2');
       // The orphan: its own job (id = event id), retried, then kept as money with no order.
-      expect((await processed(t, orphan.id)).outcome).to.equal('unmatched');
+      const orphanRow = await processed(t, orphan.id);
+      expect(orphanRow.outcome).to.equal('unmatched');
+      expect(orphanRow.attempts, 'as many attempts as an event alone: the batch run was the first').to.equal(
+        2,
+      );
+      const own = await t.kit.queue.getJob(orphan.id);
+      expect(own!.opts.attempts, 'its own job: the attempts left').to.equal(2);
       expect(await count(t, 'unmatched_money', { reference: 'nobody-in-a-batch' })).to.equal(1);
       // The damaged row: its own job, in the failed set for operators after one attempt.
       const failed = await waitFor('the damaged event failed alone', async () =>
