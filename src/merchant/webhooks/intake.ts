@@ -24,8 +24,8 @@ export interface IntakeDeps {
  * the previous batches were in flight are stored in one INSERT, then the new ones among them queued
  * in one job, and only then is each answered. One flush does both, so a batch costs one round trip
  * to MySQL and one to Redis however many it carries; a delivery that finds nothing in flight goes at
- * once, alone. A row the database refuses fails its own delivery (503); the whole INSERT refused,
- * every one of its batch.
+ * once, alone. A row the database refuses fails its own delivery (503); the database down, every
+ * one of its batch.
  */
 export function inboxIntake(deps: IntakeDeps, options: BatchOptions): (event: InboxEvent) => Promise<Intake> {
   return batched(async (events: readonly InboxEvent[]) => {

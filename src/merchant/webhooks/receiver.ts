@@ -12,6 +12,7 @@ import type { SecretCache } from './secret-cache.js';
 export const MAX_WEBHOOK_BYTES = 256 * 1024;
 /** Fails on bytes that are not UTF-8; keeps a BOM, which then is not JSON. */
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 export interface ReceiverDeps {
   /** Stores a verified event in the inbox and queues it when new (intake.ts inboxIntake). */
   intake: (event: InboxEvent) => Promise<Intake>;

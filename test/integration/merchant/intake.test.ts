@@ -31,16 +31,15 @@ describe('merchant: the receiver intake (store, then queue, a batch at a time)',
   });
   const warnings: string[] = [];
   const logger = { warn: (_: unknown, message: string) => void warnings.push(message) };
-
-  it('deliveries in flight together: one INSERT, one job for the new ones; a repeat answered duplicate and not queued', async () => {
-    const intake = inboxIntake(
-      {
-        inbox: t.kit.store.inbox,
-        enqueue: (ids) => enqueueEvents(t.kit.queue, ids),
-        logger: logger as never,
-      },
+  /** On the kit's inbox, one flush in flight: what arrives meanwhile goes together in the next. */
+  const intakeWith = (enqueue: (ids: readonly string[]) => Promise<unknown>) =>
+    inboxIntake(
+      { inbox: t.kit.store.inbox, enqueue, logger: logger as never },
       { maxBatch: 200, maxInFlight: 1 },
     );
+
+  it('deliveries in flight together: one INSERT, one job for the new ones; a repeat answered duplicate and not queued', async () => {
+    const intake = intakeWith((ids) => enqueueEvents(t.kit.queue, ids));
     expect(await intake(event('evt_intake_known'))).to.equal('queued');
     await t.kit.queue.empty();
     const answers = await Promise.all(
@@ -57,10 +56,7 @@ describe('merchant: the receiver intake (store, then queue, a batch at a time)',
   });
 
   it('a queue that does not answer: the batch is stored and answered within the deadline, the sweeper queues it later', async () => {
-    const intake = inboxIntake(
-      { inbox: t.kit.store.inbox, enqueue: () => new Promise(() => {}), logger: logger as never },
-      { maxBatch: 200, maxInFlight: 1 },
-    );
+    const intake = intakeWith(() => new Promise(() => {}));
     const started = performance.now();
     const answers = await Promise.all(['evt_intake_c', 'evt_intake_d'].map((id) => intake(event(id))));
     expect(answers).to.deep.equal(['stored', 'stored']);
@@ -70,14 +66,7 @@ describe('merchant: the receiver intake (store, then queue, a batch at a time)',
   });
 
   it('a row the database refuses fails that delivery alone; the rest of its batch is stored and queued', async () => {
-    const intake = inboxIntake(
-      {
-        inbox: t.kit.store.inbox,
-        enqueue: (ids) => enqueueEvents(t.kit.queue, ids),
-        logger: logger as never,
-      },
-      { maxBatch: 200, maxInFlight: 1 },
-    );
+    const intake = intakeWith((ids) => enqueueEvents(t.kit.queue, ids));
     const answers = await Promise.all(
       ['evt_intake_e', 'evt_intake_f', `evt_${'x'.repeat(80)}`, 'evt_intake_g'].map((id) =>
         intake(event(id)).catch((error: Error) => error),
