@@ -123,7 +123,8 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
     redis,
     redisPrefix: o.redisPrefix,
     queue,
-    // The receivers' events of a few milliseconds go to Redis together: one addBulk, not one add each.
+    // The sweeper's and recovery's events: what arrives together goes in one job (the receiver's
+    // own go through its intake, stored and queued in one flush).
     enqueue: batched((ids: readonly string[]) => enqueueEvents(queue, ids), BATCHES),
     gateway,
     metrics,
