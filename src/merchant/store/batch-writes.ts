@@ -6,6 +6,12 @@ export interface Statement {
   values: unknown[];
 }
 
+/** A row changed in a batch: as it stands after its changes (under the batch's lock), and what changed. */
+interface ChangedRow {
+  row: Record<string, unknown>;
+  columns: Record<string, unknown>;
+}
+
 /**
  * The writes of one transaction of the order transitions (store/orders.ts), gathered so that MySQL
  * gets few statements, whatever the batch holds: each row changed once, with its final values; the
@@ -13,12 +19,6 @@ export interface Statement {
  * steps) go in as they come, after the rows' updates. MySQL's time per statement is what a batch of
  * events spends most on (npm run bench).
  */
-/** A row changed in a batch: as it stands after its changes (under the batch's lock), and what changed. */
-interface ChangedRow {
-  row: Record<string, unknown>;
-  columns: Record<string, unknown>;
-}
-
 export class BatchWrites {
   readonly #rows = new Map<Table, Map<string, ChangedRow>>();
   readonly #inserts = new Map<string, Record<string, unknown>[]>();
