@@ -56,4 +56,20 @@ describe('store: the writes of a batch of transitions', () => {
       /^INSERT INTO payment_attempts .* ON DUPLICATE KEY UPDATE status = /,
     );
   });
+
+  it('a unique value passed between rows: the row letting it go is written before the one taking it, whichever the batch changed first', () => {
+    const w = new BatchWrites();
+    const taker = { id: 'a2', order_id: 'o1', kind: 'redirect', status: 'pending' };
+    // The taker changed first (an earlier event of the batch), then the session id is passed to it.
+    w.update(ATTEMPTS, taker, { status: 'pending' });
+    w.update(ATTEMPTS, { ...taker, id: 'a1', payment_session_id: null }, { payment_session_id: null });
+    w.update(ATTEMPTS, { ...taker, payment_session_id: 'ps_1' }, { payment_session_id: 'ps_1' });
+    const { sql, values } = w.text('COMMIT');
+    expect(sql.split(';\n').slice(0, 2)).to.deep.equal([
+      'UPDATE payment_attempts SET ? WHERE id = ?',
+      'UPDATE payment_attempts SET ? WHERE id = ?',
+    ]);
+    expect([values[1], values[3]]).to.deep.equal(['a1', 'a2']);
+    expect(values[2]).to.deep.equal({ status: 'pending', payment_session_id: 'ps_1' });
+  });
 });
