@@ -23,6 +23,7 @@ import { unmatchedRoutes } from './unmatched-routes.js';
 
 /** Where the gateway delivers its events (merchant.md, The receiver). */
 const WEBHOOK_PATH = '/webhooks/gateway';
+const isDelivery = (ctx: Context) => ctx.method === 'POST' && ctx.path === WEBHOOK_PATH;
 
 export interface ReadinessCheck {
   name: string;
@@ -59,18 +60,12 @@ export function createMerchantApp(
   // First, so that every answer carries them: error answers, the queue board's and koa's own included.
   app.use(securityHeaders({ publicUrl: deps.publicBaseUrl }));
   app.use(requestContext());
-  app.use(
-    requestLog(
-      deps.logger,
-      'info',
-      (ctx) => ctx.path === WEBHOOK_PATH && ctx.status === 200 && ctx.method === 'POST',
-    ),
-  );
+  app.use(requestLog(deps.logger, 'info', (ctx) => isDelivery(ctx) && ctx.status === 200));
   app.use(errorMiddleware(deps.logger));
   // The gateway's deliveries, the one route under load, go straight to the receiver: past the queue
   // board's check and the router's walk over every route, 17 µs of a delivery's 440 (a profile at 4
   // connections). The router keeps the route, for every other spelling of the path.
-  app.use((ctx, next) => (ctx.method === 'POST' && ctx.path === WEBHOOK_PATH ? deps.receiver(ctx) : next()));
+  app.use((ctx, next) => (isDelivery(ctx) ? deps.receiver(ctx) : next()));
   // The bootstrap token (admin) and named operators' tokens, with their roles (operators/roles.ts).
   const ops = new OpsAuth(deps.opsApiToken, deps.store.operators, deps.endedSessions);
   const routeDeps = { ...deps, ops };

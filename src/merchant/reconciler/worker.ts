@@ -9,7 +9,7 @@ import type { LockTurn } from '../store/orders.js';
 import type { InboxRecord } from '../store/records.js';
 import type { Kept } from '../store/unmatched.js';
 import type { ApplyMany, ApplyResult } from './apply.js';
-import { eventIdsOf, type ObservationJob } from './queue.js';
+import type { ObservationJob } from './queue.js';
 
 /**
  * No attempt of ours has this transaction (yet): retried with backoff. A payment whose attempt is
@@ -92,7 +92,7 @@ export function eventProcessor(deps: WorkerDeps) {
     );
   return async (job: Job<ObservationJob>): Promise<string> => {
     if ('eventIds' in job.data) return applyBatchJob(deps, job.data.eventIds, apply, flagged);
-    const [eventId] = eventIdsOf(job.data) as [string];
+    const { eventId } = job.data;
     const verdict = await apply(eventId);
     if (verdict.kind === 'missing') return 'missing';
     if (verdict.kind === 'processed') return 'already processed';
