@@ -18,14 +18,18 @@ export function currentRequestId(): string | undefined {
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const acceptable = (id: string) => ACCEPTABLE_ID.test(id) && !hasCardNumber(id);
 
+/** The id of a request that sent `incoming` as its `X-Request-Id`: that one if acceptable, else a new one. */
+export function requestIdFor(incoming: string | undefined): string {
+  return incoming !== undefined && acceptable(incoming) ? incoming : randomId('req_', cryptoRandom, 20);
+}
+
 /**
  * Gives each request an id: the caller's `X-Request-Id` (a load balancer's, a storefront's) or a new
  * one, answered in the `X-Request-Id` header and in error bodies, and on every log line of the request.
  */
 export function requestContext() {
   return async (ctx: Context, next: Next): Promise<void> => {
-    const incoming = ctx.get('X-Request-Id');
-    const requestId = acceptable(incoming) ? incoming : randomId('req_', cryptoRandom, 20);
+    const requestId = requestIdFor(ctx.get('X-Request-Id'));
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     await current.run({ requestId }, next);

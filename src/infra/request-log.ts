@@ -16,23 +16,14 @@ export function loggedPath(path: string): string {
   return hasCardNumber(decoded) ? maskCardNumbers(decoded) : path;
 }
 
-/**
- * One line per request: method, path, status, time. Never a body, a query string or a header.
- * `routine` answers are logged at debug instead (the gateway's accepted deliveries: the inbox keeps
- * each with its time, the metrics count them, and at thousands a second the lines cost the receiver
- * a write each).
- */
-export function requestLog(
-  logger: Logger,
-  level: 'debug' | 'info' = 'info',
-  routine: (ctx: Context) => boolean = () => false,
-) {
+/** One line per request: method, path, status, time. Never a body, a query string or a header. */
+export function requestLog(logger: Logger, level: 'debug' | 'info' = 'info') {
   return async (ctx: Context, next: Next): Promise<void> => {
     const started = performance.now();
     try {
       await next();
     } finally {
-      logger[routine(ctx) ? 'debug' : level](
+      logger[level](
         {
           method: ctx.method,
           path: loggedPath(ctx.path),

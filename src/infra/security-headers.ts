@@ -50,19 +50,7 @@ const isHttps = (url: string | null | undefined) =>
  * answer gets the same set (helmet per request built the policy anew: 3% of a webhook delivery).
  */
 export function securityHeaders(options: SecurityHeadersOptions = {}): Middleware {
-  const headers = helmetHeaders({
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        ...DIRECTIVES,
-        // Unset, form-action allows any target (it does not fall back to default-src).
-        ...(options.formAction === 'anywhere' ? {} : { 'form-action': ["'self'"] }),
-      },
-    },
-    referrerPolicy: { policy: 'no-referrer' },
-    xFrameOptions: { action: 'deny' },
-    strictTransportSecurity: isHttps(options.publicUrl) ? { maxAge: 365 * 24 * 60 * 60 } : false,
-  });
+  const headers = securityHeaderList(options);
   return async (ctx: Context, next: Next) => {
     for (const [name, value] of headers) ctx.res.setHeader(name, value);
     try {
@@ -77,6 +65,23 @@ export function securityHeaders(options: SecurityHeadersOptions = {}): Middlewar
       throw error;
     }
   };
+}
+
+/** The security headers above, as name and value pairs: for an answer written without koa. */
+export function securityHeaderList(options: SecurityHeadersOptions = {}): [string, string][] {
+  return helmetHeaders({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        ...DIRECTIVES,
+        // Unset, form-action allows any target (it does not fall back to default-src).
+        ...(options.formAction === 'anywhere' ? {} : { 'form-action': ["'self'"] }),
+      },
+    },
+    referrerPolicy: { policy: 'no-referrer' },
+    xFrameOptions: { action: 'deny' },
+    strictTransportSecurity: isHttps(options.publicUrl) ? { maxAge: 365 * 24 * 60 * 60 } : false,
+  });
 }
 
 /** The headers helmet sets with these options, as it sets them on an answer. */

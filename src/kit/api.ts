@@ -2,12 +2,14 @@ import type Koa from 'koa';
 import { RedisEndedSessions } from '../infra/ended-sessions.js';
 import type { HttpServer } from '../infra/http-server.js';
 import { RedisLimits } from '../infra/rate-limits.js';
+import { securityHeaderList } from '../infra/security-headers.js';
 import { createMerchantApp } from '../merchant/http/app.js';
 import { demoShopFor } from '../merchant/http/demo-shop.js';
 import type { MetricsEndpoint } from '../merchant/http/metrics-route.js';
 import { enqueueEvents } from '../merchant/reconciler/queue.js';
+import { deliveryListener, deliveryRoute, isDelivery } from '../merchant/webhooks/delivery-endpoint.js';
 import { inboxIntake } from '../merchant/webhooks/intake.js';
-import { webhookReceiver } from '../merchant/webhooks/receiver.js';
+import type { ReceiverDeps } from '../merchant/webhooks/receiver.js';
 import { SecretCache } from '../merchant/webhooks/secret-cache.js';
 import { type Adapters, BATCHES } from './adapters.js';
 
@@ -33,6 +35,17 @@ export function startApi(a: Adapters, server: HttpServer): Koa {
     onRefused: (name) => a.metrics.rateLimited(name),
   });
   const secrets = new SecretCache(() => store.secrets.active(config.gateway.extraWebhookSecrets), clock);
+  const receiver: ReceiverDeps = {
+    // Concurrent requests share one multi-row INSERT and one job; each is answered once both are done.
+    intake: inboxIntake(
+      { inbox: store.inbox, enqueue: (ids) => enqueueEvents(a.queue, ids), logger },
+      BATCHES,
+    ),
+    secrets,
+    clock,
+    logger,
+    observe: (outcome, seconds) => a.metrics.receiver(outcome, seconds),
+  };
   const app = createMerchantApp({
     ...a.checkout,
     opsApiToken: config.opsApiToken,
@@ -43,17 +56,7 @@ export function startApi(a: Adapters, server: HttpServer): Koa {
     endedSessions: new RedisEndedSessions(redis, a.redisPrefix),
     trustProxy: config.trustProxy,
     proxyIpHeader: config.proxyIpHeader,
-    receiver: webhookReceiver({
-      // Concurrent requests share one multi-row INSERT and one job; each is answered once both are done.
-      intake: inboxIntake(
-        { inbox: store.inbox, enqueue: (ids) => enqueueEvents(a.queue, ids), logger },
-        BATCHES,
-      ),
-      secrets,
-      clock,
-      logger,
-      observe: (outcome, seconds) => a.metrics.receiver(outcome, seconds),
-    }),
+    receiver: deliveryRoute(receiver),
     // With a port of its own and no token, /metrics is open there only, never on the public port.
     metrics: config.metricsPort !== null && config.metricsToken === null ? null : metricsEndpoint(a),
     queues: [a.queue],
@@ -67,7 +70,12 @@ export function startApi(a: Adapters, server: HttpServer): Koa {
       },
     ],
   });
-  server.ready(app.callback());
+  const koa = app.callback();
+  const deliveries = deliveryListener({
+    ...receiver,
+    securityHeaders: securityHeaderList({ publicUrl: a.checkout.publicBaseUrl }),
+  });
+  server.ready((req, res) => (isDelivery(req) ? deliveries(req, res) : koa(req, res)));
   logger.info(
     { url: `http://127.0.0.1:${server.port}`, publicBaseUrl: a.checkout.publicBaseUrl, roles: config.roles },
     'merchant API listening',

@@ -23,7 +23,11 @@ const DIGIT_GROUPS = /\d+(?:[ -]\d+)*/g;
 const THIRTEEN_DIGITS = /\d(?:[ -]?\d){12}/;
 
 export function hasCardNumber(text: string): boolean {
-  if (!THIRTEEN_DIGITS.test(text)) return false;
+  return THIRTEEN_DIGITS.test(text) && runsHoldCardNumber(text);
+}
+
+/** Whether a run of digits in `text` holds a card number (after THIRTEEN_DIGITS found one long enough). */
+function runsHoldCardNumber(text: string): boolean {
   for (const [run] of text.matchAll(DIGIT_GROUPS)) if (holdsCardNumber(run.split(/[ -]/))) return true;
   return false;
 }
@@ -35,8 +39,10 @@ export function hasCardNumber(text: string): boolean {
  * long enough that JavaScript may round it. `json` is `text` parsed.
  */
 export function jsonHasCardNumber(text: string, json: unknown): boolean {
-  if (hasCardNumber(text)) return true;
-  const valuesMayDiffer = ESCAPE_OR_EXPONENT.test(text) || THIRTEEN_DIGITS.test(text);
+  // One scan for thirteen digits serves both readings: the receiver reads every event this way.
+  const longDigits = THIRTEEN_DIGITS.test(text);
+  if (longDigits && runsHoldCardNumber(text)) return true;
+  const valuesMayDiffer = longDigits || ESCAPE_OR_EXPONENT.test(text);
   return valuesMayDiffer && hasCardNumber(textsOf(json));
 }
 

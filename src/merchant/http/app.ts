@@ -8,6 +8,7 @@ import { requestContext } from '../../infra/request-context.js';
 import { requestLog } from '../../infra/request-log.js';
 import { securityHeaders } from '../../infra/security-headers.js';
 import { withDeadline } from '../../shared/deadline.js';
+import { WEBHOOK_PATH } from '../webhooks/delivery-endpoint.js';
 import { merchantApi } from './api-document.js';
 import { customerRoutes } from './customer-routes.js';
 import { disputeRoutes } from './dispute-routes.js';
@@ -21,10 +22,6 @@ import { reviewRoutes } from './review-routes.js';
 import { merchantRoutes, type RouteDeps } from './routes.js';
 import { unmatchedRoutes } from './unmatched-routes.js';
 
-/** Where the gateway delivers its events (merchant.md, The receiver). */
-const WEBHOOK_PATH = '/webhooks/gateway';
-const isDelivery = (ctx: Context) => ctx.method === 'POST' && ctx.path === WEBHOOK_PATH;
-
 export interface ReadinessCheck {
   name: string;
   check: () => Promise<void>;
@@ -37,6 +34,10 @@ export function createMerchantApp(
     readiness: ReadinessCheck[];
     /** Facts readyz shows beside the checks: what start-up learnt of the gateway key. */
     readinessFacts?: Record<string, unknown>;
+    /**
+     * The receiver as a route (delivery-endpoint.ts deliveryRoute): for the spellings of its path that
+     * reach the app; the kit serves the usual one before the app (deliveryListener).
+     */
     receiver: (ctx: Context) => Promise<void>;
     /** GET /metrics on this port; null when it is served only on METRICS_PORT. */
     metrics: MetricsEndpoint | null;
@@ -60,12 +61,8 @@ export function createMerchantApp(
   // First, so that every answer carries them: error answers, the queue board's and koa's own included.
   app.use(securityHeaders({ publicUrl: deps.publicBaseUrl }));
   app.use(requestContext());
-  app.use(requestLog(deps.logger, 'info', (ctx) => isDelivery(ctx) && ctx.status === 200));
+  app.use(requestLog(deps.logger, 'info'));
   app.use(errorMiddleware(deps.logger));
-  // The gateway's deliveries, the one route under load, go straight to the receiver: past the queue
-  // board's check and the router's walk over every route, 17 µs of a delivery's 440 (a profile at 4
-  // connections). The router keeps the route, for every other spelling of the path.
-  app.use((ctx, next) => (isDelivery(ctx) ? deps.receiver(ctx) : next()));
   // The bootstrap token (admin) and named operators' tokens, with their roles (operators/roles.ts).
   const ops = new OpsAuth(deps.opsApiToken, deps.store.operators, deps.endedSessions);
   const routeDeps = { ...deps, ops };

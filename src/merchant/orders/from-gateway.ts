@@ -9,6 +9,11 @@ import type { About, AttemptObservation, ObservationSource, TransactionObservati
 /** A gateway event, read: an observation to apply, a ping to answer, or a typed refusal. */
 export type ParsedEvent =
   | { kind: 'observation'; id: string; type: string; observation: TransactionObservation }
+  | Exclude<CheckedEvent, { kind: 'event' }>;
+
+/** A gateway event's bytes, checked: a transaction's event, a ping, or a typed refusal. */
+export type CheckedEvent =
+  | { kind: 'event'; id: string; type: string; transaction: GatewayTransaction }
   | { kind: 'ping'; id: string }
   | {
       kind: 'rejected';
@@ -29,6 +34,21 @@ const KEPT_ID = /^[\x21-\x7e]{1,64}$/;
  * observation's source id is the event id, so the same event from two sources is one observation.
  */
 export function parseEvent(text: string, source: ObservationSource, now: number): ParsedEvent {
+  const event = checkEvent(text);
+  if (event.kind !== 'event') return event;
+  return {
+    kind: 'observation',
+    id: event.id,
+    type: event.type,
+    observation: observeTransaction(event.transaction, source, event.id, now),
+  };
+}
+
+/**
+ * Every check of `parseEvent`, without the observation: what the receiver needs to keep an event or
+ * refuse it (the worker reads the observation when it applies it).
+ */
+export function checkEvent(text: string): CheckedEvent {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -60,12 +80,7 @@ export function parseEvent(text: string, source: ObservationSource, now: number)
   if (event.type === 'webhook.ping') return { kind: 'ping', id: event.id };
   if (!event.data.transaction)
     return { kind: 'rejected', reason: 'no_transaction', message: 'The event carries no transaction.' };
-  return {
-    kind: 'observation',
-    id: event.id,
-    type: event.type,
-    observation: observeTransaction(event.data.transaction, source, event.id, now),
-  };
+  return { kind: 'event', id: event.id, type: event.type, transaction: event.data.transaction };
 }
 
 /**

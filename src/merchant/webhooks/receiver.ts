@@ -1,9 +1,9 @@
-import type { Context } from 'koa';
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import getRawBody from 'raw-body';
 import { type Clock, unixSeconds } from '../../shared/clock.js';
-import { DEFAULT_TOLERANCE_SECONDS, verify } from '../../shared/signature.js';
-import { parseEvent } from '../orders/from-gateway.js';
+import { DEFAULT_TOLERANCE_SECONDS, type VerifyResult, verify } from '../../shared/signature.js';
+import { checkEvent } from '../orders/from-gateway.js';
 import type { InboxEvent } from '../store/inbox.js';
 import type { Intake } from './intake.js';
 import type { SecretCache } from './secret-cache.js';
@@ -33,54 +33,111 @@ export type ReceiverOutcome =
   | 'unavailable'
   | 'ping';
 
+/** An answer to a delivery, whatever serves it (delivery-endpoint.ts: before the app, or as its route). */
+export interface ReceiverAnswer {
+  outcome: ReceiverOutcome;
+  status: number;
+  /** The merchant envelope, as JSON text. */
+  body: string;
+  /** Beside the JSON content type: Retry-After, Connection. */
+  headers: Record<string, string>;
+}
+
+const envelope = (status: number, code: string, message: string) =>
+  JSON.stringify({ success: status < 300, message, code, data: null });
+
+const answer = (
+  outcome: ReceiverOutcome,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+): ReceiverAnswer => ({ outcome, status, body: envelope(status, code, message), headers });
+
+// The answers that never vary, written once.
+const ACCEPTED = answer('accepted', 200, '', 'Received.');
+const DUPLICATE = answer('duplicate', 200, '', 'Already received.');
+const PONG = answer('ping', 200, '', 'pong');
+// The rest of the body is never read: the connection cannot carry another request.
+const TOO_LARGE = answer('too_large', 413, 'PAYLOAD_TOO_LARGE', 'The body is over 256 KiB.', {
+  Connection: 'close',
+});
+const NOT_UTF8 = answer('malformed', 400, 'MALFORMED_EVENT', 'The body is not UTF-8.');
+/** Aborted, shorter or longer than its Content-Length, an unknown charset: raw-body's own 4xx. */
+const unreadable = (requestId: string): ReceiverAnswer => ({
+  outcome: 'malformed',
+  status: 400,
+  body: JSON.stringify({
+    success: false,
+    message: 'The request body could not be read.',
+    code: 'BAD_REQUEST',
+    data: null,
+    errors: { body: ['could not be read'] },
+    request_id: requestId,
+  }),
+  headers: {},
+});
+// Without the inbox (or the secrets, kept in the same database) nothing is safe: 503, and the gateway
+// delivers it again later.
+const UNAVAILABLE = answer(
+  'unavailable',
+  503,
+  'UNAVAILABLE',
+  'The event could not be stored; please retry.',
+  {
+    'Retry-After': '30',
+  },
+);
+
 /**
  * POST /webhooks/gateway. Verify first, on the raw bytes; nothing unverified is parsed, stored or
  * queued. Then parse, store in the inbox (the unique event id makes a repeat a no-op) and queue what
- * is new, together with the deliveries in flight beside it (intake.ts), answer.
+ * is new, together with the deliveries in flight beside it (intake.ts), answer. Framework-free: the
+ * one route under load is served straight off Node's request (delivery-endpoint.ts). Throws only
+ * what no answer was planned for (a defect).
  */
-export function webhookReceiver(deps: ReceiverDeps) {
-  return async (ctx: Context): Promise<void> => {
-    const started = performance.now();
-    const outcome = await receive(ctx, deps);
-    deps.observe?.(outcome, (performance.now() - started) / 1000);
-  };
-}
-
-async function receive(ctx: Context, deps: ReceiverDeps): Promise<ReceiverOutcome> {
-  const answer = (outcome: ReceiverOutcome, status: number, code: string, message: string) => {
-    ctx.status = status;
-    ctx.body = { success: status < 300, message, code, data: null };
-    return outcome;
-  };
+export async function receive(
+  req: IncomingMessage,
+  deps: ReceiverDeps,
+  requestId: string,
+): Promise<ReceiverAnswer> {
   let raw: Buffer;
   try {
-    raw = await getRawBody(ctx.req, { limit: MAX_WEBHOOK_BYTES });
+    raw = await getRawBody(req, { limit: MAX_WEBHOOK_BYTES });
   } catch (error) {
-    if ((error as { type?: string }).type === 'entity.too.large') {
-      // The rest of the body is never read: the connection cannot carry another request.
-      ctx.set('Connection', 'close');
-      return answer('too_large', 413, 'PAYLOAD_TOO_LARGE', 'The body is over 256 KiB.');
-    }
+    const e = error as { type?: string; status?: number };
+    if (e.type === 'entity.too.large') return TOO_LARGE;
+    if (typeof e.type === 'string' && (e.status ?? 500) < 500) return unreadable(requestId);
     throw error;
   }
-  const header = ctx.get('X-Service-Signature');
+  const header = req.headers['x-service-signature'];
   const nowSeconds = unixSeconds(deps.clock.now());
-  const check = async () =>
+  const check = (secrets: readonly string[]) =>
     verify({
       payload: raw,
-      header,
-      secrets: await deps.secrets.get(),
+      header: typeof header === 'string' ? header : undefined,
+      secrets,
       nowSeconds,
       toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
     });
-  let verdict = await check();
-  // A miss may be a secret rotated by another process: re-read the secrets once and try again.
-  if (!verdict.ok && verdict.reason === 'signature_mismatch') {
-    await deps.secrets.refresh();
-    verdict = await check();
+  let verdict: VerifyResult;
+  try {
+    verdict = check(deps.secrets.current() ?? (await deps.secrets.get()));
+    // A miss may be a secret rotated by another process: re-read the secrets once and try again.
+    if (!verdict.ok && verdict.reason === 'signature_mismatch') {
+      await deps.secrets.refresh();
+      verdict = check(await deps.secrets.get());
+    }
+  } catch (error) {
+    // The secrets live in the database: without them nothing can be verified, so it is retried later.
+    deps.logger.error(
+      { request_id: requestId, err: { message: (error as Error).message } },
+      'webhook not verified: secrets unavailable',
+    );
+    return UNAVAILABLE;
   }
   if (!verdict.ok) {
-    deps.logger.warn({ reason: verdict.reason }, 'webhook refused: signature');
+    deps.logger.warn({ request_id: requestId, reason: verdict.reason }, 'webhook refused: signature');
     return answer('bad_signature', 401, 'INVALID_SIGNATURE', verdict.message);
   }
 
@@ -90,32 +147,29 @@ async function receive(ctx: Context, deps: ReceiverDeps): Promise<ReceiverOutcom
   try {
     text = STRICT_UTF8.decode(raw);
   } catch {
-    return answer('malformed', 400, 'MALFORMED_EVENT', 'The body is not UTF-8.');
+    return NOT_UTF8;
   }
-  const source = ctx.get('X-Service-Replay') === 'true' ? 'replay' : 'webhook';
-  const event = parseEvent(text, source, deps.clock.now());
+  const source = req.headers['x-service-replay'] === 'true' ? 'replay' : 'webhook';
+  const event = checkEvent(text);
   if (event.kind === 'rejected') return answer('malformed', 400, 'MALFORMED_EVENT', event.message);
-  if (event.kind === 'ping') return answer('ping', 200, '', 'pong');
+  if (event.kind === 'ping') return PONG;
 
   let intake: Intake;
   try {
     intake = await deps.intake({
       id: event.id,
       type: event.type,
-      transactionId: event.observation.transaction.id,
+      transactionId: event.transaction.id,
       source,
       payload: text,
       now: new Date(deps.clock.now()),
     });
   } catch (error) {
-    // Without the inbox nothing is safe: 503, and the gateway delivers it again later.
     deps.logger.error(
-      { err: { message: (error as Error).message }, event: event.id },
+      { request_id: requestId, err: { message: (error as Error).message }, event: event.id },
       'webhook not stored: database unavailable',
     );
-    ctx.set('Retry-After', '30');
-    return answer('unavailable', 503, 'UNAVAILABLE', 'The event could not be stored; please retry.');
+    return UNAVAILABLE;
   }
-  if (intake === 'duplicate') return answer('duplicate', 200, '', 'Already received.');
-  return answer('accepted', 200, '', 'Received.');
+  return intake === 'duplicate' ? DUPLICATE : ACCEPTED;
 }

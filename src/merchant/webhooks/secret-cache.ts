@@ -20,6 +20,11 @@ export class SecretCache {
     private readonly minRefreshMs = 1_000,
   ) {}
 
+  /** The secrets, when read under `ttlMs` ago; else null (then `get()`). No promise on the hot path. */
+  current(): string[] | null {
+    return this.#secrets !== null && this.clock.now() - this.#loadedAt < this.ttlMs ? this.#secrets : null;
+  }
+
   async get(): Promise<string[]> {
     if (this.#secrets === null || this.clock.now() - this.#loadedAt >= this.ttlMs) await this.#reload();
     return this.#secrets!;

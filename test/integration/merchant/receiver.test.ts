@@ -254,6 +254,25 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
       await expectNothingStored();
     });
 
+    it('the secrets unreadable (their table gone, the cached copy over 30 s old): 503 with Retry-After, nothing stored', async () => {
+      clock.advance(31_000);
+      await t.kit.sequelize.query('RENAME TABLE webhook_secrets TO webhook_secrets_off');
+      try {
+        const answer = await post(good().body, { secret });
+        expect(answer.status, answer.text).to.equal(503);
+        expect(answer.body).to.include({ success: false, code: 'UNAVAILABLE' });
+        expect(answer.headers.get('retry-after')).to.equal('30');
+      } finally {
+        await t.kit.sequelize.query('RENAME TABLE webhook_secrets_off TO webhook_secrets');
+      }
+      await expectNothingStored();
+      const line = t.logs
+        .map((l) => JSON.parse(l))
+        .findLast((l) => l.msg === 'webhook not verified: secrets unavailable');
+      expect(line, 'one line for the operator').to.not.equal(undefined);
+      expect(line.request_id).to.match(/^req_/);
+    });
+
     // Last in this block: it stores rows.
     it('a timestamp exactly 300 s old or 300 s ahead is still within the window: 200, stored', async () => {
       const now = unixSeconds(clock.now());
@@ -319,6 +338,78 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
         outcome: 'applied',
         status_after: 'partially_refunded',
       });
+    });
+
+    it("answers as the app's routes do: their security headers, X-Request-Id (the caller's plain one, else a new one), JSON; a query string too", async () => {
+      const health = await fetch(`${t.url}/healthz`);
+      const security = [
+        'content-security-policy',
+        'x-frame-options',
+        'x-content-type-options',
+        'referrer-policy',
+        'cross-origin-opener-policy',
+      ];
+      const order = await paidOrder(t);
+      const e = event('transaction.refunded', wire(await refundAtGateway(t, order.sale.id, 1)));
+      const signed = (body: string) => ({
+        'content-type': 'application/json',
+        'x-service-signature': sign(body, secret, unixSeconds(Date.now())),
+      });
+      const plain = await fetch(`${t.url}/webhooks/gateway`, {
+        method: 'POST',
+        headers: signed(e.body),
+        body: e.body,
+      });
+      expect(plain.status).to.equal(200);
+      expect(plain.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+      expect(await plain.json()).to.deep.equal({ success: true, message: 'Received.', code: '', data: null });
+      for (const name of security) {
+        expect(health.headers.get(name), name).to.be.a('string');
+        expect(plain.headers.get(name), name).to.equal(health.headers.get(name));
+      }
+      expect(plain.headers.get('x-request-id')).to.match(/^req_[A-Za-z0-9]{20}$/);
+
+      const again = await fetch(`${t.url}/webhooks/gateway?from=lb`, {
+        method: 'POST',
+        headers: { ...signed(e.body), 'x-request-id': 'lb-7f3a.9:2' },
+        body: e.body,
+      });
+      expect(again.status).to.equal(200);
+      expect(await again.json()).to.include({ message: 'Already received.' });
+      expect(again.headers.get('x-request-id')).to.equal('lb-7f3a.9:2');
+      const carded = await fetch(`${t.url}/webhooks/gateway`, {
+        method: 'POST',
+        headers: { ...signed(e.body), 'x-request-id': '4242424242424242' },
+        body: e.body,
+      });
+      expect(carded.headers.get('x-request-id')).to.match(/^req_/);
+      expect((await processed(t, e.id)).outcome).to.equal('applied');
+    });
+
+    it("the path's other spellings (a trailing slash, capitals) reach the same receiver, through the app", async () => {
+      const order = await paidOrder(t);
+      const refund = await refundAtGateway(t, order.sale.id, 1);
+      for (const path of ['/webhooks/gateway/', '/Webhooks/Gateway']) {
+        const e = event('transaction.refunded', wire(refund));
+        const body = e.body;
+        const refused = await fetch(`${t.url}${path}`, { method: 'POST', body });
+        expect(refused.status, path).to.equal(401);
+        const answer = await fetch(`${t.url}${path}`, {
+          method: 'POST',
+          headers: { 'x-service-signature': sign(body, secret, unixSeconds(Date.now())) },
+          body,
+        });
+        expect(answer.status, path).to.equal(200);
+        expect(answer.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+        expect(answer.headers.get('x-frame-options')).to.equal('DENY');
+        expect(await answer.json()).to.deep.equal({
+          success: true,
+          message: 'Received.',
+          code: '',
+          data: null,
+        });
+        expect(await inboxRow(t, e.id), path).to.not.equal(null);
+      }
     });
 
     it('the same event again, and as a replay (X-Service-Replay: true): 200, still one row, nothing queued twice, applied once', async () => {

@@ -1,0 +1,105 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { deliveryListener, isDelivery } from '../../../src/merchant/webhooks/delivery-endpoint.js';
+import { SecretCache } from '../../../src/merchant/webhooks/secret-cache.js';
+import { systemClock } from '../../../src/shared/clock.js';
+import { sign } from '../../../src/shared/signature.js';
+
+/**
+ * The receiver served off Node's request, before the koa app (delivery-endpoint.ts): what the app's
+ * error middleware did for it, it does itself. The kit-level behaviour is in receiver.test.ts.
+ */
+describe('merchant: the delivery listener', () => {
+  let server: Server;
+  let url: string;
+  const lines: Record<string, unknown>[] = [];
+  let broken = false;
+
+  before(async () => {
+    const logger = pino({ level: 'trace' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const listener = deliveryListener({
+      intake: async () => 'queued',
+      secrets: new SecretCache(async () => ['whsec_test'], systemClock),
+      // A defect stood in for by a clock that throws: the one thing receive() does not plan for.
+      clock: {
+        now: () => {
+          if (broken) throw new Error('a defect');
+          return Date.now();
+        },
+      },
+      logger,
+      securityHeaders: [['x-frame-options', 'DENY']],
+    });
+    server = createServer(listener);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/gateway`;
+  });
+  after(() => new Promise((resolve) => server.close(resolve)));
+
+  const signed = (body: string) => ({
+    method: 'POST',
+    headers: { 'x-service-signature': sign(body, 'whsec_test', Math.floor(Date.now() / 1000)) },
+    body,
+  });
+
+  it('an error it did not foresee: 500 in the envelope with the request id, logged by name and stack, never the body', async () => {
+    broken = true;
+    try {
+      const body = '{"id":"evt_1","type":"transaction.captured","secret_looking":"do-not-log"}';
+      const answer = await fetch(url, {
+        ...signed(body),
+        headers: { ...signed(body).headers, 'x-request-id': 'lb-1' },
+      });
+      expect(answer.status).to.equal(500);
+      expect(answer.headers.get('x-request-id')).to.equal('lb-1');
+      expect(answer.headers.get('x-frame-options')).to.equal('DENY');
+      expect(await answer.json()).to.deep.equal({
+        success: false,
+        message: 'Something went wrong on our side.',
+        code: 'INTERNAL',
+        data: null,
+        request_id: 'lb-1',
+      });
+      const error = lines.find((l) => l.msg === 'unexpected error')!;
+      expect(error).to.include({ request_id: 'lb-1', path: '/webhooks/gateway', level: 50 });
+      expect((error.err as { message: string; stack: string }).stack).to.contain('a defect');
+      expect(JSON.stringify(lines)).to.not.contain('do-not-log');
+      expect(lines.at(-1)).to.include({ msg: 'request', status: 500, level: 30, request_id: 'lb-1' });
+    } finally {
+      broken = false;
+    }
+  });
+
+  it('a sender that hangs up mid-body: a 400 on the log (unreadable), not an unexpected error', async () => {
+    const { port } = server.address() as AddressInfo;
+    const socket = connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write('POST /webhooks/gateway HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = lines.length;
+    socket.destroy();
+    const deadline = Date.now() + 2000;
+    while (!lines.slice(before).some((l) => l.msg === 'request') && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    const logged = lines.slice(before);
+    expect(logged.find((l) => l.msg === 'request')).to.include({ status: 400, level: 30 });
+    expect(logged.map((l) => l.msg)).to.not.include('unexpected error');
+  });
+
+  it('takes POST to the path as registered, a query string allowed; nothing else', () => {
+    const req = (method: string, url: string) => ({ method, url }) as never;
+    expect(isDelivery(req('POST', '/webhooks/gateway'))).to.equal(true);
+    expect(isDelivery(req('POST', '/webhooks/gateway?from=lb'))).to.equal(true);
+    for (const [method, path] of [
+      ['GET', '/webhooks/gateway'],
+      ['POST', '/webhooks/gateway/'],
+      ['POST', '/webhooks/gatewayx'],
+      ['POST', '/Webhooks/Gateway'],
+      ['POST', '/webhooks'],
+    ])
+      expect(isDelivery(req(method!, path!)), `${method} ${path}`).to.equal(false);
+  });
+});
