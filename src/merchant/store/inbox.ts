@@ -1,4 +1,4 @@
-import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+import type { ExecuteValues, Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { Op } from 'sequelize';
 import type { ObservationSource } from '../orders/observation.js';
 import type { Statement } from './batch-writes.js';
@@ -32,6 +32,22 @@ export function processedMarks(
     values: [now, outcome, eventIds],
   }));
 }
+
+const INSERT =
+  'INSERT INTO webhook_inbox (event_id, event_type, transaction_id, source, payload, received_at, attempts, receipt)';
+const ON_REPEAT = 'ON DUPLICATE KEY UPDATE repeats = repeats + 1';
+
+/**
+ * Batches of up to this many rows go as prepared statements, one per size, on each connection: a
+ * bounded number of them in MySQL (32 a connection), where most batches are small (a few deliveries
+ * in flight), and each costs MySQL a tenth less to run. Larger batches go as text: rare, and their
+ * parse is shared by many rows.
+ */
+const PREPARED_ROWS = 32;
+const statements: string[] = [];
+const insertStatement = (rows: number): string =>
+  (statements[rows] ??=
+    `${INSERT} VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${ON_REPEAT}`);
 
 /** The durable inbox (merchant.md, The receiver): an event is stored once by its id, before anyone acts on it. */
 export class InboxStore {
@@ -70,10 +86,10 @@ export class InboxStore {
     ]);
     let affected: number;
     try {
-      const result = await this.#query<ResultSetHeader>(
-        'INSERT INTO webhook_inbox (event_id, event_type, transaction_id, source, payload, received_at, attempts, receipt) VALUES ? ON DUPLICATE KEY UPDATE repeats = repeats + 1',
-        [rows],
-      );
+      const result =
+        rows.length <= PREPARED_ROWS
+          ? await this.#execute(insertStatement(rows.length), rows.flat())
+          : await this.#query<ResultSetHeader>(`${INSERT} VALUES ? ${ON_REPEAT}`, [rows]);
       affected = result.affectedRows;
     } catch (error) {
       // One bad row must not take its batch with it: each alone, so only it fails. In order, so the
@@ -100,6 +116,18 @@ export class InboxStore {
   #query<T extends ResultSetHeader | RowDataPacket[]>(sql: string, values: unknown[]): Promise<T> {
     return new Promise<T>((resolve, reject) =>
       this.pool.pool.query<T>(sql, values, (error, result) => (error ? reject(error) : resolve(result))),
+    );
+  }
+
+  /**
+   * A prepared statement: its values travel as they are, neither escaped into the text nor parsed
+   * from it again by MySQL (a payload is a kilobyte of JSON). mysql2 keeps it on its connection.
+   */
+  #execute(sql: string, values: ExecuteValues): Promise<ResultSetHeader> {
+    return new Promise<ResultSetHeader>((resolve, reject) =>
+      this.pool.pool.execute<ResultSetHeader>(sql, values, (error, result) =>
+        error ? reject(error) : resolve(result),
+      ),
     );
   }
 

@@ -297,6 +297,48 @@ describe('merchant: the store', () => {
     ]);
   });
 
+  it('the inbox keeps what was sent, byte for byte, whether a batch goes prepared (small) or as text (large)', async () => {
+    const at = new Date(Date.UTC(2026, 10, 26, 9, 30, 15, 123));
+    const payload = (id: string) => `{"id":"${id}","note":"quote \\" back\\\\slash ü 😀 ' ; -- \u0000"}`;
+    const event = (id: string, transactionId: string | null) => ({
+      id,
+      type: 'transaction.refunded',
+      transactionId,
+      source: 'replay' as const,
+      payload: payload(id),
+      now: at,
+    });
+    const small = [event('evt_small_1', null), event('evt_small_2', '100500')];
+    const large = Array.from({ length: 40 }, (_, i) => event(`evt_large_${i}`, i % 2 ? null : `1006${i}`));
+    expect(await store.inbox.storeMany(small)).to.deep.equal(['stored', 'stored']);
+    expect(await store.inbox.storeMany(large)).to.deep.equal(large.map(() => 'stored'));
+    const [rows] = await pool.query<RowDataPacket[]>(
+      "SELECT event_id, event_type, transaction_id, source, payload, received_at, attempts, receipt FROM webhook_inbox WHERE event_id LIKE 'evt\\_small\\_%' OR event_id LIKE 'evt\\_large\\_%'",
+    );
+    expect(rows).to.have.length(42);
+    for (const e of [...small, ...large]) {
+      const row = rows.find((r) => r.event_id === e.id)!;
+      expect(row, e.id).to.include({
+        event_type: 'transaction.refunded',
+        transaction_id: e.transactionId,
+        source: 'replay',
+        payload: e.payload,
+        attempts: 0,
+      });
+      expect((row.received_at as Date).getTime(), e.id).to.equal(at.getTime());
+      expect(row.receipt, e.id).to.have.length(16);
+    }
+    // Sent again, in the other form: repeats, not new rows.
+    expect(await store.inbox.storeMany([...small, ...large])).to.deep.equal(
+      [...small, ...large].map(() => 'duplicate'),
+    );
+    expect(await store.inbox.storeMany(large.slice(0, 3))).to.deep.equal([
+      'duplicate',
+      'duplicate',
+      'duplicate',
+    ]);
+  });
+
   it("the hot path's records (mysql2, no ORM) are the models' records, value for value", async () => {
     const order = await store.orders.create({
       amountMinor: 1234,
