@@ -1,8 +1,9 @@
 /**
  * The durable floor: what any receiver that answers 200 only once the event is stored and queued
- * costs on this machine, with nothing else. A bare Koa route plus the kit's own pieces for the
- * durable part, from the build: the signature check, JSON.parse and the kit's intake (the inbox's
- * multi-row INSERT, then one queue job for the batch). No validation, no card-number check, no
+ * costs on this machine, with nothing else. Node's own request, as the kit's receiver takes it
+ * (delivery-endpoint.ts), plus the kit's own pieces for the durable part, from the build: the
+ * signature check, JSON.parse and the kit's intake (the inbox's multi-row INSERT, then one queue
+ * job for the batch). No validation, no card-number check, no
  * request id, no log line, no metrics: the distance from here to the receiver is what those cost,
  * the distance from the bare route to here is what durability costs.
  *
@@ -12,7 +13,6 @@
  *   DATABASE_URL=... REDIS_URL=... REDIS_PREFIX=... WEBHOOK_SECRET=... PORT=0 node bench/floor.mjs
  */
 import { createServer } from 'node:http';
-import Koa from 'koa';
 import getRawBody from 'raw-body';
 import { createPool } from '../dist/src/infra/database.js';
 import { BATCHES } from '../dist/src/kit/adapters.js';
@@ -30,19 +30,24 @@ const queue = createObservationQueue(env.REDIS_URL, env.REDIS_PREFIX);
 const silent = { warn: () => {} };
 const intake = inboxIntake({ inbox, enqueue: (ids) => enqueueEvents(queue, ids), logger: silent }, BATCHES);
 
-const app = new Koa();
-app.use(async (ctx) => {
-  const raw = await getRawBody(ctx.req, { limit: 256 * 1024 });
+const answer = (res, status, body) => {
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+};
+const RECEIVED = JSON.stringify({ success: true, message: 'Received.', code: '', data: null });
+
+async function receive(req, res) {
+  const raw = await getRawBody(req, { limit: 256 * 1024 });
   const verdict = verify({
     payload: raw,
-    header: ctx.get('X-Service-Signature'),
+    header: req.headers['x-service-signature'],
     secrets: [env.WEBHOOK_SECRET],
     nowSeconds: Math.floor(Date.now() / 1000),
   });
-  if (!verdict.ok) {
-    ctx.status = 401;
-    return;
-  }
+  if (!verdict.ok) return answer(res, 401, '{}');
   const text = raw.toString('utf8');
   const event = JSON.parse(text);
   await intake({
@@ -53,9 +58,9 @@ app.use(async (ctx) => {
     payload: text,
     now: new Date(),
   });
-  ctx.body = { success: true, message: 'Received.', code: '', data: null };
-});
-const server = createServer(app.callback());
+  answer(res, 200, RECEIVED);
+}
+const server = createServer((req, res) => void receive(req, res));
 server.listen(Number(env.PORT ?? 0), '127.0.0.1', () => {
   console.log(JSON.stringify({ port: server.address().port }));
 });

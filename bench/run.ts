@@ -6,8 +6,8 @@
  *
  * 1. Receiver: four sides take turns in alternating rounds, at BENCH_CONNECTIONS (default 4,32,128),
  *    BENCH_ROUNDS (3) rounds of BENCH_SECONDS (8) each, closed loop: a bare Koa route that only reads
- *    the body (bench/bare.mjs), the durable floor (the bare route plus the kit's signature check,
- *    batched INSERT and one queue job a batch: bench/floor.mjs), the receiver a merchant writes by hand from the
+ *    the body (bench/bare.mjs), the durable floor (Node's own request, as the kit takes a delivery,
+ *    plus the kit's signature check, batched INSERT and one queue job a batch: bench/floor.mjs), the receiver a merchant writes by hand from the
  *    usual docs (koa, raw-body, one INSERT IGNORE and one bull add a request, none of the kit's code:
  *    bench/handwritten-receiver.mjs), and the kit's receiver. The ratio that counts: kit / hand-written.
  *    Each round also measures the commit ceiling (bench/commit-ceiling.mjs): the events a second
@@ -163,8 +163,8 @@ const startHandwrittenReceiver = (databaseUrl: string, prefix: string) =>
   });
 
 /**
- * Four sides take turns, round after round: the bare route, the durable floor (bench/floor.mjs: the
- * bare route plus the kit's signature check, batched INSERT and one queue job a batch, nothing else), the
+ * Four sides take turns, round after round: the bare route, the durable floor (bench/floor.mjs: Node's
+ * own request plus the kit's signature check, batched INSERT and one queue job a batch, nothing else), the
  * hand-written receiver (bench/handwritten-receiver.mjs: one INSERT IGNORE and one bull add a request,
  * no kit code) and the kit's receiver. All but the bare route store into the same migrated database.
  */
