@@ -120,3 +120,11 @@ export function databaseUnavailable(error: unknown): boolean {
   const code = e?.code ?? e?.parent?.code;
   return typeof code === 'string' && UNREACHABLE.has(code);
 }
+
+/** MariaDB's deadlock (1213) and lock wait timeout (1205): the transaction lost a race, not a defect. */
+const LOCK_CONFLICTS = new Set([1213, 1205]);
+
+/** A transaction that lost a lock race with another: run again, it goes through. */
+export function lockConflict(error: unknown): boolean {
+  return LOCK_CONFLICTS.has((error as { errno?: number } | null)?.errno ?? 0);
+}

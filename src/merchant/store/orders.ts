@@ -1,5 +1,6 @@
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { Op, QueryTypes, type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
+import { lockConflict } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { countsTowardCap, TooManyAttempts } from '../orders/attempt-cap.js';
@@ -172,9 +173,6 @@ export interface LockTurn {
   after: Promise<unknown>;
   locked: () => void;
 }
-
-/** MariaDB's deadlock and lock wait timeout: the batch is run again. */
-const DEADLOCK = new Set([1213, 1205]);
 
 /** What a transition left: the plan's result, and the order and attempt as they now stand. */
 export interface Transitioned<T> {
@@ -453,7 +451,8 @@ export class OrderStore {
       try {
         return await this.#transitionBatch(steps, turn);
       } catch (error) {
-        if (DEADLOCK.has((error as { errno?: number }).errno ?? 0) && tries < 3) continue;
+        // A deadlock or lock wait with another batch: the batch is run again.
+        if (lockConflict(error) && tries < 3) continue;
         if (steps.length === 1) throw error;
         const alone: (Transitioned<T> | null | Error)[] = [];
         for (const step of steps)

@@ -1,4 +1,5 @@
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+import { lockConflict } from '../../infra/database.js';
 
 /** Who an event goes to: a shop endpoint (`url:<url>`) or a handler in the fork's code (`handler:<name>`). */
 export interface Subscriber {
@@ -164,8 +165,23 @@ export class OutboxStore {
     }));
   }
 
-  /** Records one try: delivered, or failed with its next time (null: given up, `failed`). */
+  /**
+   * Records one try: delivered, or failed with its next time (null: given up, `failed`). The
+   * deliveries of one pass settle at once, and a delivered one brings forward the others of its
+   * subscriber: two such settles can deadlock on those rows, and the one MariaDB rolls back is run
+   * again (up to three times), so the pass does not fail over it.
+   */
   async settle(claimed: Claimed, result: TryResult, at: Date): Promise<void> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await this.#settleOnce(claimed, result, at);
+      } catch (error) {
+        if (!lockConflict(error) || tries >= 3) throw error;
+      }
+    }
+  }
+
+  async #settleOnce(claimed: Claimed, result: TryResult, at: Date): Promise<void> {
     const d = claimed.delivery;
     const error = result.ok ? null : result.error.slice(0, 512);
     const [status, next] = result.ok
