@@ -45,6 +45,8 @@ export interface LoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  /** The load generator's own CPU time over the run, µs (user and system). */
+  cpuUs: number;
 }
 
 const args = JSON.parse(process.argv[2] ?? '{}') as LoadArgs;
@@ -68,7 +70,7 @@ const nth = (n: number) => {
 };
 
 /** The closed loop: autocannon, as many requests in flight as connections. */
-async function closedLoop(): Promise<LoadResult> {
+async function closedLoop(): Promise<Omit<LoadResult, 'cpuUs'>> {
   let sent = 0;
   const started = performance.now();
   const result = await autocannon({
@@ -93,7 +95,7 @@ async function closedLoop(): Promise<LoadResult> {
 const TIMEOUT_MS = 10_000;
 
 /** The open loop: one request every 1000/rate ms, each timed from its send to its answer's end. */
-async function paced(rate: number): Promise<LoadResult> {
+async function paced(rate: number): Promise<Omit<LoadResult, 'cpuUs'>> {
   const count = targets ? targets.length : Math.round(rate * (args.seconds ?? 10));
   const agent = new Agent({ keepAlive: true, maxSockets: args.connections });
   const url = new URL('/webhooks/gateway', args.url);
@@ -156,4 +158,7 @@ async function paced(rate: number): Promise<LoadResult> {
   return { requests: timings.length, rps: timings.length / wall, p50: at(50), p99: at(99), non2xx, errors };
 }
 
-console.log(JSON.stringify(args.rate ? await paced(args.rate) : await closedLoop()));
+const cpu = process.cpuUsage();
+const result = args.rate ? await paced(args.rate) : await closedLoop();
+const spent = process.cpuUsage(cpu);
+console.log(JSON.stringify({ ...result, cpuUs: spent.user + spent.system }));

@@ -12,6 +12,8 @@
  *    bench/handwritten-receiver.mjs), and the kit's receiver. The ratio that counts: kit / hand-written.
  *    Each round also measures the commit ceiling (bench/commit-ceiling.mjs): the events a second
  *    MySQL alone commits with that many in flight, which no receiver that stores first can pass.
+ *    Around each run, the CPU each process spent an event (bench/cpu.ts: the side's process, MySQL's
+ *    and Redis's servers when local, from /proc; the load generator reports its own).
  * 2. Event-to-order latency: signed POST to the order row changed, at each of BENCH_RATES (1000,250)
  *    events a second for BENCH_LATENCY_SECONDS (10), one API and BENCH_LATENCY_WORKERS (1) worker
  *    process (one applies thousands a second; a second only shares the two cores).
@@ -33,6 +35,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
+import { cpuUs, pidOf } from './cpu.js';
 import type { LoadResult } from './load.js';
 import { seedOrders } from './orders.js';
 import { type Child, freePort, runToEnd, spawnChild, waitUntil } from './processes.js';
@@ -168,7 +171,7 @@ const startHandwrittenReceiver = (databaseUrl: string, prefix: string) =>
  * hand-written receiver (bench/handwritten-receiver.mjs: one INSERT IGNORE and one bull add a request,
  * no kit code) and the kit's receiver. All but the bare route store into the same migrated database.
  */
-async function receiverSection(apiUrl: string, databaseUrl: string): Promise<string[]> {
+async function receiverSection(api: { url: string; child: Child }, databaseUrl: string): Promise<string[]> {
   const bare = await startYardstick('bench/bare.mjs');
   const floor = await startYardstick('bench/floor.mjs', {
     DATABASE_URL: databaseUrl,
@@ -177,17 +180,41 @@ async function receiverSection(apiUrl: string, databaseUrl: string): Promise<str
     WEBHOOK_SECRET: SECRET,
   });
   const hand = await startHandwrittenReceiver(databaseUrl, `${PREFIX}handreceiver`);
+  // MySQL's and Redis's servers, when they run on this machine: their CPU an event is counted too.
+  const servers = { mysql: pidOf('mariadbd', 'mysqld'), redis: pidOf('redis-server') };
   try {
-    const sides = { bare: bare.url, floor: floor.url, hand: hand.url, kit: apiUrl };
+    const sides = { bare, floor, hand, kit: api };
+    type Side = keyof typeof sides;
+    const labels: Record<Side, string> = {
+      bare: 'bare route',
+      floor: 'floor',
+      hand: 'hand-written',
+      kit: 'kit',
+    };
+    /** One run of one side, with the CPU each process spent an event. */
+    const measured = async (side: Side, connections: number) => {
+      const pids = [sides[side].child.process.pid, servers.mysql, servers.redis];
+      const before = pids.map(cpuUs);
+      const run = await load(sides[side].url, { connections, seconds: SECONDS });
+      const spent = pids.map((pid, i) => {
+        const [b, a] = [before[i] ?? null, cpuUs(pid)];
+        return b === null || a === null ? null : (a - b) / run.requests;
+      });
+      return {
+        ...run,
+        cpu: { process: spent[0]!, mysql: spent[1]!, redis: spent[2]!, load: run.cpuUs / run.requests },
+      };
+    };
+    type Measured = Awaited<ReturnType<typeof measured>>;
     // A warm-up for each side, not counted.
-    for (const url of Object.values(sides)) await load(url, { connections: 4, seconds: 2 });
+    for (const { url } of Object.values(sides)) await load(url, { connections: 4, seconds: 2 });
     const rows: string[] = [];
+    const cpuRows: string[] = [];
     for (const connections of CONNECTIONS) {
-      const runs = { bare: [] as Load[], floor: [] as Load[], hand: [] as Load[], kit: [] as Load[] };
+      const runs: Record<Side, Measured[]> = { bare: [], floor: [], hand: [], kit: [] };
       const ceilings: number[] = [];
       for (let round = 1; round <= ROUNDS; round++) {
-        for (const side of Object.keys(sides) as (keyof typeof sides)[])
-          runs[side].push(await load(sides[side], { connections, seconds: SECONDS }));
+        for (const side of Object.keys(sides) as Side[]) runs[side].push(await measured(side, connections));
         ceilings.push(await commitCeiling(databaseUrl, connections));
         console.error(
           `  ${connections} connections, round ${round}: commit ceiling ${f0(ceilings.at(-1)!)}/s, bare ${f0(runs.bare.at(-1)!.rps)}/s, floor ${f0(runs.floor.at(-1)!.rps)}/s, hand-written ${f0(runs.hand.at(-1)!.rps)}/s, kit ${f0(runs.kit.at(-1)!.rps)}/s`,
@@ -201,6 +228,17 @@ async function receiverSection(apiUrl: string, databaseUrl: string): Promise<str
       rows.push(
         `| ${connections} | ${f0(median(ceilings))} | ${f0(m(runs.bare, 'rps'))} | ${f0(m(runs.floor, 'rps'))} | ${f0(m(runs.hand, 'rps'))} | ${f0(m(runs.kit, 'rps'))} | **${ratio(runs.kit, runs.hand)}** | ${ratio(runs.kit, runs.floor)} | ${f1(m(runs.hand, 'p99'))} | ${f1(m(runs.kit, 'p50'))} | ${f1(m(runs.kit, 'p99'))} | ${failed} |`,
       );
+      for (const side of Object.keys(sides) as Side[]) {
+        const us = (key: keyof Measured['cpu']) => {
+          const values = runs[side].map((r) => r.cpu[key]).filter((v): v is number => v !== null);
+          return values.length === 0 ? null : median(values);
+        };
+        const parts = [us('process'), us('mysql'), us('redis'), us('load')];
+        const all = parts.every((p) => p !== null) ? f0(parts.reduce((a, b) => a! + b!, 0)!) : '-';
+        cpuRows.push(
+          `| ${connections} | ${labels[side]} | ${f0(m(runs[side], 'rps'))} | ${parts.map((p) => (p === null ? '-' : f0(p))).join(' | ')} | ${all} |`,
+        );
+      }
     }
     return [
       `Receiver beside a bare Koa route, the durable floor and a hand-written receiver (median of ${ROUNDS} alternating rounds of ${SECONDS} s):`,
@@ -208,6 +246,12 @@ async function receiverSection(apiUrl: string, databaseUrl: string): Promise<str
       '| connections | commit ceiling ev/s | bare req/s | floor ev/s | hand-written ev/s | kit ev/s | **kit / hand-written** | kit / floor | hand-written p99 ms | kit p50 ms | kit p99 ms | non-2xx |',
       '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...rows,
+      '',
+      'CPU an event, µs, in each process that served it (the same runs, medians; from /proc; `-` where it could not be read):',
+      '',
+      '| connections | side | events/s | its process | MySQL | Redis | load generator | all |',
+      '|---:|---|---:|---:|---:|---:|---:|---:|',
+      ...cpuRows,
     ];
   } finally {
     await Promise.all([bare.child.stop(), floor.child.stop(), hand.child.stop()]);
@@ -398,7 +442,7 @@ async function main(): Promise<void> {
         REDIS_PREFIX: `${PREFIX}receiver`,
       });
       try {
-        report.push('', ...(await receiverSection(receiverApi.url, `${ADMIN_URL}/${DATABASE}_receiver`)));
+        report.push('', ...(await receiverSection(receiverApi, `${ADMIN_URL}/${DATABASE}_receiver`)));
       } finally {
         await receiverApi.child.stop();
       }
