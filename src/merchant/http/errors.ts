@@ -115,51 +115,66 @@ export function errorMiddleware(logger: Logger) {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw new HttpError(404, 'NOT_FOUND', 'Not found.');
     } catch (caught) {
-      let error = toHttp(caught);
-      if (error && (caught instanceof GatewayError || caught instanceof GatewayNetworkError)) {
-        // The operator's problem (a revoked key, a gateway outage), not the caller's: say so in the log.
-        logger.warn(
-          { path: loggedPath(ctx.path), status: error.status, gateway: gatewayCodeOf(caught) },
-          'gateway call failed',
-        );
-      }
-      if (error?.code === 'UNAVAILABLE') {
-        // An outage, not a defect: one line for the operator, no stack.
-        logger.error(
-          { path: loggedPath(ctx.path), err: { message: (caught as Error).message } },
-          'database unavailable',
-        );
-      }
-      if (!error) {
-        // Logged by name and stack only: request bodies, which may hold card data, never reach a log.
-        logger.error(
-          {
-            err: {
-              name: (caught as Error)?.name,
-              message: (caught as Error)?.message,
-              stack: (caught as Error)?.stack,
-            },
-            path: loggedPath(ctx.path),
-          },
-          'unexpected error',
-        );
-        error = new HttpError(500, 'INTERNAL', 'Something went wrong on our side.');
-      }
-      ctx.status = error.status;
-      ctx.body = {
-        success: false,
-        message: error.message,
-        code: error.code,
-        data: error.extra.data ?? null,
-        ...(error.extra.errors ? { errors: error.extra.errors } : {}),
-        // What an operator searches the logs for when a customer reports this answer.
-        request_id: ctx.state.requestId ?? null,
-      };
-      for (const [name, value] of Object.entries(error.extra.headers ?? {})) ctx.set(name, value);
-      // A body refused as too large is left unread: the connection cannot carry another request, and a
-      // client that sent the next one on it would wait, then find it reset.
-      if (error.status === 413) ctx.set('Connection', 'close');
+      const answer = errorAnswer(caught, logger, ctx.path, ctx.state.requestId ?? null);
+      ctx.status = answer.status;
+      ctx.body = answer.body;
+      ctx.set(answer.headers);
     }
+  };
+}
+
+/**
+ * What the API answers to an error: its status, the envelope (with the request id an operator
+ * searches the logs for) and headers; an operator's problem, an outage or a defect is logged, a
+ * defect by name and stack only (request bodies, which may hold card data, never reach a log).
+ * Served by the app's middleware, and by the receiver outside the app (delivery-endpoint.ts).
+ */
+export function errorAnswer(
+  caught: unknown,
+  logger: Logger,
+  path: string,
+  requestId: string | null,
+): { status: number; body: Record<string, unknown>; headers: Record<string, string> } {
+  let error = toHttp(caught);
+  const where = { request_id: requestId ?? undefined, path: loggedPath(path) };
+  if (error && (caught instanceof GatewayError || caught instanceof GatewayNetworkError)) {
+    // The operator's problem (a revoked key, a gateway outage), not the caller's: say so in the log.
+    logger.warn({ ...where, status: error.status, gateway: gatewayCodeOf(caught) }, 'gateway call failed');
+  }
+  if (error?.code === 'UNAVAILABLE') {
+    // An outage, not a defect: one line for the operator, no stack.
+    logger.error({ ...where, err: { message: (caught as Error).message } }, 'database unavailable');
+  }
+  if (!error) {
+    logger.error(
+      {
+        ...where,
+        err: {
+          name: (caught as Error)?.name,
+          message: (caught as Error)?.message,
+          stack: (caught as Error)?.stack,
+        },
+      },
+      'unexpected error',
+    );
+    error = new HttpError(500, 'INTERNAL', 'Something went wrong on our side.');
+  }
+  return {
+    status: error.status,
+    body: {
+      success: false,
+      message: error.message,
+      code: error.code,
+      data: error.extra.data ?? null,
+      ...(error.extra.errors ? { errors: error.extra.errors } : {}),
+      request_id: requestId,
+    },
+    headers: {
+      ...error.extra.headers,
+      // A body refused as too large is left unread: the connection cannot carry another request, and
+      // a client that sent the next one on it would wait, then find it reset.
+      ...(error.status === 413 ? { Connection: 'close' } : {}),
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import { requestIdFor } from '../../infra/request-context.js';
+import { errorAnswer } from '../http/errors.js';
 import { type ReceiverAnswer, type ReceiverDeps, receive } from './receiver.js';
 
 /** Where the gateway delivers its events (merchant.md, The receiver). */
@@ -25,7 +26,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * process's CPU a delivery (146 µs before, 107 after, at 32 connections). What the app gives every
  * answer, this gives too: the security headers, `X-Request-Id` (the caller's, or a new one), one log
  * line (at debug when accepted: the inbox keeps each delivery with its time, and the metrics count
- * them), and the 500 envelope of an unexpected error, logged by name and stack only.
+ * them), and the app's answer to an error (http/errors.ts errorAnswer).
  */
 export function deliveryListener(
   deps: ReceiverDeps & { securityHeaders: readonly [string, string][] },
@@ -36,7 +37,7 @@ export function deliveryListener(
     const incoming = req.headers['x-request-id'];
     const requestId = requestIdFor(typeof incoming === 'string' ? incoming : undefined);
     receive(req, deps, requestId)
-      .catch((error: unknown) => unexpected(deps, requestId, error))
+      .catch((error: unknown) => failed(deps, requestId, error))
       .then((answer) => {
         const headers = [
           ...fixed,
@@ -76,29 +77,10 @@ export function deliveryListener(
   };
 }
 
-/** What the app's error middleware answers to an error it did not foresee. */
-function unexpected(deps: ReceiverDeps, requestId: string, caught: unknown): ReceiverAnswer {
-  const error = caught as Error | undefined;
-  deps.logger.error(
-    {
-      request_id: requestId,
-      err: { name: error?.name, message: error?.message, stack: error?.stack },
-      path: WEBHOOK_PATH,
-    },
-    'unexpected error',
-  );
-  return {
-    outcome: 'unavailable',
-    status: 500,
-    body: JSON.stringify({
-      success: false,
-      message: 'Something went wrong on our side.',
-      code: 'INTERNAL',
-      data: null,
-      request_id: requestId,
-    }),
-    headers: {},
-  };
+/** An error `receive` left to its caller (a body that could not be read, a defect), as the app answers it. */
+function failed(deps: ReceiverDeps, requestId: string, caught: unknown): ReceiverAnswer {
+  const { status, body, headers } = errorAnswer(caught, deps.logger, WEBHOOK_PATH, requestId);
+  return { outcome: status < 500 ? 'malformed' : 'unavailable', status, body: JSON.stringify(body), headers };
 }
 
 /**

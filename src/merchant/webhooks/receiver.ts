@@ -63,20 +63,6 @@ const TOO_LARGE = answer('too_large', 413, 'PAYLOAD_TOO_LARGE', 'The body is ove
   Connection: 'close',
 });
 const NOT_UTF8 = answer('malformed', 400, 'MALFORMED_EVENT', 'The body is not UTF-8.');
-/** Aborted, shorter or longer than its Content-Length, an unknown charset: raw-body's own 4xx. */
-const unreadable = (requestId: string): ReceiverAnswer => ({
-  outcome: 'malformed',
-  status: 400,
-  body: JSON.stringify({
-    success: false,
-    message: 'The request body could not be read.',
-    code: 'BAD_REQUEST',
-    data: null,
-    errors: { body: ['could not be read'] },
-    request_id: requestId,
-  }),
-  headers: {},
-});
 // Without the inbox (or the secrets, kept in the same database) nothing is safe: 503, and the gateway
 // delivers it again later.
 const UNAVAILABLE = answer(
@@ -93,8 +79,8 @@ const UNAVAILABLE = answer(
  * POST /webhooks/gateway. Verify first, on the raw bytes; nothing unverified is parsed, stored or
  * queued. Then parse, store in the inbox (the unique event id makes a repeat a no-op) and queue what
  * is new, together with the deliveries in flight beside it (intake.ts), answer. Framework-free: the
- * one route under load is served straight off Node's request (delivery-endpoint.ts). Throws only
- * what no answer was planned for (a defect).
+ * one route under load is served straight off Node's request (delivery-endpoint.ts). Throws what reading
+ * the body throws (other than a body too large), and a defect.
  */
 export async function receive(
   req: IncomingMessage,
@@ -105,10 +91,8 @@ export async function receive(
   try {
     raw = await getRawBody(req, { limit: MAX_WEBHOOK_BYTES });
   } catch (error) {
-    const e = error as { type?: string; status?: number };
-    if (e.type === 'entity.too.large') return TOO_LARGE;
-    if (typeof e.type === 'string' && (e.status ?? 500) < 500) return unreadable(requestId);
-    throw error;
+    if ((error as { type?: string }).type === 'entity.too.large') return TOO_LARGE;
+    throw error; // aborted, or not readable: the caller answers it as the app does (errorAnswer)
   }
   const header = req.headers['x-service-signature'];
   const nowSeconds = unixSeconds(deps.clock.now());
