@@ -80,7 +80,7 @@ export function deliveryListener(
 /** An error `receive` left to its caller (a body that could not be read, a defect), as the app answers it. */
 function failed(deps: ReceiverDeps, requestId: string, caught: unknown): ReceiverAnswer {
   const { status, body, headers } = errorAnswer(caught, deps.logger, WEBHOOK_PATH, requestId);
-  return { outcome: status < 500 ? 'malformed' : 'unavailable', status, body: JSON.stringify(body), headers };
+  return { outcome: status < 500 ? 'malformed' : 'error', status, body: JSON.stringify(body), headers };
 }
 
 /**

@@ -31,7 +31,9 @@ export type ReceiverOutcome =
   | 'malformed'
   | 'too_large'
   | 'unavailable'
-  | 'ping';
+  | 'ping'
+  /** A defect of the kit's own (500): not the database, so not counted as `unavailable`. */
+  | 'error';
 
 /** An answer to a delivery, whatever serves it (delivery-endpoint.ts: before the app, or as its route). */
 export interface ReceiverAnswer {

@@ -17,6 +17,7 @@ describe('merchant: the delivery listener', () => {
   let url: string;
   const lines: Record<string, unknown>[] = [];
   let broken = false;
+  const observed: string[] = [];
 
   before(async () => {
     const logger = pino({ level: 'trace' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
@@ -31,6 +32,7 @@ describe('merchant: the delivery listener', () => {
         },
       },
       logger,
+      observe: (outcome) => void observed.push(outcome),
       securityHeaders: [['x-frame-options', 'DENY']],
     });
     server = createServer(listener);
@@ -68,6 +70,8 @@ describe('merchant: the delivery listener', () => {
       expect((error.err as { message: string; stack: string }).stack).to.contain('a defect');
       expect(JSON.stringify(lines)).to.not.contain('do-not-log');
       expect(lines.at(-1)).to.include({ msg: 'request', status: 500, level: 30, request_id: 'lb-1' });
+      // Counted as the kit's own error, not as the database unavailable (which a 503 is).
+      expect(observed.at(-1)).to.equal('error');
     } finally {
       broken = false;
     }
