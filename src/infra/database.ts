@@ -1,5 +1,5 @@
 import mysql from 'mysql2/promise';
-import { ConnectionError, Sequelize } from 'sequelize';
+import { ConnectionError, Sequelize, type Transaction } from 'sequelize';
 import { SequelizeStorage, Umzug } from 'umzug';
 import { MIGRATIONS } from '../../migrations/index.js';
 
@@ -124,7 +124,36 @@ export function databaseUnavailable(error: unknown): boolean {
 /** MariaDB's deadlock (1213) and lock wait timeout (1205): the transaction lost a race, not a defect. */
 const LOCK_CONFLICTS = new Set([1213, 1205]);
 
+/** MySQL's error number: on mysql2's error, or on the one Sequelize wraps it in. */
+function errnoOf(error: unknown): number | undefined {
+  const e = error as { errno?: number; parent?: { errno?: number } } | null;
+  return e?.errno ?? e?.parent?.errno;
+}
+
 /** A transaction that lost a lock race with another: run again, it goes through. */
 export function lockConflict(error: unknown): boolean {
-  return LOCK_CONFLICTS.has((error as { errno?: number } | null)?.errno ?? 0);
+  return LOCK_CONFLICTS.has(errnoOf(error) ?? 0);
+}
+
+/** MariaDB's deadlock: it rolled this transaction back so that another could go on. */
+const DEADLOCK = 1213;
+
+/**
+ * A managed transaction (committed if `work` resolves, rolled back if it throws), run again, up to
+ * three runs in all, when MariaDB picks it as a deadlock's victim: two requests on the same rows at
+ * once (an operator's capture while the worker applies a webhook to the order) must not make one of
+ * them a 500. Only a deadlock: a lock wait timeout has waited 50 s already, past any caller's
+ * patience. `work` must do nothing but its queries: it may run more than once.
+ */
+export async function transaction<T>(
+  sequelize: Sequelize,
+  work: (tx: Transaction) => Promise<T>,
+): Promise<T> {
+  for (let run = 1; ; run++) {
+    try {
+      return await sequelize.transaction(work);
+    } catch (error) {
+      if (errnoOf(error) !== DEADLOCK || run >= 3) throw error;
+    }
+  }
 }

@@ -1,4 +1,5 @@
 import { Op, type Sequelize } from 'sequelize';
+import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type Actor, actorLabel } from '../operators/roles.js';
 import type { DisputeOutcome } from '../orders/disputes.js';
@@ -86,7 +87,7 @@ export class DisputeStore {
     id: string,
     decided: { actor: Actor; note: string | null },
   ): Promise<DisputeRecord | LoseRefusal> {
-    return this.sequelize.transaction(async (tx) => {
+    return transaction(this.sequelize, async (tx) => {
       const row = await this.models.Dispute.findByPk(id, { transaction: tx, lock: tx.LOCK.UPDATE });
       if (!row) return { kind: 'not_found' } as const;
       if (row.outcome !== 'open') return { kind: 'not_open', dispute: record(row) } as const;

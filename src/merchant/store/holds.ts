@@ -1,4 +1,5 @@
 import { Op, type Sequelize } from 'sequelize';
+import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Models } from './models.js';
 
@@ -28,7 +29,7 @@ export class HoldStore {
    * a reload) took it already, or there never was one.
    */
   async take(attemptId: string): Promise<TakenHold> {
-    return this.sequelize.transaction(async (tx) => {
+    return transaction(this.sequelize, async (tx) => {
       const attempt = await this.models.Attempt.findByPk(attemptId, {
         transaction: tx,
         lock: tx.LOCK.UPDATE,

@@ -1,4 +1,5 @@
 import { type Sequelize, UniqueConstraintError } from 'sequelize';
+import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { type CurrencyCode, formatMinor } from '../../shared/money.js';
@@ -56,7 +57,7 @@ export class OperationStore {
   }): Promise<OperationRecord> {
     const now = new Date(this.clock.now());
     try {
-      return await this.sequelize.transaction(async (tx) => {
+      return await transaction(this.sequelize, async (tx) => {
         const row = await this.models.Operation.create(
           {
             id: randomId('op_', this.random),
@@ -132,7 +133,7 @@ export class OperationStore {
             error_message: result.message.slice(0, 512),
             updated_at: now,
           };
-    await this.sequelize.transaction(async (tx) => {
+    await transaction(this.sequelize, async (tx) => {
       await this.models.Operation.update(change, { where: { id: op.id }, transaction: tx });
       if (result.status === 'succeeded') return;
       const order = await this.models.Order.findByPk(op.order_id, { transaction: tx });

@@ -1,4 +1,5 @@
 import { type Sequelize, UniqueConstraintError } from 'sequelize';
+import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import type { Actor, OperatorRole } from '../operators/roles.js';
@@ -33,7 +34,7 @@ export class OperatorStore {
   }> {
     const token = newOperatorToken(this.random);
     try {
-      const operator = await this.sequelize.transaction(async (tx) => {
+      const operator = await transaction(this.sequelize, async (tx) => {
         const row = await this.models.Operator.create(
           {
             id: randomId('opr_', this.random),
@@ -82,7 +83,7 @@ export class OperatorStore {
    * Null: no live token has that name or id.
    */
   async revoke(nameOrId: string, by: Actor): Promise<OperatorRecord | null> {
-    return this.sequelize.transaction(async (tx) => {
+    return transaction(this.sequelize, async (tx) => {
       const where = nameOrId.startsWith('opr_')
         ? { id: nameOrId, revoked_at: null }
         : { active_name: nameOrId };

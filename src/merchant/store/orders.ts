@@ -1,6 +1,6 @@
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { Op, QueryTypes, type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
-import { lockConflict } from '../../infra/database.js';
+import { lockConflict, transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { countsTowardCap, TooManyAttempts } from '../orders/attempt-cap.js';
@@ -249,7 +249,7 @@ export class OrderStore {
     orderId: string,
     finding: { reason: string; source: HistoryEntry['source']; sourceId: string },
   ): Promise<{ outcome: 'flagged' | 'duplicate'; order: OrderRecord } | null> {
-    return this.sequelize.transaction(async (tx) => {
+    return transaction(this.sequelize, async (tx) => {
       const order = await this.#lock(orderId, tx);
       if (order.current_attempt_id !== null) return null;
       const reason = withReason(order.needs_review ? order.review_reason : null, finding.reason);
@@ -306,7 +306,7 @@ export class OrderStore {
     /** Earlier attempts whose 3DS challenge can no longer finish: their held card data is erased. */
     replacedChallenges: string[];
   }> {
-    return this.sequelize.transaction(async (tx) => {
+    return transaction(this.sequelize, async (tx) => {
       const order = await this.#lock(orderId, tx);
       const before = order.status;
       const status = statusOnNewAttempt(before);
@@ -401,7 +401,7 @@ export class OrderStore {
    * is lost: no transaction, session or money exists for it. A no-op once another attempt followed.
    */
   async withdrawAttempt(orderId: string, attemptId: string, previous: OrderBeforeAttempt): Promise<void> {
-    await this.sequelize.transaction(async (tx) => {
+    await transaction(this.sequelize, async (tx) => {
       const order = await this.#lock(orderId, tx);
       if (order.current_attempt_id !== attemptId) return;
       await this.history.eraseAttempt(orderId, attemptId, tx);

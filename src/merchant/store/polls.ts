@@ -1,4 +1,5 @@
 import { Op, QueryTypes, type Sequelize } from 'sequelize';
+import { transaction } from '../../infra/database.js';
 import { POLLED } from '../orders/poll-schedule.js';
 import { attemptRecord, type Models, plain } from './models.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
@@ -29,7 +30,7 @@ export class PollStore {
    * this one dies before rescheduling, they come due again when the lease ends.
    */
   async claimDue(now: Date, limit: number, leaseUntil: Date): Promise<PollTarget[]> {
-    const ids = await this.sequelize.transaction(async (tx) => {
+    const ids = await transaction(this.sequelize, async (tx) => {
       const rows = await this.sequelize.query<{ id: string }>(
         'SELECT id FROM orders WHERE next_poll_at <= ? ORDER BY next_poll_at LIMIT ? FOR UPDATE SKIP LOCKED',
         { replacements: [now, limit], type: QueryTypes.SELECT, transaction: tx },

@@ -1,4 +1,5 @@
 import { Op, type Sequelize, type WhereOptions } from 'sequelize';
+import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { type Actor, actorLabel } from '../operators/roles.js';
@@ -115,7 +116,7 @@ export class ReviewStore {
    * cleared, in the same transaction.
    */
   async resolve(orderId: string, r: Resolution): Promise<ResolveOutcome> {
-    return this.sequelize.transaction(async (tx) => {
+    return transaction(this.sequelize, async (tx) => {
       const order = await lockOrder(this.sequelize, orderId, tx);
       if (!order.needs_review) return { kind: 'not_flagged', order } as const;
       const cleared = order.review_reason ?? '';

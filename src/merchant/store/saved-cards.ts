@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Op, type Sequelize, UniqueConstraintError } from 'sequelize';
+import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import type { SecretBox } from '../../shared/secret-box.js';
@@ -145,7 +146,7 @@ export class SavedCardStore {
    * no payment can use.
    */
   async revoke(customerId: string, id: string, by: { actor: Actor } | { name: string }): Promise<Revocation> {
-    return this.sequelize.transaction(async (tx) => {
+    return transaction(this.sequelize, async (tx) => {
       const row = await this.models.SavedCard.findOne({
         where: { id, customer_id: customerId },
         transaction: tx,

@@ -1,4 +1,5 @@
 import { Op, type Sequelize, UniqueConstraintError } from 'sequelize';
+import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import type { Actor } from '../operators/roles.js';
@@ -70,7 +71,7 @@ export class UnmatchedMoneyStore {
       capture_before: t.captureBefore == null ? null : new Date(t.captureBefore),
     };
     const told = { source: seen.source, source_id: seen.sourceId.slice(0, 128) };
-    return this.sequelize.transaction(async (tx) => {
+    return transaction(this.sequelize, async (tx) => {
       const row = await this.models.UnmatchedMoney.findOne({
         where: { transaction_id: t.id, reference: t.reference ?? '' },
         transaction: tx,
@@ -185,7 +186,7 @@ export class UnmatchedMoneyStore {
    * the row is not open (any more).
    */
   async resolve(id: string, decided: Decided): Promise<boolean> {
-    return this.sequelize.transaction(async (tx) => {
+    return transaction(this.sequelize, async (tx) => {
       const [changed] = await this.models.UnmatchedMoney.update(
         {
           resolution: 'resolved',
