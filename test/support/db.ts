@@ -64,3 +64,25 @@ export async function count(t: TestKit, table: string, where: Where = {}): Promi
   );
   return Number(result!.n);
 }
+
+/**
+ * Resolves once another connection to `connection`'s database has had a statement running for
+ * 100 ms: on a test's own database, a statement waiting for a row lock. The moment a test that makes
+ * a deadlock happen asks for the waiting transaction's own row, sure of the deadlock rather than of a
+ * race it may lose on a slow machine. (MariaDB's INNODB_TRX does not list such a waiting INSERT.)
+ */
+export async function someoneWaitsForALock(
+  connection: { query: (sql: string) => Promise<[unknown, unknown]> },
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const [waiting] = (await connection.query(
+      `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST
+        WHERE ID <> CONNECTION_ID() AND DB = DATABASE() AND INFO IS NOT NULL AND TIME_MS > 100`,
+    )) as [{ n: number }[], unknown];
+    if (Number(waiting[0]!.n) > 0) return;
+    if (Date.now() > deadline) throw new Error(`no statement waited for a lock within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

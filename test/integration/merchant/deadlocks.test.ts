@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import mysql from 'mysql2/promise';
 import { createSequelize, lockConflict, transaction } from '../../../src/infra/database.js';
 import type { Actor } from '../../../src/merchant/operators/roles.js';
-import { rows } from '../../support/db.js';
+import { rows, someoneWaitsForALock } from '../../support/db.js';
 import { startTestKit, type TestKit } from '../../support/kit.js';
 
 /**
@@ -59,7 +59,7 @@ describe('merchant: a request that loses a deadlock is run again', function () {
       token: finance,
       body: { resolution: 'accepted', note: 'confirmed by phone' },
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await someoneWaitsForALock(other);
     // Now the other transaction wants the row the resolution holds: a deadlock.
     await other.query('SELECT id FROM orders WHERE id = ? FOR UPDATE', [id]);
     await other.rollback();

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import mysql from 'mysql2/promise';
-import { rows } from '../../support/db.js';
+import { rows, someoneWaitsForALock } from '../../support/db.js';
 import { paidOrder } from '../../support/events.js';
 import { startTestKit, type TestKit } from '../../support/kit.js';
 
@@ -55,7 +55,7 @@ describe('merchant: the outbox settles a delivery through a deadlock', function 
       () => 'settled',
       (error: Error) => error,
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await someoneWaitsForALock(other);
     // Now the other transaction wants the settle's row: a deadlock.
     await other.query('UPDATE order_event_deliveries SET last_error = last_error WHERE id = ?', [first!.id]);
     await other.rollback();
