@@ -86,12 +86,16 @@ function failed(deps: ReceiverDeps, requestId: string, caught: unknown): Receive
 /**
  * The same receiver as a route of the koa app, for the path's other spellings (a trailing slash, other
  * letter case) that the router matches and `isDelivery` does not; the app's middleware gives those
- * their headers and log line.
+ * their headers and log line. An error is answered here as the listener answers it, so the metrics
+ * count it the same way.
  */
 export function deliveryRoute(deps: ReceiverDeps): (ctx: Context) => Promise<void> {
   return async (ctx) => {
     const started = performance.now();
-    const answer = await receive(ctx.req, deps, ctx.state.requestId as string);
+    const requestId = ctx.state.requestId as string;
+    const answer = await receive(ctx.req, deps, requestId).catch((error: unknown) =>
+      failed(deps, requestId, error),
+    );
     ctx.status = answer.status;
     ctx.type = JSON_TYPE;
     ctx.body = answer.body;

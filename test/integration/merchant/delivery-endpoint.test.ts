@@ -2,8 +2,14 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { expect } from 'chai';
+import Koa from 'koa';
 import { pino } from 'pino';
-import { deliveryListener, isDelivery } from '../../../src/merchant/webhooks/delivery-endpoint.js';
+import {
+  deliveryListener,
+  deliveryRoute,
+  isDelivery,
+} from '../../../src/merchant/webhooks/delivery-endpoint.js';
+import type { ReceiverDeps } from '../../../src/merchant/webhooks/receiver.js';
 import { SecretCache } from '../../../src/merchant/webhooks/secret-cache.js';
 import { systemClock } from '../../../src/shared/clock.js';
 import { sign } from '../../../src/shared/signature.js';
@@ -15,13 +21,15 @@ import { sign } from '../../../src/shared/signature.js';
 describe('merchant: the delivery listener', () => {
   let server: Server;
   let url: string;
+  let routeServer: Server;
+  let routeUrl: string;
   const lines: Record<string, unknown>[] = [];
   let broken = false;
   const observed: string[] = [];
 
   before(async () => {
     const logger = pino({ level: 'trace' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const listener = deliveryListener({
+    const deps: ReceiverDeps = {
       intake: async () => 'queued',
       secrets: new SecretCache(async () => ['whsec_test'], systemClock),
       // A defect stood in for by a clock that throws: the one thing receive() does not plan for.
@@ -33,13 +41,25 @@ describe('merchant: the delivery listener', () => {
       },
       logger,
       observe: (outcome) => void observed.push(outcome),
-      securityHeaders: [['x-frame-options', 'DENY']],
-    });
-    server = createServer(listener);
+    };
+    server = createServer(deliveryListener({ ...deps, securityHeaders: [['x-frame-options', 'DENY']] }));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/gateway`;
+    // The app's route for the path's other spellings, with the request id the app's middleware sets.
+    const app = new Koa();
+    app.use(async (ctx, next) => {
+      ctx.state.requestId = 'app-1';
+      await next();
+    });
+    app.use(deliveryRoute(deps));
+    routeServer = createServer(app.callback());
+    await new Promise<void>((resolve) => routeServer.listen(0, '127.0.0.1', resolve));
+    routeUrl = `http://127.0.0.1:${(routeServer.address() as AddressInfo).port}/webhooks/gateway/`;
   });
-  after(() => new Promise((resolve) => server.close(resolve)));
+  after(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await new Promise((resolve) => routeServer.close(resolve));
+  });
 
   const signed = (body: string) => ({
     method: 'POST',
@@ -71,6 +91,18 @@ describe('merchant: the delivery listener', () => {
       expect(JSON.stringify(lines)).to.not.contain('do-not-log');
       expect(lines.at(-1)).to.include({ msg: 'request', status: 500, level: 30, request_id: 'lb-1' });
       // Counted as the kit's own error, not as the database unavailable (which a 503 is).
+      expect(observed.at(-1)).to.equal('error');
+    } finally {
+      broken = false;
+    }
+  });
+
+  it("the same error on the app route for the path's other spellings: the same 500, counted the same way", async () => {
+    broken = true;
+    try {
+      const answer = await fetch(routeUrl, signed('{"id":"evt_2","type":"transaction.captured"}'));
+      expect(answer.status).to.equal(500);
+      expect(await answer.json()).to.include({ code: 'INTERNAL', request_id: 'app-1' });
       expect(observed.at(-1)).to.equal('error');
     } finally {
       broken = false;
