@@ -121,8 +121,11 @@ export function databaseUnavailable(error: unknown): boolean {
   return typeof code === 'string' && UNREACHABLE.has(code);
 }
 
-/** MariaDB's deadlock (1213) and lock wait timeout (1205): the transaction lost a race, not a defect. */
-const LOCK_CONFLICTS = new Set([1213, 1205]);
+/** MariaDB's deadlock: it rolled this transaction back so that another could go on. */
+const DEADLOCK = 1213;
+const LOCK_WAIT_TIMEOUT = 1205;
+/** Either: the transaction lost a race, not a defect. */
+const LOCK_CONFLICTS = new Set([DEADLOCK, LOCK_WAIT_TIMEOUT]);
 
 /** MySQL's error number: on mysql2's error, or on the one Sequelize wraps it in. */
 function errnoOf(error: unknown): number | undefined {
@@ -134,9 +137,6 @@ function errnoOf(error: unknown): number | undefined {
 export function lockConflict(error: unknown): boolean {
   return LOCK_CONFLICTS.has(errnoOf(error) ?? 0);
 }
-
-/** MariaDB's deadlock: it rolled this transaction back so that another could go on. */
-const DEADLOCK = 1213;
 
 /**
  * A managed transaction (committed if `work` resolves, rolled back if it throws), run again, up to
