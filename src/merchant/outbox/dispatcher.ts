@@ -91,7 +91,10 @@ const nullableDate = (ms: number | null) => (ms === null ? null : new Date(ms));
 
 /**
  * Runs the dispatcher every `everyMs` until stopped; `stop` resolves once the pass in hand is done
- * (its sends have their own timeout).
+ * (its sends have their own timeout). A pass that sent anything is followed at once by another: an
+ * order's next event becomes due only when the one before it is delivered, so an order that changed
+ * three times in a second reaches the shop within that second, not one event a tick. A pass whose
+ * sends all failed costs one more pass that finds nothing due (their next try is seconds away).
  */
 export function startDispatcher(deps: DispatcherDeps, everyMs = 1000): { stop(): Promise<void> } {
   let stopped = false;
@@ -99,8 +102,7 @@ export function startDispatcher(deps: DispatcherDeps, everyMs = 1000): { stop():
   const loop = (async () => {
     while (!stopped) {
       try {
-        // A full batch: more is due now.
-        if ((await dispatchOnce(deps)) >= BATCH) continue;
+        if ((await dispatchOnce(deps)) > 0) continue;
       } catch (error) {
         deps.logger.warn(
           { err: { message: (error as Error).message } },

@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
+import { startDispatcher } from '../../../src/merchant/outbox/dispatcher.js';
+import { endpointSender } from '../../../src/merchant/outbox/endpoint.js';
 import { type OrderEvent, OrderEventHandlers } from '../../../src/merchant/outbox/handlers.js';
 import { count, rows } from '../../support/db.js';
 import { referenceSettled } from '../../support/events.js';
@@ -167,6 +170,44 @@ describe('merchant: order events out (issue 20, part 1)', function () {
       ['order.partially_refunded', 'partially_refunded'],
       ['order.disputed', 'disputed'],
       ['order.dispute_won', 'partially_refunded'],
+    ]);
+  });
+
+  it("the dispatcher's loop sends an order's next event as soon as the one before is delivered, not a tick later", async () => {
+    const created = await t.call('POST', '/orders', { body: { amount: '25.00', currency: 'EUR' } });
+    const { id } = created.body.data.order as { id: string };
+    const steps = [
+      await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card(), mode: 'auth' } }),
+      await t.call('POST', `/orders/${id}/capture`, { ops: true }),
+      await t.call('POST', `/orders/${id}/refund`, {
+        ops: true,
+        body: { amount: '5.00', reason: 'damaged' },
+        headers: { 'idempotency-key': `r-${id}-loop` },
+      }),
+    ];
+    expect(steps.map((s) => s.status)).to.deep.equal([200, 200, 200]);
+    expect(await count(t, 'order_events', { order_id: id })).to.equal(3);
+    // The worker's loop, as the kit runs it, with a tick of an hour: what arrives came without one.
+    const loop = startDispatcher(
+      {
+        outbox: t.kit.store.outbox,
+        endpoints: [shop.url],
+        send: endpointSender(SECRET),
+        handlers,
+        clock: t.clock,
+        logger: pino({ level: 'silent' }),
+      },
+      3_600_000,
+    );
+    try {
+      for (let i = 0; i < 100 && mine(id).length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      await loop.stop();
+    }
+    expect(mine(id).map((e) => e.type)).to.deep.equal([
+      'order.authorized',
+      'order.paid',
+      'order.partially_refunded',
     ]);
   });
 
