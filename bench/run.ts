@@ -19,8 +19,8 @@
  *    process (one applies thousands a second; a second only shares the two cores).
  *    The events are paced evenly, one every 1000/rate ms, as a gateway sends them (bench/load.ts),
  *    after BENCH_WARM_UP_SECONDS (5) of the same pace on orders of their own, not counted.
- * 3. Reconciler throughput: a backlog of BENCH_BACKLOG (3000) stored events drained, BENCH_DRAIN_ROUNDS
- *    (2) alternating rounds of three sides: the reconciler a merchant writes by hand (one process,
+ * 3. Reconciler throughput: a backlog of BENCH_BACKLOG (10000) stored events drained, BENCH_DRAIN_ROUNDS
+ *    (3) alternating rounds of three sides: the reconciler a merchant writes by hand (one process,
  *    bull with 8 jobs at once, one transaction an event: bench/handwritten-reconciler.mjs, its events
  *    stored and queued by the hand-written receiver), then the kit with one worker process, then two.
  *
@@ -48,8 +48,10 @@ const RATES = (env.BENCH_RATES ?? '1000,250').split(',').map(Number);
 const LATENCY_SECONDS = Number(env.BENCH_LATENCY_SECONDS ?? 10);
 const LATENCY_WORKERS = Number(env.BENCH_LATENCY_WORKERS ?? 1);
 const WARM_UP_SECONDS = Number(env.BENCH_WARM_UP_SECONDS ?? 5);
-const BACKLOG = Number(env.BENCH_BACKLOG ?? 3000);
-const DRAIN_ROUNDS = Number(env.BENCH_DRAIN_ROUNDS ?? 2);
+// Long enough that the kit's drain lasts seconds: at 3,000 it lasted half a second, and one pause of
+// the shared machine moved its rate by a tenth.
+const BACKLOG = Number(env.BENCH_BACKLOG ?? 10000);
+const DRAIN_ROUNDS = Number(env.BENCH_DRAIN_ROUNDS ?? 3);
 // The compiled build, as production runs it; BENCH_KIT=tsx measures the TypeScript loader instead.
 const KIT_COMMAND = [
   ...(env.BENCH_KIT_NODE_ARGS ?? '').split(' ').filter(Boolean),
@@ -98,7 +100,12 @@ async function load(url: string, options: Record<string, unknown>): Promise<Load
   return JSON.parse(out.trim().split('\n').at(-1)!) as Load;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** The middle value; of an even count, the mean of the two in the middle. */
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
 const percentile = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.ceil((p / 100) * xs.length) - 1]!;
 const f0 = (n: number) => Math.round(n).toLocaleString('en');
