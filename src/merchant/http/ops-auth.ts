@@ -32,11 +32,17 @@ export interface OperatorLookup {
 const ADMIN: Principal = { name: 'admin', role: 'admin', credential: 'bootstrap' };
 const principalOf = (o: OperatorRecord): Principal => ({ name: o.name, role: o.role, credential: o.id });
 
-const unauthorized = () =>
+/**
+ * 401. A token sent that nobody holds is said to be so: an operator whose token was revoked should
+ * not be told to send one. Unknown and revoked read alike: the answer tells nobody which tokens were.
+ */
+const unauthorized = (sent: boolean) =>
   new HttpError(
     401,
     'UNAUTHORIZED',
-    "Operator endpoints need Authorization: Bearer <token>: an operator's own token (cli operator add), or OPS_API_TOKEN.",
+    sent
+      ? 'This token is not one the kit knows: unknown, or revoked. Ask for a new one (cli operator add).'
+      : "Operator endpoints need Authorization: Bearer <token>: an operator's own token (cli operator add), or OPS_API_TOKEN.",
   );
 
 /** 403: the token is good, its role is not enough; the answer names the roles that are. */
@@ -50,11 +56,6 @@ export function forbidden(who: Principal, permission: Permission): HttpError {
   );
 }
 
-/**
- * The operator routes' authentication and roles. Every request with an operator's token reads the
- * operators table (one lookup by a unique key): a revoked token is refused at once, by every process.
- * The bootstrap token is compared in memory and needs no database.
- */
 /** A session cookie, read and checked: whose it is, its id, and when it ends by itself. */
 export interface OpsSession {
   subject: string;
@@ -62,6 +63,11 @@ export interface OpsSession {
   until: number;
 }
 
+/**
+ * The operator routes' authentication and roles. Every request with an operator's token reads the
+ * operators table (one lookup by a unique key): a revoked token is refused at once, by every process.
+ * The bootstrap token is compared in memory and needs no database.
+ */
 export class OpsAuth {
   constructor(
     private readonly bootstrapToken: string,
@@ -82,8 +88,9 @@ export class OpsAuth {
    * or 403 `FORBIDDEN` naming the roles that would do.
    */
   async require(ctx: Context, permission: Permission): Promise<Principal> {
-    const who = await this.identify(bearerOf(ctx));
-    if (!who) throw unauthorized();
+    const token = bearerOf(ctx);
+    const who = await this.identify(token);
+    if (!who) throw unauthorized(token !== '');
     if (!may(who.role, permission)) throw forbidden(who, permission);
     return who;
   }

@@ -335,6 +335,14 @@ describe('merchant: operators with names and roles (issue, part 2)', function ()
       expect(await asRita(t.url)).to.equal(401);
       expect(await asRita(sibling.url!)).to.equal(401);
       expect(await boardStatus()).to.equal(401);
+      // Told that the token it sent is not known, not asked to send one; an unknown token reads alike.
+      const refused = await t.call('GET', '/orders?limit=1', { token: kept });
+      expect(refused.body).to.include({ code: 'UNAUTHORIZED' });
+      expect(refused.body.message).to.match(/^This token is not one the kit knows: unknown, or revoked/);
+      const unknown = await t.call('GET', '/orders?limit=1', { token: `kop_${'x'.repeat(43)}` });
+      expect(unknown.body.message).to.equal(refused.body.message);
+      const none = await fetch(`${t.url}/orders?limit=1`).then((r) => r.json());
+      expect(none.message).to.match(/need Authorization: Bearer <token>/);
       // The name is free again; the old token stays dead.
       const again = await t.kit.store.operators.add({ name: 'rita', role: 'viewer', by: CLI });
       expect(again.token).to.not.equal(kept);
