@@ -54,6 +54,8 @@ export interface KitOptions {
   workerConcurrency?: number;
   /** The reconciler's retries. Default 8 attempts, backoff from 1 s, doubling. */
   jobRetry?: RetryPolicy;
+  /** How long a payment waits for another of its order to end. Default PAYMENT_WAIT_MS (20 s). */
+  paymentWaitMs?: number;
   /**
    * Cron expressions (seconds first); null turns a job off. Over JOB_SCHEDULES (`config.jobSchedules`),
    * over the defaults: `JOB_TIMING` in src/kit/jobs.ts.
@@ -194,6 +196,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
         random,
         redisPrefix: options.redisPrefix ?? config.redisPrefix,
         jobRetry: options.jobRetry,
+        paymentWaitMs: options.paymentWaitMs,
         clientDeps: { now: () => clock.now(), ...options.clientDeps },
         sandbox: { ...options.sandbox, clock: sandboxClock },
         publicBaseUrl,

@@ -4,9 +4,17 @@ import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { DEFAULT_BUDGET } from '../client/budget.js';
 import type { Config } from '../config.js';
-import { createPool, createSequelize, createTransitionPool, migrate } from '../infra/database.js';
+import {
+  createLockPool,
+  createPool,
+  createSequelize,
+  createTransitionPool,
+  databaseName,
+  migrate,
+} from '../infra/database.js';
 import { RedisBudget } from '../infra/gateway-budget.js';
 import { KitMetrics } from '../infra/metrics.js';
+import { BUSY, NamedLocks } from '../infra/named-locks.js';
 import { createRedis } from '../infra/redis.js';
 import type { MerchantDeps } from '../merchant/checkout/deps.js';
 import { CustomerTokens } from '../merchant/customers/customer-token.js';
@@ -61,7 +69,16 @@ export interface AdapterOptions
   redisPrefix: string;
   /** The reconciler's retries. */
   jobRetry?: { attempts: number; delayMs: number };
+  /** How long a payment waits for another of its order to end (PAYMENT_WAIT_MS). */
+  paymentWaitMs?: number;
 }
+
+/**
+ * How long a payment waits for another payment of its order to end before it answers 409
+ * PAYMENT_IN_PROGRESS: a gateway answers in well under a second, a slow one in a few, and a storefront
+ * gives up on a call after about 30 s.
+ */
+export const PAYMENT_WAIT_MS = 20_000;
 
 /**
  * Group commit for the receiver's writes (inbox rows, queue jobs): up to 200 in one round trip, two
@@ -81,6 +98,9 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
   shutdown.connection({ name: 'database pool', close: () => pool.end() });
   const transitionPool = createTransitionPool(config.databaseUrl);
   shutdown.connection({ name: 'transition pool', close: () => transitionPool.end() });
+  const lockPool = createLockPool(config.databaseUrl);
+  shutdown.connection({ name: 'lock pool', close: () => lockPool.end() });
+  const locks = new NamedLocks(lockPool, databaseName(config.databaseUrl));
   const applied = await migrate(config.databaseUrl, sequelize);
   if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
   const box = new SecretBox(config.encryptionKey, random);
@@ -131,6 +151,12 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
     budget,
     checkout: {
       store,
+      turns: {
+        one: async (orderId, work) => {
+          const done = await locks.holding(`pay:${orderId}`, o.paymentWaitMs ?? PAYMENT_WAIT_MS, work);
+          return done === BUSY ? 'busy' : done;
+        },
+      },
       apply,
       gateway: gateway.client,
       box,

@@ -65,6 +65,8 @@ export interface TestKitOptions {
   /** Passed to startKit: handlers of order events, and the dispatcher's pause (default here: an hour, tests dispatch themselves). */
   orderEvents?: OrderEventHandlers;
   orderEventsEveryMs?: number;
+  /** Passed to startKit: how long a payment waits for another of its order (default 20 s). */
+  paymentWaitMs?: number;
 }
 
 /** A whole kit on port 0, against its own database (dropped on close) and an embedded sandbox. */
@@ -103,6 +105,7 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
       ...options.schedules,
     },
     jobRetry: options.jobRetry ?? { attempts: 3, delayMs: 20 },
+    paymentWaitMs: options.paymentWaitMs,
     config,
     logger,
     clock: options.clock,

@@ -11,7 +11,7 @@ import type { About } from '../orders/observation.js';
 import type { ApplyResult } from '../reconciler/apply.js';
 import type { KnownInstrument, OrderBeforeAttempt } from '../store/index.js';
 import type { OrderRecord } from '../store/records.js';
-import { type CheckoutDeps, type PaymentOutcome, reload, type Standing, standing } from './deps.js';
+import { type CheckoutDeps, inTurn, type PaymentOutcome, reload, type Standing, standing } from './deps.js';
 import { adoptDuplicate } from './duplicate.js';
 import { type CardHold, HOLD_LIFETIME_MS, openHold, sealHold } from './hold.js';
 import { inputRefusal } from './input-refusal.js';
@@ -46,6 +46,14 @@ export interface PaymentRequest {
  * verification's id. A challenge holds what the payment still needs, sealed, for 15 minutes.
  */
 export async function payByCard(
+  deps: CheckoutDeps,
+  orderId: string,
+  payment: CardPayment,
+): Promise<PaymentOutcome> {
+  return inTurn(deps, orderId, () => cardPayment(deps, orderId, payment));
+}
+
+async function cardPayment(
   deps: CheckoutDeps,
   orderId: string,
   payment: CardPayment,

@@ -24,9 +24,22 @@ export interface CheckoutStore {
   savedCards: Pick<SavedCardStore, 'remember'>;
 }
 
+/**
+ * One payment of an order at a time, across every api process (kit/adapters.ts: MySQL's named locks,
+ * which a process that dies lets go at once): `work` runs once no other payment of the order is
+ * running; 'busy' when one ran for the whole wait. A second click of Pay, or a charge retried while
+ * the first is still at the gateway, then finds the first one's outcome instead of racing it: two
+ * attempts at once made the slower one's answer land on a superseded attempt, flagged as a double
+ * charge though the gateway took the money once.
+ */
+export interface PaymentTurns {
+  one<T>(orderId: string, work: () => Promise<T>): Promise<T | 'busy'>;
+}
+
 /** Checkout's port: narrow, so that its branches can be driven by fakes in unit tests. */
 export interface CheckoutDeps {
   store: CheckoutStore;
+  turns: PaymentTurns;
   /** The one apply path: every gateway answer goes through it, as the worker's events do. */
   apply: Apply;
   gateway: Pick<
@@ -92,4 +105,17 @@ export async function reload(deps: Pick<CheckoutDeps, 'store'>, orderId: string)
   const order = (await deps.store.orders.find(orderId))!;
   const attempt = order.current_attempt_id ? await deps.store.attempts.get(order.current_attempt_id) : null;
   return { order, attempt };
+}
+
+/**
+ * A payment run in its order's turn (PaymentTurns). Another payment of the order that ran for the
+ * whole wait leaves this one in progress (409 PAYMENT_IN_PROGRESS, Retry-After): nothing was started.
+ */
+export async function inTurn(
+  deps: Pick<CheckoutDeps, 'store' | 'turns'>,
+  orderId: string,
+  pay: () => Promise<PaymentOutcome>,
+): Promise<PaymentOutcome> {
+  const outcome = await deps.turns.one(orderId, pay);
+  return outcome === 'busy' ? { kind: 'in_progress', ...(await reload(deps, orderId)) } : outcome;
 }

@@ -3,7 +3,7 @@ import type { CustomerInput } from '../../client/gateway-client.js';
 import { observeFinding, observeSession } from '../orders/from-gateway.js';
 import type { About } from '../orders/observation.js';
 import { withdraw } from './card.js';
-import { type CheckoutDeps, type PaymentOutcome, reload, standing } from './deps.js';
+import { type CheckoutDeps, inTurn, type PaymentOutcome, reload, standing } from './deps.js';
 import { adoptDuplicate } from './duplicate.js';
 import { inputRefusal } from './input-refusal.js';
 import { declineMessage, unavailability } from './outcome.js';
@@ -13,6 +13,14 @@ import { declineMessage, unavailability } from './outcome.js';
  * its checkout page. The order becomes paid only through what the gateway says afterwards.
  */
 export async function payByRedirect(
+  deps: CheckoutDeps,
+  orderId: string,
+  input: { paymentMethod: string; customer?: CustomerInput },
+): Promise<PaymentOutcome> {
+  return inTurn(deps, orderId, () => redirectPayment(deps, orderId, input));
+}
+
+async function redirectPayment(
   deps: CheckoutDeps,
   orderId: string,
   input: { paymentMethod: string; customer?: CustomerInput },

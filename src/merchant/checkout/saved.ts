@@ -11,7 +11,7 @@ import type { AuditStore } from '../store/audit.js';
 import { DuplicateReference, type OrderStore } from '../store/orders.js';
 import type { OrderRecord, SavedCardRecord } from '../store/records.js';
 import { initiate, settle, withdraw } from './card.js';
-import { type CheckoutDeps, type PaymentOutcome, reload } from './deps.js';
+import { type CheckoutDeps, inTurn, type PaymentOutcome, reload } from './deps.js';
 import { declineMessage } from './outcome.js';
 
 /**
@@ -52,6 +52,14 @@ const TOKEN_REFUSALS: Record<string, CardRefusalCode> = {
  * attempt's history line names the card that pays.
  */
 export async function payBySavedCard(
+  deps: SavedCardDeps,
+  orderId: string,
+  payment: SavedCardPayment,
+): Promise<PaymentOutcome> {
+  return inTurn(deps, orderId, () => savedCardPayment(deps, orderId, payment));
+}
+
+async function savedCardPayment(
   deps: SavedCardDeps,
   orderId: string,
   payment: SavedCardPayment,
@@ -145,24 +153,28 @@ export async function chargeSavedCard(deps: SavedCardDeps, charge: SavedCardChar
     currency: charge.currency,
     detail: created ? `customer ${charge.customerId}` : `customer ${charge.customerId}, the same key again`,
   });
-  if (!created) {
-    const ended = await asItEnded(deps, order.id);
-    if (ended) return { ...ended, created };
-  }
-  try {
-    const outcome = await payBySavedCard(deps, order.id, {
-      card: charge.card,
-      mode: charge.mode,
-      customer: { merchant_customer_id: charge.customerId },
-      initiatedBy: charge.initiatedBy,
-    });
-    return { ...outcome, created };
-  } catch (error) {
-    // The charge ended meanwhile (the gateway's webhook for the first try landed): answered as it ended.
-    const ended = error instanceof InvalidTransition && !created && (await asItEnded(deps, order.id));
-    if (ended) return { ...ended, created };
-    throw error;
-  }
+  // In the order's turn: the same key sent again while the first is at the gateway waits for it, and
+  // then finds it ended (a decline too is answered as it ended, not charged again).
+  const outcome = await inTurn(deps, order.id, async () => {
+    if (!created) {
+      const ended = await asItEnded(deps, order.id);
+      if (ended) return ended;
+    }
+    try {
+      return await savedCardPayment(deps, order.id, {
+        card: charge.card,
+        mode: charge.mode,
+        customer: { merchant_customer_id: charge.customerId },
+        initiatedBy: charge.initiatedBy,
+      });
+    } catch (error) {
+      // The charge ended meanwhile (the gateway's webhook for the first try landed): answered as it ended.
+      const ended = error instanceof InvalidTransition && !created && (await asItEnded(deps, order.id));
+      if (ended) return ended;
+      throw error;
+    }
+  });
+  return { ...outcome, created };
 }
 
 /**

@@ -86,6 +86,8 @@ function checkout(script: Script) {
   const port = memory.port;
   const deps: CheckoutDeps = {
     store: port,
+    // One payment at a time is MySQL's (infra/named-locks.ts): here every payment has its turn at once.
+    turns: { one: (_orderId, work) => work() },
     apply: applier(port),
     gateway: scriptedGateway(script, calls),
     box: null as never,
@@ -119,6 +121,21 @@ describe('merchant: checkout branches (ERR_DUPLICATE adopted, unknown outcomes)'
     // One change carried the ids with the status: the attempt holds the transaction and the 3DS record.
     expect(c.attemptOf()).to.include({ gateway_transaction_id: '100200', verification_id: 'tds_unit' });
     expect(c.memory.history.at(-1)).to.include({ source: 'api', outcome: 'applied', statusAfter: 'paid' });
+  });
+
+  it('another payment of the order running for the whole wait: in progress, nothing asked of the gateway, no attempt', async () => {
+    const c = checkout({});
+    const before = c.memory.orders.get(c.order.id)!;
+    const busy = { ...c.deps, turns: { one: async () => 'busy' as const } };
+    for (const outcome of [
+      await payByCard(busy, c.order.id, sale),
+      await payByRedirect(busy, c.order.id, { paymentMethod: 'ideal' }),
+    ]) {
+      expect(outcome.kind).to.equal('in_progress');
+      expect(outcome.order).to.deep.equal(before);
+    }
+    expect(c.calls).to.deep.equal([]);
+    expect(c.memory.attempts.size).to.equal(0);
   });
 
   it('ERR_DUPLICATE on the first call (the kit died before hearing the last one): an approved auth is adopted', async () => {
