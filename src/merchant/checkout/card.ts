@@ -10,7 +10,7 @@ import { observeFinding, observeTransaction } from '../orders/from-gateway.js';
 import type { About } from '../orders/observation.js';
 import type { ApplyResult } from '../reconciler/apply.js';
 import type { KnownInstrument, OrderBeforeAttempt } from '../store/index.js';
-import type { OrderRecord } from '../store/records.js';
+import type { AttemptRecord, OrderRecord } from '../store/records.js';
 import { type CheckoutDeps, inTurn, type PaymentOutcome, reload, type Standing, standing } from './deps.js';
 import { adoptDuplicate } from './duplicate.js';
 import { type CardHold, HOLD_LIFETIME_MS, openHold, sealHold } from './hold.js';
@@ -120,6 +120,16 @@ export async function finishChallenge(
 ): Promise<ChallengeOutcome | null> {
   const attempt = await deps.store.attempts.by('verification_id', verificationId);
   if (!attempt) return null;
+  // In the order's turn: a press of Pay in another tab meanwhile waits, rather than superseding the
+  // attempt whose transaction this return is about to make.
+  return inTurn(deps, attempt.order_id, () => finishInTurn(deps, attempt, verificationId));
+}
+
+async function finishInTurn(
+  deps: CheckoutDeps,
+  attempt: AttemptRecord,
+  verificationId: string,
+): Promise<ChallengeOutcome> {
   const hold = await deps.store.holds.take(attempt.id);
   switch (hold.kind) {
     case 'taken': {

@@ -111,11 +111,11 @@ export async function reload(deps: Pick<CheckoutDeps, 'store'>, orderId: string)
  * A payment run in its order's turn (PaymentTurns). Another payment of the order that ran for the
  * whole wait leaves this one in progress (409 PAYMENT_IN_PROGRESS, Retry-After): nothing was started.
  */
-export async function inTurn(
+export async function inTurn<T extends Standing>(
   deps: Pick<CheckoutDeps, 'store' | 'turns'>,
   orderId: string,
-  pay: () => Promise<PaymentOutcome>,
-): Promise<PaymentOutcome> {
+  pay: () => Promise<T>,
+): Promise<T | PaymentOutcome> {
   const outcome = await deps.turns.one(orderId, pay);
   return outcome === 'busy' ? { kind: 'in_progress', ...(await reload(deps, orderId)) } : outcome;
 }

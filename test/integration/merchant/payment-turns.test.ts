@@ -4,7 +4,7 @@ import { createLockPool } from '../../../src/infra/database.js';
 import { BUSY, NamedLocks } from '../../../src/infra/named-locks.js';
 import { count, rows, someoneWaitsForALock } from '../../support/db.js';
 import { card } from '../../support/gateway.js';
-import { startSiblingKit, startTestKit, type TestKit } from '../../support/kit.js';
+import { pressButton, startSiblingKit, startTestKit, type TestKit } from '../../support/kit.js';
 
 /**
  * One payment of an order at a time (checkout/deps.ts PaymentTurns, infra/named-locks.ts). A shopper
@@ -14,6 +14,9 @@ import { startSiblingKit, startTestKit, type TestKit } from '../../support/kit.j
  * flagged for a double charge that never happened. Now the second waits for the first and finds its
  * outcome; a process that dies mid-payment lets the next one in at once.
  */
+/** The sandbox's card that asks for a 3DS challenge. */
+const CHALLENGE_CARD = '4000000000003220';
+
 describe('merchant: one payment of an order at a time', function () {
   this.timeout(60_000);
   let t: TestKit;
@@ -95,6 +98,25 @@ describe('merchant: one payment of an order at a time', function () {
     const r = await records([...orderIds][0]!);
     expect(r.attempts).to.equal(1);
     expect(r.order).to.include({ status: 'paid', needs_review: 0 });
+  });
+
+  it('the 3DS return and Pay pressed in another tab at once: one charge, no review', async () => {
+    const { id, reference } = await newOrder();
+    const opened = await t.call('POST', `/orders/${id}/pay/card`, {
+      body: { card: card(CHALLENGE_CARD), mode: 'sale' },
+    });
+    expect(opened.body.data?.order?.status, opened.text).to.equal('requires_action');
+    const back = await pressButton(opened.body.data.next_action.url, 'authenticate');
+    const [landing, pressed] = await Promise.all([fetch(back), payCard(id)]);
+    expect(landing.status).to.equal(200);
+    // Whichever came first paid; the other found it paid, or adopted the same payment.
+    expect([200, 409]).to.include(pressed.status);
+    const r = await records(id);
+    expect(r.order).to.include({ status: 'paid', needs_review: 0, review_reason: null });
+    const charged = [...t.kit.sandbox!.deps.state.transactions.values()].filter(
+      (x) => x.reference === reference && x.status === 'captured',
+    );
+    expect(charged).to.have.length(1);
   });
 
   it('another payment of the order holding on past the wait: 409 PAYMENT_IN_PROGRESS, nothing started; then it goes', async () => {
