@@ -78,7 +78,7 @@ export class OperationStore {
           { transaction: tx },
         );
         const why = input.note ?? input.reason;
-        const amount = `${formatMinor(input.amountMinor, input.currency as CurrencyCode)} ${input.currency}`;
+        const amount = moneyText(input.amountMinor, input.currency);
         await this.history.record(
           {
             orderId: input.orderId,
@@ -147,7 +147,8 @@ export class OperationStore {
           statusBefore: status,
           statusAfter: status,
           outcome: 'refused',
-          detail: `${op.operation} of ${op.amount_minor} refused: ${result.code}`,
+          // As the request's line says it: 6.00 EUR, not 600, which reads as six hundred.
+          detail: `${op.operation} of ${order ? moneyText(op.amount_minor, order.currency) : op.amount_minor} refused: ${result.code}`,
         },
         tx,
       );
@@ -155,3 +156,7 @@ export class OperationStore {
     return { ...op, ...change };
   }
 }
+
+/** An amount as the order's history writes it: major units and the currency (12.34 EUR). */
+const moneyText = (minor: number, currency: string) =>
+  `${formatMinor(minor, currency as CurrencyCode)} ${currency}`;

@@ -60,7 +60,7 @@ describe('merchant: a refund the method cannot take', function () {
     const refused = order.history.filter((h: { outcome: string }) => h.outcome === 'refused');
     expect(refused).to.have.length(1);
     expect(refused[0]).to.include({ source: 'api', status_before: 'paid', status_after: 'paid' });
-    expect(refused[0].detail).to.equal('refund of 500 refused: ERR_REFUND_NOT_SUPPORTED');
+    expect(refused[0].detail).to.equal('refund of 5.00 EUR refused: ERR_REFUND_NOT_SUPPORTED');
     const atGateway = [...t.kit.sandbox!.deps.state.transactions.values()].filter(
       (x) => x.reference === created.body.data.order.reference,
     );
