@@ -137,7 +137,7 @@ function child(
 const notAllowed = (op: string, t: Transaction): Plan => ({
   ok: false,
   code: 'ERR_INVALID_TRANSACTION',
-  message: `Cannot ${op} a ${t.type} transaction in status ${t.status}.`,
+  message: `Cannot ${op} ${t.type === 'auth' ? 'an' : 'a'} ${t.type} transaction in status ${t.status}.`,
 });
 
 const tooMuch = (message: string): Plan => ({ ok: false, code: 'ERR_ADAPTER_INVALID_AMOUNT', message });
