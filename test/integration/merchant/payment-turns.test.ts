@@ -16,6 +16,8 @@ import { pressButton, startSiblingKit, startTestKit, type TestKit } from '../../
  */
 /** The sandbox's card that asks for a 3DS challenge. */
 const CHALLENGE_CARD = '4000000000003220';
+/** Approved and saved; every later payment with it declined (ERR_CARD_DO_NOT_HONOR). */
+const SAVED_THEN_DECLINED = '4000000000000341';
 
 describe('merchant: one payment of an order at a time', function () {
   this.timeout(60_000);
@@ -98,6 +100,35 @@ describe('merchant: one payment of an order at a time', function () {
     const r = await records([...orderIds][0]!);
     expect(r.attempts).to.equal(1);
     expect(r.order).to.include({ status: 'paid', needs_review: 0 });
+  });
+
+  it('a declined charge sent three times at once with one key: one attempt, and every answer the same decline', async () => {
+    const customer = 'cus-turns-declined';
+    const saved = await newOrder({ customer: { merchant_customer_id: customer } });
+    const vouched = await t.call('POST', `/customers/${customer}/tokens`, { ops: true });
+    const first = await t.call('POST', `/orders/${saved.id}/pay/card`, {
+      body: { card: card(SAVED_THEN_DECLINED), mode: 'sale', save_card: true },
+      headers: { 'customer-token': vouched.body.data.customer_token },
+    });
+    expect(first.status, first.text).to.equal(200);
+    const [cardRow] = await rows(t, 'saved_cards', { customer_id: customer });
+    const charge = () =>
+      t.call('POST', `/customers/${customer}/charges`, {
+        ops: true,
+        body: { card: cardRow!.id, amount: '5.00', currency: 'EUR' },
+        headers: { 'idempotency-key': 'renewal:2026-12' },
+      });
+    const answers = await Promise.all([charge(), charge(), charge()]);
+    expect(answers.map((a) => [a.status, a.body.code])).to.deep.equal([
+      [402, 'ERR_CARD_DO_NOT_HONOR'],
+      [402, 'ERR_CARD_DO_NOT_HONOR'],
+      [402, 'ERR_CARD_DO_NOT_HONOR'],
+    ]);
+    const orderId = answers[0]!.body.data.order.id as string;
+    expect(new Set(answers.map((a) => a.body.data.order.id))).to.deep.equal(new Set([orderId]));
+    const r = await records(orderId);
+    expect(r.attempts, 'charged once: the same key again answers the decline').to.equal(1);
+    expect(r.order).to.include({ status: 'failed', needs_review: 0 });
   });
 
   it('the 3DS return and Pay pressed in another tab at once: one charge, no review', async () => {
