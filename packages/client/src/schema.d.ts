@@ -899,11 +899,12 @@ export interface components {
             order: components["schemas"]["PublicOrder"];
             next_action: components["schemas"]["NextAction"];
         };
-        /** @description The order's status and the statuses the action is allowed from. */
-        InvalidState: {
+        /** @description A payment of an order past paying for: the order's status, the statuses a payment may start from, and the order's public view as it stands (a second press of Pay finds the first one's payment). */
+        PaymentInvalidState: {
             /** @enum {string} */
             status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed";
             allowed: ("pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed")[];
+            order: components["schemas"]["PublicOrder"];
         };
         /** @description The order takes no more payment attempts. */
         TooManyAttempts: {
@@ -940,6 +941,12 @@ export interface components {
             /** @description Minor units (cents): 1234 is 12.34 EUR. */
             amount: number;
             gateway_transaction_id: string | null;
+        };
+        /** @description The order's status and the statuses the action is allowed from. */
+        InvalidState: {
+            /** @enum {string} */
+            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed";
+            allowed: ("pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed")[];
         };
         /** @description The order is disputed: what the chargeback took, in minor units. */
         Disputed: {
@@ -1833,7 +1840,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status and those allowed). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. */
+            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. */
             409: {
                 headers: {
                     /** @description With `PAYMENT_IN_PROGRESS`: seconds to wait before asking again. */
@@ -1847,7 +1854,7 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS";
-                        data: components["schemas"]["InvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
+                        data: components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2107,7 +2114,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status and those allowed). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. */
+            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. */
             409: {
                 headers: {
                     /** @description With `PAYMENT_IN_PROGRESS`: seconds to wait before asking again. */
@@ -2121,7 +2128,7 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS";
-                        data: components["schemas"]["InvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
+                        data: components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2360,7 +2367,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status and those allowed). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. */
+            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. */
             409: {
                 headers: {
                     /** @description With `PAYMENT_IN_PROGRESS`: seconds to wait before asking again. */
@@ -2374,7 +2381,7 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS";
-                        data: components["schemas"]["InvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
+                        data: components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;

@@ -24,6 +24,7 @@ import {
   orderSchema,
   orderWithHistorySchema,
   paymentAnswerSchema,
+  paymentInvalidStateSchema,
   paymentMethodsSchema,
   publicOrderSchema,
   publicPaymentAnswerSchema,
@@ -228,10 +229,10 @@ function payment(
       ),
       ...orderNotFound,
       409: jsonAnswer(
-        "`INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status and those allowed). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap.",
+        "`INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap.",
         failure(
           ['INVALID_STATE', 'PAYMENT_IN_PROGRESS', 'TOO_MANY_ATTEMPTS'],
-          z.union([invalidStateSchema, publicPaymentAnswerSchema, tooManyAttemptsSchema]),
+          z.union([paymentInvalidStateSchema, publicPaymentAnswerSchema, tooManyAttemptsSchema]),
         ),
         z.object({
           'Retry-After': z

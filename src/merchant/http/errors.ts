@@ -30,6 +30,12 @@ export class HttpError extends Error {
 export const invalid = (errors: Record<string, string[]>) =>
   new HttpError(422, 'VALIDATION_FAILED', 'The request is not valid.', { errors });
 
+/** 409 INVALID_STATE: the order's status, the statuses the action is allowed from, and `more` (the order, say). */
+export const invalidState = (error: InvalidTransition, more: Record<string, unknown> = {}) =>
+  new HttpError(409, 'INVALID_STATE', `The order is ${error.current}: ${error.message}.`, {
+    data: { status: error.current, allowed: error.allowed, ...more },
+  });
+
 /** Known domain errors to their answers; anything else is a 500 that shows nothing inside. */
 function toHttp(error: unknown): HttpError | null {
   if (error instanceof HttpError) return error;
@@ -39,11 +45,7 @@ function toHttp(error: unknown): HttpError | null {
       errors: { reference: ['is already used'] },
     });
   }
-  if (error instanceof InvalidTransition) {
-    return new HttpError(409, 'INVALID_STATE', `The order is ${error.current}: ${error.message}.`, {
-      data: { status: error.current, allowed: error.allowed },
-    });
-  }
+  if (error instanceof InvalidTransition) return invalidState(error);
   if (error instanceof TooManyAttempts) {
     return new HttpError(
       409,

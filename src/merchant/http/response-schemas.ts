@@ -199,6 +199,12 @@ export const invalidStateSchema = z.object({ status: orderStatus, allowed: z.arr
   description: "The order's status and the statuses the action is allowed from.",
 });
 
+export const paymentInvalidStateSchema = invalidStateSchema.extend({ order: publicOrderSchema }).meta({
+  id: 'PaymentInvalidState',
+  description:
+    "A payment of an order past paying for: the order's status, the statuses a payment may start from, and the order's public view as it stands (a second press of Pay finds the first one's payment).",
+});
+
 /** The envelope of a success (merchant.md, HTTP interface: the gateway's shape). */
 export function success<T extends z.ZodType>(data: T) {
   return z.object({ success: z.literal(true), message: z.string(), code: z.literal(''), data });

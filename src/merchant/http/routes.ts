@@ -3,15 +3,16 @@ import type { Context } from 'koa';
 import { hasCardNumber } from '../../shared/card-numbers.js';
 import { type CurrencyCode, parseMajor } from '../../shared/money.js';
 import { payByCard } from '../checkout/card.js';
-import type { PaymentOutcome } from '../checkout/deps.js';
+import { type PaymentOutcome, reload } from '../checkout/deps.js';
 import { type OperationOutcome, operate } from '../checkout/operations.js';
 import { payByRedirect } from '../checkout/redirect.js';
 import { payBySavedCard } from '../checkout/saved.js';
 import { type OrderRules, orderRuleErrors } from '../orders/order-rules.js';
+import { InvalidTransition } from '../orders/status.js';
 import { OrderNotFound } from '../store/index.js';
 import type { AttemptRecord, OrderRecord } from '../store/records.js';
 import { requireCustomer } from './customer-auth.js';
-import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
+import { HttpError, invalid, invalidState, jsonBody, ok, parse } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
 import { clientAddress, clientKey, enforce, orderKey } from './limits.js';
 import { actorOf, bearerOf, type OpsAuth } from './ops-auth.js';
@@ -101,6 +102,21 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     });
   });
 
+  /**
+   * A payment of an order past paying for (paid by a press of Pay just before this one, refunded,
+   * ...): 409 INVALID_STATE with the order as it stands, so that a storefront showing this answer to
+   * a second press shows the order paid, not only a refusal.
+   */
+  const paying = async (orderId: string, pay: () => Promise<PaymentOutcome>): Promise<PaymentOutcome> => {
+    try {
+      return await pay();
+    } catch (error) {
+      if (!(error instanceof InvalidTransition)) throw error;
+      const { order, attempt } = await reload(deps, orderId);
+      throw invalidState(error, { order: publicOrderView(order, attempt) });
+    }
+  };
+
   const payLimits = (ctx: Context) =>
     enforce(deps.limits, [
       ['pay_per_address', clientKey(ctx)],
@@ -113,15 +129,17 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     const saveFor = body.save_card
       ? await customerOf(ctx, await existing(ctx.params.id), 'save_card')
       : undefined;
-    const outcome = await payByCard(deps, ctx.params.id!, {
-      card: body.card,
-      mode: body.mode,
-      customer: body.customer,
-      ...(saveFor === undefined ? {} : { saveFor }),
-      // The device address the gateway hears is the one the kit saw (behind TRUST_PROXY's proxies),
-      // not one the body claims: `customer.ip_address` goes on as the customer's record says it.
-      browserIp: clientAddress(ctx) ?? undefined,
-    });
+    const outcome = await paying(ctx.params.id!, () =>
+      payByCard(deps, ctx.params.id!, {
+        card: body.card,
+        mode: body.mode,
+        customer: body.customer,
+        ...(saveFor === undefined ? {} : { saveFor }),
+        // The device address the gateway hears is the one the kit saw (behind TRUST_PROXY's proxies),
+        // not one the body claims: `customer.ip_address` goes on as the customer's record says it.
+        browserIp: clientAddress(ctx) ?? undefined,
+      }),
+    );
     await answerPayment(ctx, outcome, publicOrderView);
   });
 
@@ -131,12 +149,14 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     const order = await existing(ctx.params.id);
     const customerId = await customerOf(ctx, order, 'card');
     const card = usable(await customersCard(deps, customerId, body.card), deps.clock.now());
-    const outcome = await payBySavedCard(deps, order.id, {
-      card,
-      mode: body.mode,
-      customer: { ...body.customer, merchant_customer_id: customerId },
-      browserIp: clientAddress(ctx) ?? undefined,
-    });
+    const outcome = await paying(order.id, () =>
+      payBySavedCard(deps, order.id, {
+        card,
+        mode: body.mode,
+        customer: { ...body.customer, merchant_customer_id: customerId },
+        browserIp: clientAddress(ctx) ?? undefined,
+      }),
+    );
     await answerPayment(ctx, outcome, publicOrderView);
   });
 
@@ -164,10 +184,12 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     const ip = body.customer?.ip_address ?? clientAddress(ctx) ?? undefined;
     await answerPayment(
       ctx,
-      await payByRedirect(deps, ctx.params.id!, {
-        paymentMethod: body.payment_method,
-        customer: ip === undefined ? body.customer : { ...body.customer, ip_address: ip },
-      }),
+      await paying(ctx.params.id!, () =>
+        payByRedirect(deps, ctx.params.id!, {
+          paymentMethod: body.payment_method,
+          customer: ip === undefined ? body.customer : { ...body.customer, ip_address: ip },
+        }),
+      ),
       publicOrderView,
     );
   });

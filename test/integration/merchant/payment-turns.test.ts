@@ -64,6 +64,11 @@ describe('merchant: one payment of an order at a time', function () {
       [409, 'INVALID_STATE'],
       [409, 'INVALID_STATE'],
     ]);
+    // The presses told it is paid are shown the order too: a storefront showing either answer shows it paid.
+    for (const refused of answers.filter((a) => a.status === 409))
+      expect(refused.body.data)
+        .to.deep.include({ status: 'paid' })
+        .and.nested.include({ 'order.status': 'paid' });
     const r = await records(id);
     expect(r.attempts).to.equal(1);
     expect(r.started).to.equal(1);
