@@ -56,6 +56,25 @@ describe('merchant: one payment of an order at a time', function () {
     ).length,
   });
 
+  /** A card saved for a new customer (its first payment approved), then three charges of it at once with one key. */
+  const chargedThreeTimesAtOnce = async (customer: string, saving: ReturnType<typeof card>, key: string) => {
+    const saved = await newOrder({ customer: { merchant_customer_id: customer } });
+    const vouched = await t.call('POST', `/customers/${customer}/tokens`, { ops: true });
+    const first = await t.call('POST', `/orders/${saved.id}/pay/card`, {
+      body: { card: saving, mode: 'sale', save_card: true },
+      headers: { 'customer-token': vouched.body.data.customer_token },
+    });
+    expect(first.status, first.text).to.equal(200);
+    const [cardRow] = await rows(t, 'saved_cards', { customer_id: customer });
+    const charge = () =>
+      t.call('POST', `/customers/${customer}/charges`, {
+        ops: true,
+        body: { card: cardRow!.id, amount: '5.00', currency: 'EUR' },
+        headers: { 'idempotency-key': key },
+      });
+    return Promise.all([charge(), charge(), charge()]);
+  };
+
   it('Pay pressed three times at once: one attempt, one charge, no review; one answer paid, the others told it is', async () => {
     const { id } = await newOrder();
     const answers = await Promise.all([payCard(id), payCard(id), payCard(id)]);
@@ -81,23 +100,7 @@ describe('merchant: one payment of an order at a time', function () {
   });
 
   it('a charge sent three times at once with one key: one order, one attempt, no review; every answer is the order paid', async () => {
-    const customer = 'cus-turns';
-    const saved = await newOrder({ customer: { merchant_customer_id: customer } });
-    const vouched = await t.call('POST', `/customers/${customer}/tokens`, { ops: true });
-    const token = vouched.body.data.customer_token as string;
-    const first = await t.call('POST', `/orders/${saved.id}/pay/card`, {
-      body: { card: card(), mode: 'sale', save_card: true },
-      headers: { 'customer-token': token },
-    });
-    expect(first.status, first.text).to.equal(200);
-    const [cardRow] = await rows(t, 'saved_cards', { customer_id: customer });
-    const charge = () =>
-      t.call('POST', `/customers/${customer}/charges`, {
-        ops: true,
-        body: { card: cardRow!.id, amount: '5.00', currency: 'EUR' },
-        headers: { 'idempotency-key': 'renewal:2026-11' },
-      });
-    const answers = await Promise.all([charge(), charge(), charge()]);
+    const answers = await chargedThreeTimesAtOnce('cus-turns', card(), 'renewal:2026-11');
     expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 200, 201]);
     const orderIds = new Set(answers.map((a) => a.body.data.order.id as string));
     expect(orderIds.size).to.equal(1);
@@ -108,22 +111,11 @@ describe('merchant: one payment of an order at a time', function () {
   });
 
   it('a declined charge sent three times at once with one key: one attempt, and every answer the same decline', async () => {
-    const customer = 'cus-turns-declined';
-    const saved = await newOrder({ customer: { merchant_customer_id: customer } });
-    const vouched = await t.call('POST', `/customers/${customer}/tokens`, { ops: true });
-    const first = await t.call('POST', `/orders/${saved.id}/pay/card`, {
-      body: { card: card(SAVED_THEN_DECLINED), mode: 'sale', save_card: true },
-      headers: { 'customer-token': vouched.body.data.customer_token },
-    });
-    expect(first.status, first.text).to.equal(200);
-    const [cardRow] = await rows(t, 'saved_cards', { customer_id: customer });
-    const charge = () =>
-      t.call('POST', `/customers/${customer}/charges`, {
-        ops: true,
-        body: { card: cardRow!.id, amount: '5.00', currency: 'EUR' },
-        headers: { 'idempotency-key': 'renewal:2026-12' },
-      });
-    const answers = await Promise.all([charge(), charge(), charge()]);
+    const answers = await chargedThreeTimesAtOnce(
+      'cus-turns-declined',
+      card(SAVED_THEN_DECLINED),
+      'renewal:2026-12',
+    );
     expect(answers.map((a) => [a.status, a.body.code])).to.deep.equal([
       [402, 'ERR_CARD_DO_NOT_HONOR'],
       [402, 'ERR_CARD_DO_NOT_HONOR'],
