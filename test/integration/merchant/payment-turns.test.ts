@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import mysql from 'mysql2/promise';
 import { createLockPool } from '../../../src/infra/database.js';
-import { BUSY, NamedLocks } from '../../../src/infra/named-locks.js';
+import { BUSY, LOCK_IDLE_SECONDS, NamedLocks } from '../../../src/infra/named-locks.js';
 import { count, rows, someoneWaitsForALock } from '../../support/db.js';
 import { card } from '../../support/gateway.js';
 import { pressButton, startSiblingKit, startTestKit, type TestKit } from '../../support/kit.js';
@@ -194,6 +194,28 @@ describe('merchant: one payment of an order at a time', function () {
     end();
     await held;
     expect(await locks.holding('pay:ord_1', 200, async () => 'ran')).to.equal('ran');
+  });
+
+  it('a lock connection is cut off after LOCK_IDLE_SECONDS of silence, not the server default of 8 hours', async () => {
+    // A pool of one: the connection that held the lock is the one handed out next.
+    const one = mysql.createPool({ uri: `mysql://root@127.0.0.1:3306/${t.database}`, connectionLimit: 1 });
+    try {
+      const variable = async (c: mysql.PoolConnection) => {
+        const [found] = await c.query<mysql.RowDataPacket[]>('SELECT @@session.wait_timeout AS s');
+        return Number(found[0]!.s);
+      };
+      const before = await one.getConnection();
+      expect(await variable(before)).to.not.equal(LOCK_IDLE_SECONDS);
+      before.release();
+      const inside = new NamedLocks(one, t.database);
+      expect(await inside.holding('pay:ord_idle', 500, async () => 'ran')).to.equal('ran');
+      const after = await one.getConnection();
+      expect(after.threadId).to.equal(before.threadId);
+      expect(await variable(after)).to.equal(LOCK_IDLE_SECONDS);
+      after.release();
+    } finally {
+      await one.end();
+    }
   });
 
   async function isUsed(name: string): Promise<number | null> {
