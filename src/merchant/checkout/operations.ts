@@ -57,12 +57,17 @@ export async function operate(
     note?: string | null;
   },
 ): Promise<OperationOutcome> {
+  // The key names one request: the stored one must be this one, whether found here or, when two
+  // raced to store it, handed back by create.
+  const sameRequest = (stored: OperationRecord) => {
+    if (stored.amount_minor !== input.amountMinor || stored.reason !== input.reason)
+      throw new OperationConflict(
+        `Idempotency-Key ${input.requestKey} was used for another ${operation} of this order`,
+      );
+    return stored;
+  };
   let op = await deps.store.operations.find(order.id, operation, input.requestKey);
-  if (op && (op.amount_minor !== input.amountMinor || op.reason !== input.reason)) {
-    throw new OperationConflict(
-      `Idempotency-Key ${input.requestKey} was used for another ${operation} of this order`,
-    );
-  }
+  if (op) sameRequest(op);
   if (op?.status === 'succeeded') return { kind: 'done', order, operation: op };
   if (op?.status === 'failed') {
     return {
@@ -80,18 +85,20 @@ export async function operate(
     const attempt = order.current_attempt_id ? await deps.store.attempts.get(order.current_attempt_id) : null;
     if (!attempt?.gateway_transaction_id)
       throw new NothingToOperate(`order ${order.id} has no gateway transaction to ${operation}`);
-    op = await deps.store.operations.create({
-      orderId: order.id,
-      attemptId: attempt.id,
-      operation,
-      requestKey: input.requestKey,
-      amountMinor: input.amountMinor,
-      reason: input.reason,
-      actor: input.actor,
-      note: input.note ?? null,
-      currency: order.currency,
-      statusBefore: order.status,
-    });
+    op = sameRequest(
+      await deps.store.operations.create({
+        orderId: order.id,
+        attemptId: attempt.id,
+        operation,
+        requestKey: input.requestKey,
+        amountMinor: input.amountMinor,
+        reason: input.reason,
+        actor: input.actor,
+        note: input.note ?? null,
+        currency: order.currency,
+        statusBefore: order.status,
+      }),
+    );
   }
   return drive(deps, order, op);
 }

@@ -369,6 +369,24 @@ describe('merchant: operator capture, refund and void', () => {
       expect(children(order, 'refund')).to.have.length(1);
       expect(await snapshot(order.id)).to.deep.equal(before);
     });
+
+    it('the same key with two amounts at once: the other amount is 409 too, never told the first one succeeded', async () => {
+      // Both find no operation, both store one; the loser of the unique key used to take the
+      // winner's row and answer 200 for a refund it did not ask for.
+      const order = await paidOrder('sale');
+      const refund = (amount: string) => op(order.id, 'refund', { amount }, { key: 'racing' });
+      const answers = await Promise.all([refund('1.50'), refund('2.50'), refund('1.50'), refund('2.50')]);
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses, answers.map((a) => a.text).join('\n')).to.deep.equal([200, 200, 409, 409]);
+      const won = answers.filter((a) => a.status === 200);
+      const refunded = won[0]!.body.data.order.refunded_amount;
+      expect(refunded === 150 || refunded === 250, String(refunded)).to.equal(true);
+      for (const a of won) expect(a.body.data.operation.amount).to.equal(refunded);
+      for (const a of answers.filter((x) => x.status === 409))
+        expect(a.body.code).to.equal('IDEMPOTENCY_CONFLICT');
+      expect(children(order, 'refund')).to.have.length(1);
+      expect(gatewayParent(order).refundedAmount).to.equal(refunded);
+    });
   });
 
   describe('void', () => {
