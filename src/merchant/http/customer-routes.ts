@@ -52,6 +52,8 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
     let cards: SavedCardRecord[];
     let synced = true;
     try {
+      // What the kit changes after this is newer than the list (sync).
+      const listedAt = new Date(deps.clock.now());
       const listed: KnownInstrument[] = [];
       for (let page = 1; page <= PAGES; page++) {
         const answer = await deps.gateway.listPaymentInstruments(customerId, { page });
@@ -59,7 +61,7 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
         const p = answer.data.pagination;
         if (!p || p.current_page >= p.last_page) break;
       }
-      cards = await deps.store.savedCards.sync(customerId, listed);
+      cards = await deps.store.savedCards.sync(customerId, listed, listedAt);
     } catch (error) {
       if (!gatewayFailure(error)) throw error;
       deps.logger.warn(

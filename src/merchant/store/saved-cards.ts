@@ -48,12 +48,14 @@ export class SavedCardStore {
 
   /**
    * Keeps an instrument the gateway holds as active, for this customer: new, or the row it has (its
-   * facts brought up to date, and live again if the kit had it revoked: the gateway is the truth).
+   * facts brought up to date, and live again if the kit had it revoked: the gateway is the truth),
+   * unless the kit revoked it at or after `unlessRevokedSince`: news the gateway's answer predates.
    */
   async remember(
     customerId: string,
     instrument: KnownInstrument,
     savedByOrderId: string | null = null,
+    unlessRevokedSince?: Date,
   ): Promise<SavedCardRecord> {
     const hash = tokenHash(instrument.vaultToken);
     const facts = {
@@ -68,6 +70,9 @@ export class SavedCardStore {
       if (existing) {
         // A token names one customer's instrument at the gateway: never moved to another customer.
         if (existing.customer_id !== customerId) return record(existing);
+        const revokedAt = existing.revoked_at;
+        if (unlessRevokedSince && revokedAt !== null && revokedAt >= unlessRevokedSince)
+          return record(existing);
         const changed =
           existing.status !== 'active' ||
           Object.entries(facts).some(([k, v]) => existing.get(k as keyof typeof facts) !== v);
@@ -103,15 +108,29 @@ export class SavedCardStore {
   }
 
   /**
-   * Brings the kit's rows for a customer in line with the gateway's list of their active instruments:
-   * each listed one kept, and any the kit holds as active that the gateway no longer lists revoked
-   * (`gateway`: revoked there, or lapsed). Answers the customer's active cards, newest first.
+   * Brings the kit's rows for a customer in line with the gateway's list of their active instruments,
+   * asked for at `listedAt`: each listed one kept, and any the kit holds as active that the gateway no
+   * longer lists revoked (`gateway`: revoked there, or lapsed). What changed since `listedAt` is newer
+   * than the list and stays as it is: a card saved meanwhile is not revoked, one removed meanwhile not
+   * brought back. Answers the customer's active cards, newest first.
    */
-  async sync(customerId: string, listed: readonly KnownInstrument[]): Promise<SavedCardRecord[]> {
+  async sync(
+    customerId: string,
+    listed: readonly KnownInstrument[],
+    listedAt: Date,
+  ): Promise<SavedCardRecord[]> {
     const kept = new Set<string>();
-    for (const instrument of listed) kept.add((await this.remember(customerId, instrument)).id);
+    for (const instrument of listed) {
+      const card = await this.remember(customerId, instrument, null, listedAt);
+      if (card.status === 'active') kept.add(card.id);
+    }
     const gone = await this.models.SavedCard.findAll({
-      where: { customer_id: customerId, status: 'active', id: { [Op.notIn]: [...kept, ''] } },
+      where: {
+        customer_id: customerId,
+        status: 'active',
+        id: { [Op.notIn]: [...kept, ''] },
+        updated_at: { [Op.lt]: listedAt },
+      },
     });
     const now = new Date(this.clock.now());
     for (const row of gone)

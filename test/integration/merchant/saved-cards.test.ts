@@ -27,17 +27,26 @@ describe('merchant: saved cards (issue 21)', function () {
   let viewer = '';
   let operator = '';
   let refuseTransactions = false;
+  /** Runs once the gateway has answered a list of instruments, before the kit reads the answer. */
+  let whileListed: (() => Promise<void>) | null = null;
+  let hookFailed: unknown = null;
 
   before(async () => {
     // A gateway that refuses connections to POST /transactions while `refuseTransactions` is set.
     t = await startTestKit({
       clientDeps: {
-        fetch: (input, init) =>
-          refuseTransactions && String(input).endsWith('/api/v1/transactions')
-            ? Promise.reject(
-                Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }),
-              )
-            : fetch(input, init),
+        fetch: async (input, init) => {
+          if (refuseTransactions && String(input).endsWith('/api/v1/transactions'))
+            throw Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
+          const answer = await fetch(input, init);
+          if (whileListed && String(input).includes('/api/v1/payment-instruments?')) {
+            const hook = whileListed;
+            whileListed = null;
+            // A hook that fails fails its test (hookFailed), not the kit's call.
+            await hook().catch((error: unknown) => (hookFailed = error));
+          }
+          return answer;
+        },
       },
     });
     documented = await responseChecker((await t.call('GET', '/openapi.json')).body as ApiDocument);
@@ -91,6 +100,14 @@ describe('merchant: saved cards (issue 21)', function () {
     expect(cards.status, cards.text).to.equal(200);
     expect(cards.body.data.cards).to.have.length(1);
     return { customerId, token, cardId: cards.body.data.cards[0].id as string, order };
+  };
+  /** The customer's list, with `hook` run between the gateway's answer and the kit reading it. */
+  const listedWhile = async (customerId: string, token: string, hook: () => Promise<void>) => {
+    whileListed = hook;
+    hookFailed = null;
+    const listed = await as(token, 'GET', `/customers/${customerId}/cards`);
+    if (hookFailed) throw hookFailed;
+    return listed;
   };
   const gatewayInstruments = async (customerId: string) =>
     (await t.kit.client.listPaymentInstruments(customerId)).data.payment_instruments;
@@ -261,6 +278,38 @@ describe('merchant: saved cards (issue 21)', function () {
     const listed = await as(token, 'GET', `/customers/${customerId}/cards`);
     expect(listed.body.data.cards).to.deep.equal([]);
     expect((await row(t, 'saved_cards', { id: cardId }))!.status).to.equal('revoked');
+  });
+
+  it('a card saved while the list was on its way stays saved: the older list does not revoke it', async () => {
+    const { customerId, token, cardId } = await saved();
+    let second = '';
+    const listed = await listedWhile(customerId, token, async () => {
+      const order = await newOrder(customerId);
+      const paid = await as(token, 'POST', `/orders/${order.id}/pay/card`, {
+        card: card(MASTERCARD),
+        save_card: true,
+      });
+      expect(paid.status, paid.text).to.equal(200);
+      const mine = await rows(t, 'saved_cards', { customer_id: customerId });
+      second = mine.find((r) => r.id !== cardId)!.id as string;
+    });
+    expect(listed.status, listed.text).to.equal(200);
+    expect((await row(t, 'saved_cards', { id: second }))!.status).to.equal('active');
+    expect(listed.body.data.cards.map((c: { id: string }) => c.id).sort()).to.deep.equal(
+      [cardId, second].sort(),
+    );
+  });
+
+  it('a card removed while the list was on its way stays removed: the older list does not bring it back', async () => {
+    const { customerId, token, cardId } = await saved();
+    const listed = await listedWhile(customerId, token, async () => {
+      const removed = await as(token, 'DELETE', `/customers/${customerId}/cards/${cardId}`);
+      expect(removed.status, removed.text).to.equal(200);
+    });
+    expect(listed.status, listed.text).to.equal(200);
+    expect(listed.body.data.cards).to.deep.equal([]);
+    expect((await row(t, 'saved_cards', { id: cardId }))!.status).to.equal('revoked');
+    expect(await gatewayInstruments(customerId)).to.deep.equal([]);
   });
 
   it('an expired saved card is refused by the kit (422 CARD_EXPIRED naming card) once the month is over', async () => {
