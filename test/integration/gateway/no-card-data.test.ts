@@ -374,7 +374,13 @@ describe('gateway: a state file with saved cards holds no card number and no CVV
 
   it('and no full card number, in any form', () => {
     for (const number of SAVED) expect(text.includes(number), number).to.equal(false);
-    expect(jsonHasCardNumber(text, json)).to.equal(false);
+    // The fingerprints are HMAC-SHA256 in hex under a key drawn for this run: now and then one holds
+    // thirteen digits in a row that start as a brand's and pass Luhn (1001:70654b50b1e4123297641704...),
+    // a card number to the scan and to nobody else. The scan reads the file without them.
+    const digests = /\b[0-9a-f]{64}\b/g;
+    expect(text.match(digests)?.length ?? 0).to.be.at.least(SAVED.length);
+    const scanned = text.replace(digests, 'digest');
+    expect(jsonHasCardNumber(scanned, JSON.parse(scanned))).to.equal(false);
   });
 
   it('and no CVV: no field named for one, no value equal to one', () => {
