@@ -6,6 +6,7 @@ import type { MerchantDeps } from '../checkout/deps.js';
 import { orderOfSession } from '../checkout/redirect.js';
 import { refreshOrder } from '../checkout/refresh.js';
 import type { OrderRecord } from '../store/records.js';
+import { nextAction } from '../views/order-view.js';
 import {
   DEMO_SHOP_SCRIPT_PATH,
   type DemoShopSettings,
@@ -61,13 +62,18 @@ export function landingRoutes(router: Router, deps: LandingDeps): void {
     // gone and shows the order as it stands. What the payment's answer did to the order went through
     // decide, which refuses by flagging, never by throwing: the browser always gets a page.
     const outcome = id ? await finishChallenge(deps, id) : null;
-    if (outcome?.kind === 'replaced')
+    if (outcome?.kind === 'replaced') {
+      const current = outcome.order.current_attempt_id
+        ? await deps.store.attempts.get(outcome.order.current_attempt_id)
+        : null;
       return landingPage(ctx, outcome.order, {
         shopUrl: deps.shopUrl,
         identity: { card_verification_id: id },
         refreshes: 0,
         replaced: true,
+        continueUrl: nextAction(outcome.order, current)?.url ?? null,
       });
+    }
     await show(ctx, outcome?.order ?? null, { card_verification_id: id });
   });
 

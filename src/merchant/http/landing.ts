@@ -106,6 +106,11 @@ export interface LandingView {
   refreshes: number;
   /** The payment this landing returns from was replaced by a newer attempt (a 3DS return). */
   replaced?: boolean;
+  /**
+   * With `replaced`: the page of the attempt that replaced it, while that one waits on the shopper
+   * (a challenge, a checkout page). A shopper who pressed Pay twice is sent on to the one that counts.
+   */
+  continueUrl?: string | null;
 }
 
 /** The `n` of a landing's query: a count of reloads, 0 when missing or not a small number. */
@@ -149,7 +154,9 @@ ${back}`,
     ? '<p class="hint">This page checks again every few seconds.</p>'
     : slow
       ? `<p class="hint"><a href="${escapeHtml(reload(MAX_REFRESHES))}">Check again</a></p>`
-      : '';
+      : view.replaced && view.continueUrl
+        ? `<p class="continue"><a id="continue" href="${escapeHtml(view.continueUrl)}">Continue with the payment you started last</a></p>`
+        : '';
   return {
     status: 200,
     html: page(
@@ -187,6 +194,7 @@ h1{font-size:1.5rem;line-height:1.25;margin:0 0 .75rem;text-wrap:balance}
 dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.25rem 1rem;margin:0;padding-top:1rem;border-top:1px solid #eef0f2}
 dt{color:#616e7c}dd{margin:0;font-weight:600;overflow-wrap:break-word}
 .hint{color:#616e7c;font-size:.9rem;margin:1rem 0 0}
+.continue{margin:1rem 0 0;font-weight:600}
 .back{margin:1.5rem 0 0}`;
 
 /**

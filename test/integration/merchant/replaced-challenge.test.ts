@@ -62,6 +62,9 @@ describe('merchant: a challenge a newer attempt replaced', function () {
     expect(html).to.contain('This payment was replaced by a newer one');
     expect(html).to.contain('data-replaced="true"');
     expect(html, 'the page does not wait on the order').to.not.contain('http-equiv="refresh"');
+    // A shopper who pressed Pay twice is sent on to the challenge that counts.
+    const onward = /<a id="continue" href="([^"]+)"/.exec(html)?.[1]?.replace(/&amp;/g, '&');
+    expect(onward).to.equal(second);
     expect(transactionsOf(order.reference), 'no card went to the gateway').to.deep.equal([]);
 
     // The current challenge pays as ever: one transaction in all.

@@ -135,6 +135,25 @@ describe('merchant: the landing page (renderLanding)', () => {
     expect(target.searchParams.get('n')).to.equal('1');
   });
 
+  it('a replaced payment links on to the one that replaced it while that one waits, and does not reload', () => {
+    const replaced = { ...view, replaced: true };
+    const waiting = renderLanding(order('requires_action'), {
+      ...replaced,
+      continueUrl: 'https://gw.example/hosted/3ds/tds_new?a=1&b=2',
+    }).html;
+    expect(headline(waiting)).to.equal('This payment was replaced by a newer one');
+    expect(waiting).to.contain(
+      '<a id="continue" href="https://gw.example/hosted/3ds/tds_new?a=1&amp;b=2">Continue with the payment you started last</a>',
+    );
+    expect(metaRefresh(waiting)).to.equal(undefined);
+    // The newer payment went through meanwhile (or nothing waits): nothing to continue with.
+    for (const continueUrl of [null, undefined]) {
+      const html = renderLanding(order('paid'), { ...replaced, continueUrl }).html;
+      expect(headline(html)).to.equal('This payment was replaced by a newer one');
+      expect(html).to.not.contain('id="continue"');
+    }
+  });
+
   it('answers 404 with a human page for an unknown payment: no status, no reload, a way back to the shop', () => {
     const { status, html } = renderLanding(null, view);
     expect(status).to.equal(404);
