@@ -1,4 +1,4 @@
-import { cardBrand } from '../../shared/card-numbers.js';
+import { cardBrand, hasCardNumber } from '../../shared/card-numbers.js';
 
 /**
  * A saved card as the kit shows and checks it (issue 21): pure, no I/O. The kit never holds a card
@@ -62,10 +62,12 @@ export function cardLabel(card: { brand: string; last4: string; exp_month: numbe
 
 /**
  * The shop's id for a customer (`merchant_customer_id`): kept, logged and sent to the gateway, so it
- * is plain printable text of at most 255 characters. Null: a good id; else what is wrong.
+ * is plain printable text of at most 255 characters, and not a card number (as an order's customer
+ * is refused one). Null: a good id; else what is wrong.
  */
 export function customerIdProblem(id: string): string | null {
   if (id.length === 0 || id.length > 255) return 'must be 1 to 255 characters';
   if (!/^[\x21-\x7e]+$/.test(id)) return 'must be printable ASCII without spaces';
+  if (hasCardNumber(id)) return 'must not hold a card number';
   return null;
 }

@@ -92,5 +92,9 @@ describe('merchant: saved cards, the pure parts (issue 21)', () => {
       expect(customerIdProblem(good)).to.equal(null);
     for (const bad of ['', 'x'.repeat(256), 'has space', 'tab\t', 'émile'])
       expect(customerIdProblem(bad), bad).to.be.a('string');
+    // As an order's customer is: the id is kept, logged and sent to the gateway.
+    for (const card of ['4242424242424242', 'cus-4242-4242-4242-4242', '4111111111111111'])
+      expect(customerIdProblem(card), card).to.equal('must not hold a card number');
+    expect(customerIdProblem('cus-20261127000123')).to.equal(null);
   });
 });
