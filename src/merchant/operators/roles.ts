@@ -1,3 +1,5 @@
+import { hasCardNumber } from '../../shared/card-numbers.js';
+
 /**
  * Who may do what over HTTP (issue, part 2): a named operator has one role; the bootstrap
  * `OPS_API_TOKEN` is `admin`, who may do everything the roles may, and nothing more. Pure: the
@@ -79,6 +81,8 @@ export function operatorNameProblem(name: string): string | null {
   if (!/^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$/.test(name))
     return 'must be 1 to 64 letters, digits, spaces, ".", "_", "-" or "@", starting with a letter or digit';
   if (name !== name.trimEnd()) return 'must not end with a space';
+  // Kept in every record, as `--by` and a body's `by` are: never a card number (merchant.md, Card data).
+  if (hasCardNumber(name)) return 'must not hold a card number';
   if (RESERVED.includes(name.toLowerCase()))
     return `"${name}" is reserved: it names something else in the records`;
   return null;

@@ -83,6 +83,8 @@ describe('operators: roles', () => {
       expect(operatorNameProblem(bad), bad).to.be.a('string');
     for (const reserved of ['admin', 'Admin', 'kit', 'gateway', 'cli', 'operator', 'system'])
       expect(operatorNameProblem(reserved)).to.contain('reserved');
+    for (const card of ['4242424242424242', '4242 4242 4242 4242', 'ada 4111-1111-1111-1111'])
+      expect(operatorNameProblem(card), card).to.equal('must not hold a card number');
   });
 });
 
