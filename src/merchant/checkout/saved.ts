@@ -154,12 +154,11 @@ export async function chargeSavedCard(deps: SavedCardDeps, charge: SavedCardChar
     detail: created ? `customer ${charge.customerId}` : `customer ${charge.customerId}, the same key again`,
   });
   // In the order's turn: the same key sent again while the first is at the gateway waits for it, and
-  // then finds it ended (a decline too is answered as it ended, not charged again).
+  // then finds it ended (a decline too is answered as it ended, not charged again). The request that
+  // made the order asks too: another with the same key may have had the order's turn first.
   const outcome = await inTurn(deps, order.id, async () => {
-    if (!created) {
-      const ended = await asItEnded(deps, order.id);
-      if (ended) return ended;
-    }
+    const ended = await asItEnded(deps, order.id);
+    if (ended) return ended;
     try {
       return await savedCardPayment(deps, order.id, {
         card: charge.card,
@@ -169,7 +168,7 @@ export async function chargeSavedCard(deps: SavedCardDeps, charge: SavedCardChar
       });
     } catch (error) {
       // The charge ended meanwhile (the gateway's webhook for the first try landed): answered as it ended.
-      const ended = error instanceof InvalidTransition && !created && (await asItEnded(deps, order.id));
+      const ended = error instanceof InvalidTransition && (await asItEnded(deps, order.id));
       if (ended) return ended;
       throw error;
     }

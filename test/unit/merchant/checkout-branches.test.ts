@@ -5,7 +5,10 @@ import type { GatewayPaymentSession, GatewayTransaction } from '../../../src/cli
 import { payByCard } from '../../../src/merchant/checkout/card.js';
 import type { CheckoutDeps } from '../../../src/merchant/checkout/deps.js';
 import { payByRedirect } from '../../../src/merchant/checkout/redirect.js';
+import { chargeSavedCard, type SavedCardDeps } from '../../../src/merchant/checkout/saved.js';
 import { applier } from '../../../src/merchant/reconciler/apply.js';
+import { DuplicateReference } from '../../../src/merchant/store/orders.js';
+import type { SavedCardRecord } from '../../../src/merchant/store/records.js';
 import { ManualClock } from '../../../src/shared/clock.js';
 import { card } from '../../support/gateway.js';
 import { MemoryStore } from '../../support/memory-store.js';
@@ -286,5 +289,96 @@ describe('merchant: checkout branches (ERR_DUPLICATE adopted, unknown outcomes)'
     const again = await payByRedirect(c.deps, c.order.id, { paymentMethod: 'psc' });
     expect(again).to.include({ kind: 'action', url: session().checkout_url });
     expect(c.left()).to.equal(0);
+  });
+});
+
+describe('merchant: a charge sent twice with one key (chargeSavedCard)', () => {
+  it('the request that made the order, given its turn second, answers as the first left it: one call to the gateway', async () => {
+    const memory = new MemoryStore(() => NOW);
+    const calls: string[] = [];
+    const declined = record({ status: 'failed', status_reason: 'ERR_CARD_DO_NOT_HONOR' });
+    const port = memory.port;
+    // The turns let the first to arrive go only once the second is done: the order's maker (here,
+    // the first) waits while a request that found its order pays.
+    let arrivals = 0;
+    let secondDone!: () => void;
+    const second = new Promise<void>((resolve) => (secondDone = resolve));
+    const deps: SavedCardDeps = {
+      store: {
+        ...port,
+        orders: {
+          ...port.orders,
+          create: async (input) => {
+            if ([...memory.orders.values()].some((o) => o.reference === input.reference))
+              throw new DuplicateReference(`reference ${input.reference} is already used`);
+            return memory.order({
+              reference: input.reference!,
+              amount_minor: input.amountMinor,
+              currency: input.currency,
+            });
+          },
+          byReference: async (reference) =>
+            [...memory.orders.values()].find((o) => o.reference === reference) ?? null,
+        },
+        audit: { record: async () => {} },
+        savedCards: {
+          ...port.savedCards,
+          vaultToken: async () => 'tok_unit',
+          markRevokedAtGateway: async () => {},
+        },
+      },
+      turns: {
+        one: async (_orderId, work) => {
+          arrivals += 1;
+          if (arrivals === 1) {
+            await second;
+            return work();
+          }
+          try {
+            return await work();
+          } finally {
+            secondDone();
+          }
+        },
+      },
+      apply: applier(port),
+      gateway: scriptedGateway(
+        {
+          createTransaction: [
+            throws(new GatewayError(402, 'ERR_CARD_DO_NOT_HONOR', 'Do not honor.', { data: declined })),
+          ],
+        },
+        calls,
+      ),
+      box: null as never,
+      clock: new ManualClock(NOW),
+      logger: pino({ level: 'silent' }),
+      publicBaseUrl: 'http://kit.example',
+    };
+    const charge = {
+      customerId: 'cus-unit',
+      card: {
+        id: 'card_unit',
+        customer_id: 'cus-unit',
+        brand: 'visa',
+        last4: '0341',
+        exp_month: 12,
+        exp_year: 2030,
+        status: 'active',
+      } as SavedCardRecord,
+      amountMinor: 1234,
+      currency: 'EUR',
+      mode: 'sale' as const,
+      idempotencyKey: 'renewal:2026-12',
+      initiatedBy: { name: 'ada', role: 'operator' as const, credential: 'opr_unit' },
+    };
+    const maker = chargeSavedCard(deps, charge);
+    while (arrivals === 0) await new Promise((resolve) => setImmediate(resolve));
+    const finder = await chargeSavedCard(deps, charge);
+    const made = await maker;
+    expect(calls).to.deep.equal(['createTransaction']);
+    expect(finder).to.include({ kind: 'declined', code: 'ERR_CARD_DO_NOT_HONOR', created: false });
+    expect(made).to.include({ kind: 'declined', code: 'ERR_CARD_DO_NOT_HONOR', created: true });
+    expect(memory.attempts.size).to.equal(1);
   });
 });
