@@ -55,7 +55,8 @@ class KitApi {
   async operate(orderId: string, operation: string, body: unknown): Promise<Answer> {
     const headers = {
       authorization: `Bearer ${this.opsToken}`,
-      'idempotency-key': `chaos-${randomBytes(9).toString('hex')}`,
+      // base64url: a hex key may read as a card number, which the kit refuses (shop.ts operatorKey).
+      'idempotency-key': `chaos-${randomBytes(9).toString('base64url')}`,
     };
     let answer: Answer = { status: 0, body: null };
     for (let i = 0; i < OPERATOR_TRIES; i++) {

@@ -274,7 +274,7 @@ describe('merchant: scale-out, two api, two worker and two scheduler processes o
         return res.body.data.next_action.url as string;
       },
       async operate(id: string, operation: 'capture' | 'refund' | 'void', body: unknown, want: string) {
-        const key = { 'idempotency-key': `op-${randomBytes(8).toString('hex')}` };
+        const key = { 'idempotency-key': `op-${randomBytes(8).toString('base64url')}` };
         const res = await call(url, 'POST', `/orders/${id}/${operation}`, body, { ...ops, ...key });
         expect(res.status, `${name}: ${res.text}`).to.equal(200);
         expect(res.body.data.order.status, res.text).to.equal(want);
@@ -288,7 +288,7 @@ describe('merchant: scale-out, two api, two worker and two scheduler processes o
       'POST',
       `/api/v1/transactions/${transaction}/${operation}`,
       { amount, reason: 'done at the gateway' },
-      { 'idempotency-key': `gw-${randomBytes(8).toString('hex')}` },
+      { 'idempotency-key': `gw-${randomBytes(8).toString('base64url')}` },
     );
     expect(res.status, res.text).to.equal(200);
   };
