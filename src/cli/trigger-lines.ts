@@ -1,5 +1,5 @@
 import type { TickAnswer } from '../client/sandbox-controls.js';
-import { formatMinor, isCurrencyCode } from '../shared/money.js';
+import { formatMoney, isCurrencyCode } from '../shared/money.js';
 import { DEFAULT_TOLERANCE_SECONDS } from '../shared/signature.js';
 import { formatDuration } from './trigger-input.js';
 
@@ -76,9 +76,7 @@ export function outageLines(o: { merchantId: string; until: string; seconds: num
 
 /** A money amount as people write it, when the currency is one the kit knows. */
 function money(minor: number, currency: string): string {
-  return isCurrencyCode(currency)
-    ? `${formatMinor(minor, currency)} ${currency}`
-    : `${minor} (minor) ${currency}`;
+  return isCurrencyCode(currency) ? formatMoney(minor, currency) : `${minor} (minor) ${currency}`;
 }
 
 /** The gateway's answer to a chargeback or its reversal: the transaction's status now. */

@@ -99,6 +99,11 @@ export function formatMinor(minor: number, currency: CurrencyCode): string {
   return `${sign}${padded.slice(0, -exponent)}.${padded.slice(-exponent)}`;
 }
 
+/** "12.34 EUR": an amount as people read it, in major units with its currency (history lines, messages). */
+export function formatMoney(minor: number, currency: CurrencyCode): string {
+  return `${formatMinor(minor, currency)} ${currency}`;
+}
+
 /** The JSON number a request in major units carries: Number(formatMinor(...)), e.g. 12.34. */
 export function toMajorNumber(minor: number, currency: CurrencyCode): number {
   return Number(formatMinor(minor, currency));

@@ -1,4 +1,4 @@
-import { formatMinor } from '../../shared/money.js';
+import { formatMoney } from '../../shared/money.js';
 import type { Transaction } from './transactions.js';
 
 /**
@@ -54,7 +54,7 @@ export function planChargeback(f: PaymentFamily, requested: number | undefined, 
     return {
       ok: false,
       problem: 'amount',
-      message: `must be at most ${formatMinor(left, currency)} ${currency}, what was captured and not refunded`,
+      message: `must be at most ${formatMoney(left, currency)}, what was captured and not refunded`,
     };
   }
   return {

@@ -1,7 +1,7 @@
 import { hasCardNumber } from '../../shared/card-numbers.js';
 import { isoMicros, isoMicrosOrNull } from '../../shared/clock.js';
 import { type RandomSource, randomHex } from '../../shared/ids.js';
-import { type CurrencyCode, formatMinor } from '../../shared/money.js';
+import { type CurrencyCode, formatMinor, formatMoney } from '../../shared/money.js';
 import { pastDeadline } from './auth-lifetime.js';
 
 /** Transaction statuses the sandbox uses (gateway-api.md, States; sandbox.md sections 6, 7, 10). */
@@ -154,9 +154,7 @@ export function planCapture(auth: Transaction, amount: number, seed: ChildSeed):
   if (auth.type !== 'auth' || auth.status !== 'auth') return notAllowed('capture', auth);
   if (pastDeadline(auth, seed.now)) return lapsedAuth('capture', auth);
   if (amount > auth.amount) {
-    return tooMuch(
-      `The capture amount exceeds the authorised ${formatMinor(auth.amount, auth.currency)} ${auth.currency}.`,
-    );
+    return tooMuch(`The capture amount exceeds the authorised ${formatMoney(auth.amount, auth.currency)}.`);
   }
   const capture = child(auth, 'capture', 'captured', amount, seed, null);
   capture.acquirerAuthCode = auth.acquirerAuthCode;
@@ -192,9 +190,7 @@ export function planRefund(
   if (payment.status !== 'captured') return notAllowed('refund', target);
   const left = payment.capturedAmount - payment.refundedAmount;
   if (amount > left) {
-    return tooMuch(
-      `The refund amount exceeds the ${formatMinor(left, payment.currency)} ${payment.currency} left to refund.`,
-    );
+    return tooMuch(`The refund amount exceeds the ${formatMoney(left, payment.currency)} left to refund.`);
   }
   const refundedAmount = payment.refundedAmount + amount;
   const status = refundedAmount === payment.capturedAmount ? 'refunded' : 'captured';
@@ -211,9 +207,7 @@ export function planVoid(auth: Transaction, amount: number, reason: string | nul
   if (auth.type !== 'auth' || auth.status !== 'auth') return notAllowed('void', auth);
   if (pastDeadline(auth, seed.now)) return lapsedAuth('void', auth);
   if (amount !== auth.amount) {
-    return tooMuch(
-      `A void must be for the authorised ${formatMinor(auth.amount, auth.currency)} ${auth.currency}.`,
-    );
+    return tooMuch(`A void must be for the authorised ${formatMoney(auth.amount, auth.currency)}.`);
   }
   const voidRecord = child(auth, 'void', 'voided', amount, seed, reason);
   return { ok: true, created: voidRecord, updated: [{ ...auth, status: 'voided', updatedAt: seed.now }] };

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { formatMinor, parseMajor } from '../../shared/money.js';
+import { formatMoney, parseMajor } from '../../shared/money.js';
 import type { GatewayDeps } from '../deps.js';
 import {
   type ChargebackPlan,
@@ -82,7 +82,7 @@ export function sandboxControlRoutes(
     }
     const plan = planChargeback(familyOf(state, target), requested, clock.now());
     const t = applyDispute(deps, target, plan, 'chargeback');
-    const done = `${formatMinor(t.chargebackAmount, t.currency)} ${t.currency}`;
+    const done = formatMoney(t.chargebackAmount, t.currency);
     respond(ctx, transactionView(t), `Transaction charged back: ${done}.`);
   });
 

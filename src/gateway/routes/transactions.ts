@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
 import { randomHex } from '../../shared/ids.js';
-import { formatMinor, parseMajor } from '../../shared/money.js';
+import { formatMoney, parseMajor } from '../../shared/money.js';
 import type { GatewayDeps } from '../deps.js';
 import { captureDeadline } from '../domain/auth-lifetime.js';
 import { planInitiation } from '../domain/initiation.js';
@@ -221,7 +221,7 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
         if (!plan.ok) throw declined(plan.code, plan.message);
         for (const t of [...plan.updated, plan.created]) state.saveTransaction(t);
         deps.emit(EVENTS[operation], plan.created);
-        const done = `${formatMinor(amount.minor, target.currency)} ${target.currency}`;
+        const done = formatMoney(amount.minor, target.currency);
         respond(ctx, { transaction: transactionView(plan.created) }, `${PAST[operation]} ${done}.`);
       });
     });

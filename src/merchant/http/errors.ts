@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { GatewayBudgetExceeded, GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import { databaseUnavailable } from '../../infra/database.js';
 import { loggedPath } from '../../infra/request-log.js';
-import { type CurrencyCode, formatMinor } from '../../shared/money.js';
+import { type CurrencyCode, formatMoney } from '../../shared/money.js';
 import { NothingToOperate, OperationConflict, OrderDisputed } from '../checkout/operations.js';
 import { TooManyAttempts } from '../orders/attempt-cap.js';
 import { InvalidTransition } from '../orders/status.js';
@@ -58,7 +58,7 @@ function toHttp(error: unknown): HttpError | null {
   if (error instanceof NothingToOperate) return new HttpError(409, 'INVALID_STATE', error.message);
   if (error instanceof OrderDisputed) {
     const o = error.order;
-    const taken = `${formatMinor(o.disputed_minor, o.currency as CurrencyCode)} ${o.currency}`;
+    const taken = formatMoney(o.disputed_minor, o.currency as CurrencyCode);
     return new HttpError(
       409,
       'ORDER_DISPUTED',

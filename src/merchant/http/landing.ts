@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { escapeHtml } from '../../shared/html.js';
-import { type CurrencyCode, formatMinor } from '../../shared/money.js';
+import { type CurrencyCode, formatMoney } from '../../shared/money.js';
 import type { OrderStatus } from '../orders/status.js';
 import type { OrderRecord } from '../store/records.js';
 
@@ -149,7 +149,7 @@ ${back}`,
   const words = view.replaced ? REPLACED : slow ? SLOW : (WORDS[order.status] ?? UNKNOWN);
   const reload = (n: number) => `?${new URLSearchParams({ ...view.identity, n: String(n) })}`;
   const refresh = waiting && !slow ? `${REFRESH_SECONDS};url=${reload(view.refreshes + 1)}` : null;
-  const amount = `${formatMinor(order.amount_minor, order.currency as CurrencyCode)} ${order.currency}`;
+  const amount = formatMoney(order.amount_minor, order.currency as CurrencyCode);
   const footer = refresh
     ? '<p class="hint">This page checks again every few seconds.</p>'
     : slow

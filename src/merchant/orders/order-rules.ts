@@ -1,4 +1,4 @@
-import { type CurrencyCode, formatMinor, isCurrencyCode, parseMajor } from '../../shared/money.js';
+import { type CurrencyCode, formatMoney, isCurrencyCode, parseMajor } from '../../shared/money.js';
 
 /** What this merchant takes orders in (configuration; the defaults match the sandbox's seed). */
 export interface OrderRules {
@@ -22,6 +22,6 @@ export function orderRuleErrors(
   const max = parseMajor(rules.maxAmount, currency);
   // Config has checked that the maximum is valid in every currency taken.
   if (max.ok && amountMinor > max.minor)
-    return { amount: [`must be at most ${formatMinor(max.minor, currency)} ${currency}`] };
+    return { amount: [`must be at most ${formatMoney(max.minor, currency)}`] };
   return null;
 }

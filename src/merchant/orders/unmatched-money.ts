@@ -1,4 +1,4 @@
-import { type CurrencyCode, formatMinor, isCurrencyCode } from '../../shared/money.js';
+import { type CurrencyCode, formatMoney, isCurrencyCode } from '../../shared/money.js';
 import {
   isFinding,
   type Observation,
@@ -26,7 +26,7 @@ export function isMoneyWithNoAttempt(obs: Observation): obs is TransactionObserv
 /** An amount in words: `1.00 EUR`, or minor units when the currency is not one we know. */
 export function amountInWords(minor: number, currency: string): string {
   return isCurrencyCode(currency)
-    ? `${formatMinor(minor, currency as CurrencyCode)} ${currency}`
+    ? formatMoney(minor, currency as CurrencyCode)
     : `${minor} (minor units) ${currency}`;
 }
 

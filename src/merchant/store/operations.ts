@@ -2,7 +2,7 @@ import { type Sequelize, UniqueConstraintError } from 'sequelize';
 import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
-import { type CurrencyCode, formatMinor } from '../../shared/money.js';
+import { type CurrencyCode, formatMoney } from '../../shared/money.js';
 import { type Actor, actorLabel } from '../operators/roles.js';
 import type { AuditStore } from './audit.js';
 import type { HistoryStore } from './history.js';
@@ -78,7 +78,7 @@ export class OperationStore {
           { transaction: tx },
         );
         const why = input.note ?? input.reason;
-        const amount = moneyText(input.amountMinor, input.currency);
+        const amount = formatMoney(input.amountMinor, input.currency as CurrencyCode);
         await this.history.record(
           {
             orderId: input.orderId,
@@ -148,7 +148,7 @@ export class OperationStore {
           statusAfter: status,
           outcome: 'refused',
           // As the request's line says it: 6.00 EUR, not 600, which reads as six hundred.
-          detail: `${op.operation} of ${order ? moneyText(op.amount_minor, order.currency) : op.amount_minor} refused: ${result.code}`,
+          detail: `${op.operation} of ${order ? formatMoney(op.amount_minor, order.currency as CurrencyCode) : op.amount_minor} refused: ${result.code}`,
         },
         tx,
       );
@@ -156,7 +156,3 @@ export class OperationStore {
     return { ...op, ...change };
   }
 }
-
-/** An amount as the order's history writes it: major units and the currency (12.34 EUR). */
-const moneyText = (minor: number, currency: string) =>
-  `${formatMinor(minor, currency as CurrencyCode)} ${currency}`;

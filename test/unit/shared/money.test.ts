@@ -5,6 +5,7 @@ import {
   type CurrencyCode,
   currencyExponent,
   formatMinor,
+  formatMoney,
   isCurrencyCode,
   type ParseMajorError,
   parseMajor,
@@ -235,6 +236,12 @@ describe('shared/money', () => {
       expect(formatMinor(1, 'BHD')).to.equal('0.001');
       expect(formatMinor(-5, 'EUR')).to.equal('-0.05');
       expect(formatMinor(Number.MAX_SAFE_INTEGER, 'EUR')).to.equal('90071992547409.91');
+    });
+
+    it('formats an amount as people read it, with its currency', () => {
+      expect(formatMoney(1234, 'EUR')).to.equal('12.34 EUR');
+      expect(formatMoney(600, 'JPY')).to.equal('600 JPY');
+      expect(formatMoney(1234, 'KWD')).to.equal('1.234 KWD');
     });
 
     it('gives the JSON number a request carries', () => {
