@@ -69,6 +69,24 @@ async function withStore<T>(c: Config, fn: (store: Store) => Promise<T>): Promis
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
 
+/**
+ * The time the kit runs on. A kit on its embedded sandbox runs on the sandbox's clock, which
+ * `sandbox advance` moves: asked of the running kit's sandbox, so a token issued here is as fresh to
+ * the kit as one from its own route. With no kit answering (or a real gateway), this machine's time.
+ */
+async function kitNow(c: Config): Promise<number> {
+  if (c.gateway.baseUrl !== null) return Date.now();
+  try {
+    const { now } = await new SandboxControls({ baseUrl: gatewayUrl(c), apiKey: c.gateway.apiKey }).clock();
+    return Date.parse(now);
+  } catch (error) {
+    console.error(
+      `no running kit's sandbox answered on GATEWAY_PORT ${c.gateway.sandboxPort} (${(error as Error).message}): this machine's time is used`,
+    );
+    return Date.now();
+  }
+}
+
 const program = new Command('merchant-kit').description('Operator commands of the merchant payment kit');
 
 program
@@ -483,11 +501,11 @@ customers
   .description(
     "a customer's token (an hour), as POST /customers/{id}/tokens makes it: for trying the API by hand",
   )
-  .action((customerId: string) => {
+  .action(async (customerId: string) => {
     const c = config();
     const problem = customerIdProblem(customerId);
     if (problem) return fail(`<customer_id>: ${problem}`);
-    const { token, expiresAt } = new CustomerTokens(c.encryptionKey).issue(customerId, Date.now());
+    const { token, expiresAt } = new CustomerTokens(c.encryptionKey).issue(customerId, await kitNow(c));
     print({ customer_id: customerId, customer_token: token, expires_at: expiresAt.toISOString() });
   });
 
@@ -499,7 +517,8 @@ customers
   .action(async (customerId: string) => {
     const c = config();
     const cards = await withStore(c, (store) => store.savedCards.list(customerId));
-    print(cards.map((card) => savedCardView(card, Date.now())));
+    const now = await kitNow(c);
+    print(cards.map((card) => savedCardView(card, now)));
   });
 
 const sandbox = program

@@ -94,6 +94,18 @@ export class SandboxControls {
       : { sandbox: false, why: 'its API document lists no sandbox controls' };
   }
 
+  /** `GET /sandbox/clock`: the sandbox's time (real time, plus every advance so far). */
+  async clock(): Promise<{ now: string }> {
+    return (
+      await this.#requester.send({
+        method: 'GET',
+        path: '/sandbox/clock',
+        schema: clockSchema,
+        caller: 'operator',
+      })
+    ).data;
+  }
+
   /** `POST /sandbox/clock/advance`: the sandbox's time after the move. */
   async advance(seconds: number): Promise<{ now: string }> {
     return (await this.#post('/sandbox/clock/advance', { seconds }, clockSchema)).data;

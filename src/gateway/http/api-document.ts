@@ -231,7 +231,10 @@ function hostedButton(
 
 /** sandbox.md section 10: outside /api/v1, behind a key, counted against nothing. Marked `x-sandbox-only`. */
 function control(
-  route: Omit<ApiRoute, 'method' | 'tags' | 'security'> & { path: `/sandbox/${string}` },
+  route: Omit<ApiRoute, 'method' | 'tags' | 'security'> & {
+    path: `/sandbox/${string}`;
+    method?: 'get' | 'post';
+  },
 ): ApiRoute {
   return {
     method: 'post',
@@ -285,7 +288,7 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
     {
       name: 'Sandbox controls',
       description:
-        'Sandbox only (`x-sandbox-only`): move the clock, run due work, settle, charge back and reverse, fail deliveries.',
+        'Sandbox only (`x-sandbox-only`): read and move the clock, run due work, settle, charge back and reverse, fail deliveries.',
     },
     { name: 'Documentation', description: 'This document.' },
   ],
@@ -740,6 +743,14 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
       z.enum(Object.keys(ACTIONS) as [string, ...string[]]),
       'session',
     ),
+    control({
+      method: 'get',
+      path: '/sandbox/clock',
+      operationId: 'readClock',
+      summary: 'Read the sandbox clock',
+      description: 'The time the sandbox runs on: real time, plus every `/sandbox/clock/advance` so far.',
+      responses: { 200: answer('The time.', success(z.object({ now: z.iso.datetime() }))) },
+    }),
     control({
       path: '/sandbox/clock/advance',
       operationId: 'advanceClock',

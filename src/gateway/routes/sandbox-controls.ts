@@ -43,6 +43,11 @@ export function sandboxControlRoutes(
 ): void {
   const { state, clock } = deps;
 
+  // A read: what a process beside the sandbox (the kit's CLI) needs to reckon on its time.
+  router.get('/sandbox/clock', (ctx) => {
+    respond(ctx, { now: new Date(deps.clock.now()).toISOString() }, 'The sandbox clock.');
+  });
+
   router.post('/sandbox/clock/advance', async (ctx) => {
     const body = parseOr422(advanceSchema, await readJsonObject(ctx));
     deps.clock.advance(body.seconds * 1000);

@@ -10,7 +10,7 @@ import {
   transactionBody,
 } from '../../support/gateway.js';
 
-/** sandbox.md section 10: POST /sandbox/clock/advance and POST /sandbox/tick. */
+/** sandbox.md section 10: POST /sandbox/clock/advance and POST /sandbox/tick; GET /sandbox/clock, a read of ours. */
 
 describe('gateway: sandbox controls', () => {
   let gw: TestGateway;
@@ -23,6 +23,21 @@ describe('gateway: sandbox controls', () => {
 
   const advance = (seconds: unknown, options: CallOptions = {}) =>
     gw.call('POST', '/sandbox/clock/advance', { body: { seconds }, ...options });
+
+  describe('GET /sandbox/clock', () => {
+    it('reads the sandbox clock, advances included, and moves nothing; 401 without a key', async () => {
+      const start = gw.clock.now();
+      const read = await gw.call('GET', '/sandbox/clock');
+      expect(read.status, read.text).to.equal(200);
+      expect(Date.parse(read.body.data.now)).to.equal(start);
+      await advance(7200);
+      expect(Date.parse((await gw.call('GET', '/sandbox/clock')).body.data.now)).to.equal(start + 7_200_000);
+      expect(gw.clock.now(), 'reading twice moved nothing').to.equal(start + 7_200_000);
+      const anonymous = await gw.call('GET', '/sandbox/clock', { key: null });
+      expect(anonymous.status).to.equal(401);
+      expect(anonymous.body.code).to.equal('ERR_AUTH_FAILED');
+    });
+  });
 
   describe('POST /sandbox/clock/advance', () => {
     it('moves the sandbox clock by the seconds given and returns the new now', async () => {

@@ -190,6 +190,22 @@ describe('merchant: the CLI’s sandbox triggers beside a running kit', function
     ]);
   });
 
+  it('customers token after an advance: issued on the sandbox clock, so the kit takes it', async () => {
+    const moved = await cli(['advance', '2h']);
+    expect(moved.code, moved.errText).to.equal(0);
+    const p = track(start('src/cli.ts', ['customers', 'token', 'cus-clock'], env));
+    const { code } = await exitWithin(p, 60_000);
+    expect(code, p.stderr()).to.equal(0);
+    expect(p.stderr(), 'the running kit answered').to.equal('');
+    const issued = JSON.parse(p.stdout()) as { customer_token: string; expires_at: string };
+    // An hour from the sandbox's time, which is two hours ahead: on this machine's, it had lapsed.
+    expect(Date.parse(issued.expires_at)).to.be.above(Date.now() + 2.5 * 3_600_000);
+    const cards = await call(url, 'GET', '/customers/cus-clock/cards', undefined, {
+      'customer-token': issued.customer_token,
+    });
+    expect(cards.status, cards.text).to.equal(200);
+  });
+
   it('refused with one line: a bad duration, an unknown order, an order with nothing to act on', async () => {
     refused(
       await cli(['advance', '2x']),

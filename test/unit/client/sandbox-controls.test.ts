@@ -101,6 +101,19 @@ describe('client: the sandbox controls', () => {
       });
     });
 
+    it('clock: a GET with the key and no body, the time read back', async () => {
+      const c = controls(answering(() => envelope({ now: '2026-11-25T06:24:22.174Z' })));
+      expect(await c.clock()).to.deep.equal({ now: '2026-11-25T06:24:22.174Z' });
+      expect(sent).to.deep.equal([
+        {
+          url: 'http://gw.test/sandbox/clock',
+          method: 'GET',
+          auth: 'Bearer sk_test_merchant_1001',
+          body: null,
+        },
+      ]);
+    });
+
     it('chargeback: the amount in major units, or no amount; the record read in either shape', async () => {
       const record = {
         id: 100000,
