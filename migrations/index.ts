@@ -12,6 +12,7 @@ import * as orderEvents from './2026-11-24-11-order-events.js';
 import * as operators from './2026-11-24-12-operators.js';
 import * as savedCards from './2026-11-24-13-saved-cards.js';
 import * as attemptActionUrl from './2026-11-25-14-attempt-action-url.js';
+import * as attemptSavedCard from './2026-11-27-15-attempt-saved-card.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   { name: '2026-11-24-12-operators', ...operators },
   { name: '2026-11-24-13-saved-cards', ...savedCards },
   { name: '2026-11-25-14-attempt-action-url', ...attemptActionUrl },
+  { name: '2026-11-27-15-attempt-saved-card', ...attemptSavedCard },
 ];

@@ -114,7 +114,12 @@ export class MemoryStore {
 
   #startAttempt(
     orderId: string,
-    input: { kind: 'card' | 'redirect'; mode?: 'sale' | 'auth'; paymentMethod?: string },
+    input: {
+      kind: 'card' | 'redirect';
+      mode?: 'sale' | 'auth';
+      paymentMethod?: string;
+      savedCardId?: string;
+    },
   ) {
     const order = this.orders.get(orderId);
     if (!order) throw new OrderNotFound(orderId);
@@ -133,6 +138,7 @@ export class MemoryStore {
       kind: input.kind,
       mode: input.mode ?? null,
       payment_method: input.paymentMethod ?? null,
+      saved_card_id: input.savedCardId ?? null,
       gateway_transaction_id: null,
       payment_session_id: null,
       verification_id: null,

@@ -735,6 +735,8 @@ export interface components {
             kind: "card" | "redirect";
             mode: ("sale" | "auth") | null;
             payment_method: string | null;
+            /** @description The saved card it pays with (`card_...`), or null. */
+            saved_card_id: string | null;
             gateway_transaction_id: string | null;
             payment_session_id: string | null;
         };
@@ -5110,7 +5112,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: the key was used for a charge of another amount or currency (`data.order` that one). `PAYMENT_IN_PROGRESS`: the gateway holds the charge, still pending, or the same charge has been under way for 20 s (the same key again waits for it). */
+            /** @description `IDEMPOTENCY_KEY_REUSED`: the key was used for a charge of another amount, currency, saved card or mode (`data.order` that one). `PAYMENT_IN_PROGRESS`: the gateway holds the charge, still pending, or the same charge has been under way for 20 s (the same key again waits for it). */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -9,9 +9,9 @@ import type { About } from '../orders/observation.js';
 import { InvalidTransition } from '../orders/status.js';
 import type { AuditStore } from '../store/audit.js';
 import { DuplicateReference, type OrderStore } from '../store/orders.js';
-import type { OrderRecord, SavedCardRecord } from '../store/records.js';
+import type { AttemptRecord, OrderRecord, SavedCardRecord } from '../store/records.js';
 import { initiate, settle, withdraw } from './card.js';
-import { type CheckoutDeps, inTurn, type PaymentOutcome, reload } from './deps.js';
+import { type CheckoutDeps, inTurn, type PaymentOutcome, reload, type Standing } from './deps.js';
 import { declineMessage } from './outcome.js';
 
 /**
@@ -70,6 +70,7 @@ async function savedCardPayment(
   const { order, attempt, previous, replacedChallenges } = await deps.store.orders.startAttempt(orderId, {
     kind: 'card',
     mode: payment.mode,
+    savedCardId: card.id,
     maxFailedAttempts: deps.maxFailedAttempts,
     detail: `saved card attempt started: ${cardLabel(card)} (${card.id})${
       payment.initiatedBy ? `, charged by ${actorLabel(payment.initiatedBy)}` : ''
@@ -143,6 +144,7 @@ export async function chargeSavedCard(deps: SavedCardDeps, charge: SavedCardChar
     created = false;
     if (order.amount_minor !== charge.amountMinor || order.currency !== charge.currency)
       return { kind: 'key_reused', order };
+    if (otherTerms((await reload(deps, order.id)).attempt, charge)) return { kind: 'key_reused', order };
   }
   await deps.store.audit.record({
     actor: charge.initiatedBy,
@@ -156,7 +158,10 @@ export async function chargeSavedCard(deps: SavedCardDeps, charge: SavedCardChar
   // In the order's turn: the same key sent again while the first is at the gateway waits for it, and
   // then finds it ended (a decline too is answered as it ended, not charged again). The request that
   // made the order asks too: another with the same key may have had the order's turn first.
-  const outcome = await inTurn(deps, order.id, async () => {
+  const outcome = await inTurn(deps, order.id, async (): Promise<PaymentOutcome | KeyReused> => {
+    // Asked again in the turn: a request with the same key and another card may have had it first.
+    const standing = await reload(deps, order.id);
+    if (otherTerms(standing.attempt, charge)) return { kind: 'key_reused', ...standing };
     const ended = await asItEnded(deps, order.id);
     if (ended) return ended;
     try {
@@ -173,7 +178,22 @@ export async function chargeSavedCard(deps: SavedCardDeps, charge: SavedCardChar
       throw error;
     }
   });
-  return { ...outcome, created };
+  return outcome.kind === 'key_reused' ? outcome : { ...outcome, created };
+}
+
+type KeyReused = Standing & { kind: 'key_reused' };
+
+/**
+ * Whether the charge's order was paid for, or tried, with another saved card or mode than this
+ * request names: the key's first request fixed them, so this is another charge. A row from before
+ * attempts kept their card (saved_card_id null) is compared on the mode alone.
+ */
+function otherTerms(attempt: AttemptRecord | null, charge: SavedCardCharge): boolean {
+  if (attempt === null) return false;
+  return (
+    attempt.mode !== charge.mode ||
+    (attempt.saved_card_id !== null && attempt.saved_card_id !== charge.card.id)
+  );
 }
 
 /**

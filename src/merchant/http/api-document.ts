@@ -943,7 +943,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
         ...forbidden,
         404: jsonAnswer(`${cardNotFound} ${emptyCustomer}`, failure(['CARD_NOT_FOUND', 'NOT_FOUND'])),
         409: jsonAnswer(
-          '`IDEMPOTENCY_KEY_REUSED`: the key was used for a charge of another amount or currency (`data.order` that one). `PAYMENT_IN_PROGRESS`: the gateway holds the charge, still pending, or the same charge has been under way for 20 s (the same key again waits for it).',
+          '`IDEMPOTENCY_KEY_REUSED`: the key was used for a charge of another amount, currency, saved card or mode (`data.order` that one). `PAYMENT_IN_PROGRESS`: the gateway holds the charge, still pending, or the same charge has been under way for 20 s (the same key again waits for it).',
           failure(['IDEMPOTENCY_KEY_REUSED', 'PAYMENT_IN_PROGRESS', 'TOO_MANY_ATTEMPTS'], z.unknown()),
         ),
         422: jsonAnswer(

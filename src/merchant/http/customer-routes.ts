@@ -127,7 +127,7 @@ async function answerCharge(ctx: Context, outcome: ChargeOutcome): Promise<void>
     throw new HttpError(
       409,
       'IDEMPOTENCY_KEY_REUSED',
-      'This Idempotency-Key was used for another charge (another amount or currency); nothing was charged.',
+      'This Idempotency-Key was used for another charge (another amount, currency, card or mode); nothing was charged.',
       { data: { order: orderView(outcome.order) } },
     );
   if (outcome.kind === 'done' && outcome.created) {

@@ -21,6 +21,10 @@ export const paymentSchema = z
     kind: z.enum(['card', 'redirect']),
     mode: z.enum(['sale', 'auth']).nullable(),
     payment_method: z.string().nullable(),
+    saved_card_id: z
+      .string()
+      .nullable()
+      .meta({ description: 'The saved card it pays with (`card_...`), or null.' }),
     gateway_transaction_id: z.string().nullable(),
     payment_session_id: z.string().nullable(),
   })

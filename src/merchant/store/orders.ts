@@ -294,6 +294,8 @@ export class OrderStore {
       kind: 'card' | 'redirect';
       mode?: 'sale' | 'auth';
       paymentMethod?: string;
+      /** The saved card that pays (`card_...`). */
+      savedCardId?: string;
       /** The cap on failed attempts (README, Limits): reached, TooManyAttempts and nothing starts. */
       maxFailedAttempts?: number | null;
       /** What the history line says of it beyond its kind: the saved card that pays, say. */
@@ -348,6 +350,7 @@ export class OrderStore {
           kind: input.kind,
           mode: input.mode ?? null,
           payment_method: input.paymentMethod ?? null,
+          saved_card_id: input.savedCardId ?? null,
           gateway_transaction_id: null,
           payment_session_id: null,
           verification_id: null,

@@ -206,6 +206,8 @@ export const ATTEMPTS = table('payment_attempts', {
   kind: varchar(16).as<'card' | 'redirect'>(),
   mode: varchar(8).as<'sale' | 'auth'>().nullable(),
   payment_method: varchar(64).nullable(),
+  /** The saved card it pays with (`card_...`): what a charge's Idempotency-Key holds it to. */
+  saved_card_id: varchar(32).nullable(),
   gateway_transaction_id: varchar(64).nullable(),
   payment_session_id: varchar(64).nullable().unique(),
   verification_id: varchar(64).nullable().unique(),

@@ -43,6 +43,7 @@ export function orderView(order: OrderRecord, attempt?: AttemptRecord | null) {
           kind: attempt.kind,
           mode: attempt.mode,
           payment_method: attempt.payment_method,
+          saved_card_id: attempt.saved_card_id,
           gateway_transaction_id: attempt.gateway_transaction_id,
           payment_session_id: attempt.payment_session_id,
         }

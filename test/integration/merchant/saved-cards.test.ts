@@ -399,6 +399,42 @@ describe('merchant: saved cards (issue 21)', function () {
       expect((await charge(customerId, body, `v-${customerId}`, viewer)).status).to.equal(403);
     });
 
+    it('the key holds its card and mode: another card or mode with it is a 409, and nothing is charged', async () => {
+      const { customerId, token, cardId } = await saved();
+      const order = await newOrder(customerId);
+      const paid = await as(token, 'POST', `/orders/${order.id}/pay/card`, {
+        card: card('5555555555554444'),
+        mode: 'sale',
+        save_card: true,
+      });
+      expect(paid.body.data?.order?.status, paid.text).to.equal('paid');
+      const cards = (await as(token, 'GET', `/customers/${customerId}/cards`)).body.data.cards as {
+        id: string;
+      }[];
+      const otherId = cards.map((c) => c.id).find((id) => id !== cardId)!;
+      const key = `terms-${customerId}`;
+      const body = { card: cardId, amount: '4.99', currency: 'EUR', mode: 'sale' };
+      const first = await charge(customerId, body, key);
+      expect(first.status, first.text).to.equal(201);
+      const reference = first.body.data.order.reference as string;
+      expect(first.body.data.order.payment.saved_card_id, 'the order names the card that paid').to.equal(
+        cardId,
+      );
+      for (const other of [
+        { ...body, card: otherId },
+        { ...body, mode: 'auth' },
+      ]) {
+        const reused = await charge(customerId, other, key);
+        expect(reused.status, reused.text).to.equal(409);
+        expect(reused.body.code).to.equal('IDEMPOTENCY_KEY_REUSED');
+        expect(reused.body.data.order.id).to.equal(first.body.data.order.id);
+      }
+      expect((await charge(customerId, body, key)).status, 'the same terms: the same charge').to.equal(200);
+      expect(gatewayRecords(reference)).to.have.length(1);
+      const audit = await rows(t, 'audit_log', { action: 'card.charge', order_id: first.body.data.order.id });
+      expect(audit, 'the refused requests charged nothing, so the audit has none of them').to.have.length(2);
+    });
+
     it('a decline is answered as such, and the same key again answers the same decline without charging again', async () => {
       const { customerId, cardId } = await saved(DECLINES_LATER);
       const key = `decline-${customerId}`;

@@ -293,13 +293,16 @@ describe('merchant: checkout branches (ERR_DUPLICATE adopted, unknown outcomes)'
 });
 
 describe('merchant: a charge sent twice with one key (chargeSavedCard)', () => {
-  it('the request that made the order, given its turn second, answers as the first left it: one call to the gateway', async () => {
+  /**
+   * A memory store and a gateway that declines, behind turns that let the first to arrive go only
+   * once the second is done: the order's maker (the first) waits while a request that found its
+   * order pays.
+   */
+  function makerSecond() {
     const memory = new MemoryStore(() => NOW);
     const calls: string[] = [];
     const declined = record({ status: 'failed', status_reason: 'ERR_CARD_DO_NOT_HONOR' });
     const port = memory.port;
-    // The turns let the first to arrive go only once the second is done: the order's maker (here,
-    // the first) waits while a request that found its order pays.
     let arrivals = 0;
     let secondDone!: () => void;
     const second = new Promise<void>((resolve) => (secondDone = resolve));
@@ -372,13 +375,32 @@ describe('merchant: a charge sent twice with one key (chargeSavedCard)', () => {
       idempotencyKey: 'renewal:2026-12',
       initiatedBy: { name: 'ada', role: 'operator' as const, credential: 'opr_unit' },
     };
-    const maker = chargeSavedCard(deps, charge);
-    while (arrivals === 0) await new Promise((resolve) => setImmediate(resolve));
-    const finder = await chargeSavedCard(deps, charge);
-    const made = await maker;
+    /** The maker, sent first; the finder once the maker waits for its turn. */
+    const both = async (finderCharge: typeof charge) => {
+      const maker = chargeSavedCard(deps, charge);
+      while (arrivals === 0) await new Promise((resolve) => setImmediate(resolve));
+      const finder = await chargeSavedCard(deps, finderCharge);
+      return { made: await maker, finder };
+    };
+    return { memory, calls, charge, both };
+  }
+
+  it('the request that made the order, given its turn second, answers as the first left it: one call to the gateway', async () => {
+    const { memory, calls, charge, both } = makerSecond();
+    const { made, finder } = await both(charge);
     expect(calls).to.deep.equal(['createTransaction']);
     expect(finder).to.include({ kind: 'declined', code: 'ERR_CARD_DO_NOT_HONOR', created: false });
     expect(made).to.include({ kind: 'declined', code: 'ERR_CARD_DO_NOT_HONOR', created: true });
     expect(memory.attempts.size).to.equal(1);
+  });
+
+  it('the same key with another card at once: the one given the turn second is told the key is used', async () => {
+    const { memory, calls, charge, both } = makerSecond();
+    const other = { ...charge, card: { ...charge.card, id: 'card_other', last4: '4444' } };
+    const { made, finder } = await both(other);
+    expect(calls).to.deep.equal(['createTransaction']);
+    expect(finder).to.include({ kind: 'declined', created: false });
+    expect(made.kind).to.equal('key_reused');
+    expect([...memory.attempts.values()].map((a) => a.saved_card_id)).to.deep.equal(['card_other']);
   });
 });

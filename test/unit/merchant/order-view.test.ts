@@ -34,6 +34,7 @@ const attempt = (over: Partial<AttemptRecord> = {}): AttemptRecord => ({
   kind: 'card',
   mode: 'sale',
   payment_method: null,
+  saved_card_id: null,
   gateway_transaction_id: null,
   payment_session_id: null,
   verification_id: 'tds_1',

@@ -39,6 +39,7 @@ const attempt = (over: Partial<AttemptRecord> = {}): AttemptRecord => ({
   kind: 'card',
   mode: 'sale',
   payment_method: null,
+  saved_card_id: null,
   gateway_transaction_id: '100',
   capture_before: null,
   money_at: null,
