@@ -162,7 +162,7 @@ export async function chargeSavedCard(deps: SavedCardDeps, charge: SavedCardChar
     // Asked again in the turn: a request with the same key and another card may have had it first.
     const standing = await reload(deps, order.id);
     if (otherTerms(standing.attempt, charge)) return { kind: 'key_reused', ...standing };
-    const ended = await asItEnded(deps, order.id);
+    const ended = endedAs(standing);
     if (ended) return ended;
     try {
       return await savedCardPayment(deps, order.id, {
@@ -173,7 +173,7 @@ export async function chargeSavedCard(deps: SavedCardDeps, charge: SavedCardChar
       });
     } catch (error) {
       // The charge ended meanwhile (the gateway's webhook for the first try landed): answered as it ended.
-      const ended = error instanceof InvalidTransition && (await asItEnded(deps, order.id));
+      const ended = error instanceof InvalidTransition && endedAs(await reload(deps, order.id));
       if (ended) return ended;
       throw error;
     }
@@ -201,8 +201,7 @@ function otherTerms(attempt: AttemptRecord | null, charge: SavedCardCharge): boo
  * again. Null while it is pending (the charge goes on: a payment the gateway holds is adopted), or
  * failed for the gateway's reasons alone.
  */
-async function asItEnded(deps: CheckoutDeps, orderId: string): Promise<PaymentOutcome | null> {
-  const standing = await reload(deps, orderId);
+function endedAs(standing: Standing): PaymentOutcome | null {
   const { status, failure_code: code } = standing.order;
   if (status === 'pending') return null;
   // The gateway was down or busy, not the card declined: nothing was charged, so the same key tries again.
