@@ -8,7 +8,7 @@ import {
   apiDocument,
   DOCS_ASSETS_PREFIX,
 } from '../shared/api-document.js';
-import { escapeHtml } from '../shared/html.js';
+import { escapeHtml, HEAD_START } from '../shared/html.js';
 
 /** swagger-ui-dist's folder: the page's renderer comes from node_modules, never from a CDN. */
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -27,7 +27,7 @@ const START = `window.ui = SwaggerUIBundle({
 `;
 
 const page = (title: string) => `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<html lang="en"><head>${HEAD_START}<title>${escapeHtml(title)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${DOCS_ASSETS_PREFIX}swagger-ui.css"></head>

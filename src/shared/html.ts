@@ -6,6 +6,12 @@ const ESCAPES: Record<string, string> = {
   "'": '&#39;',
 };
 
+/**
+ * A page's `<head>` opening: the charset, and an empty icon, so a browser does not ask for
+ * `/favicon.ico` (a 404, and an error in its console, on every page).
+ */
+export const HEAD_START = '<meta charset="utf-8"><link rel="icon" href="data:,">';
+
 /** Escapes text for HTML content and attribute values. */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);

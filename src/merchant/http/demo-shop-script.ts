@@ -521,15 +521,19 @@ async function orderToPay() {
 async function payWithSaved(card, label) {
   if (!savedWorking(true)) return;
   say('form-message', '');
+  let paid = null;
   try {
     const order = await orderToPay();
     if (!order) return;
     say('saved-message', 'Paying ' + order.reference + ' with ' + label + '\\u2026');
-    const paid = await api('POST', '/orders/' + encodeURIComponent(order.id) + '/pay/saved', { card: card.id, mode: $('mode').value }, asCustomer());
+    paid = await api('POST', '/orders/' + encodeURIComponent(order.id) + '/pay/saved', { card: card.id, mode: $('mode').value }, asCustomer());
     if (!(await followPayment(paid, order.id, 'saved-message', 'payment'))) return;
   } finally {
     savedWorking(false);
   }
+  // The page's token lapsed: the payment's answer says so and to reload; a read of the cards with the
+  // same token would only put "could not be read" in its place.
+  if (paid && paid.body.code === 'CUSTOMER_TOKEN_INVALID') return;
   // A removed or expired card is shown for what it is now.
   await loadSavedCards();
 }

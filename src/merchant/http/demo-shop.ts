@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Config } from '../../config.js';
-import { escapeHtml, jsonForScript } from '../../shared/html.js';
+import { escapeHtml, HEAD_START, jsonForScript } from '../../shared/html.js';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { REVIEW_RESOLUTIONS } from '../orders/review.js';
 import { ORDER_STATUSES } from '../orders/status.js';
@@ -85,7 +85,7 @@ export function renderDemoShop(
     tokenHeader: CUSTOMER_TOKEN_HEADER,
   };
   const cardsPath = `/customers/${encodeURIComponent(customer.id)}/cards`;
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Demo shop</title>
+  return `<!doctype html><html lang="en"><head>${HEAD_START}<title>Demo shop</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <link rel="icon" href="data:,">

@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { escapeHtml } from '../../shared/html.js';
+import { escapeHtml, HEAD_START } from '../../shared/html.js';
 import { type CurrencyCode, formatMoney } from '../../shared/money.js';
 import type { OrderStatus } from '../orders/status.js';
 import type { OrderRecord } from '../store/records.js';
@@ -215,7 +215,7 @@ export function homePage(ctx: Context): void {
 /** A whole page; `refresh` is a meta refresh's content (no script anywhere). */
 function page(title: string, refresh: string | null, body: string): string {
   const meta = refresh ? `\n<meta http-equiv="refresh" content="${escapeHtml(refresh)}">` : '';
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+  return `<!doctype html><html lang="en"><head>${HEAD_START}<title>${escapeHtml(title)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">${meta}
 <style>${STYLE}</style></head>

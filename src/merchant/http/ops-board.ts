@@ -6,7 +6,7 @@ import type Queue from 'bull';
 import type Koa from 'koa';
 import type { Limits } from '../../infra/rate-limits.js';
 import type { Clock } from '../../shared/clock.js';
-import { escapeHtml } from '../../shared/html.js';
+import { escapeHtml, HEAD_START } from '../../shared/html.js';
 import { may } from '../operators/roles.js';
 import { HttpError } from './errors.js';
 import { clientKey } from './limits.js';
@@ -182,7 +182,7 @@ button{padding:.5rem 1rem;font:inherit}.problem{color:#b42318}`;
 
 function opsPage(title: string, body: string): string {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<html lang="en"><head>${HEAD_START}<meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(title)}</title>
 <style>${PAGE_STYLE}</style></head>
