@@ -38,6 +38,11 @@ describe('browser: the demo shop in Chromium', function () {
     // The page runs under the kit's Content-Security-Policy: its script a file, its settings data.
     csp = await watchCsp(page);
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    // The kit's pages and the sandbox's name an icon of their own: no browser asks for one and gets a 404.
+    page.on('console', (message) => {
+      if (message.type() === 'error' && message.location().url.endsWith('/favicon.ico'))
+        problems.push(`asked for ${message.location().url}`);
+    });
     page.on('request', (request) => {
       const url = request.url();
       const local = [t.url, t.kit.gatewayUrl].some((base) => url.startsWith(base));
