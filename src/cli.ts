@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { userInfo } from 'node:os';
 import { pipeline } from 'node:stream/promises';
 import { Command } from 'commander';
+import { kitClock } from './cli/kit-clock.js';
 import { whenLockFree, withKit } from './cli/kit-session.js';
 import { summaryLines, withProgressBar } from './cli/progress.js';
 import { addSandboxTriggers, Refused } from './cli/sandbox-triggers.js';
@@ -69,23 +70,8 @@ async function withStore<T>(c: Config, fn: (store: Store) => Promise<T>): Promis
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
 
-/**
- * The time the kit runs on. A kit on its embedded sandbox runs on the sandbox's clock, which
- * `sandbox advance` moves: asked of the running kit's sandbox, so a token issued here is as fresh to
- * the kit as one from its own route. With no kit answering (or a real gateway), this machine's time.
- */
-async function kitNow(c: Config): Promise<number> {
-  if (c.gateway.baseUrl !== null) return Date.now();
-  try {
-    const { now } = await new SandboxControls({ baseUrl: gatewayUrl(c), apiKey: c.gateway.apiKey }).clock();
-    return Date.parse(now);
-  } catch (error) {
-    console.error(
-      `no running kit's sandbox answered on GATEWAY_PORT ${c.gateway.sandboxPort} (${(error as Error).message}): this machine's time is used`,
-    );
-    return Date.now();
-  }
-}
+/** Now, on the clock the kit runs on (cli/kit-clock.ts). */
+const kitNow = async (c: Config) => (await kitClock(c, (line) => console.error(line))).now();
 
 const program = new Command('merchant-kit').description('Operator commands of the merchant payment kit');
 

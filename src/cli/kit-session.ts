@@ -3,8 +3,8 @@ import { createLogger, prettyDestination, wantsPrettyLogs } from '../infra/logge
 import { type Adapters, buildAdapters } from '../kit/adapters.js';
 import { type JobName, type Jobs, jobsOf } from '../kit/jobs.js';
 import { Shutdown } from '../kit/shutdown.js';
-import { systemClock } from '../shared/clock.js';
 import { cryptoRandom } from '../shared/ids.js';
+import { kitClock } from './kit-clock.js';
 
 /**
  * What a CLI command that does the kit's background work runs with: the kit's adapters (database,
@@ -25,7 +25,7 @@ export async function withKit<T>(config: Config, fn: (a: Adapters, jobs: Jobs) =
       {
         config,
         logger,
-        clock: systemClock,
+        clock: await kitClock(config, (line) => logger.warn(line)),
         random: cryptoRandom,
         redisPrefix: config.redisPrefix,
         publicBaseUrl: config.publicBaseUrl ?? `http://127.0.0.1:${config.port}`,
