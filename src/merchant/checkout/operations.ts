@@ -61,9 +61,7 @@ export async function operate(
   // raced to store it, handed back by create.
   const sameRequest = (stored: OperationRecord) => {
     if (stored.amount_minor !== input.amountMinor || stored.reason !== input.reason)
-      throw new OperationConflict(
-        `Idempotency-Key ${input.requestKey} was used for another ${operation} of this order`,
-      );
+      throw new OperationConflict(`This Idempotency-Key was used for another ${operation} of this order`);
     return stored;
   };
   let op = await deps.store.operations.find(order.id, operation, input.requestKey);

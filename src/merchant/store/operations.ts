@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type Sequelize, UniqueConstraintError } from 'sequelize';
 import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
@@ -12,6 +13,15 @@ import type { OperationKind, OperationRecord } from './records.js';
 export type OperationResult =
   | { status: 'succeeded'; transactionId: string }
   | { status: 'failed'; code: string; message: string };
+
+/**
+ * An operator's Idempotency-Key as the table keeps it: its SHA-256, hex. The key is the caller's free
+ * text: as a digest it holds no card number whatever was sent. A retry sends the same key: the same
+ * digest.
+ */
+export function requestKeyDigest(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
 
 /**
  * Operator capture, refund and void, each stored with its gateway Idempotency-Key before the gateway
@@ -29,7 +39,7 @@ export class OperationStore {
 
   async find(orderId: string, operation: OperationKind, requestKey: string): Promise<OperationRecord | null> {
     const row = await this.models.Operation.findOne({
-      where: { order_id: orderId, operation, request_key: requestKey },
+      where: { order_id: orderId, operation, request_key: requestKeyDigest(requestKey) },
     });
     return row && plain(row);
   }
@@ -65,7 +75,7 @@ export class OperationStore {
             attempt_id: input.attemptId,
             operation: input.operation,
             idempotency_key: randomId('idem_', this.random, 32),
-            request_key: input.requestKey,
+            request_key: requestKeyDigest(input.requestKey),
             amount_minor: input.amountMinor,
             reason: input.reason,
             status: 'pending',

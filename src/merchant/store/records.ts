@@ -23,7 +23,7 @@ export interface OperationRecord {
   operation: OperationKind;
   /** Sent to the gateway as Idempotency-Key: stored before the call, reused on every retry. */
   idempotency_key: string;
-  /** The operator's own Idempotency-Key (or the one the kit derives), so a retry finds this row. */
+  /** The operator's own Idempotency-Key (or the one the kit derives), as its digest: a retry finds this row. */
   request_key: string;
   amount_minor: number;
   reason: string | null;

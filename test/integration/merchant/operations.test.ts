@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import type { Transaction } from '../../../src/gateway/domain/transactions.js';
 import { count, row, rows } from '../../support/db.js';
@@ -10,6 +11,8 @@ import { OPS_TOKEN, startTestKit, type TestKit } from '../../support/kit.js';
  * embedded sandbox (sandbox.md section 6). Webhook deliveries are held back by a sandbox outage and the
  * kit runs the api role only: every change an order sees here comes from the request under test.
  */
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 describe('merchant: operator capture, refund and void', () => {
   let t: TestKit;
   /** While on, every capture request reaches the gateway but its answer is lost on the way back. */
@@ -358,6 +361,18 @@ describe('merchant: operator capture, refund and void', () => {
       expect(second.body.data.order.status).to.equal('partially_refunded');
     });
 
+    it('an Idempotency-Key is kept as its SHA-256, never as sent; a retry with it finds the refund', async () => {
+      const order = await paidOrder('sale');
+      // A random hex key that holds a card number's digits (about one in 1,400 does): refused before.
+      const key = '9f3c4242424242424242e07d5a1b33c8';
+      for (const _ of ['first', 'again']) {
+        const answer = await op(order.id, 'refund', { amount: '1.00' }, { key });
+        expect(answer.status, answer.text).to.equal(200);
+      }
+      expect(children(order, 'refund')).to.have.length(1);
+      expect((await operationRows(order.id)).map((r) => r.request_key)).to.deep.equal([sha256(key)]);
+    });
+
     it('the same key with a different amount is 409 IDEMPOTENCY_CONFLICT and refunds nothing more', async () => {
       const order = await paidOrder('sale');
       expect((await op(order.id, 'refund', { amount: '1.50' }, { key: 'conflict' })).status).to.equal(200);
@@ -460,7 +475,7 @@ describe('merchant: operator capture, refund and void', () => {
       const rows = await operationRows(order.id);
       expect(rows).to.have.length(1);
       expect(rows[0]!.status).to.equal('pending');
-      expect(rows[0]!.request_key).to.equal(`capture:${order.payment!.attempt_id}:1234`);
+      expect(rows[0]!.request_key).to.equal(sha256(`capture:${order.payment!.attempt_id}:1234`));
 
       loseCaptureAnswers = false;
       const retried = await op(order.id, 'capture', { amount: '12.34' });

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import type { Sequelize } from 'sequelize';
@@ -744,5 +744,50 @@ describe('merchant: migration 04 on a database that already has orders', () => {
       'SELECT id FROM orders WHERE next_poll_at IS NOT NULL ORDER BY id',
     )) as [{ id: string }[], unknown];
     expect(due.map((r) => r.id)).to.deep.equal(['ord_auth', 'ord_paid', 'ord_session']);
+  });
+});
+
+describe('merchant: migration 16 on a database that already has operations', () => {
+  const database = `merchant_upgrade16_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const url = `${ADMIN_URL}/${database}`;
+  let sequelize: Sequelize;
+  let pool: Pool;
+  let transitionPool: Pool;
+  after(async () => {
+    await sequelize?.close();
+    await pool?.end();
+    await transitionPool?.end();
+    await dropDatabases([database]);
+  });
+
+  it("an operation kept with its key as sent is found by the operator's retry after the upgrade; the key is kept as its digest", async () => {
+    sequelize = createSequelize(url);
+    await ensureDatabase(url);
+    await migrator(sequelize).up({ to: '2026-11-27-15-attempt-saved-card' });
+    await sequelize.query(
+      `INSERT INTO orders (id, reference, amount_minor, currency, status, refunded_minor, needs_review, current_attempt_id, version, created_at, updated_at)
+       VALUES ('ord_up', 'ord_up', 1234, 'EUR', 'paid', 0, 0, 'att_up', 1, NOW(3), NOW(3))`,
+    );
+    await sequelize.query(
+      `INSERT INTO gateway_operations (id, order_id, attempt_id, operation, idempotency_key, request_key, amount_minor, status, created_at, updated_at)
+       VALUES ('op_up', 'ord_up', 'att_up', 'refund', 'idem_up', 'refund-Ünïcode-1', 100, 'succeeded', NOW(3), NOW(3))`,
+    );
+    await migrator(sequelize).up();
+    const [kept] = (await sequelize.query(
+      "SELECT request_key FROM gateway_operations WHERE id = 'op_up'",
+    )) as [{ request_key: string }[], unknown];
+    expect(kept[0]!.request_key).to.equal(createHash('sha256').update('refund-Ünïcode-1').digest('hex'));
+    pool = createPool(url);
+    transitionPool = createTransitionPool(url);
+    const random = seededRandom(9);
+    const store = createStore({
+      sequelize,
+      pool,
+      transitionPool,
+      clock: new ManualClock(),
+      random,
+      box: new SecretBox(Buffer.alloc(32, 3), random),
+    });
+    expect(await store.operations.find('ord_up', 'refund', 'refund-Ünïcode-1')).to.include({ id: 'op_up' });
   });
 });
