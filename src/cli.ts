@@ -70,8 +70,8 @@ async function withStore<T>(c: Config, fn: (store: Store) => Promise<T>): Promis
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
 
-/** Now, on the clock the kit runs on (cli/kit-clock.ts). */
-const kitNow = async (c: Config) => (await kitClock(c, (line) => console.error(line))).now();
+/** Now, on the clock the kit runs on (cli/kit-clock.ts); `warn`: say when no kit answers. */
+const kitNow = async (c: Config, warn?: (line: string) => void) => (await kitClock(c, warn)).now();
 
 const program = new Command('merchant-kit').description('Operator commands of the merchant payment kit');
 
@@ -491,7 +491,11 @@ customers
     const c = config();
     const problem = customerIdProblem(customerId);
     if (problem) return fail(`<customer_id>: ${problem}`);
-    const { token, expiresAt } = new CustomerTokens(c.encryptionKey).issue(customerId, await kitNow(c));
+    const { token, expiresAt } = new CustomerTokens(c.encryptionKey).issue(
+      customerId,
+      // A token: its hour counts on the kit's clock, so a guess is worth saying.
+      await kitNow(c, (line) => console.error(line)),
+    );
     print({ customer_id: customerId, customer_token: token, expires_at: expiresAt.toISOString() });
   });
 

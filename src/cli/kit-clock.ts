@@ -8,7 +8,7 @@ import { type Clock, OffsetClock, systemClock } from '../shared/clock.js';
  * sandbox once (`GET /sandbox/clock`), so that tokens, reports and polls made here reckon as the kit
  * does. Against a real gateway, or with no kit answering (said through `warn`), this machine's time.
  */
-export async function kitClock(config: Config, warn: (line: string) => void): Promise<Clock> {
+export async function kitClock(config: Config, warn: (line: string) => void = () => {}): Promise<Clock> {
   if (config.gateway.baseUrl !== null) return systemClock;
   const port = config.gateway.sandboxPort;
   try {

@@ -25,7 +25,8 @@ export async function withKit<T>(config: Config, fn: (a: Adapters, jobs: Jobs) =
       {
         config,
         logger,
-        clock: await kitClock(config, (line) => logger.warn(line)),
+        // No kit answering: nothing to agree with, and the commands that need its gateway say so.
+        clock: await kitClock(config),
         random: cryptoRandom,
         redisPrefix: config.redisPrefix,
         publicBaseUrl: config.publicBaseUrl ?? `http://127.0.0.1:${config.port}`,
