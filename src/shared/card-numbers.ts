@@ -4,8 +4,8 @@
  * brand's numbers do (3, 4, 5, 6, or 2221-2720) and pass the Luhn check: a run of digits alone, or
  * digits grouped as cards are printed and typed, split by single spaces or hyphens (4-4-4-4, 4-4-4-4-3,
  * 4-6-5). Digit runs of other lengths or starts (order numbers such as 20261123000123, timestamps),
- * and numbers in other groupings (shop-4711-1795471234567-3), are not. A card number run into other
- * digits cannot be told from them, and is not one either. Pure.
+ * numbers in other groupings (shop-4711-1795471234567-3) and ids (a UUID, a hex digest: ID_TOKENS)
+ * are not. A card number run into other digits cannot be told from them, and is not one either. Pure.
  */
 
 /**
@@ -26,9 +26,19 @@ export function hasCardNumber(text: string): boolean {
   return THIRTEEN_DIGITS.test(text) && runsHoldCardNumber(text);
 }
 
+/**
+ * Ids that are no card number, whatever digits they hold: a UUID, or 32, 40 or 64 hex digits (a random
+ * id, a digest), each standing alone (next to no letter or digit). Random ones hold a card-like run
+ * often enough (one UUID in about 6,000 reads 4-4-4-3 across its hyphens; one 32-digit hex id in 1,400
+ * has a run of its own) that refusing them refused a shop's references at random.
+ */
+const ID_TOKENS =
+  /(?<![0-9A-Za-z])(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{64}|[0-9a-f]{40}|[0-9a-f]{32})(?![0-9A-Za-z])/gi;
+
 /** Whether a run of digits in `text` holds a card number (after THIRTEEN_DIGITS found one long enough). */
 function runsHoldCardNumber(text: string): boolean {
-  for (const [run] of text.matchAll(DIGIT_GROUPS)) if (holdsCardNumber(run.split(/[ -]/))) return true;
+  for (const [run] of text.replace(ID_TOKENS, ' ').matchAll(DIGIT_GROUPS))
+    if (holdsCardNumber(run.split(/[ -]/))) return true;
   return false;
 }
 

@@ -136,6 +136,16 @@ describe('merchant: edges a new user meets', () => {
       expect(t.logs.filter((l) => l.includes('4242424242424242'))).to.deep.equal([]);
     });
 
+    it('an id is no card number: a UUID reference that reads 4-4-4-3 across its hyphens is taken', async () => {
+      const reference = `ord-${'6eaa6525-0352-4801-945c-78ba3c6e1490'}`;
+      const res = await t.call('POST', '/orders', {
+        ops: true,
+        body: { amount: '1.00', currency: 'EUR', reference },
+      });
+      expect(res.status, res.text).to.equal(201);
+      expect(res.body.data.order.reference).to.equal(reference);
+    });
+
     it('in free text of an order is 422 naming the field, and nothing is stored', async () => {
       const res = await t.call('POST', '/orders', {
         body: { amount: '1.00', currency: 'EUR', description: 'gift, card 4242 4242 4242 4242' },

@@ -75,6 +75,36 @@ describe('shared: card numbers in free text', () => {
       expect(hasCardNumber(text), text).to.equal(false);
   });
 
+  it('leaves ids alone, whatever digits they hold: a UUID, 32, 40 or 64 hex digits', () => {
+    for (const text of [
+      '6eaa6525-0352-4801-945c-78ba3c6e1490', // reads 6525-0352-4801-945 across its hyphens
+      'ord-CC3B4325-3794-4850-98B2-61217C59391E', // upper case, after a prefix
+      '9f3c4242424242424242e07d5a1b33c8',
+      'refund_9f3c4242424242424242e07d5a1b33c8',
+      `${'0'.repeat(8)}4242424242424242${'ab'.repeat(8)}`, // 40
+      `4242424242424242${'c'.repeat(48)}`, // 64
+    ])
+      expect(hasCardNumber(text), text).to.equal(false);
+    // Not ids: a card number beside one, a card number in a hex-like word of another length.
+    for (const text of [
+      'card 4242424242424242 for 6eaa6525-0352-4801-945c-78ba3c6e1490',
+      '9f3c4242424242424242e07d5a1b33c', // 31
+      'x9f3c4242424242424242e07d5a1b33c8', // 33 characters: no id of ours
+      'A4242424242424242',
+    ])
+      expect(hasCardNumber(text), text).to.equal(true);
+  });
+
+  it('random UUIDs and hex ids are never card numbers (property)', () => {
+    fc.assert(
+      fc.property(fc.uuid(), fc.uint8Array({ minLength: 16, maxLength: 16 }), (uuid, bytes) => {
+        const hex = Buffer.from(bytes).toString('hex');
+        return !hasCardNumber(uuid) && !hasCardNumber(`ord-${hex}`) && !hasCardNumber(hex + hex);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
   it('masks each card number and nothing else', () => {
     expect(maskCardNumbers('/orders/4242424242424242/pay and 4000 0000 0000 3220, 1001')).to.equal(
       '/orders/[card number]/pay and [card number], 1001',
