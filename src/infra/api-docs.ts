@@ -29,7 +29,6 @@ const START = `window.ui = SwaggerUIBundle({
 const page = (title: string) => `<!doctype html>
 <html lang="en"><head>${HEAD_START}<title>${escapeHtml(title)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${DOCS_ASSETS_PREFIX}swagger-ui.css"></head>
 <body><div id="api-reference"></div>
 <script src="${DOCS_ASSETS_PREFIX}swagger-ui-bundle.js"></script>

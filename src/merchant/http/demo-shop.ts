@@ -88,7 +88,6 @@ export function renderDemoShop(
   return `<!doctype html><html lang="en"><head>${HEAD_START}<title>Demo shop</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<link rel="icon" href="data:,">
 <style>${STYLE}</style></head>
 <body>
 <header>
