@@ -19,6 +19,19 @@ import { seededRandom } from '../../../src/shared/ids.js';
 import { SecretBox } from '../../../src/shared/secret-box.js';
 import { ADMIN_URL, dropDatabases } from '../../support/process.js';
 
+/** The kit's store over a migrated database, with the pools it opens (closed by the caller). */
+function storeOn(url: string, sequelize: Sequelize, clock: ManualClock, seed: number) {
+  const pool = createPool(url);
+  const transitionPool = createTransitionPool(url);
+  const random = seededRandom(seed);
+  const box = new SecretBox(Buffer.alloc(32, 3), random);
+  return {
+    store: createStore({ sequelize, pool, transitionPool, clock, random, box }),
+    pool,
+    transitionPool,
+  };
+}
+
 /**
  * The store (src/merchant/store/): its models describe the schema the migrations built, column for
  * column, and what it hands out are plain records, never ORM rows, and never the sealed 3DS hold.
@@ -34,18 +47,8 @@ describe('merchant: the store', () => {
 
   before(async () => {
     sequelize = createSequelize(url);
-    pool = createPool(url);
-    transitionPool = createTransitionPool(url);
     await migrate(url, sequelize);
-    const random = seededRandom(7);
-    store = createStore({
-      sequelize,
-      pool,
-      transitionPool,
-      clock,
-      random,
-      box: new SecretBox(Buffer.alloc(32, 3), random),
-    });
+    ({ store, pool, transitionPool } = storeOn(url, sequelize, clock, 7));
   });
   after(async () => {
     await sequelize?.close();
@@ -777,17 +780,8 @@ describe('merchant: migration 16 on a database that already has operations', () 
       "SELECT request_key FROM gateway_operations WHERE id = 'op_up'",
     )) as [{ request_key: string }[], unknown];
     expect(kept[0]!.request_key).to.equal(createHash('sha256').update('refund-Ünïcode-1').digest('hex'));
-    pool = createPool(url);
-    transitionPool = createTransitionPool(url);
-    const random = seededRandom(9);
-    const store = createStore({
-      sequelize,
-      pool,
-      transitionPool,
-      clock: new ManualClock(),
-      random,
-      box: new SecretBox(Buffer.alloc(32, 3), random),
-    });
+    let store: Store;
+    ({ store, pool, transitionPool } = storeOn(url, sequelize, new ManualClock(), 9));
     expect(await store.operations.find('ord_up', 'refund', 'refund-Ünïcode-1')).to.include({ id: 'op_up' });
   });
 });
