@@ -12,6 +12,7 @@ import { SandboxControls } from './client/sandbox-controls.js';
 import type { Config } from './config.js';
 import { removeStateFile } from './gateway/persistence/state-file.js';
 import { createPool, createSequelize, createTransitionPool, migrate } from './infra/database.js';
+import { settleEncryptionKeys } from './kit/encryption-keys.js';
 import { secretLabel } from './kit/gateway.js';
 import { CustomerTokens } from './merchant/customers/customer-token.js';
 import { customerIdProblem } from './merchant/customers/saved-card.js';
@@ -51,17 +52,32 @@ function client(c: Config): GatewayClient {
   });
 }
 
-/** The kit's store for one command: the database migrated first, closed after. */
-async function withStore<T>(c: Config, fn: (store: Store) => Promise<T>): Promise<T> {
+/**
+ * The kit's store for one command: the database migrated first, and the encryption key settled as
+ * start-up settles it (unless `keyCheck` is false: the command that forgets what a lost key sealed),
+ * closed after.
+ */
+async function withStore<T>(
+  c: Config,
+  fn: (store: Store) => Promise<T>,
+  { keyCheck = true }: { keyCheck?: boolean } = {},
+): Promise<T> {
   const sequelize = createSequelize(c.databaseUrl);
   const pool = createPool(c.databaseUrl);
   const transitionPool = createTransitionPool(c.databaseUrl);
   try {
     await migrate(c.databaseUrl, sequelize);
-    const box = new SecretBox(c.encryptionKey, cryptoRandom);
-    return await fn(
-      createStore({ sequelize, pool, transitionPool, clock: systemClock, random: cryptoRandom, box }),
-    );
+    const box = new SecretBox(c.encryptionKey, cryptoRandom, c.previousEncryptionKeys);
+    const store = createStore({
+      sequelize,
+      pool,
+      transitionPool,
+      clock: systemClock,
+      random: cryptoRandom,
+      box,
+    });
+    if (keyCheck) await settleEncryptionKeys(store, { rotating: c.previousEncryptionKeys.length > 0 });
+    return await fn(store);
   } finally {
     await sequelize.close();
     await Promise.all([pool.end(), transitionPool.end()]);
@@ -155,6 +171,41 @@ webhook
   .command('test')
   .description('ask the gateway to send a signed test ping')
   .action(async () => print((await client(config()).testWebhook()).data));
+
+program
+  .command('keys')
+  .description('what APP_ENCRYPTION_KEY seals: the webhook signing secrets and the saved cards')
+  .command('discard-lost')
+  .description(
+    'forget what a lost key sealed: delete the webhook secrets no key opens, revoke the saved cards whose token no key opens',
+  )
+  .option('--yes', 'do it (without, nothing is changed: only counted)')
+  .option('--by <name>', 'who discards them (kept in the audit log for each card; default: this system user)')
+  .action(async (options: { yes?: boolean; by?: string }) => {
+    const c = config();
+    const actor = cliActor(options.by ?? systemUser());
+    await withStore(
+      c,
+      async (store) => {
+        const cards = await store.savedCards.unopened();
+        if (options.yes !== true) {
+          const secrets = await store.secrets.unopened();
+          console.log(
+            `${secrets} webhook secret(s) in use and ${cards.length} saved card(s) do not open under the keys given; --yes discards them`,
+          );
+          return;
+        }
+        const secrets = await store.secrets.discardUnopened();
+        for (const card of cards) await store.savedCards.revoke(card.customerId, card.id, { actor });
+        console.log(`discarded ${secrets} webhook secret(s), revoked ${cards.length} saved card(s)`);
+        if (secrets > 0)
+          console.log(
+            'the gateway still signs with a discarded secret: `npm run cli -- webhook rotate` gets a new one',
+          );
+      },
+      { keyCheck: false },
+    );
+  });
 
 program
   .command('recover')
@@ -491,7 +542,7 @@ customers
     const c = config();
     const problem = customerIdProblem(customerId);
     if (problem) return fail(`<customer_id>: ${problem}`);
-    const { token, expiresAt } = new CustomerTokens(c.encryptionKey).issue(
+    const { token, expiresAt } = new CustomerTokens(c.encryptionKey, c.previousEncryptionKeys).issue(
       customerId,
       // A token: its hour counts on the kit's clock, so a guess is worth saying.
       await kitNow(c, (line) => console.error(line)),

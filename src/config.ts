@@ -52,6 +52,8 @@ const milliseconds = z
   .regex(/^\d+$/, 'must be a whole number of milliseconds')
   .transform(Number)
   .refine((n) => n <= 3_600_000, 'must be at most 3600000 (an hour)');
+/** An encryption key as the operator writes it: 32 bytes, base64 (openssl rand -base64 32). */
+const isKey = (v: string) => /^[A-Za-z0-9+/]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length === 32;
 /** `a, b,c` -> ['a', 'b', 'c']: blanks dropped. */
 const commaList = z.string().transform((v) =>
   v
@@ -159,13 +161,10 @@ export const envSchema = z.object({
     .default(100),
   GATEWAY_SEED: z.string().min(1).default('config/gateway-seed.json'),
   OPS_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  APP_ENCRYPTION_KEY: z
-    .string()
-    .refine(
-      (v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length === 32,
-      'must be 32 bytes, base64-encoded',
-    )
-    .optional(),
+  APP_ENCRYPTION_KEY: z.string().refine(isKey, 'must be 32 bytes, base64-encoded').optional(),
+  APP_ENCRYPTION_KEY_PREVIOUS: commaList
+    .refine((keys) => keys.every(isKey), 'must list keys of 32 bytes, base64-encoded, comma-separated')
+    .default([]),
   ROLES: commaList
     .refine(
       (list) => list.length > 0 && list.every((r) => (ROLES as readonly string[]).includes(r)),
@@ -324,6 +323,11 @@ export interface Config {
   encryptionKey: Buffer;
   encryptionKeyIsDevDefault: boolean;
   /**
+   * The keys APP_ENCRYPTION_KEY replaced (APP_ENCRYPTION_KEY_PREVIOUS): what they sealed still opens,
+   * and start-up seals it again under the current key (kit/key-rotation.ts).
+   */
+  previousEncryptionKeys: Buffer[];
+  /**
    * How many proxies in front of the kit to believe (TRUST_PROXY): the client address is the one the
    * outermost of them saw, read from the right of `proxyIpHeader`; 0, the connection's own address.
    */
@@ -382,6 +386,14 @@ export function loadConfig(
   const production = e.NODE_ENV === 'production';
   if (production && !e.APP_ENCRYPTION_KEY)
     throw new ConfigError('APP_ENCRYPTION_KEY: is required in production (32 bytes, base64)');
+  if (e.APP_ENCRYPTION_KEY_PREVIOUS.length > 0 && !e.APP_ENCRYPTION_KEY)
+    throw new ConfigError(
+      'APP_ENCRYPTION_KEY_PREVIOUS: is set without APP_ENCRYPTION_KEY, the key replacing them',
+    );
+  if (e.APP_ENCRYPTION_KEY_PREVIOUS.includes(e.APP_ENCRYPTION_KEY ?? ''))
+    throw new ConfigError(
+      'APP_ENCRYPTION_KEY_PREVIOUS: lists APP_ENCRYPTION_KEY itself; list only the keys it replaced',
+    );
   if (production && reader === 'kit') {
     if (!e.OPS_API_TOKEN) throw new ConfigError('OPS_API_TOKEN: is required in production');
     // A production kit without a gateway would take "payments" against its own sandbox: only on purpose.
@@ -457,6 +469,7 @@ export function loadConfig(
     opsApiTokenGenerated: e.OPS_API_TOKEN === undefined,
     encryptionKey: Buffer.from(e.APP_ENCRYPTION_KEY ?? DEV_ENCRYPTION_KEY, 'base64'),
     encryptionKeyIsDevDefault: e.APP_ENCRYPTION_KEY === undefined,
+    previousEncryptionKeys: e.APP_ENCRYPTION_KEY_PREVIOUS.map((k) => Buffer.from(k, 'base64')),
     trustProxy: e.TRUST_PROXY,
     proxyIpHeader: e.PROXY_IP_HEADER,
     limits: {

@@ -30,6 +30,7 @@ import { type BatchOptions, batched } from '../shared/batcher.js';
 import type { Clock } from '../shared/clock.js';
 import type { RandomSource } from '../shared/ids.js';
 import { SecretBox } from '../shared/secret-box.js';
+import { settleEncryptionKeys } from './encryption-keys.js';
 import { type ConnectOptions, connectGateway, type GatewayConnection } from './gateway.js';
 import type { Shutdown } from './shutdown.js';
 
@@ -103,8 +104,9 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
   const locks = new NamedLocks(lockPool, databaseName(config.databaseUrl));
   const applied = await migrate(config.databaseUrl, sequelize);
   if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
-  const box = new SecretBox(config.encryptionKey, random);
+  const box = new SecretBox(config.encryptionKey, random, config.previousEncryptionKeys);
   const store = createStore({ sequelize, pool, transitionPool, clock, random, box });
+  await settleEncryptionKeys(store, { rotating: config.previousEncryptionKeys.length > 0, logger });
   const metrics = new KitMetrics();
   const apply = counted(applier(store), metrics);
   const applyMany = countedMany(batchApplier(store), metrics);
@@ -163,7 +165,7 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
       clock,
       logger,
       publicBaseUrl: o.publicBaseUrl,
-      customerTokens: new CustomerTokens(config.encryptionKey),
+      customerTokens: new CustomerTokens(config.encryptionKey, config.previousEncryptionKeys),
       authExpiryWarningMs: config.authorizations.warningMs,
       maxFailedAttempts: config.limits.failedAttemptsPerOrder,
     },

@@ -160,6 +160,12 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
   };
 }
 
+/** The settings a CLI command run against `t`'s database needs: the database, and the key of what it sealed. */
+export const cliEnv = (t: TestKit): Record<string, string> => ({
+  DATABASE_URL: `${ADMIN_URL}/${t.database}`,
+  APP_ENCRYPTION_KEY: t.config.encryptionKey.toString('base64'),
+});
+
 /**
  * Another kit process's worth beside `t`: the same database, Redis prefix and API key, `t`'s sandbox
  * as its gateway (GATEWAY_BASE_URL: it starts no sandbox of its own) and `t`'s clock. For tests of

@@ -14,12 +14,20 @@ const VERSION = 'ct1';
 /** An hour: a checkout's length, with room; a leaked one is worth little for long. */
 export const CUSTOMER_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
 
+const signingKey = (secret: Uint8Array) =>
+  Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'kit customer tokens v1', 32));
+
 export class CustomerTokens {
   readonly #key: Buffer;
+  readonly #previous: readonly Buffer[];
 
-  /** `secret`: the kit's encryption key; the signing key is derived from it for this use alone. */
-  constructor(secret: Uint8Array) {
-    this.#key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'kit customer tokens v1', 32));
+  /**
+   * `secret`: the kit's encryption key; the signing key is derived from it for this use alone.
+   * `previous`: the keys it replaced (APP_ENCRYPTION_KEY_PREVIOUS): a token they signed, still live, still checks.
+   */
+  constructor(secret: Uint8Array, previous: readonly Uint8Array[] = []) {
+    this.#key = signingKey(secret);
+    this.#previous = previous.map(signingKey);
   }
 
   issue(customerId: string, now: number): { token: string; expiresAt: Date } {
@@ -37,11 +45,13 @@ export class CustomerTokens {
     const expires = Number(expiresText);
     if (expires * 1000 <= now) return false;
     const presented = Buffer.from(mac, 'base64url');
-    const expected = this.#mac(customerId, expires);
-    return presented.length === expected.length && timingSafeEqual(presented, expected);
+    return [this.#key, ...this.#previous].some((key) => {
+      const expected = this.#mac(customerId, expires, key);
+      return presented.length === expected.length && timingSafeEqual(presented, expected);
+    });
   }
 
-  #mac(customerId: string, expires: number): Buffer {
-    return createHmac('sha256', this.#key).update(`${VERSION}\n${customerId}\n${expires}`).digest();
+  #mac(customerId: string, expires: number, key = this.#key): Buffer {
+    return createHmac('sha256', key).update(`${VERSION}\n${customerId}\n${expires}`).digest();
   }
 }

@@ -9,6 +9,7 @@ import type { Actor } from '../operators/roles.js';
 import type { AuditStore } from './audit.js';
 import { type Models, plain, type SavedCardRow } from './models.js';
 import type { SavedCardRecord } from './records.js';
+import { type Resealed, resealColumn } from './reseal.js';
 
 /** An instrument as the gateway lists it, or as a saving payment made it. */
 export interface KnownInstrument extends CardFacts {
@@ -151,6 +152,37 @@ export class SavedCardStore {
   async ofCustomer(customerId: string, id: string): Promise<SavedCardRecord | null> {
     const row = await this.models.SavedCard.findOne({ where: { id, customer_id: customerId } });
     return row && record(row);
+  }
+
+  /** Seals every vault token a previous key sealed again under the current one (key rotation). */
+  reseal(): Promise<Resealed> {
+    return resealColumn(this.models.SavedCard, 'token_sealed', (id) => `saved-card:${id}`, this.box);
+  }
+
+  /** The active cards whose token no key opens (their key lost): they can pay no more. */
+  async unopened(): Promise<{ id: string; customerId: string }[]> {
+    const { unopened } = await resealColumn(
+      this.models.SavedCard,
+      'token_sealed',
+      (id) => `saved-card:${id}`,
+      this.box,
+      { status: 'active' },
+    );
+    const rows = await this.models.SavedCard.findAll({
+      attributes: ['id', 'customer_id'],
+      where: { id: unopened as string[] },
+    });
+    return rows.map((r) => ({ id: r.id, customerId: r.customer_id }));
+  }
+
+  /** Whether the newest active card's token opens (start-up's key check); true with none. */
+  async newestOpens(): Promise<boolean> {
+    const row = await this.models.SavedCard.findOne({
+      attributes: ['id', 'token_sealed'],
+      where: { status: 'active' },
+      order: NEWEST_FIRST,
+    });
+    return row === null || this.box.opens(row.token_sealed, `saved-card:${row.id}`);
   }
 
   /** The vault token of a card, opened to pay with it: never kept anywhere but in the call. */

@@ -1,8 +1,9 @@
 import { Op } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
-import type { SecretBox } from '../../shared/secret-box.js';
+import { NotSealedHere, type SecretBox } from '../../shared/secret-box.js';
 import { DEFAULT_TOLERANCE_SECONDS } from '../../shared/signature.js';
 import type { Models } from './models.js';
+import { type Resealed, resealColumn } from './reseal.js';
 
 const AAD = 'webhook-secret';
 
@@ -39,15 +40,50 @@ export class SecretStore {
    * within the grace, and the operator's extra ones.
    */
   async active(extra: readonly string[] = []): Promise<string[]> {
+    const rows = await this.#inUse();
+    return [
+      ...rows.map((r) => {
+        try {
+          return this.box.open(r.secret_sealed, AAD);
+        } catch (error) {
+          if (!(error instanceof NotSealedHere)) throw error;
+          throw new NotSealedHere(
+            `webhook secret ${r.id} does not open under APP_ENCRYPTION_KEY (${error.message})`,
+          );
+        }
+      }),
+      ...extra,
+    ];
+  }
+
+  /** How many of the secrets `active()` opens none of the box's keys opens (start-up's key check). */
+  async unopened(): Promise<number> {
+    const rows = await this.#inUse();
+    return rows.filter((r) => !this.box.opens(r.secret_sealed, AAD)).length;
+  }
+
+  /** Seals every stored secret a previous key sealed again under the current one (key rotation). */
+  reseal(): Promise<Resealed> {
+    return resealColumn(this.models.Secret, 'secret_sealed', () => AAD, this.box);
+  }
+
+  /** Deletes the stored secrets no key opens (their key lost): worth nothing, they only stop the receiver. */
+  async discardUnopened(): Promise<number> {
+    const { unopened } = await this.reseal();
+    if (unopened.length === 0) return 0;
+    return this.models.Secret.destroy({ where: { id: unopened as number[] } });
+  }
+
+  /** The active secrets, newest first, then those retired within the grace. */
+  #inUse() {
     const graceStart = new Date(this.clock.now() - RETIRED_SECRET_GRACE_MS);
-    const rows = await this.models.Secret.findAll({
+    return this.models.Secret.findAll({
       where: { [Op.or]: [{ active: true }, { retired_at: { [Op.gt]: graceStart } }] },
       order: [
         ['active', 'DESC'],
         ['id', 'DESC'],
       ],
     });
-    return [...rows.map((r) => this.box.open(r.secret_sealed, AAD)), ...extra];
   }
 
   /** How many secrets are active, and how many retired ones are still in their grace. */

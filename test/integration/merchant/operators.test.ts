@@ -4,8 +4,15 @@ import type { Actor, OperatorRole } from '../../../src/merchant/operators/roles.
 import { row, rows } from '../../support/db.js';
 import { referenceSettled } from '../../support/events.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
-import { getOrder, OPS_TOKEN, startSiblingKit, startTestKit, type TestKit } from '../../support/kit.js';
-import { ADMIN_URL, exitWithin, freePort, start } from '../../support/process.js';
+import {
+  cliEnv,
+  getOrder,
+  OPS_TOKEN,
+  startSiblingKit,
+  startTestKit,
+  type TestKit,
+} from '../../support/kit.js';
+import { exitWithin, freePort, start } from '../../support/process.js';
 import { keepStraySale } from '../../support/unmatched.js';
 
 /**
@@ -368,7 +375,7 @@ describe('merchant: the operator CLI (issue, part 2)', function () {
   let env: Record<string, string>;
   before(async () => {
     t = await startTestKit({ env: { ROLES: 'api' } });
-    env = { DATABASE_URL: `${ADMIN_URL}/${t.database}`, GATEWAY_PORT: String(await freePort()) };
+    env = { ...cliEnv(t), GATEWAY_PORT: String(await freePort()) };
   });
   after(async () => {
     await t?.close();

@@ -13,8 +13,8 @@ import {
   processed,
   storedSecret,
 } from '../../support/events.js';
-import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
-import { ADMIN_URL, exitWithin, freePort, lines, start, waitFor } from '../../support/process.js';
+import { cliEnv, getOrder, startTestKit, type TestKit } from '../../support/kit.js';
+import { exitWithin, freePort, lines, start, waitFor } from '../../support/process.js';
 import { keepStraySale } from '../../support/unmatched.js';
 
 /**
@@ -559,10 +559,7 @@ describe('merchant: the CLI for gateway money with no order', function () {
   let env: Record<string, string>;
   before(async () => {
     t = await startTestKit();
-    env = {
-      DATABASE_URL: `${ADMIN_URL}/${t.database}`,
-      GATEWAY_PORT: String(await freePort()),
-    };
+    env = { ...cliEnv(t), GATEWAY_PORT: String(await freePort()) };
   });
   after(async () => {
     await t?.close();

@@ -5,6 +5,7 @@ import { type Config, ConfigError, loadConfig, SANDBOX_MERCHANT_KEY } from '../.
 describe('merchant: configuration (loadConfig)', () => {
   const GENERATED = 'generated-token-for-this-run-0123';
   const KEY = Buffer.alloc(32, 3).toString('base64');
+  const KEY_2 = Buffer.alloc(32, 4).toString('base64');
   const load = (env: Record<string, string | undefined>): Config => loadConfig(env, () => GENERATED);
 
   /** The ConfigError loading `env` throws: asserted to be one line starting with `variable`. */
@@ -213,6 +214,19 @@ describe('merchant: configuration (loadConfig)', () => {
       ['GATEWAY_BACKGROUND_RESERVED_PER_MINUTE', { GATEWAY_BACKGROUND_RESERVED_PER_MINUTE: 'some' }],
       ['GATEWAY_BACKGROUND_RESERVED_PER_MINUTE', { GATEWAY_BACKGROUND_RESERVED_PER_MINUTE: '401' }],
       ['GATEWAY_BACKGROUND_PER_MINUTE', { GATEWAY_KEY_PER_MINUTE: '400' }],
+      [
+        'APP_ENCRYPTION_KEY_PREVIOUS',
+        {
+          APP_ENCRYPTION_KEY: KEY,
+          APP_ENCRYPTION_KEY_PREVIOUS: `${KEY_2},${Buffer.alloc(31, 1).toString('base64')}`,
+        },
+      ],
+      ['APP_ENCRYPTION_KEY_PREVIOUS', { APP_ENCRYPTION_KEY: KEY, APP_ENCRYPTION_KEY_PREVIOUS: 'old-key' }],
+      [
+        'APP_ENCRYPTION_KEY_PREVIOUS',
+        { APP_ENCRYPTION_KEY: KEY, APP_ENCRYPTION_KEY_PREVIOUS: `${KEY_2},${KEY}` },
+      ],
+      ['APP_ENCRYPTION_KEY_PREVIOUS', { APP_ENCRYPTION_KEY_PREVIOUS: KEY_2 }],
     ];
     for (const [variable, env] of cases) {
       const given = Object.entries(env)
@@ -222,6 +236,16 @@ describe('merchant: configuration (loadConfig)', () => {
         failure(env, variable);
       });
     }
+
+    it('APP_ENCRYPTION_KEY_PREVIOUS: the keys the current one replaced, in the order given; none by default', () => {
+      expect(load({ APP_ENCRYPTION_KEY: KEY }).previousEncryptionKeys).to.deep.equal([]);
+      const c = load({
+        APP_ENCRYPTION_KEY: KEY,
+        APP_ENCRYPTION_KEY_PREVIOUS: ` ${KEY_2} , ${Buffer.alloc(32, 5).toString('base64')}`,
+      });
+      expect(c.previousEncryptionKeys).to.deep.equal([Buffer.alloc(32, 4), Buffer.alloc(32, 5)]);
+      expect(c.encryptionKey).to.deep.equal(Buffer.alloc(32, 3));
+    });
 
     it('GATEWAY_BASE_URL=embedded is the sandbox in development too, and needs no key', () => {
       expect(load({ GATEWAY_BASE_URL: 'embedded' }).gateway.baseUrl).to.equal(null);

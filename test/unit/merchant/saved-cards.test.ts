@@ -46,6 +46,19 @@ describe('merchant: saved cards, the pure parts (issue 21)', () => {
       const other = new CustomerTokens(new Uint8Array(32).fill(8));
       expect(other.verify('cus-1', token, now)).to.equal(false);
     });
+
+    it("after a key rotation, a live token the previous key signed still checks; new ones are the new key's", () => {
+      const before = tokens.issue('cus-1', now).token;
+      const rotated = new CustomerTokens(new Uint8Array(32).fill(8), [key]);
+      expect(rotated.verify('cus-1', before, now)).to.equal(true);
+      expect(rotated.verify('cus-2', before, now), 'still its own customer alone').to.equal(false);
+      expect(rotated.verify('cus-1', before, now + CUSTOMER_TOKEN_LIFETIME_MS), 'still lapses').to.equal(
+        false,
+      );
+      const after = rotated.issue('cus-1', now).token;
+      expect(tokens.verify('cus-1', after, now), 'not under the previous key').to.equal(false);
+      expect(new CustomerTokens(new Uint8Array(32).fill(8)).verify('cus-1', after, now)).to.equal(true);
+    });
   });
 
   it('brands as the gateway names them: visa, mastercard (51-55, 2221-2720), amex (34, 37), other', () => {
