@@ -108,12 +108,15 @@ export async function receive(
     });
   let verdict: VerifyResult;
   try {
-    verdict = check(deps.secrets.current() ?? (await deps.secrets.get()));
+    let secrets = deps.secrets.current() ?? (await deps.secrets.get());
+    verdict = check(secrets);
     // A miss may be a secret rotated by another process: re-read the secrets once and try again.
     if (!verdict.ok && verdict.reason === 'signature_mismatch') {
       await deps.secrets.refresh();
-      verdict = check(await deps.secrets.get());
+      secrets = await deps.secrets.get();
+      verdict = check(secrets);
     }
+    if (verdict.ok) deps.secrets.matched(secrets[verdict.secretIndex]!);
   } catch (error) {
     // The secrets live in the database: without them nothing can be verified, so it is retried later.
     deps.logger.error(

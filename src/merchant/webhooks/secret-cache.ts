@@ -30,6 +30,18 @@ export class SecretCache {
     return this.#secrets!;
   }
 
+  /**
+   * `secret` just verified a delivery: it goes first, so the next delivery signed with it costs one
+   * HMAC, not one for each secret before it (a secret from GATEWAY_WEBHOOK_SECRETS behind a stored
+   * one, say). Any order verifies the same; the next read restores the stored one.
+   */
+  matched(secret: string): void {
+    const secrets = this.#secrets;
+    const index = secrets?.indexOf(secret) ?? -1;
+    if (index <= 0) return;
+    this.#secrets = [secret, ...secrets!.slice(0, index), ...secrets!.slice(index + 1)];
+  }
+
   /** Re-reads the secrets (joining a read already under way), unless they were read under `minRefreshMs` ago. */
   async refresh(): Promise<void> {
     if (

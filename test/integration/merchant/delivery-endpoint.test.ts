@@ -26,12 +26,14 @@ describe('merchant: the delivery listener', () => {
   const lines: Record<string, unknown>[] = [];
   let broken = false;
   const observed: string[] = [];
+  // A stored secret the deliveries are not signed with, before the one they are (GATEWAY_WEBHOOK_SECRETS).
+  const secrets = new SecretCache(async () => ['whsec_stored', 'whsec_test'], systemClock);
 
   before(async () => {
     const logger = pino({ level: 'trace' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
     const deps: ReceiverDeps = {
       intake: async () => 'queued',
-      secrets: new SecretCache(async () => ['whsec_test'], systemClock),
+      secrets,
       // A defect stood in for by a clock that throws: the one thing receive() does not plan for.
       clock: {
         now: () => {
@@ -123,6 +125,19 @@ describe('merchant: the delivery listener', () => {
     const logged = lines.slice(before);
     expect(logged.find((l) => l.msg === 'request')).to.include({ status: 400, level: 30 });
     expect(logged.map((l) => l.msg)).to.not.include('unexpected error');
+  });
+
+  it('the secret that verified a delivery is tried first for the next one: one HMAC each, not two', async () => {
+    await secrets.refresh();
+    const body = JSON.stringify({
+      id: 'evt_ping',
+      type: 'webhook.ping',
+      created_at: '2026-11-27T12:00:00.000000Z',
+      data: {},
+    });
+    const answer = await fetch(url, signed(body));
+    expect(answer.status, await answer.text()).to.equal(200);
+    expect(secrets.current()).to.deep.equal(['whsec_test', 'whsec_stored']);
   });
 
   it('takes POST to the path as registered, a query string allowed; nothing else', () => {

@@ -66,6 +66,27 @@ describe('merchant: SecretCache (the receiver’s signing secrets)', () => {
     });
   });
 
+  describe('matched()', () => {
+    it('puts the secret that verified first, leaves the rest in order; the next read restores the stored order', async () => {
+      const clock = new ManualClock();
+      const cache = new SecretCache(async () => ['s1', 's2', 's3'], clock, TTL);
+      await cache.get();
+      cache.matched('s3');
+      expect(cache.current()).to.deep.equal(['s3', 's1', 's2']);
+      cache.matched('s3');
+      cache.matched('unknown');
+      expect(cache.current(), 'already first, or not held: unchanged').to.deep.equal(['s3', 's1', 's2']);
+      clock.advance(TTL);
+      expect(await cache.get()).to.deep.equal(['s1', 's2', 's3']);
+    });
+
+    it('before any read: nothing to reorder', () => {
+      const cache = new SecretCache(async () => ['s1'], new ManualClock(), TTL);
+      cache.matched('s1');
+      expect(cache.current()).to.equal(null);
+    });
+  });
+
   describe('refresh()', () => {
     it('re-reads well within the TTL (a rotation stored a moment ago is seen), at most once a second', async () => {
       const clock = new ManualClock();
