@@ -179,7 +179,7 @@ program
   .description(
     'forget what a lost key sealed: delete the webhook secrets no key opens, revoke the saved cards whose token no key opens',
   )
-  .option('--yes', 'do it (without, nothing is changed: only counted)')
+  .option('--yes', 'do it (without: only counted)')
   .option('--by <name>', 'who discards them (kept in the audit log for each card; default: this system user)')
   .action(async (options: { yes?: boolean; by?: string }) => {
     const c = config();
@@ -191,7 +191,7 @@ program
         if (options.yes !== true) {
           const secrets = await store.secrets.unopened();
           console.log(
-            `${secrets} webhook secret(s) in use and ${cards.length} saved card(s) do not open under the keys given; --yes discards them`,
+            `${secrets} webhook secret(s) in use and ${cards.length} active saved card(s) do not open under the keys given; --yes discards them`,
           );
           return;
         }

@@ -324,7 +324,7 @@ export interface Config {
   encryptionKeyIsDevDefault: boolean;
   /**
    * The keys APP_ENCRYPTION_KEY replaced (APP_ENCRYPTION_KEY_PREVIOUS): what they sealed still opens,
-   * and start-up seals it again under the current key (kit/key-rotation.ts).
+   * and start-up seals it again under the current key (kit/encryption-keys.ts).
    */
   previousEncryptionKeys: Buffer[];
   /**

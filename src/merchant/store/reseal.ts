@@ -12,15 +12,15 @@ const PAGE = 500;
 /**
  * Seals again under the box's current key every value of `column` (of the rows `where` picks) that a
  * previous key sealed (key rotation), a page of rows at a time by primary key; names the rows no key
- * opens. Each row is updated only if it still holds what was read, so two processes starting
- * together, or a change made meanwhile, lose nothing.
+ * opens (`write: false`: only names them). Each row is updated only if it still holds what was read,
+ * so two processes starting together, or a change made meanwhile, lose nothing.
  */
 export async function resealColumn(
   model: ModelStatic<Model>,
   column: string,
   aadOf: (id: string | number) => string,
   box: SecretBox,
-  where: WhereOptions = {},
+  { where = {}, write = true }: { where?: WhereOptions; write?: boolean } = {},
 ): Promise<Resealed> {
   const key = model.primaryKeyAttribute;
   const found: Resealed = { resealed: 0, unopened: [] };
@@ -43,7 +43,7 @@ export async function resealColumn(
         found.unopened.push(id);
         continue;
       }
-      if (next === null) continue;
+      if (next === null || !write) continue;
       const [changed] = await model.update({ [column]: next }, { where: { [key]: id, [column]: sealed } });
       found.resealed += changed;
     }

@@ -166,7 +166,7 @@ export class SavedCardStore {
       'token_sealed',
       (id) => `saved-card:${id}`,
       this.box,
-      { status: 'active' },
+      { where: { status: 'active' }, write: false },
     );
     const rows = await this.models.SavedCard.findAll({
       attributes: ['id', 'customer_id'],

@@ -114,6 +114,15 @@ describe('merchant: the encryption key over what the database holds sealed', fun
     expect(told).to.have.length(1);
   });
 
+  it('counting what no key opens changes nothing, even what a previous key would seal again', async () => {
+    const rotating = storeUnder(KEY_B, [KEY_A]);
+    expect(await rotating.savedCards.unopened()).to.deep.equal([]);
+    expect(await storeUnder(KEY_C).savedCards.unopened()).to.have.length(2);
+    const a = storeUnder(KEY_A);
+    expect(await a.savedCards.vaultToken(cardIds[0]!), 'still under key A').to.equal('tok_visa_a');
+    expect(await a.savedCards.vaultToken(cardIds[1]!)).to.equal('tok_mc_a');
+  });
+
   it('previous keys that do not include the one that sealed: refused, naming both settings', async () => {
     const error = await refusal(settleEncryptionKeys(storeUnder(KEY_B, [KEY_C]), { rotating: true }));
     expect(error.line()).to.match(
@@ -158,7 +167,7 @@ describe('merchant: the encryption key over what the database holds sealed', fun
     it('the key lost: `keys discard-lost` counts, then with --yes deletes the secrets and revokes the cards, audited', async () => {
       const count = start('src/cli.ts', ['keys', 'discard-lost'], env(KEY_C));
       expect((await exitWithin(count, 30_000)).code, count.stderr()).to.equal(0);
-      expect(count.stdout()).to.contain('2 webhook secret(s) in use and 2 saved card(s) do not open');
+      expect(count.stdout()).to.contain('2 webhook secret(s) in use and 2 active saved card(s) do not open');
       const [[untouched]] = (await sequelize.query('SELECT COUNT(*) AS n FROM webhook_secrets')) as [
         { n: number }[],
         unknown,
