@@ -6,10 +6,16 @@ import { cryptoRandom, type RandomSource, randomId } from '../shared/ids.js';
  * blocking and subscriber connections need `maxRetriesPerRequest: null` and no ready check. While
  * Redis is down commands wait for it: callers on a hot path (the receiver) bound them with a deadline.
  */
+/** What a Redis client tells of its connection: each failure (every reconnection tried), each (re)connection. */
+export interface RedisHealth {
+  failed?: (error: Error) => void;
+  available?: () => void;
+}
+
 export function createRedis(
   url: string,
   kind: 'client' | 'bclient' | 'subscriber' = 'client',
-  onError: (error: Error) => void = () => {},
+  health: RedisHealth = {},
   extra: RedisOptions = {},
 ): Redis {
   const blocking = kind !== 'client';
@@ -20,7 +26,8 @@ export function createRedis(
     ...extra,
   });
   // ioredis reconnects by itself; without a listener each failed attempt is an "unhandled error" on stderr.
-  redis.on('error', onError);
+  redis.on('error', health.failed ?? (() => {}));
+  if (health.available) redis.on('ready', health.available);
   return redis;
 }
 
@@ -50,8 +57,10 @@ export async function withLock<T>(
     return await fn();
   } finally {
     clearInterval(renewal);
-    // Delete only if still ours: the lock may have expired and been taken by another instance.
-    await redis.eval(IF_OURS_DELETE, 1, key, token);
+    // Delete only if still ours: the lock may have expired and been taken by another instance. A
+    // release Redis did not take (down since) lets the lock expire within ttlMs, and must not turn
+    // `fn`'s outcome into Redis's error.
+    await redis.eval(IF_OURS_DELETE, 1, key, token).catch(() => {});
   }
 }
 

@@ -15,6 +15,7 @@ import {
 import { RedisBudget } from '../infra/gateway-budget.js';
 import { KitMetrics } from '../infra/metrics.js';
 import { BUSY, NamedLocks } from '../infra/named-locks.js';
+import { OutageLog } from '../infra/outage-log.js';
 import { createRedis } from '../infra/redis.js';
 import type { MerchantDeps } from '../merchant/checkout/deps.js';
 import { CustomerTokens } from '../merchant/customers/customer-token.js';
@@ -27,7 +28,7 @@ import {
 } from '../merchant/reconciler/queue.js';
 import { createStore, type Store } from '../merchant/store/index.js';
 import { type BatchOptions, batched } from '../shared/batcher.js';
-import type { Clock } from '../shared/clock.js';
+import { type Clock, systemClock } from '../shared/clock.js';
 import type { RandomSource } from '../shared/ids.js';
 import { SecretBox } from '../shared/secret-box.js';
 import { settleEncryptionKeys } from './encryption-keys.js';
@@ -111,10 +112,12 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
   const apply = counted(applier(store), metrics);
   const applyMany = countedMany(batchApplier(store), metrics);
 
-  const redisDown = (error: Error) => logger.warn({ err: { message: error.message } }, 'redis unavailable');
-  const redis = createRedis(config.redisUrl, 'client', redisDown);
+  // Every client's failures in one log, paced by real time whatever clock the kit runs on.
+  const outage = OutageLog.of('redis', logger, systemClock);
+  const redisHealth = { failed: (e: Error) => outage.failed(e), available: () => outage.available() };
+  const redis = createRedis(config.redisUrl, 'client', redisHealth);
   shutdown.connection({ name: 'redis', close: async () => void (await redis.quit()) });
-  const queue = createObservationQueue(config.redisUrl, o.redisPrefix, o.jobRetry, redisDown);
+  const queue = createObservationQueue(config.redisUrl, o.redisPrefix, o.jobRetry, redisHealth);
   shutdown.connection({ name: 'queue', close: () => closeQueue(queue) });
 
   // One budget for the API key in every process of this kit, in two shares: checkout traffic's

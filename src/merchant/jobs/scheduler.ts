@@ -1,7 +1,9 @@
 import type { Redis } from 'ioredis';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
+import { OutageLog } from '../../infra/outage-log.js';
 import { withLock } from '../../infra/redis.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { cryptoRandom, type RandomSource } from '../../shared/ids.js';
 
 export interface CronJob {
@@ -20,6 +22,8 @@ export interface CronJob {
 export class Scheduler {
   readonly #tasks: ScheduledTask[] = [];
   readonly #running = new Set<Promise<unknown>>();
+  /** Ticks whose lock could not be taken (Redis down): a line when it starts, one a minute, one when over. */
+  readonly #locks: OutageLog;
 
   constructor(
     private readonly redis: Redis,
@@ -27,7 +31,15 @@ export class Scheduler {
     private readonly lockPrefix: string,
     /** Makes each run's lock token. Default: crypto. */
     private readonly random: RandomSource = cryptoRandom,
-  ) {}
+    /** Paces the lines of an outage. Default: real time. */
+    clock: Clock = systemClock,
+  ) {
+    this.#locks = new OutageLog(logger, clock, {
+      down: 'cron jobs not run: their locks are in redis, which is unavailable',
+      stillDown: 'cron jobs still not run: redis unavailable',
+      back: 'cron jobs run again',
+    });
+  }
 
   start(jobs: CronJob[]): void {
     for (const job of jobs) {
@@ -36,9 +48,11 @@ export class Scheduler {
       const task = cron.createTask(job.schedule, async () => {
         if (busy) return;
         busy = true;
+        let locked = false; // whether the tick reached the job: a failure before is the lock's, Redis's
         // Logged inside the lock: the line's time minus `ms` is when this instance took the job, so the
         // lines of every instance show each job's runs one after another, never overlapping.
         const timed = async () => {
+          locked = true;
           const started = performance.now();
           const result = await job.run();
           const ms = Math.round(performance.now() - started);
@@ -47,12 +61,15 @@ export class Scheduler {
         };
         const run = runLocked(this.redis, this.lockPrefix, { ...job, run: timed }, this.random)
           .then((result) => {
+            this.#locks.available();
             if (result === null)
               this.logger.debug({ job: job.name }, 'cron job left to the instance holding its lock');
           })
-          .catch((error: Error) =>
-            this.logger.error({ job: job.name, err: { message: error.message } }, 'cron job failed'),
-          )
+          .catch((error: Error) => {
+            if (!locked) return this.#locks.failed(error, { job: job.name });
+            this.#locks.available();
+            this.logger.error({ job: job.name, err: { message: error.message } }, 'cron job failed');
+          })
           .finally(() => {
             busy = false;
             this.#running.delete(run);

@@ -1,6 +1,6 @@
 import Queue from 'bull';
 import type { Redis } from 'ioredis';
-import { createRedis } from '../../infra/redis.js';
+import { createRedis, type RedisHealth } from '../../infra/redis.js';
 
 export const OBSERVATION_QUEUE = 'observations';
 
@@ -33,14 +33,14 @@ export function createObservationQueue(
   redisUrl: string,
   prefix = 'kit',
   retry: RetryPolicy = { attempts: 8, delayMs: 1000 },
-  onRedisError?: (error: Error) => void,
+  redisHealth?: RedisHealth,
 ): Queue.Queue<ObservationJob> {
   const shared: Partial<Record<'client' | 'subscriber', Redis>> = {};
   return new Queue<ObservationJob>(OBSERVATION_QUEUE, {
     prefix,
     createClient: (type) => {
-      if (type === 'bclient') return createRedis(redisUrl, 'bclient', onRedisError);
-      shared[type] ??= createRedis(redisUrl, type, onRedisError);
+      if (type === 'bclient') return createRedis(redisUrl, 'bclient', redisHealth);
+      shared[type] ??= createRedis(redisUrl, type, redisHealth);
       return shared[type]!;
     },
     defaultJobOptions: {

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { createServer, type Socket, connect as tcpConnect } from 'node:net';
+import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -36,6 +38,34 @@ function gate() {
 }
 
 const silent = pino({ level: 'silent' });
+
+/**
+ * A TCP proxy in front of a local port that can be cut (every connection dropped, new ones refused:
+ * the port closed) and restored on the same port: a Redis outage as its clients see it.
+ */
+async function cuttableProxy(targetPort: number) {
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = tcpConnect(targetPort, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {});
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  const listen = (port: number) =>
+    new Promise<number>((resolve) =>
+      server.listen(port, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
+    );
+  const port = await listen(0);
+  const cut = async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const s of sockets) s.destroy();
+    await closed;
+  };
+  return { port, cut, restore: () => listen(port), close: cut };
+}
 
 describe('merchant: background jobs (merchant.md, Background work)', function () {
   this.timeout(60_000);
@@ -364,6 +394,71 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
       expect(runs).to.equal(1);
       expect(await t.kit.redis.exists(`${prefix}:lock:slow`), 'the lock was released').to.equal(0);
       schedulers.length = 0;
+    });
+
+    it('Redis down: a line when the ticks start failing and one when they run again, never one a tick', async () => {
+      const prefix = `${keySpace}:sched-c`;
+      const proxy = await cuttableProxy(6379);
+      const redis = createRedis(
+        `redis://127.0.0.1:${proxy.port}`,
+        'client',
+        {},
+        { retryStrategy: () => 100 },
+      );
+      connections.push(redis);
+      const told: { level: number; msg: string; job?: string }[] = [];
+      const sink = new Writable({
+        write(chunk, _encoding, done) {
+          told.push(JSON.parse(String(chunk)));
+          done();
+        },
+      });
+      let runs = 0;
+      let failNext = false;
+      const scheduler = new Scheduler(redis, pino(sink), prefix);
+      schedulers.push(scheduler);
+      scheduler.start([
+        {
+          name: 'every-second',
+          schedule: '* * * * * *',
+          lockMs: 10_000,
+          run: async () => {
+            runs += 1;
+            if (failNext) {
+              failNext = false;
+              throw new Error('the job itself failed');
+            }
+          },
+        },
+      ]);
+      await waitFor('a first run', () => runs >= 1, 5000, { everyMs: 50 });
+
+      await proxy.cut();
+      const runsBefore = runs;
+      await delay(4500); // four ticks or more, each refused its lock
+      expect(runs, 'no run without the lock').to.be.at.most(runsBefore + 1);
+      const down = told.filter((l) => l.msg.startsWith('cron jobs'));
+      expect(down.map((l) => [l.level, l.msg, l.job])).to.deep.equal([
+        [40, 'cron jobs not run: their locks are in redis, which is unavailable', 'every-second'],
+      ]);
+      expect(
+        told.filter((l) => l.msg === 'cron job failed'),
+        'a lock not taken is not a job that failed',
+      ).to.deep.equal([]);
+
+      await proxy.restore();
+      await waitFor('runs again', () => runs >= runsBefore + 2, 10_000, { everyMs: 50 });
+      expect(told.filter((l) => l.msg.startsWith('cron jobs')).map((l) => [l.level, l.msg])).to.deep.equal([
+        [40, 'cron jobs not run: their locks are in redis, which is unavailable'],
+        [30, 'cron jobs run again'],
+      ]);
+
+      // The job's own failure is still an error, each time.
+      failNext = true;
+      await waitFor('the failure logged', () => told.some((l) => l.msg === 'cron job failed'), 5000, {
+        everyMs: 50,
+      });
+      await proxy.close();
     });
   });
 
