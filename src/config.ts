@@ -5,6 +5,7 @@ import { parseEnv } from 'node:util';
 import cron from 'node-cron';
 import { z } from 'zod';
 import { unsafeSetting } from './config-guards.js';
+import { DATABASE_NAME_RULE, databaseNameIn } from './shared/database-url.js';
 import { type CurrencyCode, isCurrencyCode, parseMajor } from './shared/money.js';
 import { SettingError } from './shared/setting-error.js';
 
@@ -99,7 +100,9 @@ export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: port.default(3000),
   PUBLIC_BASE_URL: url(['http:', 'https:'], 'http(s)').optional(),
-  DATABASE_URL: url(['mysql:', 'mariadb:'], 'mysql://').default('mysql://root@127.0.0.1:3306/merchant'),
+  DATABASE_URL: url(['mysql:', 'mariadb:'], 'mysql://')
+    .refine((v) => !isUrl(v, ['mysql:', 'mariadb:']) || databaseNameIn(v) !== null, DATABASE_NAME_RULE)
+    .default('mysql://root@127.0.0.1:3306/merchant'),
   REDIS_URL: url(['redis:', 'rediss:'], 'redis://').default('redis://127.0.0.1:6379'),
   REDIS_PREFIX: z
     .string()

@@ -20,7 +20,13 @@ export function configOrExit(reader: Reader = 'kit'): Config {
  */
 export function settingProblem(error: unknown): string | null {
   if (error instanceof SettingError) return error.line();
-  const e = error as { name?: string; code?: string; message?: string; parent?: { code?: string } };
+  const e = error as {
+    name?: string;
+    code?: string;
+    message?: string;
+    sqlMessage?: string;
+    parent?: { code?: string; sqlMessage?: string };
+  };
   const code = e?.code ?? e?.parent?.code;
   if (
     code === 'ECONNREFUSED' ||
@@ -29,6 +35,9 @@ export function settingProblem(error: unknown): string | null {
     e?.name === 'SequelizeAccessDeniedError'
   )
     return `DATABASE_URL: cannot connect to the database (${code ?? e.name})`;
+  // The user may connect but not create the database or its tables (start-up migrates).
+  if (code !== undefined && /^ER_(DB|TABLE|SPECIFIC_)?ACCESS_DENIED/.test(code))
+    return `DATABASE_URL: the database refuses this user what the kit needs (${code}: ${e.sqlMessage ?? e.parent?.sqlMessage ?? e.message})`;
   if (code === 'EADDRINUSE') return `PORT or GATEWAY_PORT: the port is already in use (${e.message})`;
   return null;
 }

@@ -2,24 +2,39 @@ import mysql from 'mysql2/promise';
 import { ConnectionError, Sequelize, type Transaction } from 'sequelize';
 import { SequelizeStorage, Umzug } from 'umzug';
 import { MIGRATIONS } from '../../migrations/index.js';
+import { DATABASE_NAME_RULE, databaseNameIn } from '../shared/database-url.js';
+import { SettingError } from '../shared/setting-error.js';
+
+/** DATABASE_URL names a database the kit cannot use: its process stops with this one line. */
+export class DatabaseUrlError extends SettingError {
+  readonly label = 'DATABASE_URL';
+}
 
 /** `mysql://user:pass@host:port/name` -> the database name, checked to be a plain identifier. */
 export function databaseName(url: string): string {
-  const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
-  if (!/^[A-Za-z0-9_]{1,64}$/.test(name))
-    throw new Error(`DATABASE_URL: the database name "${name}" must be letters, digits or _`);
+  const name = databaseNameIn(url);
+  if (name === null) throw new DatabaseUrlError(DATABASE_NAME_RULE);
   return name;
 }
 
-/** merchant.md, Running it: the database is created if missing. */
+/**
+ * merchant.md, Running it: the database is created if missing. The first connection a process makes:
+ * a server that is not there or refuses the user is the setting's problem, said in one line.
+ */
 export async function ensureDatabase(url: string): Promise<void> {
   const u = new URL(url);
-  const connection = await mysql.createConnection({
-    host: u.hostname,
-    port: Number(u.port || 3306),
-    user: decodeURIComponent(u.username),
-    password: decodeURIComponent(u.password),
-  });
+  const connection = await mysql
+    .createConnection({
+      host: u.hostname,
+      port: Number(u.port || 3306),
+      user: decodeURIComponent(u.username),
+      password: decodeURIComponent(u.password),
+    })
+    .catch((error: { code?: string; sqlMessage?: string }) => {
+      // A server's refusal says why (never with the password); a network error's code says it all.
+      const why = error.sqlMessage ? `${error.code}: ${error.sqlMessage}` : (error.code ?? String(error));
+      throw new DatabaseUrlError(`cannot connect to the database (${why})`);
+    });
   try {
     await connection.query(
       `CREATE DATABASE IF NOT EXISTS \`${databaseName(url)}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,

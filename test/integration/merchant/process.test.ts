@@ -54,6 +54,43 @@ describe('merchant: the real entry points as processes', function () {
       expect(errLines[0]).to.not.match(/GATEWAY_PORT/);
       expect(await databaseExists(database), 'nothing started: no database created').to.equal(false);
     });
+
+    it('a database that refuses the user, or lets it in without the right to create: one line naming DATABASE_URL', async () => {
+      const database = databaseName('proc', 'denied');
+      databases.push(database);
+      const user = `kit_ro_${process.pid}`;
+      const admin = await mysql.createConnection(ADMIN_URL);
+      try {
+        await admin.query(`CREATE USER '${user}'@'127.0.0.1' IDENTIFIED BY 'pw'`);
+        const cases: [string, RegExp][] = [
+          [
+            `mysql://${user}:wrong@127.0.0.1:3306/${database}`,
+            /^DATABASE_URL: cannot connect to the database \(ER_ACCESS_DENIED_ERROR: Access denied for user/,
+          ],
+          [
+            `mysql://${user}:pw@127.0.0.1:3306/${database}`,
+            /^DATABASE_URL: the database refuses this user what the kit needs \(ER_DBACCESS_DENIED_ERROR: /,
+          ],
+          [
+            'mysql://root@127.0.0.1:3306/a-shop',
+            /^configuration: DATABASE_URL: the database name \(the path\) must be/,
+          ],
+        ];
+        for (const [url, line] of cases) {
+          const p = track(
+            start('src/main.ts', [], { GATEWAY_PORT: String(await freePort()), DATABASE_URL: url }),
+          );
+          expect((await exitWithin(p, 15_000)).code, p.stderr()).to.equal(1);
+          const errLines = lines(p.stderr());
+          expect(errLines, p.stderr()).to.have.length(1);
+          expect(errLines[0]).to.match(line);
+          expect(errLines[0], 'never the password').to.not.contain(':pw@');
+        }
+      } finally {
+        await admin.query(`DROP USER IF EXISTS '${user}'@'127.0.0.1'`);
+        await admin.end();
+      }
+    });
   });
 
   describe('main (npm start) with good variables', () => {

@@ -165,6 +165,8 @@ describe('merchant: configuration (loadConfig)', () => {
       ['PORT', { PORT: '80.5' }],
       ['DATABASE_URL', { DATABASE_URL: 'http://x' }],
       ['DATABASE_URL', { DATABASE_URL: 'not a url' }],
+      ['DATABASE_URL', { DATABASE_URL: 'mysql://root@db:3306/a-shop' }],
+      ['DATABASE_URL', { DATABASE_URL: 'mysql://root@db:3306/' }],
       ['REDIS_URL', { REDIS_URL: 'mysql://x' }],
       ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'ftp://shop.example.com' }],
       ['GATEWAY_BASE_URL', { GATEWAY_BASE_URL: 'notaurl', GATEWAY_API_KEY: 'sk_test_merchant_1001' }],

@@ -30,6 +30,13 @@ describe('startup: the one line for a bad setting', () => {
       code: 'EADDRINUSE',
     });
     expect(settingProblem(inUse)).to.match(/^PORT or GATEWAY_PORT: the port is already in use/);
+    const mayNotCreate = Object.assign(new Error('denied'), {
+      name: 'SequelizeDatabaseError',
+      parent: { code: 'ER_TABLEACCESS_DENIED_ERROR', sqlMessage: "CREATE command denied to user 'shop'" },
+    });
+    expect(settingProblem(mayNotCreate)).to.equal(
+      "DATABASE_URL: the database refuses this user what the kit needs (ER_TABLEACCESS_DENIED_ERROR: CREATE command denied to user 'shop')",
+    );
   });
 
   it('anything else is not a setting: null, so it is thrown with its stack', () => {
