@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { cryptoRandom, type RandomSource, randomId } from '../shared/ids.js';
+import { SettingError } from '../shared/setting-error.js';
 
 /**
  * Redis connections from REDIS_URL (a database index in the path is honoured by ioredis). bull's
@@ -27,8 +28,46 @@ export function createRedis(
   });
   // ioredis reconnects by itself; without a listener each failed attempt is an "unhandled error" on stderr.
   redis.on('error', health.failed ?? (() => {}));
-  if (health.available) redis.on('ready', health.available);
+  // A blocking client has no ready check: its 'ready' says only that a socket opened, whatever answers.
+  if (health.available && !blocking) redis.on('ready', health.available);
   return redis;
+}
+
+/** REDIS_URL names a Redis that answers and refuses it: the process stops with this one line. */
+export class RedisUrlError extends SettingError {
+  readonly label = 'REDIS_URL';
+}
+
+/**
+ * Start-up's look at REDIS_URL: a Redis that answers and refuses what the URL asks (a password or
+ * user it does not know, a database index beyond its count), or a port where something else
+ * answers, is a setting to fix, and the clients would retry it for ever. A Redis that does not answer
+ * is not: the kit starts without it (merchant.md: the receiver stores and answers; the sweeper
+ * queues later), so that says null too.
+ */
+export async function redisRefusal(url: string, timeoutMs = 2000): Promise<RedisUrlError | null> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    connectTimeout: timeoutMs,
+  });
+  // ioredis reports a refused AUTH or SELECT as an 'error' and goes on; PING's answer comes after it.
+  const errors: Error[] = [];
+  redis.on('error', (error: Error) => errors.push(error));
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch {
+    // Not answering, or the connection closed on a refusal: the errors say which.
+  } finally {
+    redis.disconnect();
+  }
+  const refused = errors.find((e) => e.name === 'ReplyError');
+  if (refused) return new RedisUrlError(`Redis refuses it (${refused.message})`);
+  if (errors.some((e) => e.name === 'ParserError'))
+    return new RedisUrlError("what answers at that address does not speak Redis (another service's port?)");
+  return null;
 }
 
 /**

@@ -16,7 +16,7 @@ import { RedisBudget } from '../infra/gateway-budget.js';
 import { KitMetrics } from '../infra/metrics.js';
 import { BUSY, NamedLocks } from '../infra/named-locks.js';
 import { OutageLog } from '../infra/outage-log.js';
-import { createRedis } from '../infra/redis.js';
+import { createRedis, redisRefusal } from '../infra/redis.js';
 import type { MerchantDeps } from '../merchant/checkout/deps.js';
 import { CustomerTokens } from '../merchant/customers/customer-token.js';
 import { type Apply, type ApplyMany, applier, batchApplier } from '../merchant/reconciler/apply.js';
@@ -94,6 +94,9 @@ export const BATCHES: BatchOptions = { maxBatch: 200, maxInFlight: 2 };
  */
 export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Promise<Adapters> {
   const { config, logger, clock, random } = o;
+  // Before anything is opened or created: a Redis that refuses REDIS_URL is a setting to fix.
+  const refusal = await redisRefusal(config.redisUrl);
+  if (refusal) throw refusal;
   const sequelize = createSequelize(config.databaseUrl);
   shutdown.connection({ name: 'database', close: () => sequelize.close() });
   const pool = createPool(config.databaseUrl);

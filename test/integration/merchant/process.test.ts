@@ -55,6 +55,30 @@ describe('merchant: the real entry points as processes', function () {
       expect(await databaseExists(database), 'nothing started: no database created').to.equal(false);
     });
 
+    it('a Redis that answers and refuses REDIS_URL: one line naming it, before anything is created', async () => {
+      const database = databaseName('proc', 'redis');
+      databases.push(database);
+      const cases: [string, RegExp][] = [
+        ['redis://127.0.0.1:6379/99', /^REDIS_URL: Redis refuses it \(ERR DB index is out of range\)$/],
+        ['redis://nobody:pw@127.0.0.1:6379/5', /^REDIS_URL: Redis refuses it \(WRONGPASS /],
+      ];
+      for (const [url, line] of cases) {
+        const p = track(
+          start('src/main.ts', [], {
+            GATEWAY_PORT: String(await freePort()),
+            DATABASE_URL: `${ADMIN_URL}/${database}`,
+            REDIS_URL: url,
+          }),
+        );
+        expect((await exitWithin(p, 15_000)).code, p.stderr()).to.equal(1);
+        const errLines = lines(p.stderr());
+        expect(errLines, p.stderr()).to.have.length(1);
+        expect(errLines[0]).to.match(line);
+        expect(errLines[0], 'never the password').to.not.contain('pw');
+      }
+      expect(await databaseExists(database), 'nothing started: no database created').to.equal(false);
+    });
+
     it('a database that refuses the user, or lets it in without the right to create: one line naming DATABASE_URL', async () => {
       const database = databaseName('proc', 'denied');
       databases.push(database);
