@@ -2,17 +2,17 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { cryptoRandom, type RandomSource, randomId } from '../shared/ids.js';
 import { SettingError } from '../shared/setting-error.js';
 
-/**
- * Redis connections from REDIS_URL (a database index in the path is honoured by ioredis). bull's
- * blocking and subscriber connections need `maxRetriesPerRequest: null` and no ready check. While
- * Redis is down commands wait for it: callers on a hot path (the receiver) bound them with a deadline.
- */
 /** What a Redis client tells of its connection: each failure (every reconnection tried), each (re)connection. */
 export interface RedisHealth {
   failed?: (error: Error) => void;
   available?: () => void;
 }
 
+/**
+ * Redis connections from REDIS_URL (a database index in the path is honoured by ioredis). bull's
+ * blocking and subscriber connections need `maxRetriesPerRequest: null` and no ready check. While
+ * Redis is down commands wait for it: callers on a hot path (the receiver) bound them with a deadline.
+ */
 export function createRedis(
   url: string,
   kind: 'client' | 'bclient' | 'subscriber' = 'client',

@@ -9,7 +9,7 @@ import { orderRuleErrors } from '../orders/order-rules.js';
 import type { KnownInstrument } from '../store/index.js';
 import type { SavedCardRecord } from '../store/records.js';
 import { customerOrOperator } from './customer-auth.js';
-import { gatewayFailure, HttpError, invalid, jsonBody, ok, parse } from './errors.js';
+import { gatewayFailure, HttpError, invalid, jsonBody, ok, validate } from './errors.js';
 import type { OpsAuth } from './ops-auth.js';
 import { actorOf } from './ops-auth.js';
 import { answerPayment, operatorKey, type RouteDeps } from './routes.js';
@@ -100,12 +100,17 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
   router.post('/customers/:id/charges', async (ctx) => {
     const who = await deps.ops.require(ctx, 'money.move');
     const customerId = customerIdOf(ctx);
-    const body = parse(chargeSchema, await jsonBody(ctx));
+    // Everything wrong with the request in one answer: the header, the body, then the shop's rules.
     const key = operatorKey(ctx);
-    if (!key)
-      throw invalid({ 'Idempotency-Key': ['is required for charges, so that a retry never charges twice'] });
-    const refused = orderRuleErrors(deps.orderRules, body.currency, body.minor);
-    if (refused) throw invalid(refused);
+    const parsed = validate(chargeSchema, await jsonBody(ctx));
+    const errors = {
+      ...(key ? {} : { 'Idempotency-Key': ['is required for charges, so that a retry never charges twice'] }),
+      ...(parsed.ok
+        ? orderRuleErrors(deps.orderRules, parsed.data.currency, parsed.data.minor)
+        : parsed.errors),
+    };
+    if (!parsed.ok || !key || Object.keys(errors).length > 0) throw invalid(errors);
+    const body = parsed.data;
     const card = usable(await customersCard(deps, customerId, body.card), deps.clock.now());
     const actor = actorOf(ctx, who);
     const outcome = await chargeSavedCard(deps, {

@@ -230,12 +230,25 @@ const plainWords: z.core.$ZodErrorMap = (issue) => {
 const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
 
 export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = validate(schema, input);
+  if (result.ok) return result.data;
+  throw invalid(result.errors);
+}
+
+/**
+ * The input, or every field's errors: for a route that reports them beside its own (a required
+ * header), so that one 422 names everything the caller must fix.
+ */
+export function validate<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+): { ok: true; data: z.output<S> } | { ok: false; errors: Record<string, string[]> } {
   const result = schema.safeParse(input, { error: plainWords });
-  if (result.success) return result.data;
+  if (result.success) return { ok: true, data: result.data };
   const errors: Record<string, string[]> = {};
   for (const issue of result.error.issues) {
     const field = issue.path.length > 0 ? issue.path.map(String).join('.') : 'body';
     errors[field] = [...(errors[field] ?? []), issue.message];
   }
-  throw invalid(errors);
+  return { ok: false, errors };
 }

@@ -11,7 +11,7 @@ import { InvalidTransition } from '../orders/status.js';
 import { OrderNotFound } from '../store/index.js';
 import type { AttemptRecord, OrderRecord } from '../store/records.js';
 import { requireCustomer } from './customer-auth.js';
-import { HttpError, invalid, invalidState, jsonBody, ok, parse } from './errors.js';
+import { HttpError, invalid, invalidState, jsonBody, ok, parse, validate } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
 import { clientAddress, clientKey, enforce, orderKey } from './limits.js';
 import { actorOf, bearerOf, type OpsAuth } from './ops-auth.js';
@@ -221,14 +221,23 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
 
   router.post('/orders/:id/refund', async (ctx) => {
     const who = await deps.ops.require(ctx, 'money.move');
-    const body = parse(refundSchema, await jsonBody(ctx));
-    const actor = actorOf(ctx, who, body.by);
-    const order = await existing(ctx.params.id);
-    // Two equal partial refunds can both be meant: only the operator's key tells a retry from a second refund.
+    // Two equal partial refunds can both be meant: only the operator's key tells a retry from a second
+    // refund. Its absence is reported beside the body's errors, in one answer.
     const requestKey = operatorKey(ctx);
-    if (!requestKey)
-      throw invalid({ 'Idempotency-Key': ['is required for refunds, so that a retry never refunds twice'] });
-    const amountMinor = minor(body.amount, order.currency);
+    const parsed = validate(refundSchema, await jsonBody(ctx));
+    const order = await existing(ctx.params.id); // an order that is not there: nothing else to say
+    const amount = parsed.ok ? parseMajor(parsed.data.amount, order.currency as CurrencyCode) : null;
+    if (!parsed.ok || !requestKey || !amount?.ok)
+      throw invalid({
+        ...(requestKey
+          ? {}
+          : { 'Idempotency-Key': ['is required for refunds, so that a retry never refunds twice'] }),
+        ...(parsed.ok ? {} : parsed.errors),
+        ...(amount && !amount.ok ? { amount: [amount.message] } : {}),
+      });
+    const body = parsed.data;
+    const actor = actorOf(ctx, who, body.by);
+    const amountMinor = amount.minor;
     await answerOperation(
       ctx,
       await operate(deps, order, 'refund', { amountMinor, reason: body.reason ?? null, requestKey, actor }),

@@ -57,6 +57,27 @@ const currency = z
 /** merchant.md: amounts in requests are major units, as a decimal string or a number. */
 const amount = z.union([z.string(), z.number()], { message: 'is required: a decimal string or number' });
 
+/**
+ * Whether `amount` fits the body's currency (its decimals, its range), an issue naming `amount` if
+ * not. Checked even when other fields have issues, so that one 422 names them all (a transform would
+ * wait for the rest to be right); not when `amount` or `currency` has an issue of its own, or the body
+ * is no object.
+ */
+const amountFitsCurrency = [
+  (body: { amount: string | number; currency: string }, ctx: z.RefinementCtx) => {
+    if (!isCurrencyCode(body.currency)) return; // its own issue already
+    const parsed = parseMajor(body.amount, body.currency);
+    if (!parsed.ok) ctx.addIssue({ code: 'custom', path: ['amount'], message: parsed.message });
+  },
+  {
+    when: (payload: { issues: readonly { path?: readonly PropertyKey[] }[] }) =>
+      payload.issues.every(
+        (i) =>
+          i.path !== undefined && i.path.length > 0 && !['amount', 'currency'].includes(String(i.path[0])),
+      ),
+  },
+] as const;
+
 /** `amount` in the body's currency as minor units (`minor`), or an issue naming `amount`. */
 function withMinor<B extends { amount: string | number; currency: string }>(body: B, ctx: z.RefinementCtx) {
   // An unknown currency has its own issue already: nothing to parse against.
@@ -81,6 +102,7 @@ export const createOrderSchema = keepsNoCardNumber(
       description: z.string().max(1024).optional(),
       customer: customerSchema.optional(),
     })
+    .superRefine(...amountFitsCurrency)
     .transform(withMinor),
 );
 
@@ -115,6 +137,7 @@ export const chargeSchema = keepsNoCardNumber(
       description: z.string().max(1024).optional(),
       mode,
     })
+    .superRefine(...amountFitsCurrency)
     .transform(withMinor),
 );
 

@@ -108,6 +108,29 @@ describe('merchant: a typo fails nothing', () => {
       await newOrder('1000000.00', 'EUR');
       await newOrder('1000000', 'JPY');
     });
+
+    it('everything wrong at once is named in one answer: the amount for its currency beside the other fields', async () => {
+      const before = await count(t, 'orders');
+      const res = await t.call('POST', '/orders', {
+        body: {
+          amount: '12.345',
+          currency: 'EUR',
+          reference: 'has spaces',
+          customer: { email: 'not an email' },
+        },
+      });
+      expect(res.status, res.text).to.equal(422);
+      expect(Object.keys(res.body.errors).sort(), res.text).to.deep.equal([
+        'amount',
+        'customer.email',
+        'reference',
+      ]);
+      expect(res.body.errors.amount[0]).to.contain('EUR');
+      // A currency of its own wrong: no amount to judge against it, the currency alone is named for both.
+      const badCurrency = await t.call('POST', '/orders', { body: { amount: '12.345', currency: 'euro' } });
+      expect(Object.keys(badCurrency.body.errors), badCurrency.text).to.deep.equal(['currency']);
+      expect(await count(t, 'orders')).to.equal(before);
+    });
   });
 
   describe('configured: ORDER_CURRENCIES=EUR, ORDER_MAX_AMOUNT=500', () => {

@@ -241,6 +241,10 @@ describe('merchant: operator capture, refund and void', () => {
       expect(answer.status, answer.text).to.equal(422);
       expect(answer.body.success).to.equal(false);
       expect(Object.keys(answer.body.errors ?? {}).map((k) => k.toLowerCase())).to.include('idempotency-key');
+      // A body that is wrong too: both in one answer.
+      const both = await op(order.id, 'refund', { amount: '1.001' });
+      expect(both.status, both.text).to.equal(422);
+      expect(Object.keys(both.body.errors ?? {}).sort()).to.deep.equal(['Idempotency-Key', 'amount']);
       expect(children(order, 'refund')).to.have.length(0);
       expect(await snapshot(order.id)).to.deep.equal(before);
     });

@@ -391,6 +391,15 @@ describe('merchant: saved cards (issue 21)', function () {
       const nokey = await charge(customerId, body, null);
       expect(nokey.status).to.equal(422);
       expect(Object.keys(nokey.body.errors)).to.deep.equal(['Idempotency-Key']);
+      // Everything wrong at once: the header beside the body's fields, and beside the shop's rules.
+      const allWrong = await charge(customerId, { ...body, amount: '4.999', mode: 'later' }, null);
+      expect(allWrong.status).to.equal(422);
+      expect(Object.keys(allWrong.body.errors).sort()).to.deep.equal(['Idempotency-Key', 'amount', 'mode']);
+      const overMax = await charge(customerId, { ...body, amount: '2000000.00' }, null);
+      expect(Object.keys(overMax.body.errors).sort(), overMax.text).to.deep.equal([
+        'Idempotency-Key',
+        'amount',
+      ]);
       const key = `k-${customerId}`;
       expect((await charge(customerId, body, key)).status).to.equal(201);
       const reused = await charge(customerId, { ...body, amount: '5.99' }, key);
