@@ -1,4 +1,5 @@
-import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { userInfo } from 'node:os';
 import { pipeline } from 'node:stream/promises';
 import { Command } from 'commander';
@@ -277,6 +278,8 @@ program
       console.error('--to: must be after --from');
       process.exit(1);
     }
+    // Opened before the report is made: a path it cannot write is said before any work (or gateway call).
+    const out = await openForWriting('--out', options.out);
     const report = await withProgressBar((bar) =>
       withKit(c, (a) =>
         reconciliationReport(a.checkout, range, {
@@ -286,7 +289,7 @@ program
         }),
       ),
     );
-    await pipeline(reportCsv(report.rows, report.unmatched.rows), createWriteStream(options.out));
+    await pipeline(reportCsv(report.rows, report.unmatched.rows), out);
     const counts = (k: string) => report.rows.filter((r) => r.classification === k).length;
     console.log(
       summaryLines(
@@ -626,6 +629,19 @@ function explain(error: Error): string {
     return `GATEWAY_BASE_URL: the gateway at ${c.gateway.baseUrl} does not answer (${error.message})`;
   }
   return settingProblem(error) ?? `${error.name}: ${error.message}`;
+}
+
+/** A file opened for writing, or the option's one line (`--out: cannot write x (ENOENT)`) and exit 1. */
+async function openForWriting(option: string, path: string): Promise<WriteStream> {
+  const stream = createWriteStream(path);
+  try {
+    await once(stream, 'open');
+  } catch (error) {
+    fail(
+      `${option}: cannot write ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
+  }
+  return stream;
 }
 
 /** One line naming what is wrong, on stderr, and exit 1. */

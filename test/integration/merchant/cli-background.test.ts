@@ -161,6 +161,11 @@ describe('merchant: the CLI’s recover and poll beside a running kit', function
     expect(lines(bad.err)).to.deep.equal([
       '--from: must be an ISO 8601 time, such as 2026-11-23T08:00:00Z (got "today")',
     ]);
+    const nowhere = join(dir, 'no-such-folder', 'day.csv');
+    const unwritable = await cli('report', '--from', today, '--to', tomorrow, '--out', nowhere);
+    expect(unwritable.code).to.equal(1);
+    expect(lines(unwritable.err)).to.deep.equal([`--out: cannot write ${nowhere} (ENOENT)`]);
+    expect(unwritable.out, 'said before any report is made').to.equal('');
     rmSync(dir, { recursive: true, force: true });
   });
 
