@@ -44,6 +44,15 @@ export async function ensureDatabase(url: string): Promise<void> {
   }
 }
 
+/**
+ * A time as a raw query's replacement: UTC (the connection's time zone) to the millisecond. Sequelize
+ * writes a Date replacement to the second, so `next_poll_at <= ?` missed a row due earlier in the same
+ * second, and a row written that way lost its milliseconds.
+ */
+export function sqlTime(at: Date): string {
+  return at.toISOString().slice(0, 23).replace('T', ' ');
+}
+
 export function createSequelize(url: string): Sequelize {
   const u = new URL(url);
   return new Sequelize(databaseName(url), decodeURIComponent(u.username), decodeURIComponent(u.password), {

@@ -1,6 +1,6 @@
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { Op, QueryTypes, type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
-import { lockConflict, transaction } from '../../infra/database.js';
+import { lockConflict, sqlTime, transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { countsTowardCap, TooManyAttempts } from '../orders/attempt-cap.js';
@@ -265,7 +265,7 @@ export class OrderStore {
           await this.sequelize.query(
             'INSERT INTO order_events (id, order_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
             {
-              replacements: [row.id, row.order_id, row.type, row.payload, row.created_at],
+              replacements: [row.id, row.order_id, row.type, row.payload, sqlTime(row.created_at)],
               transaction: tx,
             },
           );

@@ -1,5 +1,5 @@
 import { Op, QueryTypes, type Sequelize } from 'sequelize';
-import { transaction } from '../../infra/database.js';
+import { sqlTime, transaction } from '../../infra/database.js';
 import { POLLED } from '../orders/poll-schedule.js';
 import { attemptRecord, type Models, plain } from './models.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
@@ -33,7 +33,7 @@ export class PollStore {
     const ids = await transaction(this.sequelize, async (tx) => {
       const rows = await this.sequelize.query<{ id: string }>(
         'SELECT id FROM orders WHERE next_poll_at <= ? ORDER BY next_poll_at LIMIT ? FOR UPDATE SKIP LOCKED',
-        { replacements: [now, limit], type: QueryTypes.SELECT, transaction: tx },
+        { replacements: [sqlTime(now), limit], type: QueryTypes.SELECT, transaction: tx },
       );
       const claimed = rows.map((r) => r.id);
       if (claimed.length > 0)
@@ -73,7 +73,7 @@ export class PollStore {
       `SELECT o.id FROM orders o JOIN payment_attempts a ON a.id = o.current_attempt_id
         WHERE o.status = 'authorized' AND a.capture_before IS NOT NULL AND a.capture_before <= ?
         ORDER BY a.capture_before LIMIT ?`,
-      { replacements: [before, limit], type: QueryTypes.SELECT },
+      { replacements: [sqlTime(before), limit], type: QueryTypes.SELECT },
     );
     return this.#targets(rows.map((r) => r.id));
   }

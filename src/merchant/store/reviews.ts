@@ -1,5 +1,5 @@
 import { Op, type Sequelize, type WhereOptions } from 'sequelize';
-import { transaction } from '../../infra/database.js';
+import { sqlTime, transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { type Actor, actorLabel } from '../operators/roles.js';
@@ -142,7 +142,10 @@ export class ReviewStore {
         for (const row of orderEventRows(before, after, attempt && attemptRecord(attempt), now, this.random))
           await this.sequelize.query(
             'INSERT INTO order_events (id, order_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
-            { replacements: [row.id, row.order_id, row.type, row.payload, row.created_at], transaction: tx },
+            {
+              replacements: [row.id, row.order_id, row.type, row.payload, sqlTime(row.created_at)],
+              transaction: tx,
+            },
           );
       }
       await this.history.record(

@@ -686,6 +686,20 @@ describe('merchant: the store', () => {
     expect(after!.n, 'an upsert of a locked row inserts nothing').to.equal(counted!.n);
   });
 
+  it('an order due earlier in the same second is claimed: times in raw queries keep their milliseconds', async () => {
+    const order = await store.orders.create({ amountMinor: 700, currency: 'EUR' });
+    const due = new Date(Date.UTC(2026, 10, 27, 12, 0, 0, 100));
+    await store.polls.reschedule(order.id, due);
+    const lease = new Date(due.getTime() + 60_000);
+    // A claimed order's next poll is the lease (an order with no attempt is claimed, and not handed out).
+    const nextPoll = async () => (await store.orders.find(order.id))!.next_poll_at?.getTime();
+    await store.polls.claimDue(new Date(due.getTime() - 1), 50, lease);
+    expect(await nextPoll(), 'not yet due').to.equal(due.getTime());
+    await store.polls.claimDue(new Date(due.getTime() + 800), 50, lease);
+    expect(await nextPoll(), 'due 0.8 s ago: claimed').to.equal(lease.getTime());
+    await store.polls.reschedule(order.id, null);
+  });
+
   it('a settled operation comes back as the record it now is', async () => {
     const order = await store.orders.create({ amountMinor: 500, currency: 'EUR' });
     const { attempt } = await store.orders.startAttempt(order.id, { kind: 'card', mode: 'auth' });
