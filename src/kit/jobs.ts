@@ -1,4 +1,5 @@
 import type { JobName } from '../config.js';
+import { OutageLog } from '../infra/outage-log.js';
 import { expireHolds } from '../merchant/checkout/card.js';
 import { type AuthorizationSummary, watchAuthorizations } from '../merchant/jobs/authorizations.js';
 import { type PollSummary, pollAll, pollDue, type TickOptions } from '../merchant/jobs/poller.js';
@@ -11,6 +12,7 @@ import {
   type WebhookHealth,
 } from '../merchant/jobs/webhook-health.js';
 import { type Report, reconciliationReport } from '../merchant/reports/generate.js';
+import { systemClock } from '../shared/clock.js';
 import type { RandomSource } from '../shared/ids.js';
 import type { Adapters } from './adapters.js';
 
@@ -68,6 +70,11 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
     apply: a.apply,
     clock: a.clock,
     logger: a.logger,
+    gatewayOutage: new OutageLog(a.logger, systemClock, {
+      down: 'poller paused: the gateway does not answer; the orders due wait for the next tick',
+      stillDown: 'poller still paused: the gateway does not answer',
+      back: 'poller: the gateway answers again',
+    }),
   };
   const locked = <T>(name: JobName, run: () => Promise<T>) =>
     runLocked(a.redis, a.redisPrefix, { name, lockMs: JOB_TIMING[name].lockMs, run }, random);

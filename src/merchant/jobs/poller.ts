@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Caller } from '../../client/budget.js';
-import { GatewayError } from '../../client/errors.js';
+import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
+import type { OutageLog } from '../../infra/outage-log.js';
 import type { Clock } from '../../shared/clock.js';
 import { askGateway } from '../checkout/ask.js';
 import { observeFinding } from '../orders/from-gateway.js';
@@ -16,6 +17,11 @@ export interface PollerDeps {
   apply: Apply;
   clock: Clock;
   logger: Logger;
+  /**
+   * The ticks the gateway did not answer (down, overloaded, the budget spent): a line when it starts,
+   * one a minute, one when it answers again. Without it each tick logs its pause.
+   */
+  gatewayOutage?: Pick<OutageLog, 'failed' | 'available'>;
 }
 
 /** What a poll run did, for the log, the CLI's summary and the tests. */
@@ -29,6 +35,8 @@ export interface PollSummary {
   /** Orders whose poll failed (the gateway did not answer): asked again at the next point of the schedule. */
   failed: number;
   gatewayCalls: number;
+  /** The tick stopped at a gateway that did not answer; the orders it had not asked about are due again. */
+  paused?: boolean;
 }
 
 const emptySummary = (): PollSummary => ({ orders: 0, changed: 0, exhausted: 0, failed: 0, gatewayCalls: 0 });
@@ -46,13 +54,15 @@ export interface TickOptions {
  * The poller's tick (merchant.md, Background work): claims the orders whose `next_poll_at` is due,
  * asks the gateway about each (at the budget's pace: caller `poller`), applies what it says through
  * the one apply path, and sets the next poll. What the gateway took longer than `maxMs` to get
- * through is left due, for the next tick.
+ * through is left due, for the next tick. A gateway that does not answer at all pauses the tick: the
+ * orders after the one it did not answer are left due too, instead of each failing the same way (a
+ * call, its retries and a warning each: thousands in an outage), and the next tick asks again.
  */
 export async function pollDue(deps: PollerDeps, options: TickOptions = {}): Promise<PollSummary> {
   const { batch = 50, maxMs = 45_000, leaseMs = 5 * 60_000 } = options;
   const summary = emptySummary();
   const deadline = deps.clock.now() + maxMs;
-  while (deps.clock.now() < deadline) {
+  claiming: while (deps.clock.now() < deadline) {
     const now = deps.clock.now();
     const targets = await deps.store.polls.claimDue(new Date(now), batch, new Date(now + leaseMs));
     if (targets.length === 0) break;
@@ -62,7 +72,22 @@ export async function pollDue(deps: PollerDeps, options: TickOptions = {}): Prom
         for (const left of targets.slice(i)) await deps.store.polls.reschedule(left.order.id, new Date(now));
         break;
       }
-      add(summary, await pollOrder(deps, target, 'poller'));
+      const polled = await pollOne(deps, target, 'poller', { quietWhenDown: true });
+      add(summary, polled.summary);
+      if (polled.gatewayDown) {
+        const rest = targets.slice(i + 1);
+        for (const left of rest) await deps.store.polls.reschedule(left.order.id, new Date(now));
+        summary.paused = true;
+        const fields = { order: target.order.id, left_due: rest.length };
+        if (deps.gatewayOutage) deps.gatewayOutage.failed(polled.gatewayDown, fields);
+        else
+          deps.logger.warn(
+            { ...fields, err: { message: polled.gatewayDown.message } },
+            'poller paused: the gateway does not answer',
+          );
+        break claiming;
+      }
+      if (polled.summary.gatewayCalls > 0) deps.gatewayOutage?.available(); // it answered
     }
   }
   return summary;
@@ -97,7 +122,30 @@ export async function pollAll(
  * poll from the order's last change, or flags the order once the schedule is over.
  */
 export async function pollOrder(deps: PollerDeps, target: PollTarget, caller: Caller): Promise<PollSummary> {
+  return (await pollOne(deps, target, caller)).summary;
+}
+
+/**
+ * A failure that says the gateway is not answering at all (no connection, no answer in time, a 5xx or
+ * 429, the key's budget spent), not something about the order asked about.
+ */
+function gatewayDown(error: GatewayError | GatewayNetworkError): boolean {
+  if (error instanceof GatewayNetworkError) return error.kind !== 'malformed';
+  return error.status === 429 || error.status >= 500;
+}
+
+/**
+ * pollOrder, telling too whether the gateway did not answer at all (the error). `quietWhenDown`: the
+ * caller logs that itself (the tick pauses), so the order's own warning is not written.
+ */
+async function pollOne(
+  deps: PollerDeps,
+  target: PollTarget,
+  caller: Caller,
+  { quietWhenDown = false } = {},
+): Promise<{ summary: PollSummary; gatewayDown: Error | null }> {
   const { order, attempt } = target;
+  let down: Error | null = null;
   const result: PollSummary = { ...emptySummary(), orders: 1 };
   const sourceId = `poll:${attempt.id}:${deps.clock.now()}`;
   const asked = await askGateway(
@@ -116,6 +164,7 @@ export async function pollOrder(deps: PollerDeps, target: PollTarget, caller: Ca
     const outcome = asked.applied.decision?.outcome;
     if (outcome === 'applied' || outcome === 'flagged') result.changed = 1;
   }
+  if (asked.kind === 'unreachable' && gatewayDown(asked.error)) down = asked.error;
   if (asked.kind === 'unknown' || asked.kind === 'unreachable') {
     result.failed = 1;
     const why =
@@ -125,13 +174,14 @@ export async function pollOrder(deps: PollerDeps, target: PollTarget, caller: Ca
             code: asked.error instanceof GatewayError ? asked.error.code : asked.error.kind,
             err: { message: asked.error.message },
           };
-    deps.logger.warn(
-      { order: order.id, attempt: attempt.id, ...why },
-      'status poll failed; asked again at the next point of the schedule',
-    );
+    if (!(down && quietWhenDown))
+      deps.logger.warn(
+        { order: order.id, attempt: attempt.id, ...why },
+        'status poll failed; asked again at the next point of the schedule',
+      );
   }
   result.exhausted = (await scheduleNext(deps, target, sourceId)) ? 0 : 1;
-  return result;
+  return { summary: result, gatewayDown: down };
 }
 
 /** Sets the order's next poll; false when the schedule is over and the order was flagged instead. */
@@ -159,6 +209,8 @@ async function scheduleNext(deps: PollerDeps, target: PollTarget, sourceId: stri
   return false;
 }
 
+const COUNTS = ['orders', 'changed', 'exhausted', 'failed', 'gatewayCalls'] as const;
+
 function add(total: PollSummary, one: PollSummary): void {
-  for (const key of Object.keys(total) as (keyof PollSummary)[]) total[key] += one[key];
+  for (const key of COUNTS) total[key] += one[key];
 }

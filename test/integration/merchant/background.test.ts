@@ -345,6 +345,63 @@ describe('merchant: background work keeps orders true without webhooks', functio
     });
   });
 
+  describe('a gateway that does not answer: the tick pauses instead of failing every order due', () => {
+    let t: TestKit;
+    let gatewayDown = false;
+    const asked: string[] = [];
+    before(async () => {
+      t = await startTestKit({
+        clientDeps: {
+          fetch: async (input, init) => {
+            const path = new URL(String(input)).pathname;
+            if (/\/status$/.test(path)) asked.push(path);
+            if (gatewayDown)
+              throw Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
+            return fetch(input, init);
+          },
+        },
+      });
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    it('one order asked, the rest left due; one line for the outage; all asked once it answers', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const created = await t.call('POST', '/orders', { body: { amount: '3.00', currency: 'EUR' } });
+        const id = created.body.data.order.id as string;
+        const paid = await t.call('POST', `/orders/${id}/pay/card`, { body: { card: card(), mode: 'auth' } });
+        expect(paid.status, paid.text).to.equal(200);
+        ids.push(id);
+      }
+      await passTime(t, 3 * MINUTE, MINUTE);
+      gatewayDown = true;
+      asked.length = 0;
+      const down = await t.kit.jobs.poll();
+      expect(down).to.include({ orders: 1, failed: 1, paused: true });
+      expect(new Set(asked).size, 'one order asked about (with its retries)').to.equal(1);
+      const due = await rows(t, 'orders', { id: ids });
+      expect(
+        due.filter((o) => o.next_poll_at.getTime() <= t.clock.now()),
+        'the others still due',
+      ).to.have.length(5);
+      const again = await t.kit.jobs.poll();
+      expect(again).to.include({ orders: 1, paused: true });
+      const lines = t.logs.filter((l) => /poller|status poll failed/.test(l));
+      expect(lines.map((l) => JSON.parse(l).msg)).to.deep.equal([
+        'poller paused: the gateway does not answer; the orders due wait for the next tick',
+      ]);
+
+      gatewayDown = false;
+      asked.length = 0;
+      const back = await t.kit.jobs.poll();
+      expect(back).to.include({ orders: 4, failed: 0 });
+      expect(back.paused).to.equal(undefined);
+      expect(t.logs.some((l) => l.includes('poller: the gateway answers again'))).to.equal(true);
+    });
+  });
+
   describe('two schedulers at once do the work once', () => {
     let t: TestKit;
     let other: Kit;
