@@ -262,6 +262,10 @@ program
         ['gateway calls', s.gatewayCalls],
       ]),
     );
+    if (s.stopped)
+      fail(
+        `stopped: the gateway does not answer (${s.stopped}); ${s.total - s.orders} of ${s.total} orders not asked: the poller asks them on its schedule`,
+      );
   });
 
 program

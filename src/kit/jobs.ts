@@ -2,7 +2,13 @@ import type { JobName } from '../config.js';
 import { OutageLog } from '../infra/outage-log.js';
 import { expireHolds } from '../merchant/checkout/card.js';
 import { type AuthorizationSummary, watchAuthorizations } from '../merchant/jobs/authorizations.js';
-import { type PollSummary, pollAll, pollDue, type TickOptions } from '../merchant/jobs/poller.js';
+import {
+  type PollAllSummary,
+  type PollSummary,
+  pollAll,
+  pollDue,
+  type TickOptions,
+} from '../merchant/jobs/poller.js';
 import { type RecoveryOptions, type RecoverySummary, recoverEvents } from '../merchant/jobs/recovery.js';
 import { runLocked } from '../merchant/jobs/scheduler.js';
 import { sweepInbox } from '../merchant/jobs/sweeper.js';
@@ -43,7 +49,7 @@ export interface Jobs {
   /** One poller tick: the orders due now. */
   poll(options?: TickOptions): Promise<PollSummary>;
   /** Every open order now, whatever its schedule (`cli poll`). */
-  pollAll(onOrder?: (done: number, total: number) => void): Promise<PollSummary>;
+  pollAll(onOrder?: (done: number, total: number) => void): Promise<PollAllSummary>;
   recover(options?: RecoveryOptions): Promise<RecoverySummary>;
   checkHealth(): Promise<WebhookHealth & { recovered: boolean }>;
   /** The last health check's result (any instance's). */

@@ -93,14 +93,18 @@ export async function pollDue(deps: PollerDeps, options: TickOptions = {}): Prom
   return summary;
 }
 
+/** What `cli poll` did: the orders it had to ask about, and why it stopped short if it did. */
+export type PollAllSummary = PollSummary & { total: number; stopped?: string };
+
 /**
  * `npm run cli -- poll`: every open order with an attempt at the gateway, now, whatever its schedule,
- * within the budget (caller `cli`). `onOrder` is told after each one (the progress bar).
+ * within the budget (caller `cli`). `onOrder` is told after each one (the progress bar). A gateway
+ * that does not answer at all stops it there (`stopped`), rather than failing every order in turn.
  */
 export async function pollAll(
   deps: PollerDeps,
   onOrder: (done: number, total: number) => void = () => {},
-): Promise<PollSummary> {
+): Promise<PollAllSummary> {
   const summary = emptySummary();
   const total = await deps.store.polls.countOpen();
   let after = '';
@@ -108,12 +112,14 @@ export async function pollAll(
     const targets = await deps.store.polls.open(after, 100);
     if (targets.length === 0) break;
     for (const target of targets) {
-      add(summary, await pollOrder(deps, target, 'cli'));
+      const polled = await pollOne(deps, target, 'cli', { quietWhenDown: true });
+      add(summary, polled.summary);
       onOrder(summary.orders, Math.max(total, summary.orders));
+      if (polled.gatewayDown) return { ...summary, total, stopped: polled.gatewayDown.message };
     }
     after = targets.at(-1)!.order.id;
   }
-  return summary;
+  return { ...summary, total };
 }
 
 /**

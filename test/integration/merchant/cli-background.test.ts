@@ -133,6 +133,26 @@ describe('merchant: the CLI’s recover and poll beside a running kit', function
     expect(s).to.include({ failed: '0' });
   });
 
+  it('poll with the gateway not answering stops at the first order: one line, exit 1, not every order in turn', async () => {
+    const closed = await freePort();
+    const p = track(
+      start('src/cli.ts', ['poll'], {
+        ...env,
+        GATEWAY_BASE_URL: `http://127.0.0.1:${closed}`,
+        GATEWAY_API_KEY: MERCHANT_KEY,
+      }),
+    );
+    const { code } = await exitWithin(p, 60_000);
+    expect(code, p.stderr()).to.equal(1);
+    expect(lines(p.stdout())[0]).to.equal('polled 1 orders');
+    expect(summary(p.stdout())).to.include({ failed: '1' });
+    const err = lines(p.stderr()).filter((l) => !l.startsWith('{')); // the JSON log lines aside
+    expect(err, p.stderr()).to.have.length(1);
+    expect(err[0]).to.match(
+      /^stopped: the gateway does not answer \(.*ECONNREFUSED.*\); [1-9]\d* of \d+ orders not asked: the poller asks them on its schedule$/,
+    );
+  });
+
   it('a bad --since is one line naming it, exit 1, and nothing is asked', async () => {
     const run = await cli('recover', '--since', 'yesterday');
     expect(run.code).to.equal(1);
