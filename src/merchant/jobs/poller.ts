@@ -72,7 +72,7 @@ export async function pollDue(deps: PollerDeps, options: TickOptions = {}): Prom
         for (const left of targets.slice(i)) await deps.store.polls.reschedule(left.order.id, new Date(now));
         break;
       }
-      const polled = await pollOne(deps, target, 'poller', { quietWhenDown: true });
+      const polled = await pollOrder(deps, target, 'poller');
       add(summary, polled.summary);
       if (polled.gatewayDown) {
         const rest = targets.slice(i + 1);
@@ -112,7 +112,7 @@ export async function pollAll(
     const targets = await deps.store.polls.open(after, 100);
     if (targets.length === 0) break;
     for (const target of targets) {
-      const polled = await pollOne(deps, target, 'cli', { quietWhenDown: true });
+      const polled = await pollOrder(deps, target, 'cli');
       add(summary, polled.summary);
       onOrder(summary.orders, Math.max(total, summary.orders));
       if (polled.gatewayDown) return { ...summary, total, stopped: polled.gatewayDown.message };
@@ -120,15 +120,6 @@ export async function pollAll(
     after = targets.at(-1)!.order.id;
   }
   return { ...summary, total };
-}
-
-/**
- * Asks about one order's current attempt (askGateway: its payment session while the order is open,
- * else its transaction), which applies the answer as a `poll` observation, then schedules the next
- * poll from the order's last change, or flags the order once the schedule is over.
- */
-export async function pollOrder(deps: PollerDeps, target: PollTarget, caller: Caller): Promise<PollSummary> {
-  return (await pollOne(deps, target, caller)).summary;
 }
 
 /**
@@ -141,14 +132,16 @@ function gatewayDown(error: GatewayError | GatewayNetworkError): boolean {
 }
 
 /**
- * pollOrder, telling too whether the gateway did not answer at all (the error). `quietWhenDown`: the
- * caller logs that itself (the tick pauses), so the order's own warning is not written.
+ * Asks about one order's current attempt (askGateway: its payment session while the order is open,
+ * else its transaction), which applies the answer as a `poll` observation, then schedules the next
+ * poll from the order's last change, or flags the order once the schedule is over. A gateway that
+ * does not answer at all is told (`gatewayDown`), not logged: every caller has more orders to ask
+ * about, stops there, and says so once.
  */
-async function pollOne(
+export async function pollOrder(
   deps: PollerDeps,
   target: PollTarget,
   caller: Caller,
-  { quietWhenDown = false } = {},
 ): Promise<{ summary: PollSummary; gatewayDown: Error | null }> {
   const { order, attempt } = target;
   let down: Error | null = null;
@@ -180,7 +173,7 @@ async function pollOne(
             code: asked.error instanceof GatewayError ? asked.error.code : asked.error.kind,
             err: { message: asked.error.message },
           };
-    if (!(down && quietWhenDown))
+    if (!down)
       deps.logger.warn(
         { order: order.id, attempt: attempt.id, ...why },
         'status poll failed; asked again at the next point of the schedule',

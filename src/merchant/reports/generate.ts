@@ -100,7 +100,15 @@ async function refreshUnmatched(
     after = { createdAt: last.created_at, id: last.id };
   }
   for (const [i, target] of targets.entries()) {
-    await pollOrder(deps, { order: target.order, attempt: target.attempt! }, caller);
+    const polled = await pollOrder(deps, { order: target.order, attempt: target.attempt! }, caller);
     progress('refreshing', i + 1, targets.length);
+    if (polled.gatewayDown) {
+      // Every other order would fail the same way: the report shows what the kit knows.
+      deps.logger.warn(
+        { err: { message: polled.gatewayDown.message }, not_asked: targets.length - i - 1 },
+        'report refresh stopped: the gateway does not answer; the report shows what the kit last heard',
+      );
+      return;
+    }
   }
 }

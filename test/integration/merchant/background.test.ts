@@ -393,6 +393,27 @@ describe('merchant: background work keeps orders true without webhooks', functio
         'poller paused: the gateway does not answer; the orders due wait for the next tick',
       ]);
 
+      // The report's refresh stops at the first order too, and the report is still made.
+      await t.kit.sequelize.query("UPDATE orders SET status = 'pending' WHERE id IN (?)", {
+        replacements: [ids.slice(0, 3)],
+      });
+      asked.length = 0;
+      const report = await t.call(
+        'GET',
+        '/reports/reconciliation?from=2000-01-01&to=2100-01-01&refresh=true',
+        {
+          ops: true,
+        },
+      );
+      expect(report.status, report.text).to.equal(200);
+      expect(new Set(asked).size, 'one order asked about').to.equal(1);
+      const stopped = t.logs.filter((l) => l.includes('report refresh stopped'));
+      expect(stopped).to.have.length(1);
+      expect(JSON.parse(stopped[0]!)).to.include({ not_asked: 2 });
+      await t.kit.sequelize.query("UPDATE orders SET status = 'authorized' WHERE id IN (?)", {
+        replacements: [ids.slice(0, 3)],
+      });
+
       gatewayDown = false;
       asked.length = 0;
       const back = await t.kit.jobs.poll();
