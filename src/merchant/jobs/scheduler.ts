@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
+import { databaseUnavailable } from '../../infra/database.js';
 import { OutageLog } from '../../infra/outage-log.js';
 import { withLock } from '../../infra/redis.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
@@ -24,6 +25,13 @@ export class Scheduler {
   readonly #running = new Set<Promise<unknown>>();
   /** Ticks whose lock could not be taken (Redis down): a line when it starts, one a minute, one when over. */
   readonly #locks: OutageLog;
+  /** Runs the database did not answer (down, unreachable): the same, rather than an error a tick. */
+  readonly #database: OutageLog;
+  /**
+   * The jobs the database failed during the outage: only one of them going through says it answers
+   * again (another may touch no table: the health check asks the gateway).
+   */
+  readonly #failedOnDatabase = new Set<string>();
 
   constructor(
     private readonly redis: Redis,
@@ -38,6 +46,11 @@ export class Scheduler {
       down: 'cron jobs not run: their locks are in redis, which is unavailable',
       stillDown: 'cron jobs still not run: redis unavailable',
       back: 'cron jobs run again',
+    });
+    this.#database = new OutageLog(logger, clock, {
+      down: 'cron jobs failed: the database is unavailable',
+      stillDown: 'cron jobs still failing: the database is unavailable',
+      back: 'cron jobs: the database answers again',
     });
   }
 
@@ -62,12 +75,20 @@ export class Scheduler {
         const run = runLocked(this.redis, this.lockPrefix, { ...job, run: timed }, this.random)
           .then((result) => {
             this.#locks.available();
+            if (locked && this.#failedOnDatabase.has(job.name)) {
+              this.#failedOnDatabase.clear();
+              this.#database.available();
+            }
             if (result === null)
               this.logger.debug({ job: job.name }, 'cron job left to the instance holding its lock');
           })
           .catch((error: Error) => {
             if (!locked) return this.#locks.failed(error, { job: job.name });
             this.#locks.available();
+            if (databaseUnavailable(error)) {
+              this.#failedOnDatabase.add(job.name);
+              return this.#database.failed(error, { job: job.name });
+            }
             this.logger.error({ job: job.name, err: { message: error.message } }, 'cron job failed');
           })
           .finally(() => {

@@ -396,6 +396,45 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
       schedulers.length = 0;
     });
 
+    it('the database down: a line when the runs start failing and one when it answers again, never one a run', async () => {
+      const prefix = `${keySpace}:sched-d`;
+      const told: { level: number; msg: string; job?: string }[] = [];
+      const sink = new Writable({
+        write(chunk, _encoding, done) {
+          told.push(JSON.parse(String(chunk)));
+          done();
+        },
+      });
+      let runs = 0;
+      let databaseDown = true;
+      const scheduler = new Scheduler(connect(), pino(sink), prefix);
+      schedulers.push(scheduler);
+      scheduler.start([
+        {
+          name: 'every-second',
+          schedule: '* * * * * *',
+          lockMs: 10_000,
+          run: async () => {
+            runs += 1;
+            // What the store throws while MySQL is down (mysql2's code, through Sequelize).
+            if (databaseDown)
+              throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3306'), {
+                parent: { code: 'ECONNREFUSED' },
+              });
+          },
+        },
+        // A job that reads no table (the health check asks the gateway): its runs say nothing of the database.
+        { name: 'no-table', schedule: '* * * * * *', lockMs: 10_000, run: async () => 'fine' },
+      ]);
+      await waitFor('four runs that failed', () => runs >= 4, 10_000, { everyMs: 50 });
+      databaseDown = false;
+      await waitFor('a run that went through', () => runs >= 6, 10_000, { everyMs: 50 });
+      expect(told.map((l) => [l.level, l.msg, l.job])).to.deep.equal([
+        [40, 'cron jobs failed: the database is unavailable', 'every-second'],
+        [30, 'cron jobs: the database answers again', undefined],
+      ]);
+    });
+
     it('Redis down: a line when the ticks start failing and one when they run again, never one a tick', async () => {
       const prefix = `${keySpace}:sched-c`;
       const proxy = await cuttableProxy(6379);
