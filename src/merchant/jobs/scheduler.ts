@@ -73,24 +73,8 @@ export class Scheduler {
           return result;
         };
         const run = runLocked(this.redis, this.lockPrefix, { ...job, run: timed }, this.random)
-          .then((result) => {
-            this.#locks.available();
-            if (locked && this.#failedOnDatabase.has(job.name)) {
-              this.#failedOnDatabase.clear();
-              this.#database.available();
-            }
-            if (result === null)
-              this.logger.debug({ job: job.name }, 'cron job left to the instance holding its lock');
-          })
-          .catch((error: Error) => {
-            if (!locked) return this.#locks.failed(error, { job: job.name });
-            this.#locks.available();
-            if (databaseUnavailable(error)) {
-              this.#failedOnDatabase.add(job.name);
-              return this.#database.failed(error, { job: job.name });
-            }
-            this.logger.error({ job: job.name, err: { message: error.message } }, 'cron job failed');
-          })
+          .then((result) => this.#went(job.name, locked, result))
+          .catch((error: Error) => this.#failed(job.name, locked, error))
           .finally(() => {
             busy = false;
             this.#running.delete(run);
@@ -101,6 +85,31 @@ export class Scheduler {
       task.start();
       this.#tasks.push(task);
     }
+  }
+
+  /** A tick that went through: it ran here (`locked`), or another instance holds the job (null). */
+  #went(job: string, locked: boolean, result: unknown): void {
+    this.#locks.available();
+    if (locked && this.#failedOnDatabase.has(job)) {
+      this.#failedOnDatabase.clear();
+      this.#database.available();
+    }
+    if (result === null) this.logger.debug({ job }, 'cron job left to the instance holding its lock');
+  }
+
+  /** A tick that failed: before its job (the lock: Redis), on the database, or in the job itself. */
+  #failed(job: string, locked: boolean, error: Error): void {
+    if (!locked) {
+      this.#locks.failed(error, { job });
+      return;
+    }
+    this.#locks.available();
+    if (databaseUnavailable(error)) {
+      this.#failedOnDatabase.add(job);
+      this.#database.failed(error, { job });
+      return;
+    }
+    this.logger.error({ job, err: { message: error.message } }, 'cron job failed');
   }
 
   async stop(): Promise<void> {
