@@ -64,6 +64,16 @@ export class GatewayBudgetExceeded extends GatewayNetworkError {
 }
 
 /**
+ * Whether an error says the gateway is not answering at all (no connection, no answer in time, a 5xx
+ * or 429, the key's budget spent), rather than something about the request: a caller with more to ask
+ * stops there.
+ */
+export function gatewayNotAnswering(error: unknown): boolean {
+  if (error instanceof GatewayNetworkError) return error.kind !== 'malformed';
+  return error instanceof GatewayError && (error.status === 429 || error.status >= 500);
+}
+
+/**
  * Who holds the reference of an ERR_DUPLICATE, read from its `data` (gateway-api.md: `transaction_id`;
  * sandbox.md section 11: `payment_session_id` when the holder is a session's transaction, so a client
  * whose first answer was lost can resume that session). Ids are opaque: a numeric one becomes its

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Caller } from '../../client/budget.js';
-import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
+import { GatewayError, gatewayNotAnswering } from '../../client/errors.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
 import type { OutageLog } from '../../infra/outage-log.js';
 import type { Clock } from '../../shared/clock.js';
@@ -123,15 +123,6 @@ export async function pollAll(
 }
 
 /**
- * A failure that says the gateway is not answering at all (no connection, no answer in time, a 5xx or
- * 429, the key's budget spent), not something about the order asked about.
- */
-function gatewayDown(error: GatewayError | GatewayNetworkError): boolean {
-  if (error instanceof GatewayNetworkError) return error.kind !== 'malformed';
-  return error.status === 429 || error.status >= 500;
-}
-
-/**
  * Asks about one order's current attempt (askGateway: its payment session while the order is open,
  * else its transaction), which applies the answer as a `poll` observation, then schedules the next
  * poll from the order's last change, or flags the order once the schedule is over. A gateway that
@@ -163,7 +154,7 @@ export async function pollOrder(
     const outcome = asked.applied.decision?.outcome;
     if (outcome === 'applied' || outcome === 'flagged') result.changed = 1;
   }
-  if (asked.kind === 'unreachable' && gatewayDown(asked.error)) down = asked.error;
+  if (asked.kind === 'unreachable' && gatewayNotAnswering(asked.error)) down = asked.error;
   if (asked.kind === 'unknown' || asked.kind === 'unreachable') {
     result.failed = 1;
     const why =

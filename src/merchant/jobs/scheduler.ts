@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
+import { gatewayNotAnswering } from '../../client/errors.js';
 import { databaseUnavailable } from '../../infra/database.js';
 import { OutageLog } from '../../infra/outage-log.js';
 import { withLock } from '../../infra/redis.js';
@@ -25,13 +26,12 @@ export class Scheduler {
   readonly #running = new Set<Promise<unknown>>();
   /** Ticks whose lock could not be taken (Redis down): a line when it starts, one a minute, one when over. */
   readonly #locks: OutageLog;
-  /** Runs the database did not answer (down, unreachable): the same, rather than an error a tick. */
-  readonly #database: OutageLog;
   /**
-   * The jobs the database failed during the outage: only one of them going through says it answers
-   * again (another may touch no table: the health check asks the gateway).
+   * Runs the database or the gateway did not answer: the same, rather than an error a tick. Only a job
+   * that failed on one going through says it answers again (another may not use it: the health check
+   * reads no table, the sweeper asks no gateway).
    */
-  readonly #failedOnDatabase = new Set<string>();
+  readonly #outages: { is: (error: Error) => boolean; log: OutageLog; failedJobs: Set<string> }[];
 
   constructor(
     private readonly redis: Redis,
@@ -47,11 +47,19 @@ export class Scheduler {
       stillDown: 'cron jobs still not run: redis unavailable',
       back: 'cron jobs run again',
     });
-    this.#database = new OutageLog(logger, clock, {
-      down: 'cron jobs failed: the database is unavailable',
-      stillDown: 'cron jobs still failing: the database is unavailable',
-      back: 'cron jobs: the database answers again',
+    const outage = (is: (error: Error) => boolean, what: string, back: string) => ({
+      is,
+      log: new OutageLog(logger, clock, {
+        down: `cron jobs failed: ${what}`,
+        stillDown: `cron jobs still failing: ${what}`,
+        back: `cron jobs: ${back}`,
+      }),
+      failedJobs: new Set<string>(),
     });
+    this.#outages = [
+      outage(databaseUnavailable, 'the database is unavailable', 'the database answers again'),
+      outage(gatewayNotAnswering, 'the gateway does not answer', 'the gateway answers again'),
+    ];
   }
 
   start(jobs: CronJob[]): void {
@@ -90,23 +98,25 @@ export class Scheduler {
   /** A tick that went through: it ran here (`locked`), or another instance holds the job (null). */
   #went(job: string, locked: boolean, result: unknown): void {
     this.#locks.available();
-    if (locked && this.#failedOnDatabase.has(job)) {
-      this.#failedOnDatabase.clear();
-      this.#database.available();
-    }
+    for (const { log, failedJobs } of this.#outages)
+      if (locked && failedJobs.has(job)) {
+        failedJobs.clear();
+        log.available();
+      }
     if (result === null) this.logger.debug({ job }, 'cron job left to the instance holding its lock');
   }
 
-  /** A tick that failed: before its job (the lock: Redis), on the database, or in the job itself. */
+  /** A tick that failed: before its job (the lock: Redis), on the database or the gateway, or in the job itself. */
   #failed(job: string, locked: boolean, error: Error): void {
     if (!locked) {
       this.#locks.failed(error, { job });
       return;
     }
     this.#locks.available();
-    if (databaseUnavailable(error)) {
-      this.#failedOnDatabase.add(job);
-      this.#database.failed(error, { job });
+    const outage = this.#outages.find((o) => o.is(error));
+    if (outage) {
+      outage.failedJobs.add(job);
+      outage.log.failed(error, { job });
       return;
     }
     this.logger.error({ job, err: { message: error.message } }, 'cron job failed');

@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
+import { GatewayNetworkError } from '../../../src/client/errors.js';
 import { createRedis, withLock } from '../../../src/infra/redis.js';
 import { expireHolds } from '../../../src/merchant/checkout/card.js';
 import { Scheduler } from '../../../src/merchant/jobs/scheduler.js';
@@ -432,6 +433,44 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
       expect(told.map((l) => [l.level, l.msg, l.job])).to.deep.equal([
         [40, 'cron jobs failed: the database is unavailable', 'every-second'],
         [30, 'cron jobs: the database answers again', undefined],
+      ]);
+    });
+
+    it('the gateway down: the health and recovery jobs say so once, not an error a run', async () => {
+      const prefix = `${keySpace}:sched-e`;
+      const told: { level: number; msg: string; job?: string }[] = [];
+      const sink = new Writable({
+        write(chunk, _encoding, done) {
+          told.push(JSON.parse(String(chunk)));
+          done();
+        },
+      });
+      let runs = 0;
+      let gatewayDown = true;
+      const scheduler = new Scheduler(connect(), pino(sink), prefix);
+      schedulers.push(scheduler);
+      scheduler.start([
+        {
+          name: 'health',
+          schedule: '* * * * * *',
+          lockMs: 10_000,
+          run: async () => {
+            runs += 1;
+            if (gatewayDown)
+              throw new GatewayNetworkError(
+                'connection',
+                'GET /api/v1/webhook: connection failed (ECONNREFUSED)',
+                true,
+              );
+          },
+        },
+      ]);
+      await waitFor('three runs that failed', () => runs >= 3, 10_000, { everyMs: 50 });
+      gatewayDown = false;
+      await waitFor('a run that went through', () => runs >= 5, 10_000, { everyMs: 50 });
+      expect(told.map((l) => [l.level, l.msg, l.job])).to.deep.equal([
+        [40, 'cron jobs failed: the gateway does not answer', 'health'],
+        [30, 'cron jobs: the gateway answers again', undefined],
       ]);
     });
 
