@@ -299,6 +299,37 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
       for (const s of schedulers.splice(0)) await s.stop();
       for (const r of connections.splice(0)) await r.quit();
     });
+    /** A scheduler whose log lines are kept, parsed, in `told`. */
+    const listened = (redis: Redis, prefix: string) => {
+      const told: { level: number; msg: string; job?: string }[] = [];
+      const sink = new Writable({
+        write(chunk, _encoding, done) {
+          told.push(JSON.parse(String(chunk)));
+          done();
+        },
+      });
+      const scheduler = new Scheduler(redis, pino(sink), prefix);
+      schedulers.push(scheduler);
+      return { scheduler, told };
+    };
+    /** A job every second that throws `failure` until `recover()`. */
+    const failingUntilRecovered = (name: string, failure: () => Error) => {
+      let runs = 0;
+      let failing = true;
+      const job = {
+        name,
+        schedule: '* * * * * *',
+        lockMs: 10_000,
+        run: async () => {
+          runs += 1;
+          if (failing) throw failure();
+        },
+      };
+      const recover = () => {
+        failing = false;
+      };
+      return { job, runs: () => runs, recover };
+    };
 
     it('two instances on one Redis and lock prefix, a job every second: never two runs at once, each run on one instance', async () => {
       const prefix = `${keySpace}:sched-a`;
@@ -398,38 +429,19 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
     });
 
     it('the database down: a line when the runs start failing and one when it answers again, never one a run', async () => {
-      const prefix = `${keySpace}:sched-d`;
-      const told: { level: number; msg: string; job?: string }[] = [];
-      const sink = new Writable({
-        write(chunk, _encoding, done) {
-          told.push(JSON.parse(String(chunk)));
-          done();
-        },
-      });
-      let runs = 0;
-      let databaseDown = true;
-      const scheduler = new Scheduler(connect(), pino(sink), prefix);
-      schedulers.push(scheduler);
+      const { scheduler, told } = listened(connect(), `${keySpace}:sched-d`);
+      // What the store throws while MySQL is down (mysql2's code, through Sequelize).
+      const failing = failingUntilRecovered('every-second', () =>
+        Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3306'), { parent: { code: 'ECONNREFUSED' } }),
+      );
       scheduler.start([
-        {
-          name: 'every-second',
-          schedule: '* * * * * *',
-          lockMs: 10_000,
-          run: async () => {
-            runs += 1;
-            // What the store throws while MySQL is down (mysql2's code, through Sequelize).
-            if (databaseDown)
-              throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3306'), {
-                parent: { code: 'ECONNREFUSED' },
-              });
-          },
-        },
+        failing.job,
         // A job that reads no table (the health check asks the gateway): its runs say nothing of the database.
         { name: 'no-table', schedule: '* * * * * *', lockMs: 10_000, run: async () => 'fine' },
       ]);
-      await waitFor('four runs that failed', () => runs >= 4, 10_000, { everyMs: 50 });
-      databaseDown = false;
-      await waitFor('a run that went through', () => runs >= 6, 10_000, { everyMs: 50 });
+      await waitFor('four runs that failed', () => failing.runs() >= 4, 10_000, { everyMs: 50 });
+      failing.recover();
+      await waitFor('a run that went through', () => failing.runs() >= 6, 10_000, { everyMs: 50 });
       expect(told.map((l) => [l.level, l.msg, l.job])).to.deep.equal([
         [40, 'cron jobs failed: the database is unavailable', 'every-second'],
         [30, 'cron jobs: the database answers again', undefined],
@@ -437,37 +449,20 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
     });
 
     it('the gateway down: the health and recovery jobs say so once, not an error a run', async () => {
-      const prefix = `${keySpace}:sched-e`;
-      const told: { level: number; msg: string; job?: string }[] = [];
-      const sink = new Writable({
-        write(chunk, _encoding, done) {
-          told.push(JSON.parse(String(chunk)));
-          done();
-        },
-      });
-      let runs = 0;
-      let gatewayDown = true;
-      const scheduler = new Scheduler(connect(), pino(sink), prefix);
-      schedulers.push(scheduler);
-      scheduler.start([
-        {
-          name: 'health',
-          schedule: '* * * * * *',
-          lockMs: 10_000,
-          run: async () => {
-            runs += 1;
-            if (gatewayDown)
-              throw new GatewayNetworkError(
-                'connection',
-                'GET /api/v1/webhook: connection failed (ECONNREFUSED)',
-                true,
-              );
-          },
-        },
-      ]);
-      await waitFor('three runs that failed', () => runs >= 3, 10_000, { everyMs: 50 });
-      gatewayDown = false;
-      await waitFor('a run that went through', () => runs >= 5, 10_000, { everyMs: 50 });
+      const { scheduler, told } = listened(connect(), `${keySpace}:sched-e`);
+      const failing = failingUntilRecovered(
+        'health',
+        () =>
+          new GatewayNetworkError(
+            'connection',
+            'GET /api/v1/webhook: connection failed (ECONNREFUSED)',
+            true,
+          ),
+      );
+      scheduler.start([failing.job]);
+      await waitFor('three runs that failed', () => failing.runs() >= 3, 10_000, { everyMs: 50 });
+      failing.recover();
+      await waitFor('a run that went through', () => failing.runs() >= 5, 10_000, { everyMs: 50 });
       expect(told.map((l) => [l.level, l.msg, l.job])).to.deep.equal([
         [40, 'cron jobs failed: the gateway does not answer', 'health'],
         [30, 'cron jobs: the gateway answers again', undefined],
@@ -484,17 +479,9 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
         { retryStrategy: () => 100 },
       );
       connections.push(redis);
-      const told: { level: number; msg: string; job?: string }[] = [];
-      const sink = new Writable({
-        write(chunk, _encoding, done) {
-          told.push(JSON.parse(String(chunk)));
-          done();
-        },
-      });
+      const { scheduler, told } = listened(redis, prefix);
       let runs = 0;
       let failNext = false;
-      const scheduler = new Scheduler(redis, pino(sink), prefix);
-      schedulers.push(scheduler);
       scheduler.start([
         {
           name: 'every-second',
