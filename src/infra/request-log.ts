@@ -4,14 +4,15 @@ import { hasCardNumber, maskCardNumbers } from '../shared/card-numbers.js';
 
 /**
  * A request's path as a log line gives it: as sent, unless it holds a card number (someone put one in
- * a URL), which is masked in the path with its ASCII escapes decoded. Only those: digits, spaces and
- * hyphens are all a card number is written with, and decoding escape by escape leaves no path
- * unread, where decodeURIComponent gives up on a whole path for one stray `%` (the routes' fuzzer
- * found `/customers/%/cards/4000%200000%200000%203097` logged as sent).
+ * a URL), which is masked in the path with its escapes decoded. Each run of escapes is decoded as the
+ * UTF-8 it spells (a bad sequence reads as U+FFFD): decodeURIComponent gives up on a whole path for
+ * one stray `%` (the routes' fuzzer found `/customers/%/cards/4000%200000%200000%203097` logged as
+ * sent), and a run left as it was lets its hex run into the digits after it (`%E2%80%884000-0000-…`,
+ * a punctuation space before a card number, read as the digits 884000).
  */
 export function loggedPath(path: string): string {
-  const decoded = path.replace(/%([0-7][0-9A-Fa-f])/g, (_, hex: string) =>
-    String.fromCharCode(Number.parseInt(hex, 16)),
+  const decoded = path.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) =>
+    Buffer.from(run.replaceAll('%', ''), 'hex').toString('utf8'),
   );
   return hasCardNumber(decoded) ? maskCardNumbers(decoded) : path;
 }

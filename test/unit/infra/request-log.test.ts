@@ -20,7 +20,11 @@ describe('infra: the path a request line logs (loggedPath)', () => {
     expect(logged).to.equal('/customers/%/cards/[card number]');
   });
 
-  it('escapes beyond ASCII are left as they are: a card number is digits, spaces and hyphens', () => {
-    expect(loggedPath('/orders/na%C3%AFve%204242424242424242')).to.equal('/orders/na%C3%AFve [card number]');
+  it('escapes beyond ASCII are decoded as UTF-8: their hex never runs into a card number after them', () => {
+    expect(loggedPath('/orders/na%C3%AFve%204242424242424242')).to.equal('/orders/naïve [card number]');
+    // Found by the routes' fuzzer: U+2008 left escaped read as the digits 884000-0000-0000-0002.
+    const logged = loggedPath('/unmatched-money/%E3%89%95%E2%80%884000-0000-0000-0002%20%E1%BE%96/resolve');
+    expect(logged).to.equal('/unmatched-money/\u3255\u2008[card number] \u1F96/resolve');
+    expect(loggedPath('/orders/%FF%FE4242424242424242')).to.equal('/orders/\uFFFD\uFFFD[card number]');
   });
 });
