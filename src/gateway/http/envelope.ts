@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
+import { loggedPath } from '../../infra/request-log.js';
 import { ApiError } from './errors.js';
 
 /** gateway-api.md, Response envelope: the shape of every answer, errors included. */
@@ -63,7 +64,7 @@ function toApiError(caught: unknown, logger: Logger, ctx: Context): ApiError {
       errors: { body: ['could not be read'] },
     });
   }
-  logger.error({ err: caught, method: ctx.method, path: ctx.path }, 'unexpected error');
+  logger.error({ err: caught, method: ctx.method, path: loggedPath(ctx.path) }, 'unexpected error');
   return new ApiError(
     500,
     'ERR_UNEXPECTED',
