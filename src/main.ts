@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import { createLogger, prettyDestination, wantsPrettyLogs } from './infra/logger.js';
+import { createLogger, prettyDestination, routeConsoleWarnings, wantsPrettyLogs } from './infra/logger.js';
 import { type Kit, startKit } from './kit.js';
 import { configOrExit, exitOnSettingProblem } from './startup.js';
 
@@ -18,6 +18,7 @@ const logger = createLogger(
   config.logLevel,
   pretty ? prettyDestination(1, process.stdout.isTTY === true) : undefined,
 );
+routeConsoleWarnings(logger);
 if (config.encryptionKeyIsDevDefault)
   logger.warn('APP_ENCRYPTION_KEY is not set: using the fixed development key. Never in production.');
 // `npm start` runs the source through tsx: right for development; production runs the build (the image does).

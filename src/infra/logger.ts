@@ -1,3 +1,4 @@
+import { format } from 'node:util';
 import { type DestinationStream, type Logger, pino, stdSerializers } from 'pino';
 import pretty from 'pino-pretty';
 import { currentRequestId } from './request-context.js';
@@ -70,4 +71,13 @@ export function prettyDestination(
     singleLine: true,
     ignore: 'pid,hostname',
   });
+}
+
+/**
+ * What libraries write with console.warn, as a warning line of `logger`: ioredis, for one, prints
+ * `[WARN] Redis server does not require a password…` as plain text, which breaks a JSON log stream
+ * (a collector that parses each line drops it, or worse). For the processes' entry points only.
+ */
+export function routeConsoleWarnings(logger: Logger): void {
+  console.warn = (...args: unknown[]) => logger.warn({ from: 'console' }, format(...args));
 }

@@ -82,16 +82,35 @@ describe('merchant: logs on a terminal and off it', function () {
     expect(out).to.not.contain('whsec_');
   });
 
-  it('through a pipe: JSON lines, as a log collector reads them', async () => {
+  it('through a pipe: JSON lines, as a log collector reads them, and a library’s console warning', async () => {
     const { url, env } = await envFor('json');
-    const p: Proc = track(start('src/main.ts', [], env));
+    // A password Redis does not need: ioredis says so with console.warn, as plain text of its own.
+    const password = 'not-needed-by-this-redis';
+    const p: Proc = track(
+      start('src/main.ts', [], {
+        ...env,
+        REDIS_URL: `redis://:${password}@127.0.0.1:6379`,
+        // Set: a generated one is printed on stdout, on purpose not as a log line (merchant.md).
+        OPS_API_TOKEN: 'terminal-logs-token-0123456789-abcdef',
+      }),
+    );
     await healthy(p, url, 30_000);
     p.child.kill('SIGTERM');
     await exitWithin(p, 20_000);
-    const listening = p
-      .stdout()
-      .split('\n')
-      .find((l) => l.includes('merchant API listening'));
+    const lines = p.stdout().split('\n').filter(Boolean);
+    const notJson = lines.filter((l) => {
+      try {
+        return typeof JSON.parse(l) !== 'object';
+      } catch {
+        return true;
+      }
+    });
+    expect(notJson, 'every line is JSON').to.deep.equal([]);
+    expect(p.stderr(), 'nothing on stderr').to.equal('');
+    const listening = lines.find((l) => l.includes('merchant API listening'));
     expect(JSON.parse(listening!)).to.include({ msg: 'merchant API listening', level: 30 });
+    const warning = lines.find((l) => l.includes('does not require a password'));
+    expect(JSON.parse(warning!), p.stdout()).to.include({ level: 40, from: 'console' });
+    expect(p.stdout()).to.not.contain(password);
   });
 });
