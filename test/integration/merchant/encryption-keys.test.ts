@@ -28,8 +28,10 @@ describe('merchant: the encryption key over what the database holds sealed', fun
   const url = `${ADMIN_URL}/${database}`;
   let sequelize: Sequelize;
   const closers: (() => Promise<unknown>)[] = [];
-  // From now, not a fixed date: the processes below read the retired secret's grace on the real clock.
-  const clock = new ManualClock(Date.now());
+  // Set from the real clock before each test, not a fixed date nor the time the file was loaded (a
+  // full run reaches these tests minutes later): the processes below read the retired secret's
+  // five-minute grace on the real clock.
+  let clock: ManualClock;
 
   /** The store with a box of these keys, as a process started with them has it. */
   const storeUnder = (key: Buffer, previous: Buffer[] = []): Store => {
@@ -58,6 +60,7 @@ describe('merchant: the encryption key over what the database holds sealed', fun
     await migrate(url, sequelize);
   });
   beforeEach(async () => {
+    clock = new ManualClock(Date.now());
     await sequelize.query('DELETE FROM webhook_secrets');
     await sequelize.query('DELETE FROM saved_cards');
     await sequelize.query('DELETE FROM audit_log');
