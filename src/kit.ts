@@ -20,7 +20,6 @@ import { Shutdown } from './kit/shutdown.js';
 import { startWorker } from './kit/worker.js';
 import type { MerchantDeps } from './merchant/checkout/deps.js';
 import { type ChargeOutcome, chargeSavedCard } from './merchant/checkout/saved.js';
-import { cardRefusal } from './merchant/customers/saved-card.js';
 import { createMetricsApp } from './merchant/http/metrics-route.js';
 import { OpsAuth } from './merchant/http/ops-auth.js';
 import { type DispatcherDeps, dispatchOnce, startDispatcher } from './merchant/outbox/dispatcher.js';
@@ -139,9 +138,7 @@ async function chargeFromFork(a: Adapters, input: KitCharge): Promise<ChargeOutc
   const card = await a.store.savedCards.ofCustomer(input.customerId, input.cardId);
   if (!card)
     return { kind: 'card_refused', code: 'CARD_NOT_FOUND', message: 'This customer has no such saved card.' };
-  const refusal = cardRefusal(card, a.clock.now());
-  if (refusal) return { kind: 'card_refused', code: refusal.code, message: refusal.message };
-  return chargeSavedCard(a.checkout, {
+  const outcome = await chargeSavedCard(a.checkout, {
     customerId: input.customerId,
     card,
     amountMinor: input.amountMinor,
@@ -151,6 +148,9 @@ async function chargeFromFork(a: Adapters, input: KitCharge): Promise<ChargeOutc
     idempotencyKey: input.idempotencyKey,
     initiatedBy: { name: input.by ?? 'kit', role: 'system', credential: 'system' },
   });
+  return outcome.kind === 'card_refused'
+    ? { kind: 'card_refused', code: outcome.code, message: outcome.message }
+    : outcome;
 }
 
 /** What the order event dispatcher runs with: the outbox, the shop's endpoints, the handlers. */

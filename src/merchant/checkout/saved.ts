@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { GatewayError } from '../../client/errors.js';
 import type { CustomerInput } from '../../client/gateway-client.js';
 import { transactionSchema } from '../../client/schemas.js';
-import { CARD_REFUSALS, type CardRefusalCode, cardLabel } from '../customers/saved-card.js';
+import { CARD_REFUSALS, type CardRefusalCode, cardLabel, cardRefusal } from '../customers/saved-card.js';
 import { type Actor, actorLabel } from '../operators/roles.js';
 import { countsTowardCap } from '../orders/attempt-cap.js';
 import type { About } from '../orders/observation.js';
@@ -114,10 +114,14 @@ export interface SavedCardCharge {
   initiatedBy: Actor;
 }
 
-/** How a charge ended: a payment's outcome, or a key already used for another charge. */
+/**
+ * How a charge ended: a payment's outcome, a key already used for another charge, or a card that can
+ * no longer pay (removed, expired) asked for a charge its key never made: nothing was stored.
+ */
 export type ChargeOutcome =
   | (PaymentOutcome & { created: boolean })
-  | { kind: 'key_reused'; order: OrderRecord };
+  | KeyReused
+  | ({ kind: 'card_refused' } & NonNullable<ReturnType<typeof cardRefusal>>);
 
 /**
  * A merchant-initiated charge (issue 21, part 4): a subscription's renewal, a top-up. A new order for
@@ -128,6 +132,11 @@ export type ChargeOutcome =
  */
 export async function chargeSavedCard(deps: SavedCardDeps, charge: SavedCardCharge): Promise<ChargeOutcome> {
   const reference = chargeReference(charge.customerId, charge.idempotencyKey);
+  // A card removed or expired makes no new charge, but the same key again is answered as its charge
+  // stands: the money may have moved before the card went (a renewal retried after a lost answer).
+  const refusal = cardRefusal(charge.card, deps.clock.now());
+  if (refusal && !(await deps.store.orders.byReference(reference)))
+    return { kind: 'card_refused', ...refusal };
   let order: OrderRecord;
   let created = true;
   try {
@@ -142,9 +151,13 @@ export async function chargeSavedCard(deps: SavedCardDeps, charge: SavedCardChar
     if (!(error instanceof DuplicateReference)) throw error;
     order = (await deps.store.orders.byReference(reference))!;
     created = false;
-    if (order.amount_minor !== charge.amountMinor || order.currency !== charge.currency)
-      return { kind: 'key_reused', order };
-    if (otherTerms((await reload(deps, order.id)).attempt, charge)) return { kind: 'key_reused', order };
+    const standing = await reload(deps, order.id);
+    if (
+      order.amount_minor !== charge.amountMinor ||
+      order.currency !== charge.currency ||
+      otherTerms(standing.attempt, charge)
+    )
+      return { kind: 'key_reused', ...standing };
   }
   await deps.store.audit.record({
     actor: charge.initiatedBy,
@@ -164,6 +177,14 @@ export async function chargeSavedCard(deps: SavedCardDeps, charge: SavedCardChar
     if (otherTerms(standing.attempt, charge)) return { kind: 'key_reused', ...standing };
     const ended = endedAs(standing);
     if (ended) return ended;
+    if (refusal)
+      return {
+        kind: 'invalid',
+        ...standing,
+        code: refusal.code,
+        message: refusal.message,
+        errors: { card: [refusal.field] },
+      };
     try {
       return await savedCardPayment(deps, order.id, {
         card: charge.card,

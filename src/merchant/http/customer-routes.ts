@@ -13,7 +13,7 @@ import { gatewayFailure, HttpError, invalid, jsonBody, ok, validate } from './er
 import type { OpsAuth } from './ops-auth.js';
 import { actorOf } from './ops-auth.js';
 import { answerPayment, operatorKey, type RouteDeps } from './routes.js';
-import { customerIdOf, customersCard, savedCardView, usable } from './saved-cards.js';
+import { customerIdOf, customersCard, savedCardView } from './saved-cards.js';
 import { chargeSchema } from './schemas.js';
 import { orderView } from './views.js';
 
@@ -111,11 +111,11 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
     };
     if (!parsed.ok || !key || Object.keys(errors).length > 0) throw invalid(errors);
     const body = parsed.data;
-    const card = usable(await customersCard(deps, customerId, body.card), deps.clock.now());
     const actor = actorOf(ctx, who);
     const outcome = await chargeSavedCard(deps, {
       customerId,
-      card,
+      // Removed or expired, it is refused by the charge itself: the same key again is answered as it stands.
+      card: await customersCard(deps, customerId, body.card),
       amountMinor: body.minor,
       currency: body.currency,
       mode: body.mode,
@@ -133,8 +133,10 @@ async function answerCharge(ctx: Context, outcome: ChargeOutcome): Promise<void>
       409,
       'IDEMPOTENCY_KEY_REUSED',
       'This Idempotency-Key was used for another charge (another amount, currency, card or mode); nothing was charged.',
-      { data: { order: orderView(outcome.order) } },
+      { data: { order: orderView(outcome.order, outcome.attempt) } },
     );
+  if (outcome.kind === 'card_refused')
+    throw new HttpError(422, outcome.code, outcome.message, { errors: { card: [outcome.field] } });
   if (outcome.kind === 'done' && outcome.created) {
     ok(ctx, { order: orderView(outcome.order, outcome.attempt), next_action: null }, 201, 'Charged.');
     return;

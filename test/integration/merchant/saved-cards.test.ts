@@ -82,12 +82,12 @@ describe('merchant: saved cards (issue 21)', function () {
     return res.body.data.order as { id: string; reference: string };
   };
   /** A customer, their token, and a card saved by a paid order. */
-  const saved = async (number = '4242424242424242') => {
+  const saved = async (number = '4242424242424242', expiry?: { exp_month: number; exp_year: number }) => {
     const customerId = newCustomer();
     const token = await tokenFor(customerId);
     const order = await newOrder(customerId);
     const paid = await as(token, 'POST', `/orders/${order.id}/pay/card`, {
-      card: card(number),
+      card: card(number, expiry),
       mode: 'sale',
       save_card: true,
     });
@@ -437,11 +437,75 @@ describe('merchant: saved cards (issue 21)', function () {
         expect(reused.status, reused.text).to.equal(409);
         expect(reused.body.code).to.equal('IDEMPOTENCY_KEY_REUSED');
         expect(reused.body.data.order.id).to.equal(first.body.data.order.id);
+        expect(reused.body.data.order.payment, 'the order as it stands, its payment too').to.include({
+          saved_card_id: cardId,
+          gateway_transaction_id: first.body.data.order.payment.gateway_transaction_id,
+        });
       }
       expect((await charge(customerId, body, key)).status, 'the same terms: the same charge').to.equal(200);
       expect(gatewayRecords(reference)).to.have.length(1);
       const audit = await rows(t, 'audit_log', { action: 'card.charge', order_id: first.body.data.order.id });
       expect(audit, 'the refused requests charged nothing, so the audit has none of them').to.have.length(2);
+    });
+
+    it('a card removed or expired after its charge: the same key again is that charge (200), a new key 422 and no order', async () => {
+      const now = new Date(t.clock.now());
+      const thisMonth = { exp_month: now.getUTCMonth() + 1, exp_year: now.getUTCFullYear() };
+      const removed = await saved('4242424242424242');
+      const expiring = await saved('5555555555554444', thisMonth);
+      const charged = new Map<string, { id: string; reference: string }>();
+      for (const { customerId, cardId } of [removed, expiring]) {
+        const first = await charge(
+          customerId,
+          { card: cardId, amount: '4.99', currency: 'EUR' },
+          `renew-${customerId}`,
+        );
+        expect(first.status, first.text).to.equal(201);
+        charged.set(customerId, first.body.data.order);
+      }
+      const gone = await as(
+        removed.token,
+        'DELETE',
+        `/customers/${removed.customerId}/cards/${removed.cardId}`,
+      );
+      expect(gone.status, gone.text).to.equal(200);
+      t.sandboxClock.advance(32 * 86_400_000);
+
+      for (const [{ customerId, cardId }, code] of [
+        [removed, 'CARD_REVOKED'],
+        [expiring, 'CARD_EXPIRED'],
+      ] as const) {
+        const body = { card: cardId, amount: '4.99', currency: 'EUR' };
+        // A renewal job retrying after a lost answer: the money moved, the answer is that charge.
+        const again = await charge(customerId, body, `renew-${customerId}`);
+        expect(again.status, again.text).to.equal(200);
+        expect(again.body.data.order).to.include({ id: charged.get(customerId)!.id, status: 'paid' });
+        expect(gatewayRecords(charged.get(customerId)!.reference)).to.have.length(1);
+        // A new charge: refused before anything is stored.
+        const ordersBefore = (await rows(t, 'orders', {})).length;
+        const next = await charge(customerId, body, `next-${customerId}`);
+        expect(next.status, next.text).to.equal(422);
+        expect(next.body.code).to.equal(code);
+        expect(Object.keys(next.body.errors)).to.deep.equal(['card']);
+        expect((await rows(t, 'orders', {})).length, 'no order made').to.equal(ordersBefore);
+        const fork = await t.kit.chargeSavedCard({
+          customerId,
+          cardId,
+          amountMinor: 499,
+          currency: 'EUR',
+          idempotencyKey: `renew-${customerId}`,
+        });
+        expect(fork).to.include({ kind: 'done', created: false });
+        expect(
+          await t.kit.chargeSavedCard({
+            customerId,
+            cardId,
+            amountMinor: 499,
+            currency: 'EUR',
+            idempotencyKey: `fork-${customerId}`,
+          }),
+        ).to.include({ kind: 'card_refused', code });
+      }
     });
 
     it('a decline is answered as such, and the same key again answers the same decline without charging again', async () => {
