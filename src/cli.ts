@@ -632,6 +632,13 @@ function explain(error: Error): string {
     }
     return `GATEWAY_BASE_URL: the gateway at ${c.gateway.baseUrl} does not answer (${error.message})`;
   }
+  if (error instanceof GatewayError) {
+    // The gateway's own words, with the fields it names: `url: must use https` is what to fix.
+    const fields = Object.entries(error.details.errors ?? {}).map(
+      ([field, why]) => `${field}: ${why.join(', ')}`,
+    );
+    return `the gateway refused: ${[error.message, ...fields].join(' ')} (HTTP ${error.status} ${error.code})`;
+  }
   return settingProblem(error) ?? `${error.name}: ${error.message}`;
 }
 

@@ -7,7 +7,17 @@ import { withDotEnv } from '../../../src/config.js';
 import { event, paidOrder, post, storedSecret, wire } from '../../support/events.js';
 import { card } from '../../support/gateway.js';
 import { startTestKit, type TestKit } from '../../support/kit.js';
-import { exchange, exitWithin, freePort, leftovers, lines, start } from '../../support/process.js';
+import {
+  ADMIN_URL,
+  databaseName,
+  exchange,
+  exitWithin,
+  freePort,
+  leftovers,
+  lines,
+  start,
+  waitFor,
+} from '../../support/process.js';
 
 /** A POST through `agent` (a keep-alive pool of one): its status, its Connection header, how long it took. */
 function requestOn(agent: Agent, base: string, path: string, body: Buffer) {
@@ -270,9 +280,9 @@ describe('configuration: a .env file', () => {
   });
 });
 
-describe('the CLI without a running kit', function () {
-  this.timeout(30_000);
-  const { track, cleanUp } = leftovers();
+describe('the CLI: one line, exit 1, when it cannot do what it was asked', function () {
+  this.timeout(60_000);
+  const { databases, track, cleanUp } = leftovers();
   after(cleanUp);
 
   it('webhook status says the kit is not running and how to start it: one line, exit 1', async () => {
@@ -282,5 +292,37 @@ describe('the CLI without a running kit', function () {
     const err = lines(p.stderr());
     expect(err, p.stderr()).to.have.length(1);
     expect(err[0]).to.match(/^no running kit: .*npm start/);
+  });
+
+  it("webhook register with a URL the gateway refuses: the gateway's own words and the field, one line, exit 1", async () => {
+    // The default seed takes https endpoints only (allow_private_webhook_urls: false).
+    const gatewayPort = await freePort();
+    const sandbox = track(start('src/gateway/main.ts', [], { GATEWAY_PORT: String(gatewayPort) }));
+    const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    await waitFor(
+      'the sandbox answering',
+      () =>
+        fetch(gatewayUrl).then(
+          () => true,
+          () => false,
+        ),
+      20_000,
+      {
+        context: () => sandbox.stderr(),
+      },
+    );
+    const database = databaseName('edges', 'register');
+    databases.push(database);
+    const p = track(
+      start('src/cli.ts', ['webhook', 'register', '--url', 'http://127.0.0.1:9/webhooks/gateway'], {
+        GATEWAY_BASE_URL: gatewayUrl,
+        GATEWAY_API_KEY: 'sk_test_merchant_1001',
+        DATABASE_URL: `${ADMIN_URL}/${database}`,
+      }),
+    );
+    expect((await exitWithin(p, 20_000)).code).to.equal(1);
+    const err = lines(p.stderr());
+    expect(err, p.stderr()).to.have.length(1);
+    expect(err[0]).to.match(/^the gateway refused: .* url: must use https \(HTTP 422 /);
   });
 });
