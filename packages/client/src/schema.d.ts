@@ -14,7 +14,7 @@ export interface paths {
         };
         /**
          * Orders, and the review queue
-         * @description Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `created_from` (inclusive) and `created_to` (exclusive). Every role reads it.
+         * @description Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `created_from` (inclusive) and `created_to` (exclusive). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
          */
         get: operations["listOrders"];
         put?: never;
@@ -355,7 +355,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description This process's metrics in Prometheus text. Open unless `METRICS_TOKEN` is set; then `Authorization: Bearer <METRICS_TOKEN>`, or an operator's token (every role reads).
+         * @description This process's metrics in Prometheus text. Open unless `METRICS_TOKEN` is set; then `Authorization: Bearer <METRICS_TOKEN>`, or an operator's token (roles operator, finance, viewer, admin; another token is a 401).
          */
         get: operations["metrics"];
         put?: never;
@@ -419,7 +419,7 @@ export interface paths {
         };
         /**
          * Gateway money with no order
-         * @description Every gateway transaction naming money that no payment attempt of the kit holds, newest first (by first sight): kept when an event, a replay, recovery or a poll told of it, and the order carrying its reference flagged for review. `resolution=open` for what still waits for an operator. Every role reads it.
+         * @description Every gateway transaction naming money that no payment attempt of the kit holds, newest first (by first sight): kept when an event, a replay, recovery or a poll told of it, and the order carrying its reference flagged for review. `resolution=open` for what still waits for an operator. Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
          */
         get: operations["listUnmatchedMoney"];
         put?: never;
@@ -499,7 +499,7 @@ export interface paths {
         };
         /**
          * A customer's saved cards
-         * @description The customer's active saved cards, newest first, as the gateway lists them now (`synced: true`); when the gateway cannot answer, as the kit last knew them (`synced: false`). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (every role).
+         * @description The customer's active saved cards, newest first, as the gateway lists them now (`synced: true`); when the gateway cannot answer, as the kit last knew them (`synced: false`). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403).
          */
         get: operations["listSavedCards"];
         put?: never;
@@ -559,7 +559,7 @@ export interface paths {
         };
         /**
          * Disputes
-         * @description Every chargeback of an order's payment, newest first: opened by the gateway's `transaction.chargeback` with what it took, `won` when the gateway reverses it (the order is paid again), `lost` when an operator says so. `outcome=open` for those still undecided. Every role reads it.
+         * @description Every chargeback of an order's payment, newest first: opened by the gateway's `transaction.chargeback` with what it took, `won` when the gateway reverses it (the order is paid again), `lost` when an operator says so. `outcome=open` for those still undecided. Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
          */
         get: operations["listDisputes"];
         put?: never;
@@ -1233,6 +1233,25 @@ export interface operations {
                         /** @enum {string} */
                         code: "UNAUTHORIZED";
                         data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                        data: components["schemas"]["Forbidden"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -4007,6 +4026,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                        data: components["schemas"]["Forbidden"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -4679,6 +4717,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                        data: components["schemas"]["Forbidden"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description `NOT_FOUND`: an empty customer id (no such path). */
             404: {
                 headers: {
@@ -5253,6 +5310,25 @@ export interface operations {
                         /** @enum {string} */
                         code: "UNAUTHORIZED";
                         data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                        data: components["schemas"]["Forbidden"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;

@@ -716,7 +716,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       operationId: 'metrics',
       summary: 'Prometheus metrics',
       description:
-        "This process's metrics in Prometheus text. Open unless `METRICS_TOKEN` is set; then `Authorization: Bearer <METRICS_TOKEN>`, or an operator's token (every role reads).",
+        "This process's metrics in Prometheus text. Open unless `METRICS_TOKEN` is set; then `Authorization: Bearer <METRICS_TOKEN>`, or an operator's token (roles operator, finance, viewer, admin; another token is a 401).",
       tags: ['Platform'],
       responses: {
         200: { description: 'Prometheus text.', content: { 'text/plain': { schema: { type: 'string' } } } },
@@ -773,13 +773,14 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       operationId: 'listUnmatchedMoney',
       summary: 'Gateway money with no order',
       description:
-        'Every gateway transaction naming money that no payment attempt of the kit holds, newest first (by first sight): kept when an event, a replay, recovery or a poll told of it, and the order carrying its reference flagged for review. `resolution=open` for what still waits for an operator. Every role reads it.',
+        'Every gateway transaction naming money that no payment attempt of the kit holds, newest first (by first sight): kept when an event, a replay, recovery or a poll told of it, and the order carrying its reference flagged for review. `resolution=open` for what still waits for an operator. Roles: operator, finance, viewer, admin (a `storefront` token is a 403).',
       tags: ['Operator'],
       security: OPS,
       requestParams: { query: unmatchedListQuerySchema },
       responses: {
         200: jsonAnswer('The list.', success(z.object({ unmatched_money: z.array(unmatchedMoneySchema) }))),
         ...unauthorized,
+        ...forbidden,
         422: invalidInput,
         ...databaseDown,
         ...internal,
@@ -869,7 +870,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       operationId: 'listSavedCards',
       summary: "A customer's saved cards",
       description:
-        "The customer's active saved cards, newest first, as the gateway lists them now (`synced: true`); when the gateway cannot answer, as the kit last knew them (`synced: false`). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (every role).",
+        "The customer's active saved cards, newest first, as the gateway lists them now (`synced: true`); when the gateway cannot answer, as the kit last knew them (`synced: false`). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403).",
       tags: ['Customers'],
       security: CUSTOMER_OR_OPS,
       requestParams: { path: customerPath },
@@ -881,6 +882,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
           ),
         ),
         ...customerUnauthorized,
+        ...forbidden,
         ...noCustomer,
         422: invalidInput,
         ...databaseDown,
@@ -965,13 +967,14 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       operationId: 'listDisputes',
       summary: 'Disputes',
       description:
-        "Every chargeback of an order's payment, newest first: opened by the gateway's `transaction.chargeback` with what it took, `won` when the gateway reverses it (the order is paid again), `lost` when an operator says so. `outcome=open` for those still undecided. Every role reads it.",
+        "Every chargeback of an order's payment, newest first: opened by the gateway's `transaction.chargeback` with what it took, `won` when the gateway reverses it (the order is paid again), `lost` when an operator says so. `outcome=open` for those still undecided. Roles: operator, finance, viewer, admin (a `storefront` token is a 403).",
       tags: ['Operator'],
       security: OPS,
       requestParams: { query: disputeListQuerySchema },
       responses: {
         200: jsonAnswer('The list.', success(z.object({ disputes: z.array(disputeSchema) }))),
         ...unauthorized,
+        ...forbidden,
         422: invalidInput,
         ...databaseDown,
         ...internal,
@@ -1008,13 +1011,14 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       operationId: 'listOrders',
       summary: 'Orders, and the review queue',
       description:
-        'Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `created_from` (inclusive) and `created_to` (exclusive). Every role reads it.',
+        'Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `created_from` (inclusive) and `created_to` (exclusive). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).',
       tags: ['Operator'],
       security: OPS,
       requestParams: { query: orderListQuerySchema },
       responses: {
         200: jsonAnswer('A page of orders.', success(orderListSchema)),
         ...unauthorized,
+        ...forbidden,
         422: invalidInput,
         ...databaseDown,
         ...internal,

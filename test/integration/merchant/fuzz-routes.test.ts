@@ -41,7 +41,7 @@ import { OPS_TOKEN, startTestKit, type TestKit } from '../../support/kit.js';
  * built from what the API document says of its route (path parameters, query, headers, body schema
  * and example), then broken in places: hostile values and keys, card numbers in free text, wrong
  * encodings and content types, bodies from empty to past each limit, the operator token, a viewer's
- * token (refused 403 where a role matters) or another.
+ * or the storefront's token (refused 403 where a role matters) or another.
  * A new route is fuzzed as soon as it is served. No answer is a 5xx, every answer is the one the
  * document gives for its route and status (refusals: the error envelope), and nothing the kit wrote
  * holds a card number or a secret. FUZZ_RUNS sets the number of requests (`npm run fuzz`).
@@ -188,12 +188,17 @@ function queryOf(s: Schema | null): fc.Arbitrary<string> {
     .map(([known, extra]) => [...known.filter((v): v is string => v !== null), ...extra].join('&'));
 }
 
-/** A named operator's token (a viewer: refused 403 wherever a role matters), made once the kit runs. */
+/**
+ * Named operators' tokens, made once the kit runs: a viewer (refused 403 wherever a role matters),
+ * and the shop's server (storefront: refused 403 on every operator route but the customer tokens).
+ */
 const viewer = { token: '' };
+const storefront = { token: '' };
 
 const authorization = fc.oneof(
   { weight: 3, arbitrary: fc.constant(`Bearer ${OPS_TOKEN}`) },
   { weight: 1, arbitrary: fc.constant(null).map(() => `Bearer ${viewer.token}`) },
+  { weight: 1, arbitrary: fc.constant(null).map(() => `Bearer ${storefront.token}`) },
   { weight: 2, arbitrary: fc.constant(undefined) },
   fc.constantFrom(
     `bearer ${OPS_TOKEN}`,
@@ -358,6 +363,13 @@ describe('fuzz: every merchant route', function () {
         by: { name: 'test', role: 'admin', credential: 'cli' },
       })
     ).token;
+    storefront.token = (
+      await t.kit.store.operators.add({
+        name: 'fuzz-storefront',
+        role: 'storefront',
+        by: { name: 'test', role: 'admin', credential: 'cli' },
+      })
+    ).token;
     const served = await t.call('GET', '/openapi.json');
     checker = await responseChecker(served.body as ApiDocument);
     // Orders to act on, in several states (the run adds the ones it creates), and their 3DS records
@@ -469,7 +481,7 @@ describe('fuzz: every merchant route', function () {
   });
 
   it('no card number or secret in a log line, Redis, a table or an error body', async () => {
-    leaked = await leaks(t, errorBodies, [viewer.token]);
+    leaked = await leaks(t, errorBodies, [viewer.token, storefront.token]);
     expect(leaked.slice(0, 5), `${leaked.length} leaks`).to.deep.equal([]);
   });
 });
