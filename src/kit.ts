@@ -11,6 +11,7 @@ import type { Gateway } from './gateway/app.js';
 import type { Seed } from './gateway/state/seed.js';
 import { RedisEndedSessions } from './infra/ended-sessions.js';
 import { bindHttpServer } from './infra/http-server.js';
+import { securityHeaderList } from './infra/security-headers.js';
 import { type Adapters, buildAdapters } from './kit/adapters.js';
 import { metricsEndpoint, startApi } from './kit/api.js';
 import { type Jobs, jobsOf } from './kit/jobs.js';
@@ -180,7 +181,13 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     // The merchant server is bound first, before the database is even reached: from then on every
     // request gets an answer, 503 STARTING until the app is ready (issue 8). With PORT=0 the public URL
     // is known only then.
-    const server = roles.has('api') ? await bindHttpServer(config.port, config.httpRequestTimeoutMs) : null;
+    const server = roles.has('api')
+      ? await bindHttpServer(
+          config.port,
+          config.httpRequestTimeoutMs,
+          securityHeaderList({ publicUrl: config.publicBaseUrl }),
+        )
+      : null;
     if (server) shutdown.work({ name: 'http', drain: server.drain, cutOff: server.cutOff });
     const port = server?.port ?? null;
     const publicBaseUrl = config.publicBaseUrl ?? `http://127.0.0.1:${port ?? config.port}`;
@@ -218,7 +225,11 @@ export async function startKit(options: KitOptions): Promise<Kit> {
       startScheduler(a, jobs, shutdown, random, { ...config.jobSchedules, ...options.schedules });
     const app = server ? startApi(a, server) : null;
     if (config.metricsPort !== null) {
-      const metricsServer = await bindHttpServer(config.metricsPort, config.httpRequestTimeoutMs);
+      const metricsServer = await bindHttpServer(
+        config.metricsPort,
+        config.httpRequestTimeoutMs,
+        securityHeaderList(),
+      );
       shutdown.work({ name: 'metrics', drain: metricsServer.drain, cutOff: metricsServer.cutOff });
       const ops = new OpsAuth(
         config.opsApiToken,

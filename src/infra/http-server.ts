@@ -1,13 +1,11 @@
 import { createServer, type RequestListener, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { requestIdFor } from './request-context.js';
 
 /** The merchant error envelope (src/merchant/http/errors.ts), for the answers the server gives itself. */
-const envelope = (code: string, message: string) =>
-  JSON.stringify({ success: false, message, code, data: null });
-
-/** Of a request that came before the app was ready. */
-const STARTING = envelope('STARTING', 'The service is starting; retry in a moment.');
+const envelope = (code: string, message: string, requestId: string) =>
+  JSON.stringify({ success: false, message, code, data: null, request_id: requestId });
 
 /**
  * What Node answers by itself when a request cannot reach the app (headers over 16 KiB, not HTTP, too
@@ -34,27 +32,39 @@ const NOT_HTTP: [number, string, string, string] = [
   'The request is not valid HTTP.',
 ];
 
-function clientErrorAnswer(errorCode: string | undefined): string {
+/** Node's own answer as the app's would be: the headers every answer carries, an id, the envelope. */
+function clientErrorAnswer(errorCode: string | undefined, headers: readonly [string, string][]): string {
   const [status, reason, code, message] = CLIENT_ERRORS[errorCode ?? ''] ?? NOT_HTTP;
-  const body = envelope(code, message);
+  const requestId = requestIdFor(undefined);
+  const body = envelope(code, message, requestId);
   return [
     `HTTP/1.1 ${status} ${reason}`,
     'Connection: close',
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
+    ...headers.map(([name, value]) => `${name}: ${value}`),
     '',
     body,
   ].join('\r\n');
 }
 
-const answerStarting: RequestListener = (_req, res) => {
-  res.writeHead(503, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(STARTING),
-    'retry-after': '1',
-  });
-  res.end(STARTING);
-};
+/** Of a request that came before the app was ready: 503 STARTING, as the app answers (its headers, an id). */
+const answerStarting =
+  (headers: readonly [string, string][]): RequestListener =>
+  (req, res) => {
+    const sent = req.headers['x-request-id'];
+    const requestId = requestIdFor(Array.isArray(sent) ? sent[0] : sent);
+    const body = envelope('STARTING', 'The service is starting; retry in a moment.', requestId);
+    for (const [name, value] of headers) res.setHeader(name, value);
+    res.writeHead(503, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      'retry-after': '1',
+      'x-request-id': requestId,
+    });
+    res.end(body);
+  };
 
 export interface HttpServer {
   port: number;
@@ -75,8 +85,13 @@ export interface HttpServer {
  * is bound and kept for the server's life, passes each request to the handler of the moment: no
  * request ever finds no listener, so none waits forever for an answer (issue 8).
  */
-export async function bindHttpServer(port: number, requestTimeoutMs: number): Promise<HttpServer> {
-  let handler = answerStarting;
+export async function bindHttpServer(
+  port: number,
+  requestTimeoutMs: number,
+  /** What every answer carries (the security headers): the server's own answers too. */
+  headers: readonly [string, string][] = [],
+): Promise<HttpServer> {
+  let handler = answerStarting(headers);
   let draining = false;
   /** Each open connection and the answers in hand on it (several when requests are pipelined). */
   const connections = new Map<Socket, Set<ServerResponse>>();
@@ -114,7 +129,7 @@ export async function bindHttpServer(port: number, requestTimeoutMs: number): Pr
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // Not over an answer already begun on this connection: that would corrupt it (Node's own rule).
     const begun = [...(connections.get(socket as Socket) ?? [])].some((res) => res.headersSent);
-    if (socket.writable && !begun) socket.write(clientErrorAnswer(error.code));
+    if (socket.writable && !begun) socket.write(clientErrorAnswer(error.code, headers));
     socket.destroy(error);
   });
   server.on('request', (req, res) => {

@@ -1296,7 +1296,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -1310,6 +1310,16 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "UNAVAILABLE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -1538,7 +1548,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -1552,6 +1562,16 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "UNAVAILABLE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -1671,7 +1691,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -1685,6 +1705,16 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "UNAVAILABLE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -1959,7 +1989,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The gateway is not available (`GATEWAY_UNAVAILABLE`, or the gateway's own code), or the API key's budget for checkout traffic is spent for now (`GATEWAY_BUSY`): nothing was charged; the order is `failed` (an attempt that does not count toward `TOO_MANY_ATTEMPTS`) and the customer may try again after `Retry-After` seconds. */
+            /** @description The gateway is not available (`GATEWAY_UNAVAILABLE`, or the gateway's own code), or the API key's budget for checkout traffic is spent for now (`GATEWAY_BUSY`): nothing was charged; the order is `failed` (an attempt that does not count toward `TOO_MANY_ATTEMPTS`) and the customer may try again after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -1973,6 +2003,16 @@ export interface operations {
                         message: string;
                         code: string;
                         data: components["schemas"]["PublicPaymentAnswer"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2234,7 +2274,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The gateway is not available (`GATEWAY_UNAVAILABLE`, or the gateway's own code), or the API key's budget for checkout traffic is spent for now (`GATEWAY_BUSY`): nothing was charged; the order is `failed` (an attempt that does not count toward `TOO_MANY_ATTEMPTS`) and the customer may try again after `Retry-After` seconds. */
+            /** @description The gateway is not available (`GATEWAY_UNAVAILABLE`, or the gateway's own code), or the API key's budget for checkout traffic is spent for now (`GATEWAY_BUSY`): nothing was charged; the order is `failed` (an attempt that does not count toward `TOO_MANY_ATTEMPTS`) and the customer may try again after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -2248,6 +2288,16 @@ export interface operations {
                         message: string;
                         code: string;
                         data: components["schemas"]["PublicPaymentAnswer"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2486,7 +2536,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The gateway is not available (`GATEWAY_UNAVAILABLE`, or the gateway's own code), or the API key's budget for checkout traffic is spent for now (`GATEWAY_BUSY`): nothing was charged; the order is `failed` (an attempt that does not count toward `TOO_MANY_ATTEMPTS`) and the customer may try again after `Retry-After` seconds. */
+            /** @description The gateway is not available (`GATEWAY_UNAVAILABLE`, or the gateway's own code), or the API key's budget for checkout traffic is spent for now (`GATEWAY_BUSY`): nothing was charged; the order is `failed` (an attempt that does not count toward `TOO_MANY_ATTEMPTS`) and the customer may try again after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -2500,6 +2550,16 @@ export interface operations {
                         message: string;
                         code: string;
                         data: components["schemas"]["PublicPaymentAnswer"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2617,7 +2677,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `GATEWAY_UNAVAILABLE`: the gateway did not answer, failed, or slowed the key down; `GATEWAY_BUSY`: the API key's budget for checkout traffic is spent for now (nothing was sent). Try again (after `Retry-After` when given). */
+            /** @description `GATEWAY_UNAVAILABLE`: the gateway did not answer, failed, or slowed the key down; `GATEWAY_BUSY`: the API key's budget for checkout traffic is spent for now (nothing was sent). Try again (after `Retry-After` when given). `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -2634,6 +2694,16 @@ export interface operations {
                             /** @description The gateway's own error code. */
                             gateway_code: string;
                         } | null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2836,7 +2906,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `OUTCOME_UNKNOWN`: the gateway did not answer. Send the same request with the same Idempotency-Key again. */
+            /** @description `OUTCOME_UNKNOWN`: the gateway did not answer. Send the same request with the same Idempotency-Key again. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -2851,6 +2921,16 @@ export interface operations {
                         /** @enum {string} */
                         code: "OUTCOME_UNKNOWN";
                         data: components["schemas"]["OperationAnswer"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -3055,7 +3135,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `OUTCOME_UNKNOWN`: the gateway did not answer. Send the same request with the same Idempotency-Key again. */
+            /** @description `OUTCOME_UNKNOWN`: the gateway did not answer. Send the same request with the same Idempotency-Key again. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -3070,6 +3150,16 @@ export interface operations {
                         /** @enum {string} */
                         code: "OUTCOME_UNKNOWN";
                         data: components["schemas"]["OperationAnswer"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -3271,7 +3361,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `OUTCOME_UNKNOWN`: the gateway did not answer. Send the same request with the same Idempotency-Key again. */
+            /** @description `OUTCOME_UNKNOWN`: the gateway did not answer. Send the same request with the same Idempotency-Key again. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -3286,6 +3376,16 @@ export interface operations {
                         /** @enum {string} */
                         code: "OUTCOME_UNKNOWN";
                         data: components["schemas"]["OperationAnswer"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -3310,6 +3410,27 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
                 };
             };
         };
@@ -3346,6 +3467,27 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
                 };
             };
         };
@@ -3386,6 +3528,27 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
         };
     };
     checkoutCancelLanding: {
@@ -3422,6 +3585,27 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
                 };
             };
         };
@@ -3563,7 +3747,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: the database could not store it; the gateway delivers it again. */
+            /** @description `UNAVAILABLE`: the database could not store it; the gateway delivers it again. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -3577,6 +3761,16 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "UNAVAILABLE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -3611,6 +3805,27 @@ export interface operations {
                             /** @constant */
                             status: "ok";
                         };
+                    };
+                };
+            };
+            /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
                     };
                 };
             };
@@ -3665,9 +3880,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_READY`: `data` names what is unavailable. */
+            /** @description `NOT_READY`: `data` names what is unavailable. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3702,6 +3918,16 @@ export interface operations {
                                 scopes: string[] | null;
                             };
                         };
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
                     };
                 };
             };
@@ -3814,7 +4040,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -3828,6 +4054,16 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "UNAVAILABLE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -3874,6 +4110,27 @@ export interface operations {
                     };
                 };
             };
+            /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
         };
     };
     operatorLoginPage: {
@@ -3892,6 +4149,27 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
                 };
             };
         };
@@ -3957,6 +4235,27 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
         };
     };
     operatorLogout: {
@@ -3974,6 +4273,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
             };
         };
     };
@@ -4083,7 +4403,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -4097,6 +4417,16 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "UNAVAILABLE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -4301,7 +4631,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -4315,6 +4645,16 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "UNAVAILABLE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -4518,7 +4858,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -4532,6 +4872,16 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "UNAVAILABLE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -4657,6 +5007,27 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "INTERNAL";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -4793,7 +5164,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -4807,6 +5178,16 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "UNAVAILABLE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -4965,7 +5346,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `GATEWAY_UNAVAILABLE`: the gateway did not answer, failed, or slowed the key down; `GATEWAY_BUSY`: the API key's budget for checkout traffic is spent for now (nothing was sent). Try again (after `Retry-After` when given). */
+            /** @description `GATEWAY_UNAVAILABLE`: the gateway did not answer, failed, or slowed the key down; `GATEWAY_BUSY`: the API key's budget for checkout traffic is spent for now (nothing was sent). Try again (after `Retry-After` when given). `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -4982,6 +5363,16 @@ export interface operations {
                             /** @description The gateway's own error code. */
                             gateway_code: string;
                         } | null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -5245,7 +5636,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The gateway is not available or busy: nothing was charged; send the same request again after `Retry-After`. */
+            /** @description The gateway is not available or busy: nothing was charged; send the same request again after `Retry-After`. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -5259,6 +5650,16 @@ export interface operations {
                         message: string;
                         code: string;
                         data: components["schemas"]["PaymentAnswer"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -5373,7 +5774,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -5387,6 +5788,16 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "UNAVAILABLE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -5590,7 +6001,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -5604,6 +6015,16 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "UNAVAILABLE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -5813,7 +6234,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -5827,6 +6248,16 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "UNAVAILABLE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -5942,7 +6373,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -5956,6 +6387,16 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "UNAVAILABLE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -5997,6 +6438,27 @@ export interface operations {
                     };
                 };
             };
+            /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
         };
     };
     getApiReference: {
@@ -6015,6 +6477,27 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
                 };
             };
         };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ZodOpenApiResponseObject } from 'zod-openapi';
 import { eventPayloadSchema } from '../../client/schemas.js';
 import { LIMIT_NAMES } from '../../infra/rate-limits.js';
 import {
@@ -379,6 +380,34 @@ const readiness = z
   })
   .meta({ description: 'Each dependency, and what start-up learnt of the gateway key.' });
 
+/**
+ * What every route answers while the kit starts (src/infra/http-server.ts: the port is bound before
+ * the app is ready): 503 `STARTING` with `Retry-After: 1`, beside the route's own 503 if it has one.
+ */
+const STARTING =
+  '`STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s).';
+const startingSchema = failure(['STARTING']);
+function answeredWhileStarting(routes: ApiRoute[]): ApiRoute[] {
+  return routes.map((route) => {
+    const own = (route.responses as Record<string, ZodOpenApiResponseObject> | undefined)?.['503'];
+    const ownJson = own?.content?.['application/json']?.schema;
+    const answer: ZodOpenApiResponseObject = own
+      ? {
+          ...own,
+          description: `${own.description} ${STARTING}`,
+          content: {
+            ...own.content,
+            'application/json': {
+              schema: ownJson instanceof z.ZodType ? z.union([ownJson, startingSchema]) : startingSchema,
+            },
+          },
+          headers: own.headers ?? retryAfter.partial(),
+        }
+      : jsonAnswer(STARTING, startingSchema, retryAfter);
+    return { ...route, responses: { ...route.responses, 503: answer } };
+  });
+}
+
 export const merchantApi: ApiRegistry = {
   info: {
     title: 'Merchant payment kit API',
@@ -435,7 +464,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
     },
     { prefix: DEMO_SHOP_SCRIPT_PATH, why: "the demo shop's script (outside production only), not an API" },
   ],
-  routes: [
+  routes: answeredWhileStarting([
     {
       method: 'post',
       path: '/orders',
@@ -1078,5 +1107,5 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       },
     },
     ...documentationRoutes('Documentation'),
-  ],
+  ]),
 };

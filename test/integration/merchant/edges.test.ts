@@ -199,10 +199,17 @@ describe('merchant: edges a new user meets', () => {
         message: 'The request headers are too large.',
         code: 'HEADERS_TOO_LARGE',
         data: null,
+        request_id: big.headers['x-request-id'],
       });
       const garbage = await exchange(port, 'HELLO THERE\r\n\r\n', 2000);
       expect(garbage.status).to.equal(400);
       expect(JSON.parse(garbage.body)).to.include({ success: false, code: 'BAD_REQUEST' });
+      // As every answer of the app: the security headers, and an id to find it by.
+      for (const answer of [big, garbage]) {
+        expect(answer.headers['x-request-id']).to.match(/^req_/);
+        expect(answer.headers).to.include({ 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff' });
+        expect(answer.headers['content-security-policy']).to.contain("frame-ancestors 'none'");
+      }
     });
   });
 

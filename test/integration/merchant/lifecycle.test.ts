@@ -32,7 +32,8 @@ import {
  */
 const READY_DEADLINE_MS = 25_000;
 
-const GET_HEALTHZ = 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n';
+const GET_HEALTHZ =
+  'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: probe-1\r\nConnection: close\r\n\r\n';
 const postOrder = (body: string, length = Buffer.byteLength(body), connection = 'close') =>
   'POST /orders HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
   `Content-Length: ${length}\r\nConnection: ${connection}\r\n\r\n${body}`;
@@ -210,11 +211,16 @@ describe('merchant: the kit as a process (start-up, request timeouts, shutdown, 
       expect(starting, `no 503 while starting: ${summary()}`).to.have.length.of.at.least(1);
       for (const r of starting) {
         expect(r.headers['retry-after']).to.equal('1');
+        // As the app answers: the caller's id (or a new one) and the security headers.
+        const id = r.headers['x-request-id'];
+        expect(id).to.match(r.path === '/healthz' ? /^probe-1$/ : /^req_/);
+        expect(r.headers).to.include({ 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff' });
         expect(JSON.parse(r.body)).to.deep.equal({
           success: false,
           message: 'The service is starting; retry in a moment.',
           code: 'STARTING',
           data: null,
+          request_id: id,
         });
       }
       expect(connected.at(-1)?.status, summary()).to.be.oneOf([200, 201]);
