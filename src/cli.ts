@@ -36,6 +36,7 @@ import { UNMATCHED_RESOLUTIONS, type UnmatchedResolution } from './merchant/stor
 import { hasCardNumber } from './shared/card-numbers.js';
 import { systemClock } from './shared/clock.js';
 import { cryptoRandom } from './shared/ids.js';
+import { parseIsoTime } from './shared/iso-time.js';
 import { SecretBox } from './shared/secret-box.js';
 import { configOrExit, settingProblem } from './startup.js';
 
@@ -699,10 +700,12 @@ function listLimit(text: string): number {
 
 /** A command-line timestamp, or one line naming the option and exit 1. */
 function timestamp(option: string, value: string): Date {
-  const ms = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(ms)) {
-    console.error(`${option}: must be an ISO 8601 time, such as 2026-11-23T08:00:00Z (got "${value}")`);
+  const at = parseIsoTime(value);
+  if (at === null) {
+    console.error(
+      `${option}: must be a real ISO 8601 date or time, such as 2026-11-23T08:00:00Z (got "${value}")`,
+    );
     process.exit(1);
   }
-  return new Date(ms);
+  return at;
 }

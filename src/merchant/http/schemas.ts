@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { hasCardNumber } from '../../shared/card-numbers.js';
 import { customerSchema } from '../../shared/customer.js';
+import { parseIsoTime } from '../../shared/iso-time.js';
 import { isCurrencyCode, parseMajor } from '../../shared/money.js';
 import { DISPUTE_OUTCOMES } from '../orders/disputes.js';
 import { REVIEW_RESOLUTIONS } from '../orders/review.js';
@@ -232,14 +233,18 @@ export const resolveSchema = keepsNoCardNumber(
   }),
 );
 
-/** A query's point in time: an ISO 8601 date (its midnight, UTC) or time. */
+const ISO_TIME_WANTED =
+  'must be a real ISO 8601 date, or time with Z or an offset, such as 2026-11-23 or 2026-11-23T08:00:00Z';
+
+/** A query's point in time: an ISO 8601 date (its midnight, UTC) or time with Z or an offset, real. */
 export const isoTime = z
   .string({ message: 'is required: an ISO 8601 date or time, such as 2026-11-23 or 2026-11-23T08:00:00Z' })
-  .refine(
-    (v) => /^\d{4}-\d{2}-\d{2}/.test(v) && !Number.isNaN(Date.parse(v)),
-    'must be an ISO 8601 date or time, such as 2026-11-23 or 2026-11-23T08:00:00Z',
-  )
-  .transform((v) => new Date(Date.parse(v)));
+  .transform((v, ctx) => {
+    const at = parseIsoTime(v);
+    if (at !== null) return at;
+    ctx.addIssue({ code: 'custom', message: ISO_TIME_WANTED });
+    return z.NEVER;
+  });
 
 const STATUS_LIST = `must be one or more of ${ORDER_STATUSES.join(', ')}, separated by commas`;
 

@@ -157,7 +157,7 @@ describe('merchant: the CLI’s recover and poll beside a running kit', function
     const run = await cli('recover', '--since', 'yesterday');
     expect(run.code).to.equal(1);
     expect(lines(run.err)).to.deep.equal([
-      '--since: must be an ISO 8601 time, such as 2026-11-23T08:00:00Z (got "yesterday")',
+      '--since: must be a real ISO 8601 date or time, such as 2026-11-23T08:00:00Z (got "yesterday")',
     ]);
     expect(run.out).to.equal('');
   });
@@ -176,11 +176,13 @@ describe('merchant: the CLI’s recover and poll beside a running kit', function
       `reconciliation of the orders created from ${today}T00:00:00.000Z to ${tomorrow}T00:00:00.000Z`,
     );
     expect(summary(run.out)).to.include({ orders: '3', mismatched: '0', 'written to': out });
-    const bad = await cli('report', '--from', 'today', '--to', tomorrow, '--out', out);
-    expect(bad.code).to.equal(1);
-    expect(lines(bad.err)).to.deep.equal([
-      '--from: must be an ISO 8601 time, such as 2026-11-23T08:00:00Z (got "today")',
-    ]);
+    for (const from of ['today', '2026-02-30']) {
+      const bad = await cli('report', '--from', from, '--to', tomorrow, '--out', out);
+      expect(bad.code, from).to.equal(1);
+      expect(lines(bad.err)).to.deep.equal([
+        `--from: must be a real ISO 8601 date or time, such as 2026-11-23T08:00:00Z (got "${from}")`,
+      ]);
+    }
     const nowhere = join(dir, 'no-such-folder', 'day.csv');
     const unwritable = await cli('report', '--from', today, '--to', tomorrow, '--out', nowhere);
     expect(unwritable.code).to.equal(1);

@@ -161,6 +161,11 @@ describe('merchant: the reconciliation report', function () {
     for (const [query, field] of [
       ['to=2026-11-24', 'from'],
       ['from=yesterday&to=2026-11-24', 'from'],
+      // Not moved to a day that exists (Date.parse makes these March 2, Dec 1, Nov 2): refused.
+      ['from=2026-02-30&to=2026-12-01', 'from'],
+      ['from=2026-11-31&to=2026-12-02', 'from'],
+      ['from=2026-11-01T24:00:00Z&to=2026-12-01', 'from'],
+      ['from=2026-11-01&to=2026-11-01%2010:00%20PST', 'to'],
       ['from=2026-11-24&to=2026-11-23', 'to'],
       ['from=2026-11-23&to=2026-11-24&format=xml', 'format'],
       ['from=2026-11-23&to=2026-11-24&refresh=yes', 'refresh'],

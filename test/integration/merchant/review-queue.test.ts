@@ -123,6 +123,8 @@ describe('merchant: the review queue (issue, part 3)', function () {
       ['status=', 'status'],
       ['currency=XXX', 'currency'],
       ['created_from=soon', 'created_from'],
+      ['created_from=2026-11-31', 'created_from'],
+      ['created_to=2026-02-29T10:00:00Z', 'created_to'],
       ['created_from=2026-11-24&created_to=2026-11-23', 'created_to'],
       ['limit=0', 'limit'],
       ['limit=1001', 'limit'],
@@ -384,5 +386,8 @@ describe('merchant: the audit export (issue, part 2)', function () {
     expect(backwards.body.errors).to.have.keys(['to']);
     const noFormat = await t.call('GET', `/audit?from=${from}&to=${to}&format=xml`, { ops: true });
     expect(noFormat.body.errors).to.have.keys(['format']);
+    const noSuchDay = await t.call('GET', `/audit?from=2026-02-30&to=${to}`, { ops: true });
+    expect(noSuchDay.status).to.equal(422);
+    expect(noSuchDay.body.errors).to.have.keys(['from']);
   });
 });
