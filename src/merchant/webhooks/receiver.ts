@@ -45,37 +45,44 @@ export interface ReceiverAnswer {
   headers: Record<string, string>;
 }
 
-const envelope = (status: number, code: string, message: string) =>
-  JSON.stringify({ success: status < 300, message, code, data: null });
+/** A 200: the envelope with no `request_id`, as the app's successes have none. */
+const accepted = (outcome: ReceiverOutcome, message: string): ReceiverAnswer => ({
+  outcome,
+  status: 200,
+  body: JSON.stringify({ success: true, message, code: '', data: null }),
+  headers: {},
+});
 
-const answer = (
+/** An error: the envelope with the request's id, as every error body of the app carries it. */
+const refused = (
+  requestId: string,
   outcome: ReceiverOutcome,
   status: number,
   code: string,
   message: string,
   headers: Record<string, string> = {},
-): ReceiverAnswer => ({ outcome, status, body: envelope(status, code, message), headers });
+): ReceiverAnswer => ({
+  outcome,
+  status,
+  body: JSON.stringify({ success: false, message, code, data: null, request_id: requestId }),
+  headers,
+});
 
 // The answers that never vary, written once.
-const ACCEPTED = answer('accepted', 200, '', 'Received.');
-const DUPLICATE = answer('duplicate', 200, '', 'Already received.');
-const PONG = answer('ping', 200, '', 'pong');
+const ACCEPTED = accepted('accepted', 'Received.');
+const DUPLICATE = accepted('duplicate', 'Already received.');
+const PONG = accepted('ping', 'pong');
 // The rest of the body is never read: the connection cannot carry another request.
-const TOO_LARGE = answer('too_large', 413, 'PAYLOAD_TOO_LARGE', 'The body is over 256 KiB.', {
-  Connection: 'close',
-});
-const NOT_UTF8 = answer('malformed', 400, 'MALFORMED_EVENT', 'The body is not UTF-8.');
+const tooLarge = (requestId: string) =>
+  refused(requestId, 'too_large', 413, 'PAYLOAD_TOO_LARGE', 'The body is over 256 KiB.', {
+    Connection: 'close',
+  });
 // Without the inbox (or the secrets, kept in the same database) nothing is safe: 503, and the gateway
 // delivers it again later.
-const UNAVAILABLE = answer(
-  'unavailable',
-  503,
-  'UNAVAILABLE',
-  'The event could not be stored; please retry.',
-  {
+const unavailable = (requestId: string) =>
+  refused(requestId, 'unavailable', 503, 'UNAVAILABLE', 'The event could not be stored; please retry.', {
     'Retry-After': '30',
-  },
-);
+  });
 
 /**
  * POST /webhooks/gateway. Verify first, on the raw bytes; nothing unverified is parsed, stored or
@@ -93,7 +100,7 @@ export async function receive(
   try {
     raw = await getRawBody(req, { limit: MAX_WEBHOOK_BYTES });
   } catch (error) {
-    if ((error as { type?: string }).type === 'entity.too.large') return TOO_LARGE;
+    if ((error as { type?: string }).type === 'entity.too.large') return tooLarge(requestId);
     throw error; // aborted, or not readable: the caller answers it as the app does (errorAnswer)
   }
   const header = req.headers['x-service-signature'];
@@ -123,11 +130,11 @@ export async function receive(
       { request_id: requestId, err: { message: (error as Error).message } },
       'webhook not verified: secrets unavailable',
     );
-    return UNAVAILABLE;
+    return unavailable(requestId);
   }
   if (!verdict.ok) {
     deps.logger.warn({ request_id: requestId, reason: verdict.reason }, 'webhook refused: signature');
-    return answer('bad_signature', 401, 'INVALID_SIGNATURE', verdict.message);
+    return refused(requestId, 'bad_signature', 401, 'INVALID_SIGNATURE', verdict.message);
   }
 
   // JSON is UTF-8 (RFC 8259). Decoded leniently, bytes that are not would be stored as U+FFFD: the
@@ -136,11 +143,12 @@ export async function receive(
   try {
     text = STRICT_UTF8.decode(raw);
   } catch {
-    return NOT_UTF8;
+    return refused(requestId, 'malformed', 400, 'MALFORMED_EVENT', 'The body is not UTF-8.');
   }
   const source = req.headers['x-service-replay'] === 'true' ? 'replay' : 'webhook';
   const event = checkEvent(text);
-  if (event.kind === 'rejected') return answer('malformed', 400, 'MALFORMED_EVENT', event.message);
+  if (event.kind === 'rejected')
+    return refused(requestId, 'malformed', 400, 'MALFORMED_EVENT', event.message);
   if (event.kind === 'ping') return PONG;
 
   let intake: Intake;
@@ -158,7 +166,7 @@ export async function receive(
       { request_id: requestId, err: { message: (error as Error).message }, event: event.id },
       'webhook not stored: database unavailable',
     );
-    return UNAVAILABLE;
+    return unavailable(requestId);
   }
   return intake === 'duplicate' ? DUPLICATE : ACCEPTED;
 }

@@ -111,6 +111,50 @@ describe('merchant: the delivery listener', () => {
     }
   });
 
+  it("the receiver's own refusals carry the request id in the body, as every error of the app does", async () => {
+    const stale = '{"id":"evt_3","type":"transaction.captured"}';
+    const refusals: [string, RequestInit, number, string][] = [
+      ['no signature', { method: 'POST', body: '{"id":"evt_x"}' }, 401, 'INVALID_SIGNATURE'],
+      [
+        'a stale timestamp',
+        {
+          method: 'POST',
+          headers: { 'x-service-signature': sign(stale, 'whsec_test', Math.floor(Date.now() / 1000) - 3600) },
+          body: stale,
+        },
+        401,
+        'INVALID_SIGNATURE',
+      ],
+      ['too large', { method: 'POST', body: 'x'.repeat(256 * 1024 + 1) }, 413, 'PAYLOAD_TOO_LARGE'],
+      ['not an event', signed('{"id":"evt_4"}'), 400, 'MALFORMED_EVENT'],
+    ];
+    for (const [what, init, status, code] of refusals) {
+      const answer = await fetch(url, {
+        ...init,
+        headers: { ...init.headers, 'x-request-id': `lb-${status}` },
+      });
+      expect(answer.status, what).to.equal(status);
+      expect(answer.headers.get('x-request-id'), what).to.equal(`lb-${status}`);
+      expect(await answer.json(), what).to.include({ success: false, code, request_id: `lb-${status}` });
+    }
+    // Without the caller's id, the one the kit made, in both places.
+    const own = await fetch(url, { method: 'POST', body: '{"id":"evt_x"}' });
+    const id = own.headers.get('x-request-id');
+    expect(id).to.match(/^req_/);
+    expect((await own.json()).request_id).to.equal(id);
+    // On the app's route too.
+    const routed = await fetch(routeUrl, { method: 'POST', body: '{"id":"evt_x"}' });
+    expect(await routed.json()).to.include({ code: 'INVALID_SIGNATURE', request_id: 'app-1' });
+    // A success stays as the app's successes are: no request id in the body.
+    const ping = JSON.stringify({
+      id: 'evt_ping',
+      type: 'webhook.ping',
+      created_at: '2026-11-27T12:00:00.000000Z',
+      data: {},
+    });
+    expect(await (await fetch(url, signed(ping))).json()).to.not.have.property('request_id');
+  });
+
   it('a sender that hangs up mid-body: a 400 on the log (unreadable), not an unexpected error', async () => {
     const { port } = server.address() as AddressInfo;
     const socket = connect(port, '127.0.0.1');
