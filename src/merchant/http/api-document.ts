@@ -779,6 +779,9 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       responses: {
         303: { description: 'Signed in: to `/ops/queues`, with the session cookie.' },
         401: htmlAnswer('Not a live operator token: the form again, saying so.'),
+        403: htmlAnswer(
+          'A live token of a role that cannot read the board (`storefront`): the form again, saying so; no session.',
+        ),
         413: jsonAnswer('`VALIDATION_FAILED`: the form is over 4 KiB.', failure(['VALIDATION_FAILED'])),
         429: {
           ...htmlAnswer('Too many wrong tokens from this address: the form, saying when to try again.'),

@@ -7,7 +7,7 @@ import type Koa from 'koa';
 import type { Limits } from '../../infra/rate-limits.js';
 import type { Clock } from '../../shared/clock.js';
 import { escapeHtml, HEAD_START } from '../../shared/html.js';
-import { may } from '../operators/roles.js';
+import { may, rolesFor } from '../operators/roles.js';
 import { HttpError } from './errors.js';
 import { clientKey } from './limits.js';
 import {
@@ -148,6 +148,15 @@ export function opsLoginRoutes(router: Router, deps: OpsLoginDeps): void {
     const who = await deps.ops.identify(form.get('token') ?? '');
     if (!who) return html(ctx, 401, loginPage('That is not the operator token, nor a live operator token.'));
     await deps.limits.giveBack('login_failures_per_address', address);
+    // A session the board would refuse on its first page (a storefront token) is said here, on the form.
+    if (!may(who.role, 'queues.read'))
+      return html(
+        ctx,
+        403,
+        loginPage(
+          `The role ${who.role} cannot open the queue board: sign in with the token of a role that can (${rolesFor('queues.read').join(', ')}).`,
+        ),
+      );
     setCookie(ctx, deps.ops.session(who, deps.clock.now()));
     ctx.status = 303;
     ctx.redirect(BOARD_PATH);

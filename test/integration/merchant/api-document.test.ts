@@ -230,6 +230,14 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     await call('POST', '/ops/login', '/ops/login', 303, { rawBody: `token=${OPS_TOKEN}`, headers: form });
     await call('POST', '/ops/login', '/ops/login', 401, { rawBody: 'token=guess', headers: form });
+    const storefront = (
+      await t.kit.store.operators.add({
+        name: 'doc-login-storefront',
+        role: 'storefront',
+        by: { name: 'test', role: 'admin', credential: 'cli' },
+      })
+    ).token;
+    await call('POST', '/ops/login', '/ops/login', 403, { rawBody: `token=${storefront}`, headers: form });
   });
 
   it('the order list, a review resolved, the audit export, and a role refused (200, 401, 403, 404, 409, 422)', async () => {

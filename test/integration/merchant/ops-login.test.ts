@@ -130,6 +130,22 @@ describe('merchant: the operator login (limits, Secure cookie, logout)', functio
       expect(await t.kit.redis.pttl(key!)).to.be.within(29 * 60_000, 30 * 60_000);
     });
 
+    it('a token whose role cannot read the board (storefront) is refused on the form: 403, no session', async () => {
+      const { token } = await t.kit.store.operators.add({
+        name: 'sf',
+        role: 'storefront',
+        by: { name: 'test', role: 'admin', credential: 'cli' },
+      });
+      const answer = await login(t, token);
+      expect(answer.status).to.equal(403);
+      expect(answer.headers.get('set-cookie')).to.equal(null);
+      const html = await answer.text();
+      expect(html).to.contain('role="alert"');
+      expect(html).to.contain('The role storefront cannot open the queue board');
+      expect(html).to.contain('name="token"');
+      expect(html).to.not.contain('Signed in as');
+    });
+
     it('a logout without a session only clears the cookie', async () => {
       const out = await fetch(`${t.url}/ops/logout`, { method: 'POST', redirect: 'manual' });
       expect(out.status).to.equal(303);
