@@ -2,6 +2,7 @@ import type { JobName } from '../config.js';
 import { OutageLog } from '../infra/outage-log.js';
 import { expireHolds } from '../merchant/checkout/card.js';
 import { type AuthorizationSummary, watchAuthorizations } from '../merchant/jobs/authorizations.js';
+import { endCutOffPayments } from '../merchant/jobs/cut-off.js';
 import {
   type PollAllSummary,
   type PollSummary,
@@ -85,8 +86,16 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
   const locked = <T>(name: JobName, run: () => Promise<T>) =>
     runLocked(a.redis, a.redisPrefix, { name, lockMs: JOB_TIMING[name].lockMs, run }, random);
   const memory = healthMemory(a);
-  const recover = (options?: RecoveryOptions) =>
-    recoverEvents({ ...deps, enqueue: a.enqueue }, options).then(tap((s) => a.metrics.recovered(s)));
+  const recover = async (options?: RecoveryOptions) => {
+    const listedAt = a.clock.now();
+    const summary = await recoverEvents({ ...deps, enqueue: a.enqueue }, options);
+    a.metrics.recovered(summary);
+    // A run that stored every event it listed shows what the gateway holds: payments cut off before
+    // they reached it (the kit died) end now, rather than wait for ever.
+    if (summary.failed === 0 && summary.replayed === 0)
+      await endCutOffPayments({ store: a.store, checkout: a.checkout, logger: a.logger }, listedAt);
+    return summary;
+  };
   const jobs: Omit<Jobs, 'run' | 'work' | 'underLock'> = {
     sweep: () => sweepInbox({ inbox: a.store.inbox, enqueue: a.enqueue, now: a.clock.now() }),
     expireHolds: () => expireHolds(a.checkout),

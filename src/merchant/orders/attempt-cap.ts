@@ -7,6 +7,8 @@ export const NOT_THE_PAYERS_FAILURE: readonly string[] = [
   // The kit's own words for a gateway it could not use (src/merchant/checkout/outcome.ts).
   'GATEWAY_UNAVAILABLE',
   'GATEWAY_BUSY',
+  // The kit died before the gateway heard of the payment (src/merchant/jobs/cut-off.ts).
+  'PAYMENT_CUT_OFF',
   // gateway-api.md, Errors: the gateway's, the provider's and the network's trouble, not the card's.
   'ERR_RATE_LIMITED',
   'ERR_GATEWAY_ERROR',

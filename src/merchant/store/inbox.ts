@@ -187,6 +187,15 @@ export class InboxStore {
     return row?.received_at ?? null;
   }
 
+  /** Whether an event received since `since` is not applied yet. */
+  async unprocessedSince(since: Date): Promise<boolean> {
+    const row = await this.models.Inbox.findOne({
+      attributes: ['event_id'],
+      where: { processed_at: null, received_at: { [Op.gte]: since } },
+    });
+    return row !== null;
+  }
+
   /** Stored but not processed, and older than `before`: what the sweeper queues again. */
   async stuck(before: Date, limit: number): Promise<string[]> {
     const rows = await this.models.Inbox.findAll({

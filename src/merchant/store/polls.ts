@@ -78,6 +78,25 @@ export class PollStore {
     return this.#targets(rows.map((r) => r.id));
   }
 
+  /**
+   * Open orders whose current attempt has nothing at the gateway that the kit knows of (no transaction
+   * or session id), holds no 3DS card data (a challenge waiting, or erased: the holds job's), and has
+   * not changed since `before`: payments the kit's death may have cut off (jobs/cut-off.ts).
+   */
+  async unanswered(before: Date, limit: number): Promise<PollTarget[]> {
+    const rows = await this.sequelize.query<{ id: string }>(
+      `SELECT o.id FROM orders o JOIN payment_attempts a ON a.id = o.current_attempt_id
+        WHERE o.status IN ('pending', 'requires_action')
+          AND a.gateway_transaction_id IS NULL AND a.payment_session_id IS NULL
+          AND a.hold_sealed IS NULL AND a.hold_expires_at IS NULL AND a.updated_at < ?
+          AND o.updated_at < ?
+        ORDER BY a.updated_at LIMIT ?`,
+      // The order changed with its attempt, or after: its own time, indexed with its status, narrows the read.
+      { replacements: [sqlTime(before), sqlTime(before), limit], type: QueryTypes.SELECT },
+    );
+    return this.#targets(rows.map((r) => r.id));
+  }
+
   /** Sets when the order is next due; null: not again. */
   async reschedule(orderId: string, at: Date | null): Promise<void> {
     await this.models.Order.update({ next_poll_at: at }, { where: { id: orderId } });
