@@ -289,6 +289,135 @@ describe('browser: the demo shop in Chromium', function () {
     await screenshot('operator-refunded');
   });
 
+  it('a payment the kit never answers: said so (not "Done."), and the next press pays the same order, not a new one', async () => {
+    await openShop();
+    await page.fill('#amount', '21.00');
+    await page.selectOption('#card', '4242424242424242');
+    await page.selectOption('#mode', 'sale');
+    const sent: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'POST') sent.push(new URL(r.url()).pathname);
+    });
+
+    // The answer lost after the kit did the work: the page cannot tell, so it says so and shows the order.
+    await page.route(
+      '**/orders/*/pay/card',
+      async (route) => {
+        await route.fetch();
+        await route.abort('connectionreset');
+      },
+      { times: 1 },
+    );
+    const reached = await placeOrder();
+    const message = page.locator('#form-message');
+    await page.waitForFunction(() =>
+      document.getElementById('form-message')!.textContent!.includes('did not answer'),
+    );
+    expect(await message.innerText()).to.match(
+      /^The kit did not answer: the payment may or may not have gone through\. The order below shows where it stands/,
+    );
+    expect(await message.getAttribute('class')).to.equal('message err');
+    expect(await orderShown('paid')).to.equal(reached);
+    // Paid: the button places a new order.
+    expect(await page.innerText('#pay')).to.equal('Place the order and pay');
+
+    // The answer lost before the kit heard it (a kit down): the order stays pending, for this customer.
+    sent.length = 0;
+    await page.route('**/orders/*/pay/card', (route) => route.abort('connectionrefused'), { times: 1 });
+    const lost = await placeOrder();
+    expect(lost).to.not.equal(reached);
+    await page.waitForFunction(() =>
+      document.getElementById('form-message')!.textContent!.includes('did not answer'),
+    );
+    expect(await orderShown('pending')).to.equal(lost);
+    expect(await page.locator('#order .status').innerText()).to.contain('checking again');
+    expect(await page.innerText('#pay')).to.equal('Pay this order again');
+    await screenshot('payment-answer-lost');
+
+    // Pressed again: the same order is paid (its reference, so the kit adopts a payment the gateway took).
+    await page.click('#pay');
+    expect(await orderShown('paid')).to.equal(lost);
+    expect(await message.innerText()).to.equal('Done.');
+    expect(sent).to.deep.equal(['/orders', `/orders/${lost}/pay/card`, `/orders/${lost}/pay/card`]);
+    expect((await getOrder(t, lost)).status).to.equal('paid');
+    await screenshot('payment-answer-lost-paid-again');
+
+    // Another amount is another purchase: a new order, as before.
+    await page.fill('#amount', '22.00');
+    expect(await page.innerText('#pay')).to.equal('Place the order and pay');
+  });
+
+  it('a refund whose answer is lost: the next press retries it with the same Idempotency-Key; after an answer, a new press is a new refund', async () => {
+    await openShop();
+    await page.fill('#amount', '30.00');
+    await page.selectOption('#card', '4242424242424242');
+    await page.selectOption('#mode', 'sale');
+    await page.click('#pay');
+    const id = await orderShown('paid');
+    await asOperator();
+    // Each press reaches the kit; what comes back to the page is set per press: the kit's answer,
+    // none (the connection dropped), or a 503 OUTCOME_UNKNOWN.
+    const keys: string[] = [];
+    const answers: ('answer' | 'none' | '503')[] = [];
+    await page.route('**/orders/*/refund', async (route) => {
+      keys.push((await route.request().headerValue('idempotency-key'))!);
+      const answer = await route.fetch();
+      const back = answers[keys.length - 1];
+      if (back === 'none') return route.abort('connectionreset');
+      if (back === '503')
+        return route.fulfill({
+          status: 503,
+          json: {
+            success: false,
+            code: 'OUTCOME_UNKNOWN',
+            message: 'The gateway did not answer; send the same request with the same Idempotency-Key again.',
+            data: null,
+          },
+        });
+      return route.fulfill({ response: answer });
+    });
+    /** Presses Refund for `amount`, the page getting `back`: what the page says. */
+    const press = async (amount: string, back: (typeof answers)[number]) => {
+      answers.push(back);
+      await page.fill('#refund-amount', amount);
+      await page.evaluate(() => {
+        document.getElementById('ops-message')!.textContent = '';
+      });
+      await page.click('#refund');
+      await page.waitForFunction(() => document.getElementById('ops-message')!.textContent !== '');
+      return page.locator('#ops-message').innerText();
+    };
+    const refunded = async () => (await getOrder(t, id)).refunded_amount;
+
+    expect(await press('5.00', 'none')).to.match(
+      /^refund: The kit did not answer: .*The refund may or may not be done/,
+    );
+    expect(await page.locator('#ops-message').getAttribute('class')).to.equal('message err');
+    await screenshot('refund-answer-lost');
+    expect(await press('5.00', 'answer')).to.equal('refund: done.');
+    expect(keys[1], 'the retry of a press whose answer was lost').to.equal(keys[0]);
+    // One refund for the two presses: the kit answered the retry with the first press's refund.
+    expect(await refunded()).to.equal(500);
+
+    // Answered: the next press is a new refund, with a new key; a 503 OUTCOME_UNKNOWN keeps its key too.
+    expect(await press('5.00', '503')).to.match(
+      /^refund: OUTCOME_UNKNOWN: .*The refund may or may not be done/,
+    );
+    expect(keys[2]).to.not.equal(keys[1]);
+    expect(await press('5.00', 'answer')).to.equal('refund: done.');
+    expect(keys[3]).to.equal(keys[2]);
+    expect(await refunded()).to.equal(1000);
+
+    // Another amount after a lost answer is another refund.
+    await press('1.00', 'none');
+    expect(keys[4]).to.not.equal(keys[3]);
+    expect(await press('2.00', 'answer')).to.equal('refund: done.');
+    expect(keys[5]).to.not.equal(keys[4]);
+    expect(await refunded()).to.equal(1300);
+    await orderShown('partially_refunded');
+    expect(await page.locator('#order').innerText()).to.match(/Refunded\s+13\.00 EUR/);
+  });
+
   it('the operator panel: the review queue, a page at a time; finance resolves one, a viewer may not', async () => {
     const by = { name: 'test', role: 'admin' as const, credential: 'cli' };
     const finance = (await t.kit.store.operators.add({ name: 'shop-fran', role: 'finance', by })).token;

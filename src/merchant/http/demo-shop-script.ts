@@ -177,9 +177,16 @@ function paymentStarted(order) {
   return isOwn(order.id) && ownOrders()[order.id].paying === true;
 }
 
-/** A payment's answer: an attempt stands at the gateway unless nothing was started. */
+/**
+ * A call whose answer was lost: none came (the kit died, the network dropped it), or the kit failed
+ * midway (a 500; a proxy's 502 or 504). What was asked may have been done. A 503 is the kit's own
+ * answer that nothing was (a gateway down, the kit still starting), or OUTCOME_UNKNOWN, said as such.
+ */
+const answerLost = (answer) => answer.status === 0 || (answer.status >= 500 && answer.status !== 503);
+
+/** A payment's answer: an attempt stands at the gateway unless nothing was started (or may, if it was lost). */
 function notePayment(orderId, answer) {
-  const started = answer.status === 200 || answer.status === 202 || answer.body.code === 'PAYMENT_IN_PROGRESS';
+  const started = answer.status === 200 || answer.status === 202 || answer.body.code === 'PAYMENT_IN_PROGRESS' || answerLost(answer);
   if (started && isOwn(orderId)) keepOwn(orderId, true);
 }
 
@@ -252,15 +259,22 @@ async function showOrder(id, fresh) {
     } catch {}
     box.replaceChildren(el('p', { class: 'hint' }, 'The last order (' + id + ') is not known to this kit any more. Place a new one.'));
     shownOrder = null;
+    showPayLabel();
     setOperator(null);
     return;
   }
   if (answer.status !== 200) {
     box.replaceChildren(el('p', { class: 'message err' }, 'Could not load the order: ' + problem(answer)));
+    // A kit that did not answer (restarting, say) is asked again, as an order being confirmed is.
+    if ((answer.status === 0 || answer.status >= 500) && refreshes < SETTINGS.maxRefreshes) {
+      refreshes += 1;
+      timer = setTimeout(() => showOrder(id, false), SETTINGS.refreshMs);
+    }
     return;
   }
   const order = answer.body.data.order;
   shownOrder = order;
+  showPayLabel();
   // An order without a payment attempt (one the gateway refused outright) has nothing to confirm.
   const waiting = SETTINGS.waiting.includes(order.status) && paymentStarted(order);
   box.replaceChildren(renderOrder(order, waiting));
@@ -410,6 +424,13 @@ async function followPayment(paid, orderId, messageId, pageName) {
   }
   // In progress is not a failure: the gateway holds a payment for the order whose outcome is coming.
   if (paid.body.code === 'PAYMENT_IN_PROGRESS') say(messageId, paid.body.message, 'wait');
+  else if (answerLost(paid))
+    say(
+      messageId,
+      (paid.status === 0 ? 'The kit did not answer' : 'The kit failed before answering (' + paid.status + ')') +
+        ': the payment may or may not have gone through. The order below shows where it stands; while it is unpaid, paying again pays this same order, not a new one.',
+      'err',
+    );
   else if (paid.status >= 400) say(messageId, 'The payment did not go through: ' + problem(paid), 'err');
   else if (paid.status === 202) say(messageId, 'The outcome is not known yet; the order will be updated.', 'wait');
   else say(messageId, 'Done.', 'ok');
@@ -423,9 +444,9 @@ async function placeAndPay(event) {
   button.disabled = true;
   say('saved-message', '');
   try {
-    const order = await createOrder('form-message');
+    const order = await orderToPay('form-message');
     if (!order) return;
-    say('form-message', 'Paying\\u2026');
+    say('form-message', 'Paying ' + order.reference + '\\u2026');
     const path = '/orders/' + encodeURIComponent(order.id) + '/pay/';
     const byCard = payKind() === 'card';
     // The customer's consent, asked beside the card: only then does the kit keep it, for them alone.
@@ -507,15 +528,34 @@ function savedWorking(busy) {
   return true;
 }
 
+/** Statuses whose order takes another payment attempt (the spec's pending, failed, cancelled, expired). */
+const PAYABLE = ['pending', 'failed', 'cancelled', 'expired'];
+
 /**
- * The order shown when the customer may still pay it (placed here for them, and failed or never paid
- * for); else a new one from the form.
+ * The order shown when the customer may pay it again: placed here for them, for the form's amount and
+ * currency, and pending (never paid, or its payment's answer was lost) or ended unpaid. A new order for
+ * the same purchase would be a new reference, so a second charge if the first payment went through;
+ * the same order again is adopted by the kit (the gateway's ERR_DUPLICATE on its reference) or told to
+ * wait (PAYMENT_IN_PROGRESS). Null when the form asks for another purchase.
  */
-async function orderToPay() {
+function orderToRetry() {
   const o = shownOrder;
-  const theirs = o && isOwn(o.id);
-  if (theirs && (o.status === 'failed' || (o.status === 'pending' && !paymentStarted(o)))) return o;
-  return createOrder('saved-message');
+  if (!o || !isOwn(o.id) || !PAYABLE.includes(o.status) || o.currency !== $('currency').value) return null;
+  return Number($('amount').value.trim()) === Number(o.amount_formatted) ? o : null;
+}
+
+/** The pay button says whether it pays the order shown again or places a new one. */
+function showPayLabel() {
+  $('pay').textContent = orderToRetry() ? 'Pay this order again' : 'Place the order and pay';
+}
+
+/** The order to pay: the one shown, again, when it is the customer's to pay; else a new one from the form. */
+async function orderToPay(messageId) {
+  const again = orderToRetry();
+  if (!again) return createOrder(messageId);
+  remember(again.id);
+  saveChoices();
+  return again;
 }
 
 async function payWithSaved(card, label) {
@@ -523,7 +563,7 @@ async function payWithSaved(card, label) {
   say('form-message', '');
   let paid = null;
   try {
-    const order = await orderToPay();
+    const order = await orderToPay('saved-message');
     if (!order) return;
     say('saved-message', 'Paying ' + order.reference + ' with ' + label + '\\u2026');
     paid = await api('POST', '/orders/' + encodeURIComponent(order.id) + '/pay/saved', { card: card.id, mode: $('mode').value }, asCustomer());
@@ -569,6 +609,20 @@ function setOperator(order) {
   $('refund-fields').hidden = !can.refund;
 }
 
+/**
+ * The refund last pressed whose answer was lost ({ orderId, amount, key }): none came, or a 5xx (the
+ * kit's OUTCOME_UNKNOWN among them). The refund may be done, so pressed again for the same order and
+ * amount it is retried with the same Idempotency-Key, never made twice.
+ */
+let lostRefund = null;
+
+/** A refund press: its order, amount and key; the lost one's again when this press retries it. */
+function refundPress(orderId, amountText) {
+  const amount = Number(amountText);
+  if (lostRefund && lostRefund.orderId === orderId && lostRefund.amount === amount) return lostRefund;
+  return { orderId, amount, key: 'demo-' + Date.now().toString(36) + '-' + Math.random().toString(36).slice(2) };
+}
+
 async function operate(action) {
   const id = $('ops').dataset.orderId;
   // The token lives in this input only: never stored, so a reload forgets it.
@@ -576,13 +630,19 @@ async function operate(action) {
   if (!token) return say('ops-message', 'Paste the operator token first (npm start prints it).', 'err');
   const headers = { authorization: 'Bearer ' + token };
   let body = {};
+  let refund = null;
   if (action === 'refund') {
     body = { amount: $('refund-amount').value.trim(), reason: 'demo shop refund' };
-    // One key per press: a retry of the same press would reuse it; a second press is a second refund.
-    headers['idempotency-key'] = 'demo-' + Date.now().toString(36) + '-' + Math.random().toString(36).slice(2);
+    // One key per answered press: a second press after an answer is a second refund.
+    refund = refundPress(id, body.amount);
+    headers['idempotency-key'] = refund.key;
   }
   const answer = await api('POST', '/orders/' + encodeURIComponent(id) + '/' + action, body, headers);
+  const lost = answer.status === 0 || answer.status >= 500;
+  if (refund) lostRefund = lost ? refund : null;
   if (answer.status === 200) say('ops-message', action + ': done.', 'ok');
+  else if (refund && lost)
+    say('ops-message', 'refund: ' + problem(answer) + '. The refund may or may not be done: pressing Refund again for this amount retries it (the same Idempotency-Key), never a second refund.', 'err');
   else say('ops-message', action + ': ' + problem(answer), 'err');
   await showOrder(id, true);
 }
@@ -675,6 +735,8 @@ for (const radio of document.querySelectorAll('input[name="kind"]')) radio.addEv
 showKind();
 restoreChoices(FIELDS.filter((id) => id !== 'method'), true);
 $('pay-form').addEventListener('submit', placeAndPay);
+// Another amount or currency is another purchase: a new order.
+for (const id of ['amount', 'currency']) $(id).addEventListener('input', showPayLabel);
 $('capture').addEventListener('click', () => operate('capture'));
 $('void').addEventListener('click', () => operate('void'));
 $('refund').addEventListener('click', () => operate('refund'));
