@@ -1,5 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { type Config, ConfigError, loadConfig, SANDBOX_MERCHANT_KEY } from '../../../src/config.js';
+import {
+  type Config,
+  ConfigError,
+  envSchema,
+  loadConfig,
+  SANDBOX_MERCHANT_KEY,
+} from '../../../src/config.js';
 
 /** merchant.md, Running it: configuration is environment variables, validated at start-up. */
 describe('merchant: configuration (loadConfig)', () => {
@@ -459,5 +466,11 @@ describe('merchant: configuration (loadConfig)', () => {
     it('an empty GATEWAY_API_KEY with GATEWAY_BASE_URL is missing', () => {
       failure({ GATEWAY_BASE_URL: 'https://gateway.example.com', GATEWAY_API_KEY: '' }, 'GATEWAY_API_KEY');
     });
+  });
+
+  it('config/.env.example names every variable the kit reads, set or commented out', () => {
+    const example = readFileSync(new URL('../../../config/.env.example', import.meta.url), 'utf8');
+    const named = new Set([...example.matchAll(/^(?:# ?)?([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]));
+    expect(Object.keys(envSchema.shape).filter((name) => !named.has(name))).to.deep.equal([]);
   });
 });
