@@ -82,6 +82,7 @@ export class MemoryStore {
       },
       operations: {
         find: async () => null,
+        unanswered: async () => null,
         create: async () => {
           throw new Error('not in memory');
         },

@@ -20,7 +20,7 @@ export interface CheckoutStore {
   orders: Pick<OrderStore, 'startAttempt' | 'withdrawAttempt' | 'find'>;
   attempts: Pick<AttemptStore, 'get' | 'by'>;
   holds: Pick<HoldStore, 'put' | 'take' | 'expired'>;
-  operations: Pick<OperationStore, 'find' | 'create' | 'settle'>;
+  operations: Pick<OperationStore, 'find' | 'create' | 'settle' | 'unanswered'>;
   savedCards: Pick<SavedCardStore, 'remember'>;
 }
 

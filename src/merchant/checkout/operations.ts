@@ -39,6 +39,42 @@ export class NothingToOperate extends Error {
 }
 
 /**
+ * A new request (a new key) while an earlier one of the same kind on the order had no answer: that
+ * one was settled first, with its own stored key, and the new one was not made. An operator who saw
+ * "no answer" and pressed again with a new key meant the same refund; one who means another sends it
+ * again, now that the order shows the first.
+ */
+export class EarlierRequestSettled extends Error {
+  override name = 'EarlierRequestSettled';
+  constructor(readonly outcome: OperationOutcome) {
+    super(
+      `an earlier ${outcome.operation.operation} of order ${outcome.order.id} had no answer; it was settled first`,
+    );
+  }
+}
+
+/** The gateway keeps an Idempotency-Key 24 hours (gateway-api.md): past that, sending it again may do it twice. */
+export const GATEWAY_KEY_KEPT_MS = 24 * 60 * 60_000;
+/** A request younger than this may still be waiting for its answer (the client's timeouts and retries). */
+export const IN_FLIGHT_MS = 60_000;
+
+/** What an operator asks: the amount, why, under which key, who. */
+export interface OperateInput {
+  amountMinor: number;
+  reason: string | null;
+  requestKey: string;
+  /** Who asks: named in the order's history and the audit log. */
+  actor: Actor;
+  /** A note beside the reason (a capture has no reason of its own); not part of the request's identity. */
+  note?: string | null;
+  /**
+   * The kit made the key (the operator sent none): it names the payment and amount, not a request,
+   * so another reason with it is the same operation asked again, answered as it stands.
+   */
+  keyDerived?: boolean;
+}
+
+/**
  * Operator capture, refund and void (merchant.md). The gateway Idempotency-Key is stored before the
  * call, under the operator's own key, so a retry, even after a crash between the call and its
  * answer, sends the same key and the gateway does the work once.
@@ -47,20 +83,13 @@ export async function operate(
   deps: CheckoutDeps,
   order: OrderRecord,
   operation: OperationKind,
-  input: {
-    amountMinor: number;
-    reason: string | null;
-    requestKey: string;
-    /** Who asks: named in the order's history and the audit log. */
-    actor: Actor;
-    /** A note beside the reason (a capture has no reason of its own); not part of the request's identity. */
-    note?: string | null;
-  },
+  input: OperateInput,
 ): Promise<OperationOutcome> {
   // The key names one request: the stored one must be this one, whether found here or, when two
   // raced to store it, handed back by create.
   const sameRequest = (stored: OperationRecord) => {
-    if (stored.amount_minor !== input.amountMinor || stored.reason !== input.reason)
+    const otherReason = stored.reason !== input.reason && !input.keyDerived;
+    if (stored.amount_minor !== input.amountMinor || otherReason)
       throw new OperationConflict(`This Idempotency-Key was used for another ${operation} of this order`);
     return stored;
   };
@@ -77,6 +106,22 @@ export async function operate(
     };
   }
   if (!op) {
+    // An earlier request of this kind with no answer (its process died, the gateway did not answer):
+    // settled first with its own key, so that a press again with a new key does not do it twice.
+    // One still within a call's time may be in flight in another request: not sent a second time.
+    const now = deps.clock.now();
+    const earlier = await deps.store.operations.unanswered(
+      order.id,
+      operation,
+      new Date(now - GATEWAY_KEY_KEPT_MS),
+      input.requestKey,
+    );
+    if (earlier)
+      throw new EarlierRequestSettled(
+        earlier.created_at.getTime() > now - IN_FLIGHT_MS
+          ? { kind: 'unknown', order, operation: earlier }
+          : await drive(deps, order, earlier),
+      );
     if (operation === 'refund' && order.status === 'disputed') throw new OrderDisputed(order);
     if (!ALLOWED[operation].includes(order.status))
       throw new InvalidTransition(order.status, ALLOWED[operation], operation);

@@ -1,15 +1,20 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { type CurrencyCode, parseMajor } from '../../shared/money.js';
+import { type CurrencyCode, formatMoney, parseMajor } from '../../shared/money.js';
 import { payByCard } from '../checkout/card.js';
 import { type PaymentOutcome, reload } from '../checkout/deps.js';
-import { type OperationOutcome, operate } from '../checkout/operations.js';
+import {
+  EarlierRequestSettled,
+  type OperateInput,
+  type OperationOutcome,
+  operate,
+} from '../checkout/operations.js';
 import { payByRedirect } from '../checkout/redirect.js';
 import { payBySavedCard } from '../checkout/saved.js';
 import { type OrderRules, orderRuleErrors } from '../orders/order-rules.js';
 import { InvalidTransition } from '../orders/status.js';
 import { OrderNotFound } from '../store/index.js';
-import type { AttemptRecord, OrderRecord } from '../store/records.js';
+import type { AttemptRecord, OperationKind, OperationRecord, OrderRecord } from '../store/records.js';
 import { requireCustomer } from './customer-auth.js';
 import { HttpError, invalid, invalidState, jsonBody, ok, parse, validate } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
@@ -205,18 +210,15 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     const actor = actorOf(ctx, who, body.by);
     const order = await existing(ctx.params.id);
     const amountMinor = body.amount === undefined ? order.amount_minor : minor(body.amount, order.currency);
-    const requestKey = operatorKey(ctx) ?? `capture:${order.current_attempt_id}:${amountMinor}`;
-    await answerOperation(
-      ctx,
-      await operate(deps, order, 'capture', {
-        amountMinor,
-        reason: null,
-        requestKey,
-        actor,
-        note: body.note,
-      }),
-      view,
-    );
+    const key = operatorKey(ctx);
+    await operated(ctx, order, 'capture', {
+      amountMinor,
+      reason: null,
+      requestKey: key ?? `capture:${order.current_attempt_id}:${amountMinor}`,
+      keyDerived: key === undefined,
+      actor,
+      note: body.note,
+    });
   });
 
   router.post('/orders/:id/refund', async (ctx) => {
@@ -238,11 +240,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     const body = parsed.data;
     const actor = actorOf(ctx, who, body.by);
     const amountMinor = amount.minor;
-    await answerOperation(
-      ctx,
-      await operate(deps, order, 'refund', { amountMinor, reason: body.reason ?? null, requestKey, actor }),
-      view,
-    );
+    await operated(ctx, order, 'refund', { amountMinor, reason: body.reason ?? null, requestKey, actor });
   });
 
   router.post('/orders/:id/void', async (ctx) => {
@@ -250,18 +248,44 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     const body = parse(voidSchema, await jsonBody(ctx));
     const actor = actorOf(ctx, who, body.by);
     const order = await existing(ctx.params.id);
-    const requestKey = operatorKey(ctx) ?? `void:${order.current_attempt_id}`;
-    await answerOperation(
-      ctx,
-      await operate(deps, order, 'void', {
-        amountMinor: order.amount_minor,
-        reason: body.reason ?? null,
-        requestKey,
-        actor,
-      }),
-      view,
-    );
+    const key = operatorKey(ctx);
+    await operated(ctx, order, 'void', {
+      amountMinor: order.amount_minor,
+      reason: body.reason ?? null,
+      requestKey: key ?? `void:${order.current_attempt_id}`,
+      keyDerived: key === undefined,
+      actor,
+    });
   });
+
+  /**
+   * An operation, answered. One held back because an earlier one of its kind had no answer is a 409
+   * saying how that one ended now: the order shows it; the operator sends this one again if they
+   * mean another.
+   */
+  async function operated(ctx: Context, order: OrderRecord, kind: OperationKind, input: OperateInput) {
+    let outcome: OperationOutcome;
+    try {
+      outcome = await operate(deps, order, kind, input);
+    } catch (error) {
+      if (!(error instanceof EarlierRequestSettled)) throw error;
+      const earlier = error.outcome;
+      const amount = formatMoney(earlier.operation.amount_minor, order.currency as CurrencyCode);
+      const how =
+        earlier.kind === 'done'
+          ? 'it is made now'
+          : earlier.kind === 'refused'
+            ? `the gateway refused it (${earlier.code})`
+            : 'it has no answer yet';
+      throw new HttpError(
+        409,
+        'EARLIER_REQUEST_SETTLED',
+        `An earlier ${kind} of ${amount} (${earlier.operation.id}) had no answer: ${how}. This request was not made; once the order shows the earlier one, send it again if you mean another ${kind}.`,
+        { data: { order: await view(earlier.order.id), operation: operationView(earlier.operation) } },
+      );
+    }
+    await answerOperation(ctx, outcome, view);
+  }
 
   async function existing(id: string | undefined) {
     const order = await orders.find(id ?? '');
@@ -332,19 +356,22 @@ export function operatorKey(ctx: Context): string | undefined {
   return key;
 }
 
+function operationView(op: OperationRecord) {
+  return {
+    id: op.id,
+    operation: op.operation,
+    status: op.status,
+    amount: op.amount_minor,
+    gateway_transaction_id: op.result_transaction_id,
+  };
+}
+
 async function answerOperation(
   ctx: Context,
   outcome: OperationOutcome,
   view: (id: string) => Promise<unknown>,
 ) {
-  const operation = {
-    id: outcome.operation.id,
-    operation: outcome.operation.operation,
-    status: outcome.operation.status,
-    amount: outcome.operation.amount_minor,
-    gateway_transaction_id: outcome.operation.result_transaction_id,
-  };
-  const data = { order: await view(outcome.order.id), operation };
+  const data = { order: await view(outcome.order.id), operation: operationView(outcome.operation) };
   switch (outcome.kind) {
     case 'done':
       return ok(ctx, data);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type Sequelize, UniqueConstraintError } from 'sequelize';
+import { Op, type Sequelize, UniqueConstraintError } from 'sequelize';
 import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
@@ -40,6 +40,29 @@ export class OperationStore {
   async find(orderId: string, operation: OperationKind, requestKey: string): Promise<OperationRecord | null> {
     const row = await this.models.Operation.findOne({
       where: { order_id: orderId, operation, request_key: requestKeyDigest(requestKey) },
+    });
+    return row && plain(row);
+  }
+
+  /**
+   * The oldest operation of this kind on the order created since `since`, still without an answer,
+   * under another key than `requestKey` (the same key is the same request: `find`).
+   */
+  async unanswered(
+    orderId: string,
+    operation: OperationKind,
+    since: Date,
+    requestKey: string,
+  ): Promise<OperationRecord | null> {
+    const row = await this.models.Operation.findOne({
+      where: {
+        order_id: orderId,
+        operation,
+        status: 'pending',
+        created_at: { [Op.gte]: since },
+        request_key: { [Op.ne]: requestKeyDigest(requestKey) },
+      },
+      order: [['created_at', 'ASC']],
     });
     return row && plain(row);
   }

@@ -17,6 +17,7 @@ describe('merchant: operator capture, refund and void', () => {
   let t: TestKit;
   /** While on, every capture request reaches the gateway but its answer is lost on the way back. */
   let loseCaptureAnswers = false;
+  let loseRefundAnswers = false;
   /** The Idempotency-Key of every capture request the kit sent to the gateway, in order. */
   const captureKeys: string[] = [];
 
@@ -29,6 +30,10 @@ describe('merchant: operator capture, refund and void', () => {
         await res.text();
         throw new TypeError('fetch failed');
       }
+    }
+    if (url.endsWith('/refund') && loseRefundAnswers) {
+      await res.text();
+      throw new TypeError('fetch failed');
     }
     return res;
   };
@@ -44,6 +49,7 @@ describe('merchant: operator capture, refund and void', () => {
   });
   afterEach(() => {
     loseCaptureAnswers = false;
+    loseRefundAnswers = false;
   });
   after(async () => {
     await t?.close();
@@ -433,6 +439,51 @@ describe('merchant: operator capture, refund and void', () => {
   });
 
   describe('retries after an unknown outcome', () => {
+    it('a refund whose answer was lost, pressed again with a new key: settled first, not made twice (409 EARLIER_REQUEST_SETTLED)', async () => {
+      const order = await paidOrder('sale', '20.00');
+      loseRefundAnswers = true;
+      const lost = await op(order.id, 'refund', { amount: '5.00', reason: 'damaged' }, { key: 'press-1' });
+      expect(lost.status, lost.text).to.equal(503);
+      expect(lost.body.code).to.equal('OUTCOME_UNKNOWN');
+      expect(children(order, 'refund'), 'the gateway did refund').to.have.length(1);
+      loseRefundAnswers = false;
+
+      // The operator saw no answer and pressed again: a new key (the demo shop, a hand-written client).
+      // At once, the first may still be in flight in its own request: it is not sent again, nor this one.
+      const soon = await op(order.id, 'refund', { amount: '5.00', reason: 'damaged' }, { key: 'press-2' });
+      expect(soon.status, soon.text).to.equal(409);
+      expect(soon.body.code).to.equal('EARLIER_REQUEST_SETTLED');
+      expect(soon.body.message).to.contain('it has no answer yet');
+      expect(children(order, 'refund')).to.have.length(1);
+      // A minute on, it is settled with its own stored key: the gateway's answer replayed.
+      t.sandboxClock.advance(61_000);
+      const again = await op(order.id, 'refund', { amount: '5.00', reason: 'damaged' }, { key: 'press-3' });
+      expect(again.status, again.text).to.equal(409);
+      expect(again.body.code).to.equal('EARLIER_REQUEST_SETTLED');
+      expect(again.body.message).to.contain('5.00').and.contain('it is made now');
+      expect(again.body.data.order).to.include({ status: 'partially_refunded', refunded_amount: 500 });
+      expect(again.body.data.operation).to.include({ status: 'succeeded', amount: 500 });
+      expect(children(order, 'refund'), 'one refund at the gateway').to.have.length(1);
+      expect((await operationRows(order.id)).map((r) => r.status)).to.deep.equal(['succeeded']);
+
+      // Told so, an operator who means another refund sends it again: now it is made.
+      const another = await op(order.id, 'refund', { amount: '5.00', reason: 'damaged' }, { key: 'press-3' });
+      expect(another.status, another.text).to.equal(200);
+      expect(another.body.data.order.refunded_amount).to.equal(1000);
+      expect(children(order, 'refund')).to.have.length(2);
+    });
+
+    it('a void asked again without a key, with another reason: the same void, answered as it stands', async () => {
+      const order = await paidOrder('auth');
+      const first = await op(order.id, 'void', { reason: 'customer cancelled' });
+      expect(first.status, first.text).to.equal(200);
+      const again = await op(order.id, 'void', { reason: 'again' });
+      expect(again.status, again.text).to.equal(200);
+      expect(again.body.data.operation.id).to.equal(first.body.data.operation.id);
+      expect(again.body.data.order.status).to.equal('voided');
+      expect(children(order, 'void')).to.have.length(1);
+    });
+
     it("a capture whose answer is lost is 503 OUTCOME_UNKNOWN with the key stored; the operator's retry finishes it once", async () => {
       const order = await paidOrder('auth');
       captureKeys.length = 0;
