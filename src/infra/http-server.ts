@@ -2,6 +2,7 @@ import { createServer, type RequestListener, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { requestIdFor } from './request-context.js';
+import { loggedPath } from './request-log.js';
 
 /** The merchant error envelope (src/merchant/http/errors.ts), for the answers the server gives itself. */
 const envelope = (code: string, message: string, requestId: string) =>
@@ -76,8 +77,33 @@ export interface HttpServer {
    * Resolves when none is left.
    */
   drain(): Promise<void>;
-  /** Closes every connection left, requests in hand too. */
-  cutOff(): void;
+  /**
+   * Closes every connection left, requests in hand too: those it returns, for the log (their own
+   * request line never comes: it is written once an answer is out).
+   */
+  cutOff(): CutRequest[];
+}
+
+/** A request whose answer was cut off, as the shutdown's warning names it. */
+export interface CutRequest {
+  method: string;
+  /** Without its query, card numbers masked: as the request log gives it. */
+  path: string;
+  /** The id the app gave it (its X-Request-Id answer header); null if the app had not yet. */
+  requestId: string | null;
+  /** How long it had run. */
+  ms: number;
+}
+
+/** A request in hand as its log line would name it; the app's request context set the id on `res`. */
+function cutRequest(res: ServerResponse, since: number): CutRequest {
+  const id = res.getHeader('x-request-id');
+  return {
+    method: res.req.method ?? '',
+    path: loggedPath((res.req.url ?? '').split('?')[0]!),
+    requestId: typeof id === 'string' ? id : null,
+    ms: Math.round(performance.now() - since),
+  };
 }
 
 /**
@@ -95,6 +121,8 @@ export async function bindHttpServer(
   let draining = false;
   /** Each open connection and the answers in hand on it (several when requests are pipelined). */
   const connections = new Map<Socket, Set<ServerResponse>>();
+  /** When each answer in hand was asked for. */
+  const asked = new WeakMap<ServerResponse, number>();
   const server = createServer({
     // A request not complete (headers and body) in time is answered 408 and its socket closed
     // (HTTP_REQUEST_TIMEOUT_MS); the headers alone get at most 10 s. Node checks for both every
@@ -136,6 +164,7 @@ export async function bindHttpServer(
     const socket = req.socket;
     const answers = connections.get(socket);
     answers?.add(res);
+    asked.set(res, performance.now());
     res.once('close', () => {
       answers?.delete(res);
       // Node keeps a keep-alive connection open after its answer even when the server is closing, and
@@ -168,6 +197,12 @@ export async function bindHttpServer(
           closeUnlessAnswering(socket);
         }
       }),
-    cutOff: () => server.closeAllConnections(),
+    cutOff: () => {
+      const cut: CutRequest[] = [];
+      for (const answers of connections.values())
+        for (const res of answers) if (!res.writableEnded) cut.push(cutRequest(res, asked.get(res)!));
+      server.closeAllConnections();
+      return cut;
+    },
   };
 }

@@ -4,9 +4,15 @@ import type { Logger } from 'pino';
 export interface Work {
   name: string;
   drain: () => Promise<void>;
-  /** Cuts off what is still in hand when the grace is over. */
-  cutOff?: () => void;
+  /**
+   * Cuts off what is still in hand when the grace is over; returns what it cut (a request: its method,
+   * path, id, how long it ran), each logged, since nothing else will say it was dropped.
+   */
+  cutOff?: () => readonly object[];
 }
+
+/** The things cut off that are named one line each; past it, one line counts the rest. */
+const CUT_LINES = 20;
 
 /** Something opened at start-up and closed last, once nothing uses it. */
 export interface Connection {
@@ -64,13 +70,24 @@ export class Shutdown {
         { graceMs: this.graceMs, left: [...inHand].map((w) => w.name) },
         'shutdown grace over: cutting off the work left',
       );
-      for (const work of inHand) work.cutOff?.();
+      for (const work of inHand) this.#cutOff(work);
     }
     for (const connection of this.#connections.splice(0)) {
       const closed = connection.close().catch(warn(connection.name));
       if (!(await within(closed, CONNECTION_CLOSE_MS)))
         this.logger.warn({ connection: connection.name }, 'connection not closed in time: left to the exit');
     }
+  }
+
+  #cutOff(work: Work): void {
+    const cut = work.cutOff?.() ?? [];
+    for (const what of cut.slice(0, CUT_LINES))
+      this.logger.warn({ work: work.name, ...what }, 'cut off at shutdown');
+    if (cut.length > CUT_LINES)
+      this.logger.warn(
+        { work: work.name, more: cut.length - CUT_LINES },
+        'cut off at shutdown: more not listed',
+      );
   }
 }
 

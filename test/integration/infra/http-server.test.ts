@@ -151,4 +151,26 @@ describe('infra/http-server: drain() and the clients in hand', () => {
     expect(await settlesWithin(draining, PROMPT_MS), 'drain() not held by the next request').to.equal(true);
     await waitFor('the connection closed', () => client.ended(), PROMPT_MS);
   });
+
+  it('cutOff() names the requests it cuts: method, path (masked, no query), the id the app gave, how long', async () => {
+    // The app's request context sets the id as an answer header before its handlers run.
+    server.ready((req, res) => {
+      res.setHeader('x-request-id', `req_${req.method}`);
+      void h.serve(req, res);
+    });
+    const idle = await connect(WHOLE_GET);
+    await waitFor('the idle connection answered', () => answered(idle), PROMPT_MS);
+    h.hold();
+    const running = await connect(
+      'POST /cards/4242424242424242/x?pan=4000000000000002 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}',
+    );
+    await waitFor('the handler running', () => h.started.some((s) => s.startsWith('POST')), PROMPT_MS);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const cut = server.cutOff();
+    expect(cut).to.have.length(1);
+    expect(cut[0]).to.deep.include({ method: 'POST', path: '/cards/[card number]/x', requestId: 'req_POST' });
+    expect(cut[0]!.ms).to.be.within(50, PROMPT_MS);
+    await waitFor('the cut connection closed', () => running.ended(), PROMPT_MS);
+    expect(running.received()).to.equal('');
+  });
 });

@@ -139,20 +139,25 @@ describe('merchant: the kit as a process (start-up, request timeouts, shutdown, 
 
   /**
    * A whole request (headers and body) whose handler runs until `release`: a redirect payment on an
-   * order whose row the test holds locked. `client` waits for its answer.
+   * order whose row the test holds locked. `client` waits for its answer. `head` is added to the
+   * request line's path (a query) and to its headers.
    */
-  async function runningHandler(kit: { port: number; url: string; database: string }) {
+  async function runningHandler(
+    kit: { port: number; url: string; database: string },
+    head: { query?: string; headers?: string } = {},
+  ) {
     const orderId = await newOrder(kit.url);
     const lock = await holdOrderRow(kit.database, orderId);
     try {
       const client = await rawClient(kit.port);
       const body = JSON.stringify({ payment_method: 'ideal', customer: { country_code: 'NL' } });
       client.socket.write(
-        `POST /orders/${orderId}/pay/redirect HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+        `POST /orders/${orderId}/pay/redirect${head.query ?? ''} HTTP/1.1\r\nHost: 127.0.0.1\r\n${head.headers ?? ''}` +
+          'Content-Type: application/json\r\n' +
           `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, // keep-alive: HTTP/1.1's default
       );
       await lock.waitedOn();
-      return { client, release: lock.release };
+      return { client, release: lock.release, orderId };
     } catch (error) {
       await lock.release(); // or the database cannot be dropped
       throw error;
@@ -366,6 +371,41 @@ describe('merchant: the kit as a process (start-up, request timeouts, shutdown, 
         const logs = logLines(p.stdout());
         const cut = logs.find((l) => l.msg === 'shutdown grace over: cutting off the work left');
         expect(cut?.left, p.stdout()).to.deep.equal(['http']);
+        expect(lastLog(p)?.msg, p.stdout()).to.equal('stopped');
+      } finally {
+        await running.release();
+      }
+    });
+
+    it('a request cut off when the grace (1 s) is over is logged: its method, path, request id and how long it ran', async () => {
+      const kit = await startedKit('cutlog', { SHUTDOWN_GRACE_MS: '1000' });
+      const { p } = kit;
+      // A query with a card number's digits: the line gives the path alone, as the request log does.
+      const running = await runningHandler(kit, {
+        query: '?note=4242424242424242',
+        headers: 'X-Request-Id: held-req-1\r\n',
+      });
+      try {
+        const asked = Date.now();
+        p.child.kill('SIGTERM');
+        const { code } = await exitWithin(p, 8000);
+        expect(code, p.stderr()).to.equal(0);
+        const logs = logLines(p.stdout());
+        const cut = logs.filter((l) => l.msg === 'cut off at shutdown');
+        expect(cut, p.stdout()).to.have.length(1);
+        expect(cut[0]).to.include({
+          level: 40,
+          work: 'http',
+          method: 'POST',
+          path: `/orders/${running.orderId}/pay/redirect`,
+          requestId: 'held-req-1',
+        });
+        expect(cut[0]!.ms as number).to.be.within(900, Date.now() - asked + 1000);
+        // After the grace's warning, before "stopped"; its own request line never comes.
+        const grace = logs.findIndex((l) => l.msg === 'shutdown grace over: cutting off the work left');
+        expect(grace, p.stdout()).to.be.above(-1);
+        expect(logs.indexOf(cut[0]!)).to.be.above(grace);
+        expect(p.stdout()).to.not.contain('4242424242424242');
         expect(lastLog(p)?.msg, p.stdout()).to.equal('stopped');
       } finally {
         await running.release();
