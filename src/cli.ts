@@ -25,6 +25,7 @@ import {
   isOperatorRole,
   OPERATOR_ROLES,
   operatorNameProblem,
+  reservedNameProblem,
 } from './merchant/operators/roles.js';
 import { DISPUTE_OUTCOMES, type DisputeOutcome } from './merchant/orders/disputes.js';
 import { attachMoney, resolveMoney } from './merchant/reconciler/unmatched-actions.js';
@@ -185,7 +186,7 @@ program
   .option('--by <name>', 'who discards them (kept in the audit log for each card; default: this system user)')
   .action(async (options: { yes?: boolean; by?: string }) => {
     const c = config();
-    const actor = cliActor(options.by ?? systemUser());
+    const actor = cliActor(options.by, systemUser);
     await withStore(
       c,
       async (store) => {
@@ -393,11 +394,11 @@ disputes
   .command('lost <id>')
   .description('record an open dispute as lost (the bank ruled for the customer); the order stays disputed')
   .requiredOption('--note <text>', 'what the bank decided (at most 512 characters, no card number)')
-  .option('--by <name>', 'who decided (kept with the dispute)', 'cli')
-  .action(async (id: string, options: { note: string; by: string }) => {
+  .option('--by <name>', 'who decided (kept with the dispute; default: cli)')
+  .action(async (id: string, options: { note: string; by?: string }) => {
     const c = config();
     const note = noteOf(options.note);
-    const actor = cliActor(options.by);
+    const actor = cliActor(options.by, () => 'cli');
     const outcome = await withStore(c, (store) => store.disputes.lose(id, { actor, note }));
     if (isDispute(outcome)) return print({ dispute: disputeView(outcome) });
     if (outcome.kind === 'not_found') return fail(`${id}: no dispute has this id`);
@@ -429,10 +430,10 @@ unmatched
   .command('attach <id>')
   .description("apply the money to an order through the apply path: the order's payment (JSON on stdout)")
   .requiredOption('--order <order_id>', 'the order the money belongs to')
-  .option('--by <name>', 'who decided (kept with the money)', 'cli')
-  .action(async (id: string, options: { order: string; by: string }) => {
+  .option('--by <name>', 'who decided (kept with the money; default: cli)')
+  .action(async (id: string, options: { order: string; by?: string }) => {
     const c = config();
-    const actor = cliActor(options.by);
+    const actor = cliActor(options.by, () => 'cli');
     const outcome = await withKit(c, (a) => attachMoney(a.checkout, id, options.order, actor));
     switch (outcome.kind) {
       case 'attached':
@@ -465,11 +466,11 @@ unmatched
   .command('resolve <id>')
   .description('resolve the money with a note (what was found); it leaves the open list')
   .requiredOption('--note <text>', 'what was found (at most 512 characters, no card number)')
-  .option('--by <name>', 'who decided (kept with the money)', 'cli')
-  .action(async (id: string, options: { note: string; by: string }) => {
+  .option('--by <name>', 'who decided (kept with the money; default: cli)')
+  .action(async (id: string, options: { note: string; by?: string }) => {
     const c = config();
     const note = noteOf(options.note);
-    const actor = cliActor(options.by);
+    const actor = cliActor(options.by, () => 'cli');
     const outcome = await withStore(c, (store) => resolveMoney({ store }, id, note, actor));
     switch (outcome.kind) {
       case 'resolved':
@@ -505,7 +506,7 @@ operator
     if (!isOperatorRole(options.role))
       return fail(`--role: must be ${OPERATOR_ROLES.join(', ')} (got "${options.role}")`);
     const role = options.role;
-    const actor = cliActor(options.by ?? systemUser());
+    const actor = cliActor(options.by, systemUser);
     const added = await withStore(c, (store) => store.operators.add({ name, role, by: actor })).catch(
       (error: Error) =>
         error instanceof OperatorExists ? fail(`<name>: ${error.message}`) : Promise.reject(error),
@@ -531,7 +532,7 @@ operator
   .option('--by <name>', 'who revokes it (kept in the audit log; default: this system user)')
   .action(async (name: string, options: { by?: string }) => {
     const c = config();
-    const actor = cliActor(options.by ?? systemUser());
+    const actor = cliActor(options.by, systemUser);
     const revoked = await withStore(c, (store) => store.operators.revoke(name, actor));
     if (!revoked) return fail(`<name>: no live operator token has the name or id ${name}`);
     console.log(`operator ${revoked.name} (${revoked.role}, ${revoked.id}) revoked`);
@@ -663,20 +664,24 @@ function fail(line: string): never {
 }
 
 /**
- * `--by`: kept with the operator's decision, so printable and free of card numbers. The command line
- * holds the database's keys: it acts as an administrator, and the audit says `cli`.
+ * `--by` (else `fallback`): kept with the operator's decision, so printable, free of card numbers and
+ * not a name the records give the kit's own acts. The command line holds the database's keys: it acts
+ * as an administrator, and the audit says `cli`.
  */
-function cliActor(by: string): Actor {
+function cliActor(by: string | undefined, fallback: () => string): Actor {
+  if (by === undefined) return { name: fallback(), role: 'admin', credential: 'cli' };
   if (!/^[\x20-\x7e]{1,64}$/.test(by)) fail('--by: must be 1 to 64 printable characters');
   if (hasCardNumber(by)) fail(`--by: ${NO_CARD_NUMBER}`);
+  const reserved = reservedNameProblem(by);
+  if (reserved) fail(`--by: ${reserved}; give the name of the person who acted, or leave --by out`);
   return { name: by, role: 'admin', credential: 'cli' };
 }
 
-/** Who runs the command, as the system knows them; `cli` when it cannot say. */
+/** Who runs the command, as the system knows them; `cli` when it cannot say, or the name is reserved. */
 function systemUser(): string {
   try {
     const name = userInfo().username;
-    return /^[\x20-\x7e]{1,64}$/.test(name) ? name : 'cli';
+    return /^[\x20-\x7e]{1,64}$/.test(name) && reservedNameProblem(name) === null ? name : 'cli';
   } catch {
     return 'cli';
   }

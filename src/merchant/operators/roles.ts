@@ -83,9 +83,17 @@ export function operatorNameProblem(name: string): string | null {
   if (name !== name.trimEnd()) return 'must not end with a space';
   // Kept in every record, as `--by` and a body's `by` are: never a card number (merchant.md, Card data).
   if (hasCardNumber(name)) return 'must not hold a card number';
-  if (RESERVED.includes(name.toLowerCase()))
-    return `"${name}" is reserved: it names something else in the records`;
-  return null;
+  return reservedNameProblem(name);
+}
+
+/**
+ * Null when `name` may be recorded as who acted (an operator's name, a body's `by`, `--by`); else why
+ * not: a person recorded as `kit` or `gateway` would read in the audit as the kit's own act.
+ */
+export function reservedNameProblem(name: string): string | null {
+  return RESERVED.includes(name.trim().toLowerCase())
+    ? `"${name}" is reserved: it names something else in the records`
+    : null;
 }
 
 /**

@@ -256,6 +256,22 @@ describe('merchant: operators with names and roles (issue, part 2)', function ()
     expect(await requested(a.id)).to.equal('capture of 20.00 EUR by olga (operator)');
     expect(await requested(b.id)).to.equal('capture of 20.00 EUR by ada (admin)');
     expect(await requested(c.id)).to.equal('void of 20.00 EUR by admin (admin)');
+
+    // A name the records give the kit's own acts (or another credential) is not a person's: 422 on `by`.
+    const d = await order('sale');
+    for (const by of ['kit', 'System', 'cli', 'gateway', 'admin', 'operator', ' kit']) {
+      const refund = await as(
+        'admin',
+        'POST',
+        `/orders/${d.id}/refund`,
+        { amount: '0.10', reason: 'x', by },
+        `refund-by-${by}`,
+      );
+      expect(refund.status, by).to.equal(422);
+      expect(Object.keys(refund.body.errors), by).to.deep.equal(['by']);
+      expect(refund.body.errors.by[0], by).to.contain('is reserved');
+    }
+    expect((await getOrder(t, d.id)).refunded_amount, 'nothing refunded').to.equal(0);
   });
 
   it('/metrics with METRICS_TOKEN: that token or any role reads it; another token or none is 401', async () => {
@@ -406,6 +422,11 @@ describe('merchant: the operator CLI (issue, part 2)', function () {
     const reserved = await cli('add', 'admin', '--role', 'viewer');
     expect(reserved.code).to.equal(1);
     expect(reserved.err).to.contain('<name>: "admin" is reserved');
+    // Nor may whoever adds them be recorded as the kit: one line naming --by, and no operator added.
+    const byKit = await cli('add', 'zed', '--role', 'viewer', '--by', 'kit');
+    expect(byKit.code).to.equal(1);
+    expect(byKit.err.trim().split('\n')).to.have.length(1);
+    expect(byKit.err).to.match(/^--by: "kit" is reserved/);
 
     const listed = await cli('list');
     expect(listed.code, listed.err).to.equal(0);
