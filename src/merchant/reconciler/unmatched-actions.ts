@@ -1,5 +1,7 @@
+import type { GatewayClient } from '../../client/gateway-client.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Actor } from '../operators/roles.js';
+import { observeTransaction } from '../orders/from-gateway.js';
 import type { About, ObservationSource, TransactionObservation } from '../orders/observation.js';
 import { type AttachPlan, attachPlan } from '../orders/unmatched-money.js';
 import type { Store } from '../store/index.js';
@@ -20,6 +22,7 @@ export interface UnmatchedActionDeps {
   };
   apply: Apply;
   clock: Clock;
+  gateway: Pick<GatewayClient, 'transactionStatus'>;
 }
 
 export type AttachOutcome =
@@ -95,6 +98,7 @@ export async function attachMoney(
       await deps.store.unmatched.reopen(id, money.order_id);
       return { kind: 'order_changed', money };
     }
+    const now = (await askedAfterAttach(deps, money, about)) ?? applied;
     const attached = (await deps.store.unmatched.get(id))!;
     // After the apply, which has its own transaction: an attach undone (reopened) leaves no audit line.
     await deps.store.audit.record({
@@ -106,11 +110,34 @@ export async function attachMoney(
       currency: money.currency,
       detail: `transaction ${money.transaction_id} (${money.transaction_type} ${money.status}) to ${order.id}`,
     });
-    return { kind: 'attached', money: attached, order: applied.order, attempt: applied.attempt ?? null };
+    return {
+      kind: 'attached',
+      money: attached,
+      order: now.order ?? applied.order,
+      attempt: now.attempt ?? applied.attempt ?? null,
+    };
   } catch (error) {
     await deps.store.unmatched.reopen(id, money.order_id).catch(() => {});
     throw error;
   }
+}
+
+/**
+ * The payment as the gateway has it now, once attached: the kept record is what the gateway said when
+ * the money was first seen, and a refund or capture made since (kept apart, as money of its own) is
+ * in its running totals. Asked of a sale or auth only (a child's parent carries the totals); a gateway
+ * that does not answer leaves it to the poller, which asks about the order within minutes.
+ */
+async function askedAfterAttach(deps: UnmatchedActionDeps, money: UnmatchedMoneyRecord, about: About) {
+  if (money.transaction_type !== 'sale' && money.transaction_type !== 'auth') return null;
+  const answer = await deps.gateway.transactionStatus(money.transaction_id, 'operator').catch(() => null);
+  if (!answer) return null;
+  const observed = observeTransaction(answer.data, 'api', `attach:${money.id}:status`, deps.clock.now(), {
+    orderId: about.orderId,
+    attemptId: about.attemptId,
+  });
+  const applied = await deps.apply(observed);
+  return applied.matched ? applied : null;
 }
 
 /** Resolves open money with an operator's note: it leaves the open list, and stays in the report. */

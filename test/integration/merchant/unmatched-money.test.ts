@@ -13,6 +13,7 @@ import {
   processed,
   storedSecret,
 } from '../../support/events.js';
+import { card } from '../../support/gateway.js';
 import { cliEnv, getOrder, startTestKit, type TestKit } from '../../support/kit.js';
 import { exitWithin, freePort, lines, start, waitFor } from '../../support/process.js';
 import { keepStraySale } from '../../support/unmatched.js';
@@ -292,6 +293,50 @@ describe('merchant: gateway money with no order (issue 19, part 1)', function ()
     expect(twice.status).to.equal(409);
     expect(twice.body).to.include({ code: 'INVALID_STATE' });
     expect(twice.body.data).to.deep.equal({ resolution: 'attached', allowed: ['open'] });
+  });
+
+  it('attach asks the gateway where the payment stands now: a refund made there since it was kept is on the order', async () => {
+    // A sale made at the gateway directly, in JPY (no minor units), kept as the event first told of it;
+    // then 300 refunded there (kept apart, as money of its own), which the kept sale row does not say.
+    const made = await t.kit.client.createTransaction({
+      type: 'sale',
+      amountMinor: 1000,
+      currency: 'JPY',
+      reference: `direct-${Date.now()}`,
+      card: card('4242424242424242'),
+    });
+    const saleId = String(made.data.id);
+    await deliver('transaction.captured', {
+      ...record({
+        id: saleId,
+        reference: made.data.merchant_trans_id ?? null,
+        amount: 1000,
+        currency: 'JPY',
+      }),
+    });
+    const refund = await t.kit.client.refund(
+      saleId,
+      { amountMinor: 300, currency: 'JPY' },
+      'returned',
+      `r-${saleId}`,
+    );
+    expect(refund.data.transaction_type).to.equal('refund');
+    const kept = (await money('?resolution=open')).find((m) => m.transaction_id === saleId);
+    expect(kept).to.include({ refunded_amount: 0 });
+
+    const created = await t.call('POST', '/orders', { body: { amount: '1000', currency: 'JPY' } });
+    const attached = await t.call('POST', `/unmatched-money/${kept.id}/attach`, {
+      ops: true,
+      body: { order_id: created.body.data.order.id },
+    });
+    expect(attached.status, attached.text).to.equal(200);
+    expect(attached.body.data.order).to.include({
+      status: 'partially_refunded',
+      captured_amount: 1000,
+      refunded_amount: 300,
+    });
+    const now = await getOrder(t, created.body.data.order.id);
+    expect(now).to.include({ status: 'partially_refunded', refunded_amount: 300, needs_review: false });
   });
 
   it('attach refuses, naming the field: no such money (404), no such order, another currency, a refund of a payment the order does not hold (422), an order holding another payment (409)', async () => {
