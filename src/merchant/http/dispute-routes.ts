@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { isDispute } from '../store/index.js';
-import { HttpError, jsonBody, ok, parse } from './errors.js';
+import { HttpError, jsonBody, ok, parse, parseQuery } from './errors.js';
 import { actorOf, type OpsAuth } from './ops-auth.js';
 import { disputeListQuerySchema, loseDisputeSchema } from './schemas.js';
 import { disputeView } from './views.js';
@@ -14,7 +14,7 @@ import { disputeView } from './views.js';
 export function disputeRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth }): void {
   router.get('/disputes', async (ctx) => {
     await deps.ops.require(ctx, 'read');
-    const q = parse(disputeListQuerySchema, ctx.query);
+    const q = parseQuery(disputeListQuerySchema, ctx.query);
     const disputes = await deps.store.disputes.list({ outcome: q.outcome, limit: q.limit });
     ok(ctx, { disputes: disputes.map(disputeView) });
   });

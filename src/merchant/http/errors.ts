@@ -235,6 +235,13 @@ export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<
   throw invalid(result.errors);
 }
 
+/** `parse` of a query string (ctx.query), where a name given twice comes as an array of its values. */
+export function parseQuery<S extends z.ZodType>(schema: S, query: Record<string, unknown>): z.output<S> {
+  const result = validate(schema, query, { query: true });
+  if (result.ok) return result.data;
+  throw invalid(result.errors);
+}
+
 /**
  * The input, or every field's errors: for a route that reports them beside its own (a required
  * header), so that one 422 names everything the caller must fix.
@@ -242,13 +249,26 @@ export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<
 export function validate<S extends z.ZodType>(
   schema: S,
   input: unknown,
+  { query = false }: { query?: boolean } = {},
 ): { ok: true; data: z.output<S> } | { ok: false; errors: Record<string, string[]> } {
-  const result = schema.safeParse(input, { error: plainWords });
+  const result = schema.safeParse(input, { error: plainWords, reportInput: true });
   if (result.success) return { ok: true, data: result.data };
   const errors: Record<string, string[]> = {};
   for (const issue of result.error.issues) {
     const field = issue.path.length > 0 ? issue.path.map(String).join('.') : 'body';
-    errors[field] = [...(errors[field] ?? []), issue.message];
+    const repeated = query && Array.isArray((input as Record<string, unknown>)[String(issue.path[0])]);
+    const message = repeated ? 'is given more than once; send it once' : messageOf(issue);
+    if (!errors[field]?.includes(message)) errors[field] = [...(errors[field] ?? []), message];
   }
   return { ok: false, errors };
+}
+
+/**
+ * What is wrong, where the schema's own message says otherwise: its "is required: ..." is the words
+ * for a field left out, not for one given as a number or an object.
+ */
+function messageOf(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type' && issue.input !== undefined && issue.message.startsWith('is required'))
+    return `must be ${article(issue.expected)}`;
+  return issue.message;
 }

@@ -4,7 +4,7 @@ import type { MerchantDeps } from '../checkout/deps.js';
 import { reportCsv } from '../reports/csv.js';
 import { reconciliationReport, reportRows } from '../reports/generate.js';
 import { unmatchedSection } from '../reports/unmatched.js';
-import { invalid, ok, parse } from './errors.js';
+import { invalid, ok, parseQuery } from './errors.js';
 import type { OpsAuth } from './ops-auth.js';
 import { isoTime } from './schemas.js';
 
@@ -18,8 +18,8 @@ export const reportQuerySchema = z.object({
 });
 
 /** The range of a report's query, checked: `to` after `from`. */
-export function reportRange(query: unknown) {
-  const q = parse(reportQuerySchema, query);
+export function reportRange(query: Record<string, unknown>) {
+  const q = parseQuery(reportQuerySchema, query);
   if (q.to.getTime() <= q.from.getTime()) throw invalid({ to: ['must be after from'] });
   return q;
 }

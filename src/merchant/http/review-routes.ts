@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { auditCsv, auditRow } from '../reports/audit.js';
-import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
+import { HttpError, invalid, jsonBody, ok, parse, parseQuery } from './errors.js';
 import { decodeCursor, encodeCursor } from './list-cursor.js';
 import { actorOf, type OpsAuth } from './ops-auth.js';
 import { auditQuerySchema, orderListQuerySchema, reviewSchema } from './schemas.js';
@@ -14,7 +14,7 @@ import { orderView } from './views.js';
 export function reviewRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth }): void {
   router.get('/orders', async (ctx) => {
     await deps.ops.require(ctx, 'read');
-    const q = parse(orderListQuerySchema, ctx.query);
+    const q = parseQuery(orderListQuerySchema, ctx.query);
     if (q.created_from && q.created_to && q.created_to.getTime() <= q.created_from.getTime())
       throw invalid({ created_to: ['must be after created_from'] });
     const after = q.cursor === undefined ? null : decodeCursor(q.cursor);
@@ -62,7 +62,7 @@ export function reviewRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth
 
   router.get('/audit', async (ctx) => {
     await deps.ops.require(ctx, 'audit.read');
-    const q = parse(auditQuerySchema, ctx.query);
+    const q = parseQuery(auditQuerySchema, ctx.query);
     if (q.to.getTime() <= q.from.getTime()) throw invalid({ to: ['must be after from'] });
     if (q.format === 'csv') {
       // Streamed a page at a time: a year of acts never sits in memory.

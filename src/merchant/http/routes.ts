@@ -16,7 +16,7 @@ import { InvalidTransition } from '../orders/status.js';
 import { OrderNotFound } from '../store/index.js';
 import type { AttemptRecord, OperationKind, OperationRecord, OrderRecord } from '../store/records.js';
 import { requireCustomer } from './customer-auth.js';
-import { HttpError, invalid, invalidState, jsonBody, ok, parse, validate } from './errors.js';
+import { HttpError, invalid, invalidState, jsonBody, ok, parse, parseQuery, validate } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
 import { clientAddress, clientKey, enforce, orderKey } from './limits.js';
 import { actorOf, bearerOf, type OpsAuth } from './ops-auth.js';
@@ -199,7 +199,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
 
   router.get('/payment-methods', async (ctx) => {
     await enforce(deps.limits, [['payment_methods_per_address', clientKey(ctx)]]);
-    const query = parse(methodsQuerySchema, ctx.query);
+    const query = parseQuery(methodsQuerySchema, ctx.query);
     const answer = await deps.gateway.paymentMethods({ country: query.country, currency: query.currency });
     ok(ctx, answer.data);
   });

@@ -3,7 +3,7 @@ import type { MerchantDeps } from '../checkout/deps.js';
 import { attachMoney, resolveMoney } from '../reconciler/unmatched-actions.js';
 import { unmatchedRow } from '../reports/unmatched.js';
 import type { UnmatchedMoneyRecord } from '../store/records.js';
-import { HttpError, invalid, jsonBody, ok, parse } from './errors.js';
+import { HttpError, invalid, jsonBody, ok, parse, parseQuery } from './errors.js';
 import { actorOf, type OpsAuth } from './ops-auth.js';
 import { attachSchema, resolveSchema, unmatchedListQuerySchema } from './schemas.js';
 import { orderView } from './views.js';
@@ -25,7 +25,7 @@ const notOpen = (money: UnmatchedMoneyRecord) =>
 export function unmatchedRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth }): void {
   router.get('/unmatched-money', async (ctx) => {
     await deps.ops.require(ctx, 'read');
-    const q = parse(unmatchedListQuerySchema, ctx.query);
+    const q = parseQuery(unmatchedListQuerySchema, ctx.query);
     const money = await deps.store.unmatched.list({ resolution: q.resolution, limit: q.limit });
     ok(ctx, { unmatched_money: money.map(unmatchedRow) });
   });
