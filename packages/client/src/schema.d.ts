@@ -1931,7 +1931,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `VALIDATION_FAILED` (the request; `data` null), or the gateway's code for input it refused before anything existed there (`ERR_PAYMENT_METHOD_NOT_ENABLED`, `ERR_PAYMENT_METHOD_NOT_AVAILABLE_IN_COUNTRY`, `ERR_INVALID_CURRENCY`, ...; `data` the order, as it was). `errors` names the field. */
+            /** @description `VALIDATION_FAILED` (the request; `data` null), or the gateway's code for input it refused before anything existed there (`ERR_PAYMENT_METHOD_NOT_ENABLED`, `ERR_PAYMENT_METHOD_NOT_AVAILABLE_IN_COUNTRY`, `ERR_INVALID_CURRENCY`, `ERR_INVALID_ACCOUNT_NUMBER` for a card number failing its check digit, `ERR_EXPIRED_CARD` for an expiry in the past, ...; `data` the order, as it was). `errors` names the field. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2478,7 +2478,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `VALIDATION_FAILED` (the request; `data` null), or the gateway's code for input it refused before anything existed there (`ERR_PAYMENT_METHOD_NOT_ENABLED`, `ERR_PAYMENT_METHOD_NOT_AVAILABLE_IN_COUNTRY`, `ERR_INVALID_CURRENCY`, ...; `data` the order, as it was). `errors` names the field. */
+            /** @description `VALIDATION_FAILED` (the request; `data` null), or the gateway's code for input it refused before anything existed there (`ERR_PAYMENT_METHOD_NOT_ENABLED`, `ERR_PAYMENT_METHOD_NOT_AVAILABLE_IN_COUNTRY`, `ERR_INVALID_CURRENCY`, `ERR_INVALID_ACCOUNT_NUMBER` for a card number failing its check digit, `ERR_EXPIRED_CARD` for an expiry in the past, ...; `data` the order, as it was). `errors` names the field. */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -243,7 +243,7 @@ function payment(
         }),
       ),
       422: jsonAnswer(
-        "`VALIDATION_FAILED` (the request; `data` null), or the gateway's code for input it refused before anything existed there (`ERR_PAYMENT_METHOD_NOT_ENABLED`, `ERR_PAYMENT_METHOD_NOT_AVAILABLE_IN_COUNTRY`, `ERR_INVALID_CURRENCY`, ...; `data` the order, as it was). `errors` names the field.",
+        "`VALIDATION_FAILED` (the request; `data` null), or the gateway's code for input it refused before anything existed there (`ERR_PAYMENT_METHOD_NOT_ENABLED`, `ERR_PAYMENT_METHOD_NOT_AVAILABLE_IN_COUNTRY`, `ERR_INVALID_CURRENCY`, `ERR_INVALID_ACCOUNT_NUMBER` for a card number failing its check digit, `ERR_EXPIRED_CARD` for an expiry in the past, ...; `data` the order, as it was). `errors` names the field.",
         failure('gateway', publicPaymentAnswerSchema.nullable()),
       ),
       ...rateLimited(

@@ -476,28 +476,6 @@ describe('merchant: card payments (merchant.md, Orders and HTTP interface)', fun
       expect(got.failure_code).to.equal('ERR_DO_NOT_RETRY');
     });
 
-    it('a number failing Luhn -> 402 ERR_INVALID_ACCOUNT_NUMBER', async () => {
-      const order = await createOrder(t);
-      const { got } = await expectDeclined(
-        order.id,
-        { card: card('4242424242424241'), mode: 'sale' },
-        'ERR_INVALID_ACCOUNT_NUMBER',
-        '4242424242424241',
-      );
-      expect(got.failure_code).to.equal('ERR_INVALID_ACCOUNT_NUMBER');
-    });
-
-    it('a past expiry -> 402 ERR_EXPIRED_CARD', async () => {
-      const order = await createOrder(t);
-      const { got } = await expectDeclined(
-        order.id,
-        { card: card(FRICTIONLESS, { exp_year: 2020, exp_month: 1 }), mode: 'sale' },
-        'ERR_EXPIRED_CARD',
-        FRICTIONLESS,
-      );
-      expect(got.failure_code).to.equal('ERR_EXPIRED_CARD');
-    });
-
     for (const [number, code] of [
       ['4000000000003097', 'ERR_3DS_TECHNICAL_ERROR'],
       ['4000000000003089', 'ERR_3DS_NOT_ENROLLED'],

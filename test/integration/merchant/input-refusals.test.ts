@@ -36,6 +36,57 @@ describe('merchant: a typo fails nothing', () => {
     };
   };
 
+  describe('POST /orders/{id}/pay/card', () => {
+    // The gateway's own checks of what was typed (sandbox.md section 4): nothing recorded there.
+    const cases: [string, Record<string, unknown>, string[], string][] = [
+      [
+        'a number failing Luhn (a typo)',
+        { number: '4242424242424241' },
+        ['card.number'],
+        'ERR_INVALID_ACCOUNT_NUMBER',
+      ],
+      [
+        'a past expiry',
+        { exp_month: 1, exp_year: 2020 },
+        ['card.exp_month', 'card.exp_year'],
+        'ERR_EXPIRED_CARD',
+      ],
+    ];
+    for (const [what, typed, fields, code] of cases) {
+      it(`${what}: 422 ${code} naming ${fields.join(' and ')}; the order as it was, and no failure counted`, async () => {
+        const order = await newOrder();
+        const before = await essentials(order.id);
+        const bad = { ...card('4242424242424242'), ...typed };
+        // More tries than the failed-attempt cap (5): a typo is the shopper's to fix, never a lock-out.
+        for (let i = 0; i < 6; i += 1) {
+          const pay = await t.call('POST', `/orders/${order.id}/pay/card`, {
+            body: { mode: 'sale', card: bad },
+          });
+          expect(pay.status, pay.text).to.equal(422);
+          expect(pay.body.code).to.equal(code);
+          expect(Object.keys(pay.body.errors).sort()).to.deep.equal(fields);
+        }
+        expect(await essentials(order.id)).to.deep.equal(before);
+        expect(await count(t, 'payment_attempts', { order_id: order.id })).to.equal(0);
+        const good = await t.call('POST', `/orders/${order.id}/pay/card`, {
+          body: { mode: 'sale', card: card('4242424242424242') },
+        });
+        expect(good.status, good.text).to.equal(200);
+        expect(good.body.data.order.status).to.equal('paid');
+      });
+    }
+
+    it("the issuer's own 'expired' (4000000000000069, a future expiry) is a decline: 402, the order failed", async () => {
+      const order = await newOrder();
+      const pay = await t.call('POST', `/orders/${order.id}/pay/card`, {
+        body: { mode: 'sale', card: card('4000000000000069') },
+      });
+      expect(pay.status, pay.text).to.equal(402);
+      expect(pay.body.code).to.equal('ERR_EXPIRED_CARD');
+      expect((await getOrder(t, order.id)).status).to.equal('failed');
+    });
+  });
+
   describe('POST /orders/{id}/pay/redirect', () => {
     const cases: [string, unknown, string, string][] = [
       ['a method nobody offers (bitcoin)', { payment_method: 'bitcoin' }, 'payment_method', 'EUR'],
