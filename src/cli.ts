@@ -12,7 +12,13 @@ import { GatewayClient } from './client/gateway-client.js';
 import { SandboxControls } from './client/sandbox-controls.js';
 import type { Config } from './config.js';
 import { removeStateFile } from './gateway/persistence/state-file.js';
-import { createPool, createSequelize, createTransitionPool, migrate } from './infra/database.js';
+import {
+  createPool,
+  createSequelize,
+  createTransitionPool,
+  migrate,
+  requireDatabase,
+} from './infra/database.js';
 import { settleEncryptionKeys } from './kit/encryption-keys.js';
 import { secretLabel } from './kit/gateway.js';
 import { CustomerTokens } from './merchant/customers/customer-token.js';
@@ -58,13 +64,15 @@ function client(c: Config): GatewayClient {
 /**
  * The kit's store for one command: the database migrated first, and the encryption key settled as
  * start-up settles it (unless `keyCheck` is false: the command that forgets what a lost key sealed),
- * closed after.
+ * closed after. A database that does not exist is one line, unless the command sets the kit up
+ * (`create`: a webhook registered, an operator added, before the kit's first start).
  */
 async function withStore<T>(
   c: Config,
   fn: (store: Store) => Promise<T>,
-  { keyCheck = true }: { keyCheck?: boolean } = {},
+  { keyCheck = true, create = false }: { keyCheck?: boolean; create?: boolean } = {},
 ): Promise<T> {
+  if (!create) await requireDatabase(c.databaseUrl);
   const sequelize = createSequelize(c.databaseUrl);
   const pool = createPool(c.databaseUrl);
   const transitionPool = createTransitionPool(c.databaseUrl);
@@ -124,7 +132,7 @@ webhook
     });
     if (answer.data.secret) {
       const secret = answer.data.secret;
-      await withStore(c, (store) => store.secrets.put(secret, secretLabel(c)));
+      await withStore(c, (store) => store.secrets.put(secret, secretLabel(c)), { create: true });
       console.log('endpoint created; its signing secret is stored (encrypted)');
     } else {
       console.log('endpoint updated; the stored secret is unchanged');
@@ -164,7 +172,9 @@ webhook
   .action(async () => {
     const c = config();
     const answer = await client(c).rotateWebhookSecret();
-    await withStore(c, (store) => store.secrets.put(answer.data.secret, secretLabel(c)));
+    await withStore(c, (store) => store.secrets.put(answer.data.secret, secretLabel(c)), {
+      create: true,
+    });
     console.log(
       'secret rotated and stored; the gateway signs with the new one only, and the receiver still accepts the old one for 5 minutes (deliveries already on their way)',
     );
@@ -507,9 +517,10 @@ operator
       return fail(`--role: must be ${OPERATOR_ROLES.join(', ')} (got "${options.role}")`);
     const role = options.role;
     const actor = cliActor(options.by, systemUser);
-    const added = await withStore(c, (store) => store.operators.add({ name, role, by: actor })).catch(
-      (error: Error) =>
-        error instanceof OperatorExists ? fail(`<name>: ${error.message}`) : Promise.reject(error),
+    const added = await withStore(c, (store) => store.operators.add({ name, role, by: actor }), {
+      create: true,
+    }).catch((error: Error) =>
+      error instanceof OperatorExists ? fail(`<name>: ${error.message}`) : Promise.reject(error),
     );
     console.log(`operator ${added.operator.name} added: role ${role}, id ${added.operator.id}`);
     console.log('token (shown this once: hand it to them now; it cannot be shown again, only revoked):');

@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import { requireDatabase } from '../infra/database.js';
 import { createLogger, prettyDestination, wantsPrettyLogs } from '../infra/logger.js';
 import { type Adapters, buildAdapters } from '../kit/adapters.js';
 import { type JobName, type Jobs, jobsOf } from '../kit/jobs.js';
@@ -12,6 +13,8 @@ import { kitClock } from './kit-clock.js';
  * sandbox: without GATEWAY_BASE_URL it talks to the running kit's, on GATEWAY_PORT. Closed after.
  */
 export async function withKit<T>(config: Config, fn: (a: Adapters, jobs: Jobs) => Promise<T>): Promise<T> {
+  // Beside a kit that has run: a database that does not exist is a mistyped name, said, not made.
+  await requireDatabase(config.databaseUrl);
   // Warnings only, on stderr: stdout is the command's summary, and a progress bar shares the terminal.
   const isTTY = process.stderr.isTTY === true;
   const pretty = wantsPrettyLogs(config.logFormat, { env: config.env, isTTY });

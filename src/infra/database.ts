@@ -22,8 +22,42 @@ export function databaseName(url: string): string {
  * a server that is not there or refuses the user is the setting's problem, said in one line.
  */
 export async function ensureDatabase(url: string): Promise<void> {
+  const connection = await serverConnection(url);
+  try {
+    await connection.query(
+      `CREATE DATABASE IF NOT EXISTS \`${databaseName(url)}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
+    );
+  } finally {
+    await connection.end();
+  }
+}
+
+/**
+ * Stops with one line when the database DATABASE_URL names does not exist: what an operator command
+ * that only reads or changes rows checks first, so that a mistyped name is said, not made (with
+ * every table, and an empty answer as if nothing were wrong). Only `migrate` and the kit create it.
+ */
+export async function requireDatabase(url: string): Promise<void> {
+  const name = databaseName(url);
+  const connection = await serverConnection(url);
+  try {
+    const [rows] = await connection.query<mysql.RowDataPacket[]>(
+      'SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?',
+      [name],
+    );
+    if (rows.length === 0)
+      throw new DatabaseUrlError(
+        `the database ${name} does not exist: create it with \`npm run cli -- migrate\` (or start the kit), or correct the name`,
+      );
+  } finally {
+    await connection.end();
+  }
+}
+
+/** A connection to the server DATABASE_URL names, no database chosen; one line when it cannot be had. */
+async function serverConnection(url: string): Promise<mysql.Connection> {
   const u = new URL(url);
-  const connection = await mysql
+  return mysql
     .createConnection({
       host: u.hostname,
       port: Number(u.port || 3306),
@@ -35,13 +69,6 @@ export async function ensureDatabase(url: string): Promise<void> {
       const why = error.sqlMessage ? `${error.code}: ${error.sqlMessage}` : (error.code ?? String(error));
       throw new DatabaseUrlError(`cannot connect to the database (${why})`);
     });
-  try {
-    await connection.query(
-      `CREATE DATABASE IF NOT EXISTS \`${databaseName(url)}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
-    );
-  } finally {
-    await connection.end();
-  }
 }
 
 /**

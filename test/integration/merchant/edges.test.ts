@@ -9,6 +9,7 @@ import { card } from '../../support/gateway.js';
 import { startTestKit, type TestKit } from '../../support/kit.js';
 import {
   ADMIN_URL,
+  databaseExists,
   databaseName,
   exchange,
   exitWithin,
@@ -299,6 +300,25 @@ describe('the CLI: one line, exit 1, when it cannot do what it was asked', funct
     const err = lines(p.stderr());
     expect(err, p.stderr()).to.have.length(1);
     expect(err[0]).to.match(/^no running kit: .*npm start/);
+  });
+
+  it('a command that reads or changes rows, with a database that does not exist: one line naming it, and nothing made', async () => {
+    const database = databaseName('edges', 'mistyped');
+    databases.push(database);
+    for (const args of [
+      ['disputes', 'list'],
+      ['report', '--from', '2026-11-01', '--to', '2026-11-02', '--out', '/dev/null'],
+    ]) {
+      const p = track(start('src/cli.ts', args, { DATABASE_URL: `${ADMIN_URL}/${database}` }));
+      expect((await exitWithin(p, 20_000)).code, args[0]).to.equal(1);
+      const err = lines(p.stderr());
+      expect(err, p.stderr()).to.have.length(1);
+      expect(err[0]).to.match(
+        new RegExp(`^DATABASE_URL: the database ${database} does not exist: create it with`),
+      );
+      expect(p.stdout(), 'no empty answer as if nothing were wrong').to.equal('');
+    }
+    expect(await databaseExists(database), 'not created').to.equal(false);
   });
 
   it("webhook register with a URL the gateway refuses: the gateway's own words and the field, one line, exit 1", async () => {
