@@ -268,7 +268,10 @@ export function validate<S extends z.ZodType>(
  * for a field left out, not for one given as a number or an object.
  */
 function messageOf(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'invalid_type' && issue.input !== undefined && issue.message.startsWith('is required'))
-    return `must be ${article(issue.expected)}`;
+  if (issue.code === 'invalid_type' && issue.input !== undefined && issue.message.startsWith('is required')) {
+    // "is required: an object with number, ..." says what it must be: kept, as "must be an object with ...".
+    const what = /^is required: (an? .*)$/.exec(issue.message)?.[1];
+    return `must be ${what ?? article(issue.expected)}`;
+  }
   return issue.message;
 }

@@ -257,7 +257,11 @@ describe('merchant: edges a new user meets', () => {
       const res = await t.call('POST', `/orders/${created.body.data.order.id}/pay/card`, {
         body: { card: 5 },
       });
-      expect(res.body.errors.card[0]).to.match(/^is required: an object/);
+      expect(res.body.errors.card).to.deep.equal([
+        'must be an object with number, exp_month, exp_year and cvv',
+      ]);
+      const missing = await t.call('POST', `/orders/${created.body.data.order.id}/pay/card`, { body: {} });
+      expect(missing.body.errors.card[0]).to.match(/^is required: an object/);
       const long = await t.call('POST', '/orders', {
         body: { amount: '1.00', currency: 'EUR', description: 'x'.repeat(1025) },
       });
