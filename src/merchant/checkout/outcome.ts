@@ -36,7 +36,8 @@ const MESSAGES: Record<string, string> = {
   ERR_3DS_NOT_SUPPORTED: 'The card does not support 3D Secure.',
   ERR_3DS_TECHNICAL_ERROR: '3D Secure had a technical problem. Please try again.',
   ERR_PAYMENT_METHOD_NOT_ENABLED: 'This payment method or currency is not available.',
-  PAYMENT_CUT_OFF: 'The payment was cut off before it reached the bank; nothing was charged. Please pay again.',
+  PAYMENT_CUT_OFF:
+    'The payment was cut off before it reached the bank; nothing was charged. Please pay again.',
 };
 
 export function declineMessage(code: string): string {
