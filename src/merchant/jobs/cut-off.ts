@@ -59,7 +59,7 @@ export async function endCutOffPayments(deps: CutOffDeps, listedAt: number): Pro
     ended += 1;
     deps.logger.warn(
       { order: order.id, attempt: attempt.id, since: attempt.updated_at.toISOString() },
-      'payment cut off before the gateway answered (the kit stopped): the gateway has no record of it; the order takes a new attempt',
+      'payment cut off before the gateway had it (the kit stopped, or its call never arrived): the gateway has no record of it; the order takes a new attempt',
     );
   }
   return ended;
