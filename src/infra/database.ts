@@ -104,7 +104,7 @@ export function createPool(url: string): mysql.Pool {
 }
 
 /**
- * The pool of an order's transition alone (store/orders.ts): the worker's reads and writes of orders,
+ * The pool of the order writer alone (store/order-writer.ts): the worker's reads and writes of orders,
  * attempts and the inbox, one transaction per batch of the events in hand, which sends its writes
  * and COMMIT in one round trip. Only these connections take several statements in one query: every
  * value goes through placeholders, which mysql2 escapes, and a query anywhere else that was built

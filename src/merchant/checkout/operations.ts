@@ -139,7 +139,6 @@ export async function operate(
         actor: input.actor,
         note: input.note ?? null,
         currency: order.currency,
-        statusBefore: order.status,
       }),
     );
   }

@@ -5,8 +5,8 @@ import { finishChallenge } from '../checkout/card.js';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { orderOfSession } from '../checkout/redirect.js';
 import { refreshOrder } from '../checkout/refresh.js';
+import { nextAction } from '../orders/order-view.js';
 import type { OrderRecord } from '../store/records.js';
-import { nextAction } from '../views/order-view.js';
 import {
   DEMO_SHOP_SCRIPT_PATH,
   type DemoShopSettings,

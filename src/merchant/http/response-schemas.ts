@@ -125,7 +125,7 @@ export const nextActionSchema = z
       'Where to send the customer: the 3DS challenge or the hosted checkout page; null when nothing is left to do.',
   });
 
-/** views/order-view.ts, publicOrderView: what anyone holding an order's id reads. */
+/** orders/order-view.ts, publicOrderView: what anyone holding an order's id reads. */
 export const publicOrderSchema = orderSchema
   .pick({
     id: true,

@@ -1,7 +1,7 @@
 import { type CurrencyCode, formatMinor } from '../../shared/money.js';
 import type { DisputeRecord, HistoryRecord } from '../store/records.js';
 
-export { orderView, publicOrderView } from '../views/order-view.js';
+export { orderView, publicOrderView } from '../orders/order-view.js';
 
 const fmt = (minor: number | null, currency: string) =>
   minor === null ? null : formatMinor(minor, currency as CurrencyCode);

@@ -1,5 +1,5 @@
 import { ORDER_EVENT_TYPES, type OrderEventType } from '../orders/order-events.js';
-import type { orderEventPayload } from '../store/order-event-rows.js';
+import type { orderEventPayload } from '../orders/order-view.js';
 import type { Subscriber } from '../store/outbox.js';
 
 /** An order event as a handler receives it: the body the shop's endpoints get, and its id. */

@@ -1,6 +1,7 @@
 import { Op, type Transaction } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import type { Actor } from '../operators/roles.js';
+import type { Statement } from './batch-writes.js';
 import { type Models, plain } from './models.js';
 import type { AuditAction, AuditRecord } from './records.js';
 
@@ -28,6 +29,32 @@ export interface AuditLine extends AuditRecord {
 
 const clip = (text: string | null | undefined, n: number) => (text == null ? null : text.slice(0, n));
 
+/** An audit line's row. */
+export function auditRow(entry: AuditEntry, at: Date) {
+  return {
+    at,
+    actor: entry.actor.name.slice(0, 64),
+    role: entry.actor.role,
+    credential: entry.actor.credential.slice(0, 32),
+    action: entry.action,
+    order_id: entry.orderId ?? null,
+    subject_id: entry.subjectId ?? null,
+    amount_minor: entry.amountMinor ?? null,
+    currency: entry.currency ?? null,
+    reason: clip(entry.reason, 512),
+    detail: clip(entry.detail, 512),
+    request_id: clip(entry.actor.requestId, 128),
+  };
+}
+
+/**
+ * An audit line written with an order's change, in its transaction (OrderChange.also): the act and
+ * the change it made stand or fall together.
+ */
+export function auditStatement(entry: AuditEntry, at: Date): Statement {
+  return { sql: 'INSERT INTO audit_log SET ?', values: [auditRow(entry, at)] };
+}
+
 /**
  * The audit log (issue, part 2): append only. Each act is written in the transaction that does it
  * when the store does it (an operation stored, a review resolved, a dispute lost, an operator added
@@ -40,23 +67,7 @@ export class AuditStore {
   ) {}
 
   async record(entry: AuditEntry, tx?: Transaction): Promise<void> {
-    await this.models.Audit.create(
-      {
-        at: new Date(this.clock.now()),
-        actor: entry.actor.name.slice(0, 64),
-        role: entry.actor.role,
-        credential: entry.actor.credential.slice(0, 32),
-        action: entry.action,
-        order_id: entry.orderId ?? null,
-        subject_id: entry.subjectId ?? null,
-        amount_minor: entry.amountMinor ?? null,
-        currency: entry.currency ?? null,
-        reason: clip(entry.reason, 512),
-        detail: clip(entry.detail, 512),
-        request_id: clip(entry.actor.requestId, 128),
-      },
-      { transaction: tx },
-    );
+    await this.models.Audit.create(auditRow(entry, new Date(this.clock.now())), { transaction: tx });
   }
 
   /**

@@ -13,7 +13,7 @@ interface ChangedRow {
 }
 
 /**
- * The writes of one transaction of the order transitions (store/orders.ts), gathered so that MySQL
+ * The writes of one transaction of the order writer (store/order-writer.ts), gathered so that MySQL
  * gets few statements, whatever the batch holds: each row changed once, with its final values; the
  * history lines and the order events each in one multi-row INSERT, in the order they happened. Statements that must run in their place (a dispute's
  * steps) go in as they come, after the rows' updates. MySQL's time per statement is what a batch of

@@ -1,11 +1,9 @@
 import { Op, type Sequelize } from 'sequelize';
-import { transaction } from '../../infra/database.js';
-import type { Clock } from '../../shared/clock.js';
 import { type Actor, actorLabel } from '../operators/roles.js';
 import type { DisputeOutcome } from '../orders/disputes.js';
-import type { AuditStore } from './audit.js';
-import type { HistoryStore } from './history.js';
+import { auditStatement } from './audit.js';
 import { type DisputeRow, type Models, plain } from './models.js';
+import type { OrderChange, OrderWriter } from './order-writer.js';
 import type { DisputeRecord } from './records.js';
 
 /** Why an operator's `lost` was not written. */
@@ -19,9 +17,7 @@ export class DisputeStore {
   constructor(
     private readonly sequelize: Sequelize,
     private readonly models: Models,
-    private readonly history: HistoryStore,
-    private readonly audit: AuditStore,
-    private readonly clock: Clock,
+    private readonly writer: OrderWriter,
   ) {}
 
   async get(id: string): Promise<DisputeRecord | null> {
@@ -87,48 +83,44 @@ export class DisputeStore {
     id: string,
     decided: { actor: Actor; note: string | null },
   ): Promise<DisputeRecord | LoseRefusal> {
-    return transaction(this.sequelize, async (tx) => {
-      const row = await this.models.Dispute.findByPk(id, { transaction: tx, lock: tx.LOCK.UPDATE });
-      if (!row) return { kind: 'not_found' } as const;
-      if (row.outcome !== 'open') return { kind: 'not_open', dispute: record(row) } as const;
-      const order = await this.models.Order.findByPk(row.order_id, { transaction: tx });
-      await row.update(
-        {
-          outcome: 'lost',
-          closed_at: new Date(this.clock.now()),
-          closed_by: decided.actor.name.slice(0, 64),
-          note: decided.note,
-        },
-        { transaction: tx },
-      );
-      const status = order?.status ?? 'disputed';
-      await this.history.record(
-        {
-          orderId: row.order_id,
-          attemptId: row.attempt_id,
-          source: 'api',
-          sourceId: `dispute:${row.id}:lost`,
-          statusBefore: status,
-          statusAfter: status,
-          outcome: 'applied',
-          detail: `dispute ${row.id} lost, by ${actorLabel(decided.actor)}${decided.note ? `: ${decided.note}` : ''}`,
-        },
-        tx,
-      );
-      await this.audit.record(
-        {
-          actor: decided.actor,
-          action: 'dispute.lost',
-          orderId: row.order_id,
-          subjectId: row.id,
-          amountMinor: Number(row.amount_minor),
-          currency: row.currency,
-          reason: decided.note,
-        },
-        tx,
-      );
-      return record(row);
-    });
+    // Which order it is of never changes: read it first, then lock that order with the dispute.
+    const found = await this.models.Dispute.findByPk(id);
+    if (!found) return { kind: 'not_found' };
+    const done = await this.writer.one(
+      { orderId: found.order_id, disputeId: id },
+      ({ dispute }, now): { change: OrderChange | null; result: DisputeRecord | LoseRefusal } => {
+        if (!dispute) return { change: null, result: { kind: 'not_found' } };
+        if (dispute.outcome !== 'open') return { change: null, result: { kind: 'not_open', dispute } };
+        const by = decided.actor.name.slice(0, 64);
+        return {
+          change: {
+            dispute: { step: { kind: 'lost', disputeId: id, by, note: decided.note }, at: now },
+            history: {
+              source: 'api',
+              sourceId: `dispute:${id}:lost`,
+              outcome: 'applied',
+              detail: `dispute ${id} lost, by ${actorLabel(decided.actor)}${decided.note ? `: ${decided.note}` : ''}`,
+            },
+            also: [
+              auditStatement(
+                {
+                  actor: decided.actor,
+                  action: 'dispute.lost',
+                  orderId: dispute.order_id,
+                  subjectId: id,
+                  amountMinor: dispute.amount_minor,
+                  currency: dispute.currency,
+                  reason: decided.note,
+                },
+                now,
+              ),
+            ],
+          },
+          result: { ...dispute, outcome: 'lost', closed_at: now, closed_by: by, note: decided.note },
+        };
+      },
+    );
+    return done!.result;
   }
 }
 

@@ -1,5 +1,3 @@
-import type { Transaction } from 'sequelize';
-import type { Clock } from '../../shared/clock.js';
 import type { Outcome } from '../orders/decide.js';
 import type { ObservationSource } from '../orders/observation.js';
 import { type Models, plain } from './models.js';
@@ -24,7 +22,7 @@ export interface HistoryEntry {
   detail: string | null;
 }
 
-/** The row of one line, as the ORM and the hot path (`OrderStore.transition`) both write it. */
+/** The row of one line (order-writer.ts). */
 export function historyRow(entry: HistoryEntry, at: Date) {
   return {
     order_id: entry.orderId,
@@ -39,29 +37,13 @@ export function historyRow(entry: HistoryEntry, at: Date) {
   };
 }
 
-/** Every order's history: written in the same database transaction as the change it records. */
+/** Every order's history, read; written only by the order's one writer (order-writer.ts), with the change it records. */
 export class HistoryStore {
-  constructor(
-    private readonly models: Models,
-    private readonly clock: Clock,
-  ) {}
-
-  /** Written inside the caller's transaction (the store's own files only). */
-  async record(entry: HistoryEntry, tx: Transaction): Promise<void> {
-    await this.models.History.create(historyRow(entry, new Date(this.clock.now())), { transaction: tx });
-  }
+  constructor(private readonly models: Models) {}
 
   /** An order's history, oldest first. */
   async ofOrder(orderId: string): Promise<HistoryRecord[]> {
     const rows = await this.models.History.findAll({ where: { order_id: orderId }, order: [['id', 'ASC']] });
     return rows.map(plain);
-  }
-
-  /** A withdrawn attempt leaves no line behind (docs/merchant-decisions.md). */
-  async eraseAttempt(orderId: string, attemptId: string, tx: Transaction): Promise<void> {
-    await this.models.History.destroy({
-      where: { order_id: orderId, attempt_id: attemptId },
-      transaction: tx,
-    });
   }
 }

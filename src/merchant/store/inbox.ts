@@ -18,7 +18,7 @@ export interface InboxEvent {
 
 /**
  * The statements that mark events processed, each with what it came to: one per outcome. The orders'
- * transition runs them in its own transaction (store/orders.ts), so an event is never applied without
+ * transition runs them in its own transaction (store/order-writer.ts), so an event is never applied without
  * its mark nor marked without being applied.
  */
 export function processedMarks(

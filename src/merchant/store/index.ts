@@ -13,6 +13,7 @@ import { InboxStore } from './inbox.js';
 import { defineModels } from './models.js';
 import { OperationStore } from './operations.js';
 import { OperatorStore } from './operators.js';
+import { OrderWriter } from './order-writer.js';
 import { OrderStore } from './orders.js';
 import { OutboxStore } from './outbox.js';
 import { PollStore } from './polls.js';
@@ -60,15 +61,17 @@ export interface StoreDeps {
 
 export function createStore({ sequelize, pool, transitionPool, clock, random, box }: StoreDeps): Store {
   const models = defineModels(sequelize);
-  const history = new HistoryStore(models, clock);
+  // Every change of an order goes through this one writer (order-writer.ts).
+  const writer = new OrderWriter(transitionPool, clock, random);
+  const history = new HistoryStore(models);
   const audit = new AuditStore(models, clock);
-  const disputes = new DisputeStore(sequelize, models, history, audit, clock);
+  const disputes = new DisputeStore(sequelize, models, writer);
   return {
-    orders: new OrderStore(sequelize, transitionPool, models, history, clock, random),
+    orders: new OrderStore(models, writer, clock, random),
     attempts: new AttemptStore(pool, models),
     history,
     holds: new HoldStore(sequelize, models, clock),
-    operations: new OperationStore(sequelize, models, history, audit, clock, random),
+    operations: new OperationStore(models, writer, clock, random),
     inbox: new InboxStore(models, pool, () => randomId('', random, 16)),
     secrets: new SecretStore(models, box, clock),
     polls: new PollStore(sequelize, models),
@@ -79,7 +82,7 @@ export function createStore({ sequelize, pool, transitionPool, clock, random, bo
     outbox: new OutboxStore(pool),
     operators: new OperatorStore(sequelize, models, audit, clock, random),
     audit,
-    reviews: new ReviewStore(sequelize, models, history, audit, clock, random),
+    reviews: new ReviewStore(models, writer, random),
     savedCards: new SavedCardStore(sequelize, models, audit, box, clock, random),
   };
 }

@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
-import { Op, type Sequelize, UniqueConstraintError } from 'sequelize';
-import { transaction } from '../../infra/database.js';
+import { Op, UniqueConstraintError } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { type CurrencyCode, formatMoney } from '../../shared/money.js';
 import { type Actor, actorLabel } from '../operators/roles.js';
-import type { AuditStore } from './audit.js';
-import type { HistoryStore } from './history.js';
+import { auditStatement } from './audit.js';
 import { type Models, plain } from './models.js';
+import type { OrderWriter } from './order-writer.js';
 import type { OperationKind, OperationRecord } from './records.js';
 
 export type OperationResult =
@@ -29,10 +28,8 @@ export function requestKeyDigest(key: string): string {
  */
 export class OperationStore {
   constructor(
-    private readonly sequelize: Sequelize,
     private readonly models: Models,
-    private readonly history: HistoryStore,
-    private readonly audit: AuditStore,
+    private readonly writer: OrderWriter,
     private readonly clock: Clock,
     private readonly random: RandomSource,
   ) {}
@@ -84,20 +81,21 @@ export class OperationStore {
     actor: Actor;
     /** The order's, for the history line and the audit. */
     currency: string;
-    statusBefore: string;
     /** What the operator said beside the reason (a capture's note); kept in the history and audit. */
     note?: string | null;
   }): Promise<OperationRecord> {
-    const now = new Date(this.clock.now());
+    const id = randomId('op_', this.random);
+    const idempotencyKey = randomId('idem_', this.random, 32);
     try {
-      return await transaction(this.sequelize, async (tx) => {
-        const row = await this.models.Operation.create(
-          {
-            id: randomId('op_', this.random),
+      const done = await this.writer.one(
+        { orderId: input.orderId, attemptId: input.attemptId },
+        (_locked, now) => {
+          const row: OperationRecord = {
+            id,
             order_id: input.orderId,
             attempt_id: input.attemptId,
             operation: input.operation,
-            idempotency_key: randomId('idem_', this.random, 32),
+            idempotency_key: idempotencyKey,
             request_key: requestKeyDigest(input.requestKey),
             amount_minor: input.amountMinor,
             reason: input.reason,
@@ -107,41 +105,41 @@ export class OperationStore {
             error_message: null,
             created_at: now,
             updated_at: now,
-          },
-          { transaction: tx },
-        );
-        const why = input.note ?? input.reason;
-        const amount = formatMoney(input.amountMinor, input.currency as CurrencyCode);
-        await this.history.record(
-          {
-            orderId: input.orderId,
-            attemptId: input.attemptId,
-            source: 'api',
-            sourceId: `op:${row.id}:requested`,
-            statusBefore: input.statusBefore,
-            statusAfter: input.statusBefore,
-            outcome: 'requested',
-            detail: `${input.operation} of ${amount} by ${actorLabel(input.actor)}${why ? `: ${why}` : ''}`,
-          },
-          tx,
-        );
-        await this.audit.record(
-          {
-            actor: input.actor,
-            action: input.operation,
-            orderId: input.orderId,
-            subjectId: row.id,
-            amountMinor: input.amountMinor,
-            currency: input.currency,
-            reason: why,
-          },
-          tx,
-        );
-        return plain(row);
-      });
+          };
+          const why = input.note ?? input.reason;
+          const amount = formatMoney(input.amountMinor, input.currency as CurrencyCode);
+          return {
+            change: {
+              history: {
+                source: 'api',
+                sourceId: `op:${id}:requested`,
+                outcome: 'requested',
+                detail: `${input.operation} of ${amount} by ${actorLabel(input.actor)}${why ? `: ${why}` : ''}`,
+              },
+              also: [
+                { sql: 'INSERT INTO gateway_operations SET ?', values: [row] },
+                auditStatement(
+                  {
+                    actor: input.actor,
+                    action: input.operation,
+                    orderId: input.orderId,
+                    subjectId: id,
+                    amountMinor: input.amountMinor,
+                    currency: input.currency,
+                    reason: why,
+                  },
+                  now,
+                ),
+              ],
+            },
+            result: row,
+          };
+        },
+      );
+      return done!.result;
     } catch (error) {
       // Two retries racing: the first stored the row; the second uses it.
-      if (error instanceof UniqueConstraintError) {
+      if (duplicateKey(error)) {
         const existing = await this.find(input.orderId, input.operation, input.requestKey);
         if (existing) return existing;
       }
@@ -166,26 +164,27 @@ export class OperationStore {
             error_message: result.message.slice(0, 512),
             updated_at: now,
           };
-    await transaction(this.sequelize, async (tx) => {
-      await this.models.Operation.update(change, { where: { id: op.id }, transaction: tx });
-      if (result.status === 'succeeded') return;
-      const order = await this.models.Order.findByPk(op.order_id, { transaction: tx });
-      const status = order?.status ?? 'pending';
-      await this.history.record(
-        {
-          orderId: op.order_id,
-          attemptId: op.attempt_id,
+    if (result.status === 'succeeded') {
+      await this.models.Operation.update(change, { where: { id: op.id } });
+      return { ...op, ...change };
+    }
+    await this.writer.one({ orderId: op.order_id, attemptId: op.attempt_id }, ({ order }) => ({
+      change: {
+        history: {
           source: 'api',
           sourceId: `op:${op.id}`,
-          statusBefore: status,
-          statusAfter: status,
           outcome: 'refused',
           // As the request's line says it: 6.00 EUR, not 600, which reads as six hundred.
-          detail: `${op.operation} of ${order ? formatMoney(op.amount_minor, order.currency as CurrencyCode) : op.amount_minor} refused: ${result.code}`,
+          detail: `${op.operation} of ${formatMoney(op.amount_minor, order.currency as CurrencyCode)} refused: ${result.code}`,
         },
-        tx,
-      );
-    });
+        also: [{ sql: 'UPDATE gateway_operations SET ? WHERE id = ?', values: [change, op.id] }],
+      },
+      result: null,
+    }));
     return { ...op, ...change };
   }
 }
+
+/** MySQL's duplicate key (ER_DUP_ENTRY), as mysql2 reports it. */
+const duplicateKey = (error: unknown) =>
+  error instanceof UniqueConstraintError || (error as { errno?: number } | null)?.errno === 1062;

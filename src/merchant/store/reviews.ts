@@ -1,16 +1,11 @@
-import { Op, type Sequelize, type WhereOptions } from 'sequelize';
-import { sqlTime, transaction } from '../../infra/database.js';
-import type { Clock } from '../../shared/clock.js';
+import { Op, type WhereOptions } from 'sequelize';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { type Actor, actorLabel } from '../operators/roles.js';
-import { orderEventsOf } from '../orders/order-events.js';
 import { withResolved } from '../orders/review.js';
 import type { OrderStatus } from '../orders/status.js';
-import type { AuditStore } from './audit.js';
-import type { HistoryStore } from './history.js';
+import { auditStatement } from './audit.js';
 import { attemptRecord, type Models, plain } from './models.js';
-import { orderEventRows } from './order-event-rows.js';
-import { lockOrder, updateOrder } from './orders.js';
+import type { OrderWriter } from './order-writer.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
 import { ATTEMPTS } from './tables.js';
 
@@ -57,11 +52,8 @@ export type ResolveOutcome =
  */
 export class ReviewStore {
   constructor(
-    private readonly sequelize: Sequelize,
     private readonly models: Models,
-    private readonly history: HistoryStore,
-    private readonly audit: AuditStore,
-    private readonly clock: Clock,
+    private readonly writer: OrderWriter,
     private readonly random: RandomSource,
   ) {}
 
@@ -116,64 +108,41 @@ export class ReviewStore {
    * cleared, in the same transaction.
    */
   async resolve(orderId: string, r: Resolution): Promise<ResolveOutcome> {
-    return transaction(this.sequelize, async (tx) => {
-      const order = await lockOrder(this.sequelize, orderId, tx);
-      if (!order.needs_review) return { kind: 'not_flagged', order } as const;
+    const sourceId = `review:${randomId('rvw_', this.random)}`;
+    const done = await this.writer.one({ orderId }, ({ order }, now) => {
+      if (!order.needs_review) return { change: null, result: 'not_flagged' as const };
       const cleared = order.review_reason ?? '';
-      const now = new Date(this.clock.now());
-      const before = order;
-      const after = await updateOrder(
-        this.models,
-        order,
-        {
-          needs_review: false,
-          review_reason: null,
-          resolved_reasons: withResolved(order.resolved_reasons, cleared),
+      return {
+        change: {
+          order: {
+            needs_review: false,
+            review_reason: null,
+            resolved_reasons: withResolved(order.resolved_reasons, cleared),
+          },
+          history: {
+            source: 'api',
+            sourceId,
+            outcome: 'resolved',
+            detail: `review resolved (${r.resolution}) by ${actorLabel(r.actor)}: ${r.note}; cleared: ${cleared}`,
+          },
+          also: [
+            auditStatement(
+              {
+                actor: r.actor,
+                action: 'review.resolve',
+                orderId,
+                amountMinor: order.amount_minor,
+                currency: order.currency,
+                reason: r.note,
+                detail: `${r.resolution}; cleared: ${cleared}`,
+              },
+              now,
+            ),
+          ],
         },
-        now,
-        tx,
-      );
-      // Every change of an order asks the outbox's rule what the shop is told (none, today, for a
-      // review cleared), in the change's own transaction.
-      if (orderEventsOf(before, after).length > 0) {
-        const attempt = after.current_attempt_id
-          ? await this.models.Attempt.findByPk(after.current_attempt_id, { transaction: tx })
-          : null;
-        for (const row of orderEventRows(before, after, attempt && attemptRecord(attempt), now, this.random))
-          await this.sequelize.query(
-            'INSERT INTO order_events (id, order_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
-            {
-              replacements: [row.id, row.order_id, row.type, row.payload, sqlTime(row.created_at)],
-              transaction: tx,
-            },
-          );
-      }
-      await this.history.record(
-        {
-          orderId,
-          attemptId: order.current_attempt_id,
-          source: 'api',
-          sourceId: `review:${randomId('rvw_', this.random)}`,
-          statusBefore: order.status,
-          statusAfter: order.status,
-          outcome: 'resolved',
-          detail: `review resolved (${r.resolution}) by ${actorLabel(r.actor)}: ${r.note}; cleared: ${cleared}`,
-        },
-        tx,
-      );
-      await this.audit.record(
-        {
-          actor: r.actor,
-          action: 'review.resolve',
-          orderId,
-          amountMinor: order.amount_minor,
-          currency: order.currency,
-          reason: r.note,
-          detail: `${r.resolution}; cleared: ${cleared}`,
-        },
-        tx,
-      );
-      return { kind: 'resolved', order: after } as const;
+        result: 'resolved' as const,
+      };
     });
+    return { kind: done!.result, order: done!.order };
   }
 }

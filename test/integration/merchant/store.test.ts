@@ -12,25 +12,13 @@ import {
 } from '../../../src/infra/database.js';
 import { createStore, type Store } from '../../../src/merchant/store/index.js';
 import { attemptRecord, defineModels, plain } from '../../../src/merchant/store/models.js';
-import { lockOrder } from '../../../src/merchant/store/orders.js';
+import { OrderWriter } from '../../../src/merchant/store/order-writer.js';
 import { ATTEMPTS, INBOX, ORDERS, type Table } from '../../../src/merchant/store/tables.js';
 import { ManualClock } from '../../../src/shared/clock.js';
 import { seededRandom } from '../../../src/shared/ids.js';
 import { SecretBox } from '../../../src/shared/secret-box.js';
 import { ADMIN_URL, dropDatabases } from '../../support/process.js';
-
-/** The kit's store over a migrated database, with the pools it opens (closed by the caller). */
-function storeOn(url: string, sequelize: Sequelize, clock: ManualClock, seed: number) {
-  const pool = createPool(url);
-  const transitionPool = createTransitionPool(url);
-  const random = seededRandom(seed);
-  const box = new SecretBox(Buffer.alloc(32, 3), random);
-  return {
-    store: createStore({ sequelize, pool, transitionPool, clock, random, box }),
-    pool,
-    transitionPool,
-  };
-}
+import { storeOn } from '../../support/store.js';
 
 /**
  * The store (src/merchant/store/): its models describe the schema the migrations built, column for
@@ -182,18 +170,21 @@ describe('merchant: the store', () => {
     );
   });
 
-  it('an order is locked one way: under a Sequelize transaction too, the raw locking read gives the record', async () => {
+  it("an order is locked one way: the writer's locking read gives the record as the models read it", async () => {
     const order = await store.orders.create({
       amountMinor: 950,
       currency: 'EUR',
       customer: { email: 'l@example.com' },
     });
     const models = defineModels(sequelize);
-    const locked = await sequelize.transaction((tx) => lockOrder(sequelize, order.id, tx));
+    const writer = new OrderWriter(transitionPool, clock, seededRandom(11));
+    const read = await writer.one({ orderId: order.id }, (l) => ({ change: null, result: l }));
+    const locked = read!.result.order;
     expect(locked).to.deep.equal(plain((await models.Order.findByPk(order.id))!));
     expect(locked.customer).to.deep.equal({ email: 'l@example.com' });
-    const missing = await sequelize
-      .transaction((tx) => lockOrder(sequelize, 'ord_nobody', tx))
+    expect(read!.result).to.include({ attempt: null, dispute: null });
+    const missing = await writer
+      .one({ orderId: 'ord_nobody' }, () => ({ change: null, result: null }))
       .catch((e: Error) => e);
     expect(missing).to.be.instanceOf(Error).with.property('name', 'OrderNotFound');
     // The changes made under it hand back the order as stored after them.
@@ -712,7 +703,6 @@ describe('merchant: the store', () => {
       reason: null,
       actor: { name: 'ada', role: 'operator', credential: 'opr_test' },
       currency: 'EUR',
-      statusBefore: 'authorized',
     });
     const settled = await store.operations.settle(op, { status: 'succeeded', transactionId: '100200' });
     expect(settled).to.include({ status: 'succeeded', result_transaction_id: '100200', id: op.id });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
+import { nextAction, orderView, publicOrderView } from '../../../src/merchant/orders/order-view.js';
 import type { OrderStatus } from '../../../src/merchant/orders/status.js';
 import type { AttemptRecord, OrderRecord } from '../../../src/merchant/store/records.js';
-import { nextAction, orderView, publicOrderView } from '../../../src/merchant/views/order-view.js';
 
 /** The public order view: what anyone holding an order's id reads (GET /orders/{id} without a token). */
 const T = new Date(Date.UTC(2026, 10, 25, 9));

@@ -1,11 +1,47 @@
 import { type CurrencyCode, formatMinor } from '../../shared/money.js';
-import type { AttemptRecord, OrderRecord } from '../store/records.js';
+import type { OrderEventType } from './order-events.js';
+import type { OrderStatus } from './status.js';
+
+/**
+ * What the views read of an order and of its current attempt: named here, so that the views (and the
+ * order events' body built from them) are pure rules beside the order's others, with no arrow up to
+ * the store. The store's records have these fields and more.
+ */
+export interface ViewedOrder {
+  id: string;
+  reference: string;
+  status: OrderStatus;
+  amount_minor: number;
+  currency: string;
+  captured_minor: number | null;
+  refunded_minor: number;
+  disputed_minor: number;
+  description: string | null;
+  customer: Record<string, unknown> | null;
+  failure_code: string | null;
+  needs_review: boolean;
+  review_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ViewedAttempt {
+  id: string;
+  kind: 'card' | 'redirect';
+  mode: 'sale' | 'auth' | null;
+  payment_method: string | null;
+  saved_card_id: string | null;
+  gateway_transaction_id: string | null;
+  payment_session_id: string | null;
+  action_url: string | null;
+  capture_before: Date | null;
+}
 
 const fmt = (minor: number | null, currency: string) =>
   minor === null ? null : formatMinor(minor, currency as CurrencyCode);
 
 /** What both views show of the money: minor units, each with its formatted amount beside. */
-function amounts(order: OrderRecord) {
+function amounts(order: ViewedOrder) {
   return {
     amount: order.amount_minor,
     amount_formatted: fmt(order.amount_minor, order.currency),
@@ -24,7 +60,7 @@ function amounts(order: OrderRecord) {
  * reader's token, `POST /orders`, the body of the order events sent to the shop): everything, in minor
  * units with the formatted amount beside.
  */
-export function orderView(order: OrderRecord, attempt?: AttemptRecord | null) {
+export function orderView(order: ViewedOrder, attempt?: ViewedAttempt | null) {
   return {
     id: order.id,
     reference: order.reference,
@@ -59,7 +95,7 @@ export function orderView(order: OrderRecord, attempt?: AttemptRecord | null) {
  * why a payment failed or what the kit thinks of it. Named field by field: a column added to orders
  * stays out of here until someone decides that it belongs.
  */
-export function publicOrderView(order: OrderRecord, attempt?: AttemptRecord | null) {
+export function publicOrderView(order: ViewedOrder, attempt?: ViewedAttempt | null) {
   return {
     id: order.id,
     reference: order.reference,
@@ -74,8 +110,18 @@ export function publicOrderView(order: OrderRecord, attempt?: AttemptRecord | nu
  * Where to send the shopper: the page the current attempt waits on them at (the 3DS challenge, the
  * hosted checkout), while the order waits on them; else null.
  */
-export function nextAction(order: OrderRecord, attempt?: AttemptRecord | null) {
+export function nextAction(order: ViewedOrder, attempt?: ViewedAttempt | null) {
   return order.status === 'requires_action' && attempt?.action_url
     ? { type: 'redirect' as const, url: attempt.action_url }
     : null;
+}
+
+/** The body of an order event, as sent (Standard Webhooks' recommended shape: type, timestamp, data). */
+export function orderEventPayload(
+  type: OrderEventType,
+  at: Date,
+  order: ViewedOrder,
+  attempt: ViewedAttempt | null,
+) {
+  return { type, timestamp: at.toISOString(), data: { order: orderView(order, attempt) } };
 }
