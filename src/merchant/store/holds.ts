@@ -7,7 +7,9 @@ export type TakenHold = { kind: 'taken'; sealed: string } | { kind: 'expired' } 
 
 /**
  * merchant.md, Card data: what a card payment still needs across a 3DS challenge, as ciphertext only,
- * with its expiry; taken out once, and erased in the same step.
+ * with its expiry; taken out once, and erased in the same step. The hold is a lease on the attempt,
+ * not a fact of the order: one of the two writes outside the order's one writer
+ * (store/order-writer.ts, which lets an earlier attempt's hold go when a new attempt starts).
  */
 export class HoldStore {
   constructor(

@@ -97,7 +97,12 @@ export class PollStore {
     return this.#targets(rows.map((r) => r.id));
   }
 
-  /** Sets when the order is next due; null: not again. */
+  /**
+   * Sets when the order is next due; null: not again. `next_poll_at` is a lease, not a fact of the
+   * order: one of the two writes outside the order's one writer (store/order-writer.ts), with no
+   * version, history or event: being asked about is not a change of the order, and `updated_at`, the
+   * age the schedule counts from, stays its last change.
+   */
   async reschedule(orderId: string, at: Date | null): Promise<void> {
     await this.models.Order.update({ next_poll_at: at }, { where: { id: orderId } });
   }
