@@ -9,6 +9,7 @@ import type {
   TransitionTarget,
 } from '../../src/merchant/store/index.js';
 import { OrderNotFound } from '../../src/merchant/store/index.js';
+import { beforeAttempt, newAttempt } from '../../src/merchant/store/orders.js';
 
 /**
  * Orders and attempts in memory, with the store's contract for what checkout and apply use: a
@@ -124,45 +125,8 @@ export class MemoryStore {
   ) {
     const order = this.orders.get(orderId);
     if (!order) throw new OrderNotFound(orderId);
-    const previous: OrderBeforeAttempt = {
-      status: order.status,
-      current_attempt_id: order.current_attempt_id,
-      failure_code: order.failure_code,
-      captured_minor: order.captured_minor,
-      refunded_minor: order.refunded_minor,
-      disputed_minor: order.disputed_minor,
-      next_poll_at: order.next_poll_at,
-    };
-    const attempt: AttemptRecord = {
-      id: `att_${++this.#next}`,
-      order_id: orderId,
-      kind: input.kind,
-      mode: input.mode ?? null,
-      payment_method: input.paymentMethod ?? null,
-      saved_card_id: input.savedCardId ?? null,
-      gateway_transaction_id: null,
-      payment_session_id: null,
-      verification_id: null,
-      status: 'pending',
-      captured_minor: null,
-      refunded_minor: 0,
-      disputed_minor: 0,
-      capture_id: null,
-      failure_code: null,
-      session_expires_at: null,
-      action_url: null,
-      capture_before: null,
-      money_at: null,
-      gateway_status: null,
-      gateway_amount_minor: null,
-      gateway_currency: null,
-      gateway_captured_minor: null,
-      gateway_refunded_minor: null,
-      observed_at: null,
-      observed_source: null,
-      created_at: new Date(this.now()),
-      updated_at: new Date(this.now()),
-    };
+    const previous = beforeAttempt(order);
+    const attempt = newAttempt(`att_${++this.#next}`, orderId, input, new Date(this.now()));
     this.attempts.set(attempt.id, attempt);
     Object.assign(order, {
       status: 'pending',

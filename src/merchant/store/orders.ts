@@ -95,6 +95,53 @@ export interface AttemptStarted {
   replacedChallenges: string[];
 }
 
+/** A new attempt's row: nothing at the gateway yet. */
+export function newAttempt(id: string, orderId: string, input: AttemptStart, now: Date): AttemptRecord {
+  return {
+    id,
+    order_id: orderId,
+    kind: input.kind,
+    mode: input.mode ?? null,
+    payment_method: input.paymentMethod ?? null,
+    saved_card_id: input.savedCardId ?? null,
+    gateway_transaction_id: null,
+    payment_session_id: null,
+    verification_id: null,
+    status: INITIAL_PAYMENT.status,
+    captured_minor: null,
+    refunded_minor: 0,
+    disputed_minor: 0,
+    capture_id: null,
+    failure_code: null,
+    session_expires_at: null,
+    action_url: null,
+    capture_before: null,
+    money_at: null,
+    gateway_status: null,
+    gateway_amount_minor: null,
+    gateway_currency: null,
+    gateway_captured_minor: null,
+    gateway_refunded_minor: null,
+    observed_at: null,
+    observed_source: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/** What of an order a new attempt resets: what withdrawing the attempt restores. */
+export function beforeAttempt(order: OrderRecord): OrderBeforeAttempt {
+  return {
+    status: order.status,
+    current_attempt_id: order.current_attempt_id,
+    failure_code: order.failure_code,
+    captured_minor: order.captured_minor,
+    refunded_minor: order.refunded_minor,
+    disputed_minor: order.disputed_minor,
+    next_poll_at: order.next_poll_at,
+  };
+}
+
 /**
  * Orders: made and read here; every change to one is a value handed to the one writer
  * (order-writer.ts), which locks it, writes it, its history and its events in one transaction.
@@ -196,45 +243,7 @@ export class OrderStore {
         if (failed >= input.maxFailedAttempts)
           throw new TooManyAttempts(orderId, failed, input.maxFailedAttempts);
       }
-      const started: AttemptRecord = {
-        id,
-        order_id: orderId,
-        kind: input.kind,
-        mode: input.mode ?? null,
-        payment_method: input.paymentMethod ?? null,
-        saved_card_id: input.savedCardId ?? null,
-        gateway_transaction_id: null,
-        payment_session_id: null,
-        verification_id: null,
-        status: INITIAL_PAYMENT.status,
-        captured_minor: null,
-        refunded_minor: 0,
-        disputed_minor: 0,
-        capture_id: null,
-        failure_code: null,
-        session_expires_at: null,
-        action_url: null,
-        capture_before: null,
-        money_at: null,
-        gateway_status: null,
-        gateway_amount_minor: null,
-        gateway_currency: null,
-        gateway_captured_minor: null,
-        gateway_refunded_minor: null,
-        observed_at: null,
-        observed_source: null,
-        created_at: now,
-        updated_at: now,
-      };
-      const previous: OrderBeforeAttempt = {
-        status: order.status,
-        current_attempt_id: order.current_attempt_id,
-        failure_code: order.failure_code,
-        captured_minor: order.captured_minor,
-        refunded_minor: order.refunded_minor,
-        disputed_minor: order.disputed_minor,
-        next_poll_at: order.next_poll_at,
-      };
+      const started = newAttempt(id, orderId, input, now);
       return {
         change: {
           started,
@@ -255,7 +264,7 @@ export class OrderStore {
             detail: input.detail ?? `${input.kind} attempt started`,
           },
         },
-        result: { previous, replacedChallenges: [...holding] },
+        result: { previous: beforeAttempt(order), replacedChallenges: [...holding] },
       };
     });
     return { order: done!.order, attempt: done!.attempt!, ...done!.result };
