@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { GatewayBudgetExceeded, GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import { databaseUnavailable } from '../../infra/database.js';
 import { loggedPath } from '../../infra/request-log.js';
+import { type FailureEnvelope, failureEnvelope } from '../../shared/envelope.js';
 import { type CurrencyCode, formatMoney } from '../../shared/money.js';
 import { NothingToOperate, OperationConflict, OrderDisputed } from '../checkout/operations.js';
 import { TooManyAttempts } from '../orders/attempt-cap.js';
@@ -87,7 +88,7 @@ export function gatewayFailure(error: unknown): HttpError | null {
 /** What the kit answers to an error: its status, its envelope and its headers. */
 export interface ErrorAnswer {
   status: number;
-  body: Record<string, unknown>;
+  body: FailureEnvelope;
   headers: Record<string, string>;
 }
 
@@ -131,14 +132,11 @@ export function errorAnswer(
   }
   return {
     status: error.status,
-    body: {
-      success: false,
-      message: error.message,
-      code: error.code,
+    body: failureEnvelope(error.code, error.message, {
       data: error.extra.data ?? null,
-      ...(error.extra.errors ? { errors: error.extra.errors } : {}),
-      request_id: requestId,
-    },
+      errors: error.extra.errors,
+      requestId,
+    }),
     headers: {
       ...error.extra.headers,
       // A body refused as too large is left unread: the connection cannot carry another request, and

@@ -2,6 +2,7 @@ import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import getRawBody from 'raw-body';
 import type { z } from 'zod';
+import { successEnvelope } from '../../shared/envelope.js';
 import { errorAnswer } from '../errors/answer.js';
 import { HttpError, invalid } from '../errors/http-error.js';
 
@@ -22,7 +23,7 @@ export function errorMiddleware(logger: Logger) {
 
 export function ok(ctx: Context, data: unknown, status = 200, message = ''): void {
   ctx.status = status;
-  ctx.body = { success: true, message, code: '', data };
+  ctx.body = successEnvelope(data, message);
 }
 
 /** A JSON object body of at most `limit` bytes; malformed JSON or a non-object is a 422 on `body`. */
