@@ -1,12 +1,13 @@
 import { createServer, type RequestListener, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { failureEnvelope } from '../shared/envelope.js';
 import { requestIdFor } from './request-context.js';
 import { loggedPath } from './request-log.js';
 
-/** The merchant error envelope (src/merchant/http/errors.ts), for the answers the server gives itself. */
+/** The merchant error envelope (shared/envelope.ts), for the answers the server gives itself. */
 const envelope = (code: string, message: string, requestId: string) =>
-  JSON.stringify({ success: false, message, code, data: null, request_id: requestId });
+  JSON.stringify(failureEnvelope(code, message, { requestId }));
 
 /**
  * What Node answers by itself when a request cannot reach the app (headers over 16 KiB, not HTTP, too

@@ -8,6 +8,7 @@ import { requestContext } from '../../infra/request-context.js';
 import { requestLog } from '../../infra/request-log.js';
 import { securityHeaders } from '../../infra/security-headers.js';
 import { withDeadline } from '../../shared/deadline.js';
+import { failureEnvelope, successEnvelope } from '../../shared/envelope.js';
 import { WEBHOOK_PATH } from '../webhooks/delivery-endpoint.js';
 import { merchantApi } from './api-document.js';
 import { customerRoutes } from './customer-routes.js';
@@ -87,13 +88,10 @@ export function createMerchantApp(
       }),
     );
     const ready = results.every(([, state]) => state === 'ok');
+    const data = { ...Object.fromEntries(results), ...deps.readinessFacts };
     ctx.status = ready ? 200 : 503;
-    ctx.body = {
-      success: ready,
-      message: ready ? 'ready' : 'not ready',
-      code: ready ? '' : 'NOT_READY',
-      data: { ...Object.fromEntries(results), ...deps.readinessFacts },
-    };
+    // The 503 is the probe's state, not a request's error: documented without a request id.
+    ctx.body = ready ? successEnvelope(data, 'ready') : failureEnvelope('NOT_READY', 'not ready', { data });
   });
   router.post(WEBHOOK_PATH, deps.receiver);
   merchantRoutes(router, routeDeps);

@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
 import type { Clock } from '../../shared/clock.js';
 import type { CustomerTokens } from '../customers/customer-token.js';
+import { HttpError } from '../errors/http-error.js';
 import type { Actor, Permission } from '../operators/roles.js';
-import { HttpError } from './errors.js';
 import { actorOf, bearerOf, type OpsAuth } from './ops-auth.js';
 
 /** The header a customer's browser sends its token in (POST /customers/{id}/tokens hands it out). */

@@ -1,7 +1,8 @@
 import type Router from '@koa/router';
 import type { MerchantDeps } from '../checkout/deps.js';
+import { HttpError } from '../errors/http-error.js';
 import { isDispute } from '../store/index.js';
-import { HttpError, jsonBody, ok, parse, parseQuery } from './errors.js';
+import { jsonBody, ok, parse, parseQuery } from './errors.js';
 import { actorOf, type OpsAuth } from './ops-auth.js';
 import { disputeListQuerySchema, loseDisputeSchema } from './schemas.js';
 import { disputeView } from './views.js';

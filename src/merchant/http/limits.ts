@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { LimitName, Limits } from '../../infra/rate-limits.js';
 import { addressKey, normalizeAddress } from '../../shared/ip-address.js';
-import { HttpError } from './errors.js';
+import { HttpError } from '../errors/http-error.js';
 
 /**
  * The client's address: koa's `ctx.ip`, which with TRUST_PROXY is the address the outermost trusted

@@ -3,8 +3,9 @@ import type { Context } from 'koa';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import { securityHeaders } from '../../infra/security-headers.js';
+import { HttpError } from '../errors/http-error.js';
 import { may } from '../operators/roles.js';
-import { errorMiddleware, HttpError } from './errors.js';
+import { errorMiddleware } from './errors.js';
 import { bearerOf, type OpsAuth, sameSecret } from './ops-auth.js';
 
 export interface MetricsEndpoint {

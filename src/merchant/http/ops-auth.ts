@@ -1,9 +1,9 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import type { EndedSessions } from '../../infra/ended-sessions.js';
+import { HttpError, invalid } from '../errors/http-error.js';
 import { type Actor, may, type Permission, type Role, rolesFor } from '../operators/roles.js';
 import type { OperatorRecord } from '../store/records.js';
-import { HttpError, invalid } from './errors.js';
 
 /** Compared in constant time, as digests, so that neither content nor length leaks. */
 export function sameSecret(presented: string, expected: string): boolean {

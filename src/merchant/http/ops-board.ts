@@ -7,8 +7,8 @@ import type Koa from 'koa';
 import type { Limits } from '../../infra/rate-limits.js';
 import type { Clock } from '../../shared/clock.js';
 import { escapeHtml, HEAD_START } from '../../shared/html.js';
+import { HttpError } from '../errors/http-error.js';
 import { may, rolesFor } from '../operators/roles.js';
-import { HttpError } from './errors.js';
 import { clientKey } from './limits.js';
 import {
   bearerOf,

@@ -1,10 +1,11 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
 import type { MerchantDeps } from '../checkout/deps.js';
+import { invalid } from '../errors/http-error.js';
 import { reportCsv } from '../reports/csv.js';
 import { reconciliationReport, reportRows } from '../reports/generate.js';
 import { unmatchedSection } from '../reports/unmatched.js';
-import { invalid, ok, parseQuery } from './errors.js';
+import { ok, parseQuery } from './errors.js';
 import type { OpsAuth } from './ops-auth.js';
 import { isoTime } from './schemas.js';
 

@@ -1,7 +1,8 @@
 import type Router from '@koa/router';
 import type { MerchantDeps } from '../checkout/deps.js';
+import { HttpError, invalid } from '../errors/http-error.js';
 import { auditCsv, auditRow } from '../reports/audit.js';
-import { HttpError, invalid, jsonBody, ok, parse, parseQuery } from './errors.js';
+import { jsonBody, ok, parse, parseQuery } from './errors.js';
 import { decodeCursor, encodeCursor } from './list-cursor.js';
 import { actorOf, type OpsAuth } from './ops-auth.js';
 import { auditQuerySchema, orderListQuerySchema, reviewSchema } from './schemas.js';

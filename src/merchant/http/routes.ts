@@ -11,12 +11,13 @@ import {
 } from '../checkout/operations.js';
 import { payByRedirect } from '../checkout/redirect.js';
 import { payBySavedCard } from '../checkout/saved.js';
+import { HttpError, invalid, invalidState } from '../errors/http-error.js';
 import { type OrderRules, orderRuleErrors } from '../orders/order-rules.js';
 import { InvalidTransition } from '../orders/status.js';
 import { OrderNotFound } from '../store/index.js';
 import type { AttemptRecord, OperationKind, OperationRecord, OrderRecord } from '../store/records.js';
 import { requireCustomer } from './customer-auth.js';
-import { HttpError, invalid, invalidState, jsonBody, ok, parse, parseQuery, validate } from './errors.js';
+import { jsonBody, ok, parse, parseQuery, validate } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
 import { clientAddress, clientKey, enforce, orderKey } from './limits.js';
 import { actorOf, bearerOf, type OpsAuth } from './ops-auth.js';

@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { cardExpired, cardRefusal, customerIdProblem } from '../customers/saved-card.js';
+import { HttpError, invalid } from '../errors/http-error.js';
 import type { SavedCardRecord } from '../store/records.js';
-import { HttpError, invalid } from './errors.js';
 
 /**
  * Saved cards at the HTTP edge (issue 21): how one is shown, found for a customer, and checked before

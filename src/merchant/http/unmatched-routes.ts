@@ -1,9 +1,10 @@
 import type Router from '@koa/router';
 import type { MerchantDeps } from '../checkout/deps.js';
+import { HttpError, invalid } from '../errors/http-error.js';
 import { attachMoney, resolveMoney } from '../reconciler/unmatched-actions.js';
 import { unmatchedRow } from '../reports/unmatched.js';
 import type { UnmatchedMoneyRecord } from '../store/records.js';
-import { HttpError, invalid, jsonBody, ok, parse, parseQuery } from './errors.js';
+import { jsonBody, ok, parse, parseQuery } from './errors.js';
 import { actorOf, type OpsAuth } from './ops-auth.js';
 import { attachSchema, resolveSchema, unmatchedListQuerySchema } from './schemas.js';
 import { orderView } from './views.js';

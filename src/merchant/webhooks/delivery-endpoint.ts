@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import { requestIdFor } from '../../infra/request-context.js';
-import { errorAnswer } from '../http/errors.js';
+import { errorAnswer } from '../errors/answer.js';
 import { type ReceiverAnswer, type ReceiverDeps, receive } from './receiver.js';
 
 /** Where the gateway delivers its events (merchant.md, The receiver). */
@@ -26,7 +26,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * process's CPU a delivery (146 µs before, 107 after, at 32 connections). What the app gives every
  * answer, this gives too: the security headers, `X-Request-Id` (the caller's, or a new one), one log
  * line (at debug when accepted: the inbox keeps each delivery with its time, and the metrics count
- * them), and the app's answer to an error (http/errors.ts errorAnswer).
+ * them), and the app's answer to an error (errors/answer.ts errorAnswer).
  */
 export function deliveryListener(
   deps: ReceiverDeps & { securityHeaders: readonly [string, string][] },

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import getRawBody from 'raw-body';
 import { type Clock, unixSeconds } from '../../shared/clock.js';
+import { failureEnvelope, successEnvelope } from '../../shared/envelope.js';
 import { DEFAULT_TOLERANCE_SECONDS, type VerifyResult, verify } from '../../shared/signature.js';
 import { checkEvent } from '../orders/from-gateway.js';
 import type { InboxEvent } from '../store/inbox.js';
@@ -45,11 +46,11 @@ export interface ReceiverAnswer {
   headers: Record<string, string>;
 }
 
-/** A 200: the envelope with no `request_id`, as the app's successes have none. */
+/** A 200: the envelope with no `request_id`, as the app's successes have none; built once (below). */
 const accepted = (outcome: ReceiverOutcome, message: string): ReceiverAnswer => ({
   outcome,
   status: 200,
-  body: JSON.stringify({ success: true, message, code: '', data: null }),
+  body: JSON.stringify(successEnvelope(null, message)),
   headers: {},
 });
 
@@ -64,11 +65,11 @@ const refused = (
 ): ReceiverAnswer => ({
   outcome,
   status,
-  body: JSON.stringify({ success: false, message, code, data: null, request_id: requestId }),
+  body: JSON.stringify(failureEnvelope(code, message, { requestId })),
   headers,
 });
 
-// The answers that never vary, written once.
+// The answers that never vary, written once, at load: a delivery sends ready-made text.
 const ACCEPTED = accepted('accepted', 'Received.');
 const DUPLICATE = accepted('duplicate', 'Already received.');
 const PONG = accepted('ping', 'pong');

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { HttpError, parse } from '../../../src/merchant/http/errors.js';
+import { HttpError } from '../../../src/merchant/errors/http-error.js';
+import { parse } from '../../../src/merchant/http/errors.js';
 import {
   createOrderSchema,
   payCardSchema,

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { GatewayError, GatewayNetworkError } from '../../../src/client/errors.js';
-import { gatewayFailure } from '../../../src/merchant/http/errors.js';
+import { gatewayFailure } from '../../../src/merchant/errors/answer.js';
 
 /** A gateway failure a route passes through: whose problem it is decides 502 or 503. */
 describe('merchant: gateway failures as answers', () => {

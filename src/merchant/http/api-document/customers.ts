@@ -1,0 +1,155 @@
+/** A customer's token and saved cards: listed, removed, charged (merchant-initiated). */
+import { z } from 'zod';
+import { type ApiRoute, jsonAnswer } from '../../../shared/api-document.js';
+import {
+  customerTokenSchema,
+  failure,
+  paymentAnswerSchema,
+  savedCardSchema,
+  success,
+} from '../response-schemas.js';
+import { chargeSchema } from '../schemas.js';
+import {
+  cardNotFound,
+  customerUnauthorized,
+  databaseDown,
+  forbidden,
+  gatewayFailed,
+  internal,
+  invalidInput,
+  json,
+  OPS,
+  retryAfter,
+  unauthorized,
+  unreadable,
+} from './common.js';
+
+const CUSTOMER_OR_OPS: Record<string, string[]>[] = [{ customerToken: [] }, { opsToken: [] }];
+const customerPath = z.object({
+  id: z.string().meta({ description: "The shop's own id for the customer (`merchant_customer_id`)." }),
+});
+const savedCardPath = customerPath.extend({
+  card: z.string().meta({ description: 'The saved card (`card_...`).' }),
+});
+
+/** `/customers//cards`: no route matches an empty customer id. */
+const emptyCustomer = '`NOT_FOUND`: an empty customer id (no such path).';
+const noCustomer = { 404: jsonAnswer(emptyCustomer, failure(['NOT_FOUND'])) };
+
+/** /customers/{id}/tokens, /cards, /cards/{card} and /charges. */
+export const customerRoutes: ApiRoute[] = [
+  {
+    method: 'post',
+    path: '/customers/{id}/tokens',
+    operationId: 'createCustomerToken',
+    summary: "A customer's token, for their browser",
+    description:
+      "The shop's server vouches for the customer it signed in: the token lets that customer's browser save cards, list and remove them, and pay with them, for an hour. Roles: storefront, admin.",
+    tags: ['Customers'],
+    security: OPS,
+    requestParams: { path: customerPath },
+    responses: {
+      201: jsonAnswer('The token.', success(customerTokenSchema)),
+      ...unauthorized,
+      ...noCustomer,
+      ...forbidden,
+      422: invalidInput,
+      ...internal,
+    },
+  },
+  {
+    method: 'get',
+    path: '/customers/{id}/cards',
+    operationId: 'listSavedCards',
+    summary: "A customer's saved cards",
+    description:
+      "The customer's active saved cards, newest first, as the gateway lists them now (`synced: true`); when the gateway cannot answer, as the kit last knew them (`synced: false`). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403).",
+    tags: ['Customers'],
+    security: CUSTOMER_OR_OPS,
+    requestParams: { path: customerPath },
+    responses: {
+      200: jsonAnswer(
+        'The cards.',
+        success(z.object({ customer_id: z.string(), cards: z.array(savedCardSchema), synced: z.boolean() })),
+      ),
+      ...customerUnauthorized,
+      ...forbidden,
+      ...noCustomer,
+      422: invalidInput,
+      ...databaseDown,
+      ...internal,
+    },
+  },
+  {
+    method: 'delete',
+    path: '/customers/{id}/cards/{card}',
+    operationId: 'removeSavedCard',
+    summary: 'Remove a saved card',
+    description:
+      "Revoked at the gateway first, then here: no payment can use it after. Removing one already removed answers the same. The customer's `Customer-Token`, or an operator's token (roles: operator, admin; the audit log gets a line).",
+    tags: ['Customers'],
+    security: CUSTOMER_OR_OPS,
+    requestParams: { path: savedCardPath },
+    responses: {
+      200: jsonAnswer('Removed.', success(z.object({ card: savedCardSchema }))),
+      ...customerUnauthorized,
+      ...forbidden,
+      404: jsonAnswer(`${cardNotFound} ${emptyCustomer}`, failure(['CARD_NOT_FOUND', 'NOT_FOUND'])),
+      422: invalidInput,
+      ...gatewayFailed,
+      ...internal,
+    },
+  },
+  {
+    method: 'post',
+    path: '/customers/{id}/charges',
+    operationId: 'chargeSavedCard',
+    summary: 'Charge a saved card (merchant-initiated)',
+    description:
+      "A subscription's renewal or a top-up: a new order for the customer, paid at once with their saved card. `Idempotency-Key` is required and stored before the gateway hears of the charge: the same key again answers the same order (200), however often and after whatever crash, and never charges twice. Roles: operator, admin; the audit log gets a line per request.",
+    tags: ['Customers'],
+    security: OPS,
+    requestParams: {
+      path: customerPath,
+      header: z.object({
+        'Idempotency-Key': z.string().meta({ description: 'The charge: the same key is the same charge.' }),
+      }),
+    },
+    requestBody: json(chargeSchema, {
+      card: 'card_4eC39HqLyjWDarjtT1zdp7dc',
+      amount: '9.99',
+      currency: 'EUR',
+      description: 'Plan renewal, December',
+    }),
+    responses: {
+      201: jsonAnswer('Charged: a new order, `paid` (or `authorized`).', success(paymentAnswerSchema)),
+      200: jsonAnswer('The same key again: the order as it stands.', success(paymentAnswerSchema)),
+      202: jsonAnswer(
+        'The outcome is not known yet: send the same request with the same key again, or read the order.',
+        success(paymentAnswerSchema),
+      ),
+      402: jsonAnswer(
+        "Declined, with the gateway's code; the same key again answers the same.",
+        failure('gateway', paymentAnswerSchema),
+      ),
+      ...unauthorized,
+      ...forbidden,
+      404: jsonAnswer(`${cardNotFound} ${emptyCustomer}`, failure(['CARD_NOT_FOUND', 'NOT_FOUND'])),
+      409: jsonAnswer(
+        '`IDEMPOTENCY_KEY_REUSED`: the key was used for a charge of another amount, currency, saved card or mode (`data.order` that one). `PAYMENT_IN_PROGRESS`: the gateway holds the charge, still pending, or the same charge has been under way for 20 s (the same key again waits for it).',
+        failure(['IDEMPOTENCY_KEY_REUSED', 'PAYMENT_IN_PROGRESS', 'TOO_MANY_ATTEMPTS'], z.unknown()),
+      ),
+      422: jsonAnswer(
+        '`VALIDATION_FAILED` (`errors` names the field: `Idempotency-Key` when missing); `CARD_REVOKED`, `CARD_EXPIRED` (`errors.card`).',
+        failure(['VALIDATION_FAILED', 'CARD_REVOKED', 'CARD_EXPIRED'], paymentAnswerSchema.nullable()),
+      ),
+      503: jsonAnswer(
+        'The gateway is not available or busy: nothing was charged; send the same request again after `Retry-After`.',
+        failure('gateway', paymentAnswerSchema),
+        retryAfter,
+      ),
+      ...unreadable,
+      ...internal,
+    },
+  },
+];

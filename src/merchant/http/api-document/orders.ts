@@ -1,0 +1,140 @@
+/** Orders: created and read by the storefront; listed, and their reviews resolved, by operators. */
+import { z } from 'zod';
+import { type ApiRoute, jsonAnswer } from '../../../shared/api-document.js';
+import {
+  failure,
+  orderListSchema,
+  orderSchema,
+  orderWithHistorySchema,
+  publicOrderSchema,
+  success,
+} from '../response-schemas.js';
+import { createOrderSchema, orderListQuerySchema, reviewSchema } from '../schemas.js';
+import {
+  BY,
+  databaseDown,
+  forbidden,
+  internal,
+  invalidInput,
+  json,
+  OPS,
+  orderNotFound,
+  orderPath,
+  rateLimited,
+  unauthorized,
+  unreadable,
+} from './common.js';
+
+/** POST /orders and GET /orders/{id}. */
+export const orderRoutes: ApiRoute[] = [
+  {
+    method: 'post',
+    path: '/orders',
+    operationId: 'createOrder',
+    summary: 'Create an order',
+    description:
+      "An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`, made by anyone. Its `reference` is unique; without one the kit makes one (the order's id). A `reference` of the caller's own needs the storefront's or an operator's token (`Authorization: Bearer`): otherwise a stranger could take the shop's next reference first.",
+    tags: ['Orders'],
+    security: [{}, { opsToken: [] }],
+    requestBody: json(createOrderSchema, {
+      amount: '12.34',
+      currency: 'EUR',
+      reference: 'shop-order-1001',
+      customer: { email: 'ada@example.com', country_code: 'GB' },
+    }),
+    responses: {
+      201: jsonAnswer('Created: `pending`.', success(z.object({ order: orderSchema }))),
+      401: jsonAnswer(
+        '`UNAUTHORIZED`: a `reference` was given without a token, or with a token nobody holds.',
+        failure(['UNAUTHORIZED']),
+      ),
+      ...forbidden,
+      409: jsonAnswer(
+        '`DUPLICATE_REFERENCE`: another order has this reference (`errors.reference`).',
+        failure(['DUPLICATE_REFERENCE']),
+      ),
+      422: invalidInput,
+      ...rateLimited('too many orders from this client address (`orders_per_address`)'),
+      ...unreadable,
+      ...databaseDown,
+      ...internal,
+    },
+  },
+  {
+    method: 'get',
+    path: '/orders/{id}',
+    operationId: 'getOrder',
+    summary: 'Read an order: its status, or (operators) everything with its history',
+    description:
+      "Without `Authorization`, anyone holding the order id (the storefront, the shopper's browser) reads its public view (`PublicOrder`): status, amounts, and `next_action` while it waits on the shopper. With `Authorization: Bearer <token>` of a role that may read (viewer, finance, operator, admin), the whole order (`OrderWithHistory`): the customer, the description, the payment, the review, every observation of it and its disputes. A token that is sent must be good: a wrong one is a 401, never the public view; a `storefront` role's is a 403. Both answers carry `Vary: Authorization` and `Cache-Control: no-store`.",
+    tags: ['Orders'],
+    security: [{}, { opsToken: [] }],
+    requestParams: { path: orderPath },
+    responses: {
+      200: jsonAnswer(
+        "Without a token, `PublicOrder`; with a reader's token, `OrderWithHistory`.",
+        success(z.object({ order: z.union([publicOrderSchema, orderWithHistorySchema]) })),
+        z.object({
+          Vary: z.string().meta({ description: '`Authorization`: the answer depends on the token.' }),
+          'Cache-Control': z.string().meta({ description: '`no-store`.' }),
+        }),
+      ),
+      ...unauthorized,
+      ...forbidden,
+      ...orderNotFound,
+      ...databaseDown,
+      ...internal,
+    },
+  },
+];
+
+/** The order list and its review queue: GET /orders, POST /orders/{id}/review. */
+export const reviewQueueRoutes: ApiRoute[] = [
+  {
+    method: 'get',
+    path: '/orders',
+    operationId: 'listOrders',
+    summary: 'Orders, and the review queue',
+    description:
+      'Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `created_from` (inclusive) and `created_to` (exclusive). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).',
+    tags: ['Operator'],
+    security: OPS,
+    requestParams: { query: orderListQuerySchema },
+    responses: {
+      200: jsonAnswer('A page of orders.', success(orderListSchema)),
+      ...unauthorized,
+      ...forbidden,
+      422: invalidInput,
+      ...databaseDown,
+      ...internal,
+    },
+  },
+  {
+    method: 'post',
+    path: '/orders/{id}/review',
+    operationId: 'resolveReview',
+    summary: "Resolve a flagged order's review",
+    description: `A person looked at an order flagged \`needs_review\` and says what they found: \`resolution\` (\`accepted\`: the money stands as the gateway has it; \`refunded\`: what did not belong was given back; \`corrected\`: put right another way; \`written_off\`: a loss the shop accepts; \`false_alarm\`: nothing was wrong) and a \`note\` (required, at most 512 characters, no card number). The flag and its reason are cleared; the order's history gets a line (\`resolved\`) with who, the resolution, the note and the reason cleared, and the audit log a line. The same finding seen again later (the next poll of the same payment) is recorded but does not flag the order again; a new one does. Roles: finance, admin.${BY}`,
+    tags: ['Operator'],
+    security: OPS,
+    requestParams: { path: orderPath },
+    requestBody: json(reviewSchema, {
+      resolution: 'accepted',
+      note: 'the customer agreed to the lower amount by phone',
+    }),
+    responses: {
+      200: jsonAnswer('Resolved: the order as it now stands.', success(z.object({ order: orderSchema }))),
+      ...unauthorized,
+      ...forbidden,
+      ...orderNotFound,
+      409: jsonAnswer(
+        '`NOT_FLAGGED`: the order is not flagged for review (never was, or someone resolved it first).',
+        failure(['NOT_FLAGGED'], z.object({ needs_review: z.literal(false) })),
+      ),
+      422: invalidInput,
+      ...unreadable,
+      ...databaseDown,
+      ...internal,
+    },
+  },
+];

@@ -1,0 +1,173 @@
+/** Paying for an order: by card, with a saved card, by redirect; and the redirect methods offered. */
+import { z } from 'zod';
+import { type ApiRoute, jsonAnswer } from '../../../shared/api-document.js';
+import {
+  failure,
+  paymentInvalidStateSchema,
+  paymentMethodsSchema,
+  publicPaymentAnswerSchema,
+  success,
+} from '../response-schemas.js';
+import { methodsQuerySchema, payCardSchema, payRedirectSchema, paySavedSchema } from '../schemas.js';
+import {
+  cardNotFound,
+  customerUnauthorized,
+  gatewayFailed,
+  internal,
+  invalidInput,
+  json,
+  orderNotFound,
+  orderPath,
+  rateLimited,
+  retryAfter,
+  unreadable,
+} from './common.js';
+
+const TEST_CARD = { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvv: '123' };
+
+/** The customer's own token, or (where the route says) an operator's. */
+const CUSTOMER: Record<string, string[]>[] = [{ customerToken: [] }];
+
+/** Only with `save_card`: none otherwise. */
+const CUSTOMER_TO_SAVE: Record<string, string[]>[] = [{}, { customerToken: [] }];
+
+const tooManyAttemptsSchema = z
+  .object({
+    failed_attempts: z.number().int().meta({ description: "The order's failed attempts that count." }),
+    limit: z.number().int().meta({ description: 'MAX_FAILED_ATTEMPTS_PER_ORDER.' }),
+  })
+  .meta({ id: 'TooManyAttempts', description: 'The order takes no more payment attempts.' });
+
+/** The two ways to pay answer alike: card (3DS, then the transaction) and redirect (a hosted session). */
+function payment(
+  path: string,
+  operationId: string,
+  summary: string,
+  description: string,
+  body: z.ZodType,
+  example: unknown,
+  extra: ApiRoute['responses'] = {},
+  security?: Record<string, string[]>[],
+) {
+  return {
+    method: 'post',
+    path,
+    operationId,
+    summary,
+    // Anyone holding an order's id may pay it: the answers show what that id shows without a token.
+    description: `${description} The answers show the order's public view (\`PublicOrder\`), as \`GET /orders/{id}\` without a token does.`,
+    tags: ['Payments'],
+    requestParams: { path: orderPath },
+    requestBody: json(body, example),
+    responses: {
+      200: jsonAnswer(
+        'The payment is decided (`next_action` null) or waits for the customer (`next_action`: the page to send them to).',
+        success(publicPaymentAnswerSchema),
+      ),
+      202: jsonAnswer(
+        "The outcome is not known yet (the gateway did not answer, or the kit could not record its answer): the order stays `pending`, and the webhook, a poll or the customer's next try (which the gateway answers by naming the payment it holds) lands it.",
+        success(publicPaymentAnswerSchema),
+      ),
+      402: jsonAnswer(
+        "Declined, with the gateway's code (`ERR_CARD_DO_NOT_HONOR`, `ERR_3DS_FAILED`, `ERR_3DS_TIMEOUT`, `ERR_PROVIDER_REJECTED`, ...); the order is `failed` and a new attempt may follow.",
+        failure('gateway', publicPaymentAnswerSchema),
+      ),
+      ...orderNotFound,
+      409: jsonAnswer(
+        "`INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap.",
+        failure(
+          ['INVALID_STATE', 'PAYMENT_IN_PROGRESS', 'TOO_MANY_ATTEMPTS'],
+          z.union([paymentInvalidStateSchema, publicPaymentAnswerSchema, tooManyAttemptsSchema]),
+        ),
+        z.object({
+          'Retry-After': z
+            .string()
+            .optional()
+            .meta({ description: 'With `PAYMENT_IN_PROGRESS`: seconds to wait before asking again.' }),
+        }),
+      ),
+      422: jsonAnswer(
+        "`VALIDATION_FAILED` (the request; `data` null), or the gateway's code for input it refused before anything existed there (`ERR_PAYMENT_METHOD_NOT_ENABLED`, `ERR_PAYMENT_METHOD_NOT_AVAILABLE_IN_COUNTRY`, `ERR_INVALID_CURRENCY`, `ERR_INVALID_ACCOUNT_NUMBER` for a card number failing its check digit, `ERR_EXPIRED_CARD` for an expiry in the past, ...; `data` the order, as it was). `errors` names the field.",
+        failure('gateway', publicPaymentAnswerSchema.nullable()),
+      ),
+      ...rateLimited(
+        'too many payment requests from this client address (`pay_per_address`) or for this order (`pay_per_order`)',
+      ),
+      503: jsonAnswer(
+        "The gateway is not available (`GATEWAY_UNAVAILABLE`, or the gateway's own code), or the API key's budget for checkout traffic is spent for now (`GATEWAY_BUSY`): nothing was charged; the order is `failed` (an attempt that does not count toward `TOO_MANY_ATTEMPTS`) and the customer may try again after `Retry-After` seconds.",
+        failure('gateway', publicPaymentAnswerSchema),
+        retryAfter,
+      ),
+      ...unreadable,
+      ...internal,
+      ...extra,
+    },
+    ...(security ? { security } : {}),
+  } satisfies ApiRoute;
+}
+
+/** The three ways to pay, then GET /payment-methods. */
+export const paymentRoutes: ApiRoute[] = [
+  payment(
+    '/orders/{id}/pay/card',
+    'payByCard',
+    'Pay by card',
+    '3D Secure first, then the transaction (`mode` `sale` captures at once, `auth` waits for a capture). A challenge answers 200 with `next_action`: the challenge page, which returns to `/checkout/3ds-return`. Card data is passed to the gateway and kept nowhere.',
+    payCardSchema,
+    { card: TEST_CARD, mode: 'auth' },
+    {
+      401: jsonAnswer(
+        "With `save_card: true` only: `CUSTOMER_TOKEN_REQUIRED` or `CUSTOMER_TOKEN_INVALID`, the order's customer's `Customer-Token` is missing or not theirs. Nothing was charged.",
+        failure(['CUSTOMER_TOKEN_REQUIRED', 'CUSTOMER_TOKEN_INVALID']),
+      ),
+    },
+    CUSTOMER_TO_SAVE,
+  ),
+  payment(
+    '/orders/{id}/pay/saved',
+    'payBySavedCard',
+    'Pay with a saved card',
+    "The order's customer pays with one of their saved cards: the order must name its customer (`customer.merchant_customer_id`) and the request carry that customer's `Customer-Token`. No 3D Secure is asked (the payment that saved the card was authenticated). The order's history names the card.",
+    paySavedSchema,
+    { card: 'card_4eC39HqLyjWDarjtT1zdp7dc', mode: 'sale' },
+    {
+      ...customerUnauthorized,
+      404: jsonAnswer(
+        `\`NOT_FOUND\`: no order has this id. ${cardNotFound}`,
+        failure(['NOT_FOUND', 'CARD_NOT_FOUND']),
+      ),
+      422: jsonAnswer(
+        '`VALIDATION_FAILED` (the request, or an order that names no customer: `errors.card`). `CARD_REVOKED`: the card was removed (here, or at the gateway); `CARD_EXPIRED`: past its expiry month. Both name `card`, and nothing was charged: `data` the order, as it was.',
+        failure(['VALIDATION_FAILED', 'CARD_REVOKED', 'CARD_EXPIRED'], publicPaymentAnswerSchema.nullable()),
+      ),
+    },
+    CUSTOMER,
+  ),
+  payment(
+    '/orders/{id}/pay/redirect',
+    'payByRedirect',
+    'Pay by redirect',
+    'A hosted checkout session for a redirect method (`ideal`, `psc`, ...); `next_action` is its page, which returns to `/checkout/return` or `/checkout/cancel`.',
+    payRedirectSchema,
+    { payment_method: 'ideal', customer: { country_code: 'NL' } },
+  ),
+  {
+    method: 'get',
+    path: '/payment-methods',
+    operationId: 'listPaymentMethods',
+    summary: 'Redirect methods the gateway offers',
+    description:
+      "The gateway's advisory list; with `country` or `currency`, each says whether it is available.",
+    tags: ['Payments'],
+    requestParams: { query: methodsQuerySchema },
+    responses: {
+      200: jsonAnswer('The list.', success(paymentMethodsSchema)),
+      422: invalidInput,
+      ...rateLimited(
+        'too many lists asked for from this client address (`payment_methods_per_address`): each asks the gateway',
+      ),
+      ...gatewayFailed,
+      ...internal,
+    },
+  },
+];

@@ -1,0 +1,124 @@
+/** What the gateway and the platform call: the webhook receiver, liveness and readiness, the metrics. */
+import { z } from 'zod';
+import { eventPayloadSchema } from '../../../client/schemas.js';
+import { type ApiRoute, jsonAnswer } from '../../../shared/api-document.js';
+import { failure, success } from '../response-schemas.js';
+import { internal, json, retryAfter } from './common.js';
+
+const dependency = z
+  .enum(['ok', 'unavailable'])
+  .meta({ description: "`ok`, or `unavailable` (why is in the kit's log, not in the answer)." });
+const readiness = z
+  .object({
+    database: dependency,
+    redis: dependency,
+    gateway: dependency,
+    gateway_key: z
+      .object({
+        key_type: z.enum(['merchant', 'partner']).nullable(),
+        merchant_id: z.number().int().nullable(),
+        scopes: z.array(z.string()).nullable(),
+      })
+      .meta({
+        description:
+          'The gateway API key as start-up read it (`GET /api/v1/api-key`): its type, the merchant the kit acts for and its scopes; null where the gateway did not describe it.',
+      }),
+  })
+  .meta({ description: 'Each dependency, and what start-up learnt of the gateway key.' });
+
+/** POST /webhooks/gateway, GET /healthz, GET /readyz. */
+export const receiverAndHealthRoutes: ApiRoute[] = [
+  {
+    method: 'post',
+    path: '/webhooks/gateway',
+    operationId: 'receiveGatewayWebhook',
+    summary: "The gateway's webhook receiver",
+    description:
+      'Verifies `X-Service-Signature` on the raw body (at most 256 KiB) against every active secret before anything else, stores the event in the inbox (its id is the key: a repeat is a no-op), queues it and answers.',
+    tags: ['Gateway'],
+    requestParams: {
+      header: z.object({
+        'X-Service-Signature': z.string().meta({ description: '`t=<unix seconds>,v1=<hex HMAC-SHA256>`.' }),
+        'X-Service-Replay': z.literal('true').optional().meta({ description: 'Sent on a replay.' }),
+      }),
+    },
+    requestBody: json(eventPayloadSchema),
+    responses: {
+      200: jsonAnswer(
+        '`Received.`, `Already received.` (nothing queued twice) or `pong` (a test ping).',
+        success(z.null()),
+      ),
+      400: jsonAnswer(
+        '`MALFORMED_EVENT`: signed, but not an event; nothing stored.',
+        failure(['MALFORMED_EVENT', 'BAD_REQUEST']),
+      ),
+      401: jsonAnswer(
+        '`INVALID_SIGNATURE`: missing, wrong or stale; nothing stored.',
+        failure(['INVALID_SIGNATURE']),
+      ),
+      413: jsonAnswer('`PAYLOAD_TOO_LARGE`: over 256 KiB.', failure(['PAYLOAD_TOO_LARGE'])),
+      503: jsonAnswer(
+        '`UNAVAILABLE`: the database could not store it; the gateway delivers it again.',
+        failure(['UNAVAILABLE']),
+        retryAfter,
+      ),
+      ...internal,
+    },
+  },
+  {
+    method: 'get',
+    path: '/healthz',
+    operationId: 'liveness',
+    summary: 'Liveness',
+    tags: ['Platform'],
+    responses: { 200: jsonAnswer('The process answers.', success(z.object({ status: z.literal('ok') }))) },
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    operationId: 'readiness',
+    summary: 'Readiness: the database, Redis and the gateway',
+    description: 'Each dependency is given 2 s.',
+    tags: ['Platform'],
+    responses: {
+      200: jsonAnswer(
+        'Ready.',
+        z.object({
+          success: z.literal(true),
+          message: z.literal('ready'),
+          code: z.literal(''),
+          data: readiness,
+        }),
+      ),
+      503: jsonAnswer(
+        '`NOT_READY`: `data` names what is unavailable.',
+        z.object({
+          success: z.literal(false),
+          message: z.literal('not ready'),
+          code: z.literal('NOT_READY'),
+          data: readiness,
+        }),
+      ),
+    },
+  },
+];
+
+/** GET /metrics. */
+export const metricsRoutes: ApiRoute[] = [
+  {
+    method: 'get',
+    path: '/metrics',
+    operationId: 'metrics',
+    summary: 'Prometheus metrics',
+    description:
+      "This process's metrics in Prometheus text. Open unless `METRICS_TOKEN` is set; then `Authorization: Bearer <METRICS_TOKEN>`, or an operator's token (roles operator, finance, viewer, admin; another token is a 401).",
+    tags: ['Platform'],
+    responses: {
+      200: { description: 'Prometheus text.', content: { 'text/plain': { schema: { type: 'string' } } } },
+      401: jsonAnswer(
+        "`UNAUTHORIZED`: METRICS_TOKEN is set, and neither it nor an operator's token was sent.",
+        failure(['UNAUTHORIZED']),
+      ),
+    },
+  },
+];
