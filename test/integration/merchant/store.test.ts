@@ -2,21 +2,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import type { Sequelize } from 'sequelize';
-import {
-  createPool,
-  createSequelize,
-  createTransitionPool,
-  ensureDatabase,
-  migrate,
-  migrator,
-} from '../../../src/infra/database.js';
-import { createStore, type Store } from '../../../src/merchant/store/index.js';
+import { createSequelize, ensureDatabase, migrate, migrator } from '../../../src/infra/database.js';
+import type { Store } from '../../../src/merchant/store/index.js';
 import { attemptRecord, defineModels, plain } from '../../../src/merchant/store/models.js';
 import { OrderWriter } from '../../../src/merchant/store/order-writer.js';
 import { ATTEMPTS, INBOX, ORDERS, type Table } from '../../../src/merchant/store/tables.js';
 import { ManualClock } from '../../../src/shared/clock.js';
 import { seededRandom } from '../../../src/shared/ids.js';
-import { SecretBox } from '../../../src/shared/secret-box.js';
 import { ADMIN_URL, dropDatabases } from '../../support/process.js';
 import { storeOn } from '../../support/store.js';
 
