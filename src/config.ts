@@ -255,6 +255,22 @@ export const envSchema = z.object({
   LIMIT_PAYMENT_METHODS_PER_ADDRESS: rateLimit.default({ count: 120, seconds: 60 }),
   // Wrong tokens at POST /ops/login: a person mistypes a few, a guesser needs millions.
   LIMIT_LOGIN_FAILURES_PER_ADDRESS: rateLimit.default({ count: 5, seconds: 900 }),
+  // Customer tokens a credential mints: one a checkout; a leaked storefront credential mints no more.
+  LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL: rateLimit.default({ count: 120, seconds: 60 }),
+  // What a customer's saved cards pay with the shopper there (a token minted for the order), in 24 h;
+  // past it an operator charges (README, Saved cards). The amount: major units, the same number in
+  // every currency, as ORDER_MAX_AMOUNT.
+  SAVED_CARD_DAILY_PAYMENTS: z
+    .string()
+    .regex(/^\d{1,4}$/, 'must be a whole number of payments, 1 to 9999')
+    .transform(Number)
+    .refine((n) => n >= 1, 'must be a whole number of payments, 1 to 9999')
+    .default(5),
+  SAVED_CARD_DAILY_AMOUNT: z
+    .string()
+    .regex(/^\d{1,12}(\.\d{1,3})?$/, 'must be a positive amount in major units, such as 500.00')
+    .refine((v) => Number(v) > 0, 'must be a positive amount in major units, such as 500.00')
+    .default('500.00'),
   MAX_FAILED_ATTEMPTS_PER_ORDER: z
     .string()
     .transform((v, ctx) => {
@@ -316,6 +332,11 @@ export interface Config {
    * (AUTH_EXPIRY_WARNING, hours), and what the kit does then, once (AUTH_EXPIRY_POLICY).
    */
   authorizations: { warningMs: number; policy: 'none' | 'capture' | 'void' };
+  /**
+   * What a customer's saved cards may pay in 24 hours with the shopper there (SAVED_CARD_DAILY_PAYMENTS,
+   * and SAVED_CARD_DAILY_AMOUNT in major units, per currency); past it, an operator charges.
+   */
+  savedCards: { dailyPayments: number; dailyAmount: string };
   /** How long SIGTERM waits for requests and jobs in hand before it closes what is left. */
   shutdownGraceMs: number;
   /** A request not complete (headers and body) after this long is answered 408 and its socket closed. */
@@ -366,6 +387,7 @@ export interface CheckoutLimits {
   paymentMethodsPerAddress: RateLimit | null;
   /** Wrong tokens at POST /ops/login, per client address: past it 429 until the window ends. */
   loginFailuresPerAddress: RateLimit | null;
+  customerTokensPerCredential: RateLimit | null;
   /** Failed payment attempts an order may have before it takes no more (409 TOO_MANY_ATTEMPTS). */
   failedAttemptsPerOrder: number | null;
 }
@@ -424,9 +446,11 @@ export function loadConfig(
       : null;
   if (unsafe) throw new ConfigError(unsafe);
   for (const currency of e.ORDER_CURRENCIES) {
-    // The limit must be expressible in each currency taken (no more decimals than its exponent).
+    // The limits must be expressible in each currency taken (no more decimals than its exponent).
     if (!parseMajor(e.ORDER_MAX_AMOUNT, currency as CurrencyCode).ok)
       throw new ConfigError(`ORDER_MAX_AMOUNT: has more decimals than ${currency} allows`);
+    if (!parseMajor(e.SAVED_CARD_DAILY_AMOUNT, currency as CurrencyCode).ok)
+      throw new ConfigError(`SAVED_CARD_DAILY_AMOUNT: has more decimals than ${currency} allows`);
   }
   if (e.SHOP_WEBHOOK_URLS.length > 0 && !e.SHOP_WEBHOOK_SECRET)
     throw new ConfigError(
@@ -466,6 +490,7 @@ export function loadConfig(
     shopWebhooks: { urls: [...new Set(e.SHOP_WEBHOOK_URLS)], secret: e.SHOP_WEBHOOK_SECRET ?? null },
     orders: { currencies: [...new Set(e.ORDER_CURRENCIES)] as CurrencyCode[], maxAmount: e.ORDER_MAX_AMOUNT },
     authorizations: { warningMs: e.AUTH_EXPIRY_WARNING * 3_600_000, policy: e.AUTH_EXPIRY_POLICY },
+    savedCards: { dailyPayments: e.SAVED_CARD_DAILY_PAYMENTS, dailyAmount: e.SAVED_CARD_DAILY_AMOUNT },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
     opsApiToken,
@@ -483,6 +508,7 @@ export function loadConfig(
       landingPerOrder: e.LIMIT_LANDING_PER_ORDER,
       paymentMethodsPerAddress: e.LIMIT_PAYMENT_METHODS_PER_ADDRESS,
       loginFailuresPerAddress: e.LIMIT_LOGIN_FAILURES_PER_ADDRESS,
+      customerTokensPerCredential: e.LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL,
       failedAttemptsPerOrder: e.MAX_FAILED_ATTEMPTS_PER_ORDER,
     },
     metricsToken: e.METRICS_TOKEN ?? null,

@@ -12,6 +12,7 @@ export const LIMIT_NAMES = [
   'landing_per_order',
   'payment_methods_per_address',
   'login_failures_per_address',
+  'customer_tokens_per_credential',
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 

@@ -173,6 +173,7 @@ export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Prom
       publicBaseUrl: o.publicBaseUrl,
       customerTokens: new CustomerTokens(config.encryptionKey, config.previousEncryptionKeys),
       authExpiryWarningMs: config.authorizations.warningMs,
+      savedCardBounds: config.savedCards,
       maxFailedAttempts: config.limits.failedAttemptsPerOrder,
     },
   };

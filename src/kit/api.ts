@@ -29,6 +29,7 @@ export function startApi(a: Adapters, server: HttpServer): Koa {
       landing_per_order: l.landingPerOrder,
       payment_methods_per_address: l.paymentMethodsPerAddress,
       login_failures_per_address: l.loginFailuresPerAddress,
+      customer_tokens_per_credential: l.customerTokensPerCredential,
     },
     logger,
     onFallback: (name) => a.metrics.rateLimitFallback(name),

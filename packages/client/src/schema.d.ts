@@ -80,7 +80,7 @@ export interface paths {
         put?: never;
         /**
          * Pay with a saved card
-         * @description The order's customer pays with one of their saved cards: the order must name its customer (`customer.merchant_customer_id`) and the request carry that customer's `Customer-Token`. No 3D Secure is asked (the payment that saved the card was authenticated). The order's history names the card. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
+         * @description The order's customer pays with one of their saved cards: the order must name its customer (`customer.merchant_customer_id`) and the request carry a `Customer-Token` the shop's server minted for this order (`POST /customers/{id}/tokens` with `order_id`). No 3D Secure is asked (the payment that saved the card was authenticated). A customer's saved cards pay at most `SAVED_CARD_DAILY_PAYMENTS` times and `SAVED_CARD_DAILY_AMOUNT` per currency in 24 hours this way, every try counted; past that an operator charges (`POST /customers/{id}/charges`). Each payment leaves an audit line naming the credential that vouched. The order's history names the card. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
          */
         post: operations["payBySavedCard"];
         delete?: never;
@@ -481,7 +481,7 @@ export interface paths {
         put?: never;
         /**
          * A customer's token, for their browser
-         * @description The shop's server vouches for the customer it signed in: the token lets that customer's browser save cards, list and remove them, and pay with them, for an hour. Roles: storefront, admin.
+         * @description The shop's server vouches for the customer it signed in, for an hour. Without a body, the token lets that customer's browser save cards (with a card payment), list and remove them, and pay nothing. With `order_id` (an order of this customer's), it also pays that one order with a saved card, within the customer's daily bound (`SAVED_CARD_DAILY_PAYMENTS`, `SAVED_CARD_DAILY_AMOUNT`). Each token minted leaves an audit line naming the credential, the customer and the order; a credential mints at most `LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL`. Roles: storefront, admin.
          */
         post: operations["createCustomerToken"];
         delete?: never;
@@ -759,7 +759,7 @@ export interface components {
              * @description The limit spent: its setting is `LIMIT_<LIMIT>` (README, Limits).
              * @enum {string}
              */
-            limit: "orders_per_address" | "pay_per_address" | "pay_per_order" | "landing_per_address" | "landing_per_order" | "payment_methods_per_address" | "login_failures_per_address";
+            limit: "orders_per_address" | "pay_per_address" | "pay_per_order" | "landing_per_address" | "landing_per_order" | "payment_methods_per_address" | "login_failures_per_address" | "customer_tokens_per_credential";
             /** @description Seconds, as `Retry-After` says. */
             retry_after: number;
         };
@@ -914,6 +914,17 @@ export interface components {
             failed_attempts: number;
             /** @description MAX_FAILED_ATTEMPTS_PER_ORDER. */
             limit: number;
+        };
+        SavedCardLimit: {
+            /** @description Payments made with the shopper there in the 24 hours before. */
+            payments: number;
+            /** @description What they paid in this currency, in minor units. */
+            amount: number;
+            currency: string;
+            /** @description `SAVED_CARD_DAILY_PAYMENTS`. */
+            most_payments: number;
+            /** @description `SAVED_CARD_DAILY_AMOUNT`, in minor units of this currency. */
+            most_amount: number;
         };
         PaymentMethods: {
             merchant_id?: string;
@@ -1107,6 +1118,8 @@ export interface components {
             customer_token: string;
             /** Format: date-time */
             expires_at: string;
+            /** @description The order it pays with a saved card; null: it lists and removes cards, and pays nothing. */
+            order_id: string | null;
         };
         SavedCard: {
             /** @description The kit's id for the card (`card_...`): what the storefront pays with. */
@@ -1157,7 +1170,7 @@ export interface components {
             /** @description The operator's id (`opr_...`: the name is proven by their token), `bootstrap` (OPS_API_TOKEN: the name is as given), `cli`, or the kit's setting (`AUTH_EXPIRY_POLICY`). */
             credential: string;
             /** @enum {string} */
-            action: "capture" | "refund" | "void" | "review.resolve" | "unmatched.attach" | "unmatched.resolve" | "dispute.lost" | "operator.add" | "operator.revoke" | "card.revoke" | "card.charge";
+            action: "capture" | "refund" | "void" | "review.resolve" | "unmatched.attach" | "unmatched.resolve" | "dispute.lost" | "operator.add" | "operator.revoke" | "card.revoke" | "card.charge" | "customer.vouch" | "card.pay";
             order_id: string | null;
             /** @description What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`). */
             subject_id: string | null;
@@ -2156,6 +2169,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `CUSTOMER_TOKEN_NOT_FOR_ORDER`: the `Customer-Token` is this customer's, but was minted without an order (it lists and removes cards, and pays nothing) or for another order. Nothing was charged. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "CUSTOMER_TOKEN_NOT_FOR_ORDER";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description `NOT_FOUND`: no order has this id. `CARD_NOT_FOUND`: the customer has no saved card with this id (another customer's card is none of theirs; `errors.card`). */
             404: {
                 headers: {
@@ -2175,7 +2207,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. */
+            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `SAVED_CARD_LIMIT`: the customer's saved cards have paid `SAVED_CARD_DAILY_PAYMENTS` times, or this would take them past `SAVED_CARD_DAILY_AMOUNT` in this currency, in the last 24 hours: nothing was charged, and an operator must charge it (`POST /customers/{id}/charges`); `data` what was paid and the bounds. */
             409: {
                 headers: {
                     /** @description With `PAYMENT_IN_PROGRESS`: seconds to wait before asking again. */
@@ -2188,8 +2220,8 @@ export interface operations {
                         success: false;
                         message: string;
                         /** @enum {string} */
-                        code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS";
-                        data: components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
+                        code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS" | "SAVED_CARD_LIMIT";
+                        data: components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"] | components["schemas"]["SavedCardLimit"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -4910,7 +4942,18 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "order_id": "ord_4eC39HqLyjWDarjtT1zdp7dc"
+                 *     }
+                 */
+                "application/json": {
+                    order_id?: string;
+                };
+            };
+        };
         responses: {
             /** @description The token. */
             201: {
@@ -4998,6 +5041,27 @@ export interface operations {
                         /** @enum {string} */
                         code: "VALIDATION_FAILED";
                         data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many tokens minted with this credential (`customer_tokens_per_credential`) (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;

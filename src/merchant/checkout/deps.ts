@@ -70,6 +70,8 @@ export interface MerchantDeps extends CheckoutDeps {
   customerTokens: CustomerTokens;
   /** AUTH_EXPIRY_WARNING: the report's `auth_expiring` rows. */
   authExpiryWarningMs?: number;
+  /** What a customer's saved cards may pay in 24 hours with the shopper there (README, Saved cards). */
+  savedCardBounds: { dailyPayments: number; dailyAmount: string };
 }
 
 /** An order and its current attempt, as they stand. */

@@ -6,10 +6,21 @@ import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
  * The shop's server asks for one (`POST /customers/{id}/tokens`, a storefront credential) for the
  * customer it has signed in and hands it to that customer's browser, as Stripe's ephemeral keys do.
  *
- * `ct1.<expiry, unix seconds>.<HMAC-SHA256 over the version, the customer id and the expiry>`.
- * Stateless: every process checks one with the key alone, and it lapses by itself.
+ * Two kinds, neither stored: every process checks one with the key alone, and it lapses by itself.
+ * - `ct1.<expiry, unix seconds>.<HMAC>`: lists and removes the customer's cards; it pays nothing.
+ * - `ct2.<expiry>.<order id>.<credential>.<HMAC>`: also pays that one order with a saved card (issue
+ *   41): the shop's server mints it for the order its signed-in customer is paying, so a token that
+ *   leaks pays nothing else; the credential that vouched is named in the payment's audit line.
+ * The HMAC (SHA-256) covers the version and every field with the customer id.
  */
 const VERSION = 'ct1';
+const FOR_ORDER = 'ct2';
+
+/** What a good token lets its holder do: the cards alone, or also pay one order. */
+export type CustomerGrant = { orderId: null } | { orderId: string; credential: string };
+
+/** Order ids and credential ids as the kit makes them (`ord_...`, `opr_...`, `bootstrap`): no dot. */
+const PART = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** An hour: a checkout's length, with room; a leaked one is worth little for long. */
 export const CUSTOMER_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
@@ -30,28 +41,54 @@ export class CustomerTokens {
     this.#previous = previous.map(signingKey);
   }
 
-  issue(customerId: string, now: number): { token: string; expiresAt: Date } {
+  /** A token for the customer's cards; with `order`, also for paying that order (and the credential that vouched). */
+  issue(
+    customerId: string,
+    now: number,
+    order?: { orderId: string; credential: string },
+  ): { token: string; expiresAt: Date } {
     const expires = Math.floor((now + CUSTOMER_TOKEN_LIFETIME_MS) / 1000);
+    if (order && !(PART.test(order.orderId) && PART.test(order.credential)))
+      throw new Error('an order id or credential a token cannot carry');
+    const fields = order
+      ? [FOR_ORDER, String(expires), order.orderId, order.credential]
+      : [VERSION, String(expires)];
     return {
-      token: `${VERSION}.${expires}.${this.#mac(customerId, expires).toString('base64url')}`,
+      token: `${fields.join('.')}.${this.#mac(customerId, fields).toString('base64url')}`,
       expiresAt: new Date(expires * 1000),
     };
   }
 
   /** Whether `token` is this customer's and still live. Any other string (malformed, expired, another's): false. */
   verify(customerId: string, token: string, now: number): boolean {
-    const [version, expiresText, mac] = token.split('.');
-    if (version !== VERSION || !/^\d{1,12}$/.test(expiresText ?? '') || mac === undefined) return false;
-    const expires = Number(expiresText);
-    if (expires * 1000 <= now) return false;
-    const presented = Buffer.from(mac, 'base64url');
-    return [this.#key, ...this.#previous].some((key) => {
-      const expected = this.#mac(customerId, expires, key);
-      return presented.length === expected.length && timingSafeEqual(presented, expected);
-    });
+    return this.grant(customerId, token, now) !== null;
   }
 
-  #mac(customerId: string, expires: number, key = this.#key): Buffer {
-    return createHmac('sha256', key).update(`${VERSION}\n${customerId}\n${expires}`).digest();
+  /** What a live token of this customer's grants; null for any other string (malformed, expired, another's). */
+  grant(customerId: string, token: string, now: number): CustomerGrant | null {
+    const parts = token.split('.');
+    const mac = parts.pop();
+    const [version, expiresText] = parts;
+    const shape =
+      (version === VERSION && parts.length === 2) ||
+      (version === FOR_ORDER && parts.length === 4 && parts.slice(2).every((p) => PART.test(p)));
+    if (!shape || !/^\d{1,12}$/.test(expiresText ?? '') || mac === undefined) return null;
+    const expires = Number(expiresText);
+    if (expires * 1000 <= now) return null;
+    const presented = Buffer.from(mac, 'base64url');
+    const good = [this.#key, ...this.#previous].some((key) => {
+      const expected = this.#mac(customerId, parts, key);
+      return presented.length === expected.length && timingSafeEqual(presented, expected);
+    });
+    if (!good) return null;
+    return version === FOR_ORDER ? { orderId: parts[2]!, credential: parts[3]! } : { orderId: null };
+  }
+
+  /** The HMAC over the customer id and the token's fields (the first two as ct1 always signed them). */
+  #mac(customerId: string, fields: readonly string[], key = this.#key): Buffer {
+    const [version, expires, ...rest] = fields;
+    return createHmac('sha256', key)
+      .update([version, customerId, expires, ...rest].join('\n'))
+      .digest();
   }
 }

@@ -119,6 +119,10 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       why: "the queue board: bull-board's own UI and its API, behind the operator token",
     },
     { prefix: DEMO_SHOP_SCRIPT_PATH, why: "the demo shop's script (outside production only), not an API" },
+    {
+      prefix: '/demo-shop/',
+      why: "the demo shop's own server (outside production only): a token for one of its orders, as a shop's server mints one",
+    },
   ],
   routes: answeredWhileStarting([
     // In the document's order: a path's first route places it.

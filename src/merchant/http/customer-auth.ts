@@ -1,9 +1,9 @@
 import type { Context } from 'koa';
 import type { Clock } from '../../shared/clock.js';
-import type { CustomerTokens } from '../customers/customer-token.js';
+import type { CustomerGrant, CustomerTokens } from '../customers/customer-token.js';
 import { HttpError } from '../errors/http-error.js';
 import type { Actor, Permission } from '../operators/roles.js';
-import { actorOf, bearerOf, type OpsAuth } from './ops-auth.js';
+import { actorOf, bearerOf, type OpsAuth, type Principal } from './ops-auth.js';
 
 /** The header a customer's browser sends its token in (POST /customers/{id}/tokens hands it out). */
 export const CUSTOMER_TOKEN_HEADER = 'Customer-Token';
@@ -36,10 +36,38 @@ const badToken = () =>
  * token, an expired one and a forged one are refused alike (401): which of them it was helps nobody
  * but someone trying tokens.
  */
-export function requireCustomer(ctx: Context, deps: CustomerAuthDeps, customerId: string): void {
+export function requireCustomer(ctx: Context, deps: CustomerAuthDeps, customerId: string): CustomerGrant {
   const token = ctx.get(CUSTOMER_TOKEN_HEADER);
   if (token === '') throw needsToken();
-  if (!deps.customerTokens.verify(customerId, token, deps.clock.now())) throw badToken();
+  const grant = deps.customerTokens.grant(customerId, token, deps.clock.now());
+  if (!grant) throw badToken();
+  return grant;
+}
+
+/**
+ * The customer's token for paying this order (issue 41): minted for it by a credential still live.
+ * A token made without an order lists and removes cards and pays nothing; one made for another order
+ * pays that one alone (403 `CUSTOMER_TOKEN_NOT_FOR_ORDER`); one whose credential was revoked since is
+ * no token (401). Answers the credential that vouched, for the payment's audit line.
+ */
+export async function requireOrderToken(
+  ctx: Context,
+  deps: CustomerAuthDeps,
+  customerId: string,
+  orderId: string,
+): Promise<Principal> {
+  const grant = requireCustomer(ctx, deps, customerId);
+  if (grant.orderId !== orderId)
+    throw new HttpError(
+      403,
+      'CUSTOMER_TOKEN_NOT_FOR_ORDER',
+      grant.orderId === null
+        ? `This ${CUSTOMER_TOKEN_HEADER} lists and removes the customer's cards; it pays nothing. The shop's server gets one for this order from POST /customers/{id}/tokens with {"order_id": "..."}.`
+        : `This ${CUSTOMER_TOKEN_HEADER} pays another order only. The shop's server gets one for this order from POST /customers/{id}/tokens with {"order_id": "..."}.`,
+    );
+  const vouched = await deps.ops.live(grant.credential);
+  if (!vouched) throw badToken();
+  return vouched;
 }
 
 /**

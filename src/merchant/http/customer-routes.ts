@@ -11,15 +11,16 @@ import { orderRuleErrors } from '../orders/order-rules.js';
 import type { KnownInstrument } from '../store/index.js';
 import type { SavedCardRecord } from '../store/records.js';
 import { customerOrOperator } from './customer-auth.js';
-import { jsonBody, ok, validate } from './errors.js';
+import { jsonBody, ok, parse, validate } from './errors.js';
+import { enforce } from './limits.js';
 import type { OpsAuth } from './ops-auth.js';
 import { actorOf } from './ops-auth.js';
 import { answerPayment, operatorKey, type RouteDeps } from './routes.js';
 import { customerIdOf, customersCard, savedCardView } from './saved-cards.js';
-import { chargeSchema } from './schemas.js';
+import { chargeSchema, customerTokenSchema } from './schemas.js';
 import { orderView } from './views.js';
 
-export interface CustomerRouteDeps extends MerchantDeps, Pick<RouteDeps, 'orderRules'> {
+export interface CustomerRouteDeps extends MerchantDeps, Pick<RouteDeps, 'orderRules' | 'limits'> {
   customerTokens: CustomerTokens;
   ops: OpsAuth;
 }
@@ -42,10 +43,35 @@ const known = (i: GatewayPaymentInstrument): KnownInstrument => ({
  */
 export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
   router.post('/customers/:id/tokens', async (ctx) => {
-    await deps.ops.require(ctx, 'customers.vouch');
+    const who = await deps.ops.require(ctx, 'customers.vouch');
     const customerId = customerIdOf(ctx);
-    const { token, expiresAt } = deps.customerTokens.issue(customerId, deps.clock.now());
-    ok(ctx, { customer_id: customerId, customer_token: token, expires_at: expiresAt.toISOString() }, 201);
+    const body = parse(customerTokenSchema, await jsonBody(ctx));
+    // A leaked credential mints no more than a shop's checkouts need.
+    await enforce(deps.limits, [['customer_tokens_per_credential', who.credential]]);
+    const order = body.order_id === undefined ? null : await orderOfCustomer(deps, customerId, body.order_id);
+    const { token, expiresAt } = deps.customerTokens.issue(
+      customerId,
+      deps.clock.now(),
+      order ? { orderId: order.id, credential: who.credential } : undefined,
+    );
+    await deps.store.audit.record({
+      actor: actorOf(ctx, who),
+      action: 'customer.vouch',
+      orderId: order?.id ?? null,
+      amountMinor: order?.amount_minor ?? null,
+      currency: order?.currency ?? null,
+      detail: `customer ${customerId}: ${order ? 'lists cards and pays this order' : 'lists and removes cards'}`,
+    });
+    ok(
+      ctx,
+      {
+        customer_id: customerId,
+        customer_token: token,
+        expires_at: expiresAt.toISOString(),
+        order_id: order?.id ?? null,
+      },
+      201,
+    );
   });
 
   router.get('/customers/:id/cards', async (ctx) => {
@@ -127,6 +153,19 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
     });
     await answerCharge(ctx, outcome);
   });
+}
+
+/** The order a token is minted for: this customer's own (422 naming `order_id` otherwise). */
+async function orderOfCustomer(deps: Pick<MerchantDeps, 'store'>, customerId: string, orderId: string) {
+  const order = await deps.store.orders.find(orderId);
+  if (!order) throw invalid({ order_id: ['is no order of the kit'] });
+  if (order.customer?.merchant_customer_id !== customerId)
+    throw invalid({
+      order_id: [
+        "names another customer's order, or one that names none: a token pays its own customer's order",
+      ],
+    });
+  return order;
 }
 
 async function answerCharge(ctx: Context, outcome: ChargeOutcome): Promise<void> {

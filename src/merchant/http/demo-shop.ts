@@ -45,6 +45,25 @@ export function demoCustomer(deps: Pick<MerchantDeps, 'customerTokens' | 'clock'
   return { id: DEMO_CUSTOMER_ID, token, expiresAt };
 }
 
+/** Where the page asks for a token that pays one of its orders with a saved card (outside production only). */
+export const DEMO_ORDER_TOKEN_PATH = '/demo-shop/orders/:id/customer-token';
+
+/**
+ * What a shop's server does when its signed-in customer pays an order with a saved card (issue 41): a
+ * token for that order alone, vouched for by the shop (here the kit's own bootstrap credential).
+ * Null for an order that is not the demo customer's: the page pays its own customer's orders only.
+ */
+export function demoOrderToken(
+  deps: Pick<MerchantDeps, 'customerTokens' | 'clock'>,
+  order: { id: string; customer: Record<string, unknown> | null } | null,
+): { token: string; expiresAt: Date } | null {
+  if (!order || order.customer?.merchant_customer_id !== DEMO_CUSTOMER_ID) return null;
+  return deps.customerTokens.issue(DEMO_CUSTOMER_ID, deps.clock.now(), {
+    orderId: order.id,
+    credential: 'bootstrap',
+  });
+}
+
 /** How often the page asks for an order still being confirmed, and for how long (about two minutes). */
 const REFRESH_MS = 2000;
 const MAX_REFRESHES = 60;

@@ -5,15 +5,19 @@ import { finishChallenge } from '../checkout/card.js';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { orderOfSession } from '../checkout/redirect.js';
 import { refreshOrder } from '../checkout/refresh.js';
+import { HttpError } from '../errors/http-error.js';
 import { nextAction } from '../orders/order-view.js';
 import type { OrderRecord } from '../store/records.js';
 import {
+  DEMO_ORDER_TOKEN_PATH,
   DEMO_SHOP_SCRIPT_PATH,
   type DemoShopSettings,
   demoCustomer,
+  demoOrderToken,
   demoShopPage,
   demoShopScriptFile,
 } from './demo-shop.js';
+import { ok } from './errors.js';
 import { homePage, isWaiting, landingPage, refreshCount } from './landing.js';
 import { allows, clientKey } from './limits.js';
 
@@ -55,6 +59,14 @@ export function landingRoutes(router: Router, deps: LandingDeps): void {
   );
   // The page's script, a file (the Content-Security-Policy allows no inline script): only with the shop.
   if (deps.demoShop) router.get(DEMO_SHOP_SCRIPT_PATH, demoShopScriptFile);
+  // A token that pays one of the page's orders with a saved card, as a shop's server mints one.
+  if (deps.demoShop)
+    router.post(DEMO_ORDER_TOKEN_PATH, async (ctx) => {
+      const minted = demoOrderToken(deps, await deps.store.orders.find(ctx.params.id!));
+      if (!minted)
+        throw new HttpError(404, 'ORDER_NOT_FOUND', "No order of the demo shop's customer has this id.");
+      ok(ctx, { customer_token: minted.token, expires_at: minted.expiresAt.toISOString() }, 201);
+    });
 
   router.get('/checkout/3ds-return', async (ctx) => {
     const id = typeof ctx.query.card_verification_id === 'string' ? ctx.query.card_verification_id : '';

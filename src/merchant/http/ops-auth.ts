@@ -95,6 +95,16 @@ export class OpsAuth {
     return who;
   }
 
+  /**
+   * Who a credential id is while it is live (`bootstrap`: admin): the credential that vouched for a
+   * customer token. Null once revoked: a token it minted pays nothing more.
+   */
+  async live(credential: string): Promise<Principal | null> {
+    if (credential === ADMIN.credential) return ADMIN;
+    const operator = await this.operators.activeById(credential);
+    return operator && principalOf(operator);
+  }
+
   /** A signed-in browser's session (the queue board): the cookie of POST /ops/login. */
   session(who: Principal, now: number): string {
     return opsSession(this.bootstrapToken, now, who.credential === 'bootstrap' ? 'admin' : who.credential);

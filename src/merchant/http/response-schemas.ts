@@ -428,6 +428,8 @@ export const auditEntrySchema = z
       'operator.revoke',
       'card.revoke',
       'card.charge',
+      'customer.vouch',
+      'card.pay',
     ]),
     order_id: z.string().nullable(),
     subject_id: z.string().nullable().meta({
@@ -485,5 +487,8 @@ export const customerTokenSchema = z
       .string()
       .meta({ description: "Sent by the customer's browser as the `Customer-Token` header." }),
     expires_at: timestamp,
+    order_id: z.string().nullable().meta({
+      description: 'The order it pays with a saved card; null: it lists and removes cards, and pays nothing.',
+    }),
   })
   .meta({ id: 'CustomerToken' });

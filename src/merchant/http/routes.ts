@@ -16,12 +16,12 @@ import { type OrderRules, orderRuleErrors } from '../orders/order-rules.js';
 import { InvalidTransition } from '../orders/status.js';
 import { OrderNotFound } from '../store/index.js';
 import type { AttemptRecord, OperationKind, OperationRecord, OrderRecord } from '../store/records.js';
-import { requireCustomer } from './customer-auth.js';
+import { requireCustomer, requireOrderToken } from './customer-auth.js';
 import { jsonBody, ok, parse, parseQuery, validate } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
 import { clientAddress, clientKey, enforce, orderKey } from './limits.js';
 import { actorOf, bearerOf, type OpsAuth } from './ops-auth.js';
-import { customersCard, usable } from './saved-cards.js';
+import { customerIdOfOrder, customersCard, usable, vouchSavedCardPayment } from './saved-cards.js';
 import {
   captureSchema,
   createOrderSchema,
@@ -151,8 +151,10 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     await payLimits(ctx);
     const body = parse(paySavedSchema, await jsonBody(ctx));
     const order = await existing(ctx.params.id);
-    const customerId = await customerOf(ctx, order, 'card');
+    const customerId = customerIdOfOrder(order, 'card');
+    const vouched = await requireOrderToken(ctx, deps, customerId, order.id);
     const card = usable(await customersCard(deps, customerId, body.card), deps.clock.now());
+    await vouchSavedCardPayment(deps, { order, customerId, card, actor: actorOf(ctx, vouched) });
     const outcome = await paying(order.id, () =>
       payBySavedCard(deps, order.id, {
         card,
@@ -169,13 +171,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
    * that customer's token. An order that names nobody is refused, naming the field that asked.
    */
   async function customerOf(ctx: Context, order: OrderRecord, field: 'card' | 'save_card') {
-    const customerId = order.customer?.merchant_customer_id;
-    if (typeof customerId !== 'string')
-      throw invalid({
-        [field]: [
-          'needs an order that names its customer: create the order with customer.merchant_customer_id',
-        ],
-      });
+    const customerId = customerIdOfOrder(order, field);
     requireCustomer(ctx, deps, customerId);
     return customerId;
   }

@@ -1,8 +1,10 @@
 import type { Context } from 'koa';
+import { type CurrencyCode, formatMoney, parseMajor } from '../../shared/money.js';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { cardExpired, cardRefusal, customerIdProblem } from '../customers/saved-card.js';
 import { HttpError, invalid } from '../errors/http-error.js';
-import type { SavedCardRecord } from '../store/records.js';
+import type { Actor } from '../operators/roles.js';
+import type { OrderRecord, SavedCardRecord } from '../store/records.js';
 
 /**
  * Saved cards at the HTTP edge (issue 21): how one is shown, found for a customer, and checked before
@@ -52,4 +54,56 @@ export function usable(card: SavedCardRecord, now: number): SavedCardRecord {
   const refusal = cardRefusal(card, now);
   if (refusal) throw new HttpError(422, refusal.code, refusal.message, { errors: { card: [refusal.field] } });
   return card;
+}
+
+/** The customer an order names, for a payment that uses or saves their cards; 422 naming `field` if none. */
+export function customerIdOfOrder(order: OrderRecord, field: 'card' | 'save_card'): string {
+  const customerId = order.customer?.merchant_customer_id;
+  if (typeof customerId !== 'string')
+    throw invalid({
+      [field]: [
+        'needs an order that names its customer: create the order with customer.merchant_customer_id',
+      ],
+    });
+  return customerId;
+}
+
+/**
+ * A saved card about to pay an order with the shopper there, counted against what the customer's
+ * cards may pay in 24 hours (SAVED_CARD_DAILY_PAYMENTS, SAVED_CARD_DAILY_AMOUNT) and written to the
+ * audit log with the credential that vouched (`actor`). Past the bound, 409 `SAVED_CARD_LIMIT`: an
+ * operator charges it (POST /customers/{id}/charges, audited as theirs).
+ */
+export async function vouchSavedCardPayment(
+  deps: Pick<MerchantDeps, 'store' | 'savedCardBounds'>,
+  p: { order: OrderRecord; customerId: string; card: SavedCardRecord; actor: Actor },
+): Promise<void> {
+  const currency = p.order.currency as CurrencyCode;
+  const amount = parseMajor(deps.savedCardBounds.dailyAmount, currency);
+  if (!amount.ok) throw new Error(`SAVED_CARD_DAILY_AMOUNT does not fit ${currency}`);
+  const vouched = await deps.store.savedCards.vouchPayment({
+    customerId: p.customerId,
+    cardId: p.card.id,
+    orderId: p.order.id,
+    amountMinor: p.order.amount_minor,
+    currency,
+    actor: p.actor,
+    bound: { payments: deps.savedCardBounds.dailyPayments, amountMinor: amount.minor },
+  });
+  if (vouched.kind === 'vouched') return;
+  const most = `${deps.savedCardBounds.dailyPayments} payments or ${formatMoney(amount.minor, currency)}`;
+  throw new HttpError(
+    409,
+    'SAVED_CARD_LIMIT',
+    `This customer's saved cards have paid what they may in 24 hours with the shopper alone (${most}): an operator must charge this one (POST /customers/{id}/charges). Nothing was charged.`,
+    {
+      data: {
+        payments: vouched.payments,
+        amount: vouched.amountMinor,
+        currency,
+        most_payments: deps.savedCardBounds.dailyPayments,
+        most_amount: amount.minor,
+      },
+    },
+  );
 }

@@ -129,6 +129,17 @@ export const paySavedSchema = keepsNoCardNumber(
   z.object({ card: savedCardId, mode, customer: customerSchema.optional() }),
 );
 
+/**
+ * POST /customers/{id}/tokens: with `order_id`, a token that also pays that order (an order of this
+ * customer's); without, one that lists and removes the customer's cards and pays nothing.
+ */
+export const customerTokenSchema = z.object({
+  order_id: z
+    .string()
+    .regex(/^ord_[A-Za-z0-9]{1,60}$/, 'must be an order id (ord_...)')
+    .optional(),
+});
+
 /** A merchant-initiated charge of a saved card (issue 21, part 4): a new order, paid at once. */
 export const chargeSchema = keepsNoCardNumber(
   z

@@ -26,7 +26,8 @@ export const PERMISSIONS = {
   'cards.manage': ['operator'],
   /**
    * POST /customers/{id}/tokens: the shop's server vouches for the customer it signed in. The
-   * `storefront` role holds this alone: a credential that lives on a web server moves no money.
+   * `storefront` role holds this alone: a credential that lives on a web server moves no money of its
+   * own; a token it mints for an order pays that order within the customer's daily bound (issue 41).
    */
   'customers.vouch': ['storefront'],
   /**

@@ -163,7 +163,11 @@ export type AuditAction =
   | 'operator.add'
   | 'operator.revoke'
   | 'card.revoke'
-  | 'card.charge';
+  | 'card.charge'
+  /** A customer token minted (the credential that vouched, the customer, the order it pays if any). */
+  | 'customer.vouch'
+  /** A saved card paying an order with the shopper there, on a token minted for it. */
+  | 'card.pay';
 
 /** One line of the audit log: who (name, role, credential) did what, on what, and why. */
 export interface AuditRecord {

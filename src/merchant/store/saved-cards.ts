@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Op, type Sequelize, UniqueConstraintError } from 'sequelize';
+import { Op, QueryTypes, type Sequelize, UniqueConstraintError } from 'sequelize';
 import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
@@ -10,6 +10,21 @@ import type { AuditStore } from './audit.js';
 import { type Models, plain, type SavedCardRow } from './models.js';
 import type { SavedCardRecord } from './records.js';
 import { type Resealed, resealColumn } from './reseal.js';
+
+/** What a customer's saved cards may pay in 24 hours with the shopper there (README, Saved cards). */
+export interface DailyBound {
+  payments: number;
+  /** In the payment's currency. */
+  amountMinor: number;
+}
+
+/** What they paid in the 24 hours before: every payment, and the amount in the payment's currency. */
+export interface DailySpent {
+  payments: number;
+  amountMinor: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** An instrument as the gateway lists it, or as a saving payment made it. */
 export interface KnownInstrument extends CardFacts {
@@ -46,6 +61,57 @@ export class SavedCardStore {
     private readonly clock: Clock,
     private readonly random: RandomSource,
   ) {}
+
+  /**
+   * A payment with one of the customer's saved cards, the shopper there (a token minted for the
+   * order), counted against what their cards may pay in 24 hours: under the bound, its audit line is
+   * written (naming the credential that vouched, the order and the card) and it may go on; past it,
+   * nothing is written. Every try counts, declined or not: a leaked token cannot probe. Under a lock
+   * on the customer's cards, so two payments at once cannot both take the last place.
+   */
+  async vouchPayment(p: {
+    customerId: string;
+    cardId: string;
+    orderId: string;
+    amountMinor: number;
+    currency: string;
+    actor: Actor;
+    bound: DailyBound;
+  }): Promise<{ kind: 'vouched' } | ({ kind: 'bounded' } & DailySpent)> {
+    return transaction(this.sequelize, async (tx) => {
+      await this.sequelize.query('SELECT id FROM saved_cards WHERE customer_id = ? FOR UPDATE', {
+        replacements: [p.customerId],
+        transaction: tx,
+      });
+      const since = new Date(this.clock.now() - DAY_MS);
+      const [spent] = await this.sequelize.query<{
+        payments: number | string;
+        amount: number | string | null;
+      }>(
+        `SELECT COUNT(*) AS payments, SUM(CASE WHEN l.currency = ? THEN l.amount_minor ELSE 0 END) AS amount
+           FROM audit_log l JOIN saved_cards c ON c.id = l.subject_id
+          WHERE l.action = 'card.pay' AND l.at > ? AND c.customer_id = ?`,
+        { replacements: [p.currency, since, p.customerId], type: QueryTypes.SELECT, transaction: tx },
+      );
+      const payments = Number(spent?.payments ?? 0);
+      const amountMinor = Number(spent?.amount ?? 0);
+      if (payments + 1 > p.bound.payments || amountMinor + p.amountMinor > p.bound.amountMinor)
+        return { kind: 'bounded', payments, amountMinor };
+      await this.audit.record(
+        {
+          actor: p.actor,
+          action: 'card.pay',
+          orderId: p.orderId,
+          subjectId: p.cardId,
+          amountMinor: p.amountMinor,
+          currency: p.currency,
+          detail: `customer ${p.customerId}`,
+        },
+        tx,
+      );
+      return { kind: 'vouched' };
+    });
+  }
 
   /**
    * Keeps an instrument the gateway holds as active, for this customer: new, or the row it has (its

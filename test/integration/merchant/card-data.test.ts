@@ -266,9 +266,14 @@ describe('merchant: card data is kept nowhere (merchant.md, Card data)', functio
         const listed = await call('GET', `/customers/${customerId}/cards`, { headers });
         const [newest, older] = listed.body.data.cards as { id: string }[];
         expect([newest, older].every(Boolean), listed.text).to.equal(true);
-        const paid = await call('POST', `/orders/${await ordered()}/pay/saved`, {
+        const third = await ordered();
+        const forOrder = t.kit.checkout.customerTokens.issue(customerId, clock.now(), {
+          orderId: third,
+          credential: 'bootstrap',
+        });
+        const paid = await call('POST', `/orders/${third}/pay/saved`, {
           body: { card: older!.id },
-          headers,
+          headers: { 'customer-token': forOrder.token },
         });
         expect(paid.status, paid.text).to.equal(200);
         const charged = await call('POST', `/customers/${customerId}/charges`, {

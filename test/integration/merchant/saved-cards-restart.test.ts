@@ -101,7 +101,7 @@ describe('merchant: a saved card across a restart of both sides', function () {
     await stopKit();
   });
 
-  it('second run: the same token lists the same card, as the gateway still keeps it, and it pays', async () => {
+  it('second run: the same token lists the same card, as the gateway still keeps it; a token for a new order pays with it', async () => {
     await startKit();
     const headers = { 'customer-token': customerToken };
     const cards = await call('GET', `/customers/${CUSTOMER}/cards`, undefined, headers);
@@ -109,7 +109,21 @@ describe('merchant: a saved card across a restart of both sides', function () {
     expect(cards.body.data.synced).to.equal(true);
     expect(cards.body.data.cards.map((c: { id: string }) => c.id)).to.deep.equal([cardId]);
     const orderId = await newOrder();
-    const paid = await call('POST', `/orders/${orderId}/pay/saved`, { card: cardId }, headers);
+    const minted = await call(
+      'POST',
+      `/customers/${CUSTOMER}/tokens`,
+      { order_id: orderId },
+      { authorization: `Bearer ${OPS}` },
+    );
+    expect(minted.status, JSON.stringify(minted.body)).to.equal(201);
+    const paid = await call(
+      'POST',
+      `/orders/${orderId}/pay/saved`,
+      { card: cardId },
+      {
+        'customer-token': minted.body.data.customer_token,
+      },
+    );
     expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
     expect(paid.body.data.order.status).to.equal('paid');
     const read = await call('GET', `/orders/${orderId}`, undefined, { authorization: `Bearer ${OPS}` });

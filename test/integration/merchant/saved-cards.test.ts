@@ -61,8 +61,11 @@ describe('merchant: saved cards (issue 21)', function () {
   let customers = 0;
   const newCustomer = () => `cus-${process.pid}-${++customers}`;
   /** The token the shop's server gets for the customer it signed in. */
-  const tokenFor = async (customerId: string) => {
-    const res = await t.call('POST', `/customers/${customerId}/tokens`, { token: storefront });
+  const tokenFor = async (customerId: string, orderId?: string) => {
+    const res = await t.call('POST', `/customers/${customerId}/tokens`, {
+      token: storefront,
+      ...(orderId ? { body: { order_id: orderId } } : {}),
+    });
     expect(res.status, res.text).to.equal(201);
     documented.check(res, 'POST', '/customers/{id}/tokens');
     return res.body.data.customer_token as string;
@@ -181,9 +184,12 @@ describe('merchant: saved cards (issue 21)', function () {
   });
 
   it('a saved card pays a new order of its customer without 3DS; the history names the card', async () => {
-    const { customerId, token, cardId } = await saved(CHALLENGE);
+    const { customerId, cardId } = await saved(CHALLENGE);
     const order = await newOrder(customerId, '9.99');
-    const paid = await as(token, 'POST', `/orders/${order.id}/pay/saved`, { card: cardId, mode: 'auth' });
+    const paid = await as(await tokenFor(customerId, order.id), 'POST', `/orders/${order.id}/pay/saved`, {
+      card: cardId,
+      mode: 'auth',
+    });
     expect(paid.status, paid.text).to.equal(200);
     documented.check(paid, 'POST', '/orders/{id}/pay/saved');
     expect(paid.body.data.next_action).to.equal(null);
@@ -218,7 +224,9 @@ describe('merchant: saved cards (issue 21)', function () {
     const a = await saved();
     const b = newCustomer();
     const order = await newOrder(b);
-    const res = await as(await tokenFor(b), 'POST', `/orders/${order.id}/pay/saved`, { card: a.cardId });
+    const res = await as(await tokenFor(b, order.id), 'POST', `/orders/${order.id}/pay/saved`, {
+      card: a.cardId,
+    });
     expect(res.status, res.text).to.equal(404);
     expect(res.body.code).to.equal('CARD_NOT_FOUND');
     expect(Object.keys(res.body.errors)).to.deep.equal(['card']);
@@ -232,9 +240,11 @@ describe('merchant: saved cards (issue 21)', function () {
   });
 
   it('the card whose later payments decline: saved, then 402 ERR_CARD_DO_NOT_HONOR with its token', async () => {
-    const { customerId, token, cardId } = await saved(DECLINES_LATER);
+    const { customerId, cardId } = await saved(DECLINES_LATER);
     const order = await newOrder(customerId);
-    const res = await as(token, 'POST', `/orders/${order.id}/pay/saved`, { card: cardId });
+    const res = await as(await tokenFor(customerId, order.id), 'POST', `/orders/${order.id}/pay/saved`, {
+      card: cardId,
+    });
     expect(res.status, res.text).to.equal(402);
     expect(res.body.code).to.equal('ERR_CARD_DO_NOT_HONOR');
     expect(res.body.data.order.status).to.equal('failed');
@@ -252,7 +262,9 @@ describe('merchant: saved cards (issue 21)', function () {
     expect(again.body.data.card).to.deep.equal(removed.body.data.card);
     expect((await as(token, 'GET', `/customers/${customerId}/cards`)).body.data.cards).to.deep.equal([]);
     const order = await newOrder(customerId);
-    const pay = await as(token, 'POST', `/orders/${order.id}/pay/saved`, { card: cardId });
+    const pay = await as(await tokenFor(customerId, order.id), 'POST', `/orders/${order.id}/pay/saved`, {
+      card: cardId,
+    });
     expect(pay.status, pay.text).to.equal(422);
     expect(pay.body.code).to.equal('CARD_REVOKED');
     expect(Object.keys(pay.body.errors)).to.deep.equal(['card']);
@@ -260,10 +272,12 @@ describe('merchant: saved cards (issue 21)', function () {
   });
 
   it('a card revoked at the gateway behind the kit: the payment is refused (422 CARD_REVOKED), the attempt undone, the card shown revoked', async () => {
-    const { customerId, token, cardId } = await saved();
+    const { customerId, cardId } = await saved();
     await t.kit.client.revokePaymentInstrument((await t.kit.store.savedCards.vaultToken(cardId))!);
     const order = await newOrder(customerId);
-    const pay = await as(token, 'POST', `/orders/${order.id}/pay/saved`, { card: cardId });
+    const pay = await as(await tokenFor(customerId, order.id), 'POST', `/orders/${order.id}/pay/saved`, {
+      card: cardId,
+    });
     expect(pay.status, pay.text).to.equal(422);
     expect(pay.body.code).to.equal('CARD_REVOKED');
     const now = await getOrder(t, order.id);
@@ -330,7 +344,9 @@ describe('merchant: saved cards (issue 21)', function () {
     const [lapsed] = (await as(fresh, 'GET', `/customers/${customerId}/cards`)).body.data.cards;
     expect(lapsed.expired).to.equal(true);
     const order = await newOrder(customerId);
-    const pay = await as(fresh, 'POST', `/orders/${order.id}/pay/saved`, { card: kept.id });
+    const pay = await as(await tokenFor(customerId, order.id), 'POST', `/orders/${order.id}/pay/saved`, {
+      card: kept.id,
+    });
     expect(pay.status, pay.text).to.equal(422);
     expect(pay.body.code).to.equal('CARD_EXPIRED');
     expect(Object.keys(pay.body.errors)).to.deep.equal(['card']);

@@ -86,6 +86,21 @@ describe('merchant: configuration (loadConfig)', () => {
       });
     });
 
+    it('saved cards pay at most 5 times and 500.00 a day with the shopper there; an amount a currency cannot hold is refused', () => {
+      expect(load({}).savedCards).to.deep.equal({ dailyPayments: 5, dailyAmount: '500.00' });
+      expect(
+        load({ SAVED_CARD_DAILY_PAYMENTS: '2', SAVED_CARD_DAILY_AMOUNT: '80' }).savedCards,
+      ).to.deep.equal({
+        dailyPayments: 2,
+        dailyAmount: '80',
+      });
+      for (const bad of [{ SAVED_CARD_DAILY_PAYMENTS: '0' }, { SAVED_CARD_DAILY_AMOUNT: '-1' }])
+        expect(() => load(bad), JSON.stringify(bad)).to.throw(/SAVED_CARD_DAILY_/);
+      expect(() => load({ SAVED_CARD_DAILY_AMOUNT: '10.50' })).to.throw(
+        /SAVED_CARD_DAILY_AMOUNT: has more decimals than JPY/,
+      );
+    });
+
     it('the limits on the public routes (README, Limits): defaults, a count per period, off', () => {
       expect(load({}).limits).to.deep.equal({
         ordersPerAddress: { count: 60, seconds: 60 },
@@ -95,6 +110,7 @@ describe('merchant: configuration (loadConfig)', () => {
         landingPerOrder: { count: 20, seconds: 60 },
         paymentMethodsPerAddress: { count: 120, seconds: 60 },
         loginFailuresPerAddress: { count: 5, seconds: 900 },
+        customerTokensPerCredential: { count: 120, seconds: 60 },
         failedAttemptsPerOrder: 5,
       });
       const c = load({
@@ -105,6 +121,7 @@ describe('merchant: configuration (loadConfig)', () => {
         LIMIT_LANDING_PER_ORDER: '7/2m',
         LIMIT_PAYMENT_METHODS_PER_ADDRESS: '9/1s',
         LIMIT_LOGIN_FAILURES_PER_ADDRESS: '3/1h',
+        LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL: '30/1m',
         MAX_FAILED_ATTEMPTS_PER_ORDER: 'off',
       }).limits;
       expect(c).to.deep.equal({
@@ -115,6 +132,7 @@ describe('merchant: configuration (loadConfig)', () => {
         landingPerOrder: { count: 7, seconds: 120 },
         paymentMethodsPerAddress: { count: 9, seconds: 1 },
         loginFailuresPerAddress: { count: 3, seconds: 3600 },
+        customerTokensPerCredential: { count: 30, seconds: 60 },
         failedAttemptsPerOrder: null,
       });
       expect(load({ MAX_FAILED_ATTEMPTS_PER_ORDER: '3' }).limits.failedAttemptsPerOrder).to.equal(3);

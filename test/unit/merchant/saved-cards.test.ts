@@ -47,6 +47,23 @@ describe('merchant: saved cards, the pure parts (issue 21)', () => {
       expect(other.verify('cus-1', token, now)).to.equal(false);
     });
 
+    it('a token minted for an order grants paying that order, naming the credential that vouched; altered, it grants nothing', () => {
+      const { token } = tokens.issue('cus-1', now, { orderId: 'ord_abc', credential: 'opr_shop' });
+      expect(token).to.match(/^ct2\.\d+\.ord_abc\.opr_shop\.[A-Za-z0-9_-]{43}$/);
+      expect(tokens.grant('cus-1', token, now)).to.deep.equal({ orderId: 'ord_abc', credential: 'opr_shop' });
+      expect(tokens.grant('cus-1', tokens.issue('cus-1', now).token, now)).to.deep.equal({ orderId: null });
+      const [v, exp, , credential, mac] = token.split('.') as [string, string, string, string, string];
+      for (const bad of [
+        `${v}.${exp}.ord_xyz.${credential}.${mac}`,
+        `${v}.${exp}.ord_abc.bootstrap.${mac}`,
+        `ct1.${exp}.${mac}`,
+        `${v}.${exp}.ord.abc.${credential}.${mac}`,
+      ])
+        expect(tokens.grant('cus-1', bad, now), bad).to.equal(null);
+      expect(tokens.grant('cus-2', token, now), "another customer's").to.equal(null);
+      expect(tokens.grant('cus-1', token, now + CUSTOMER_TOKEN_LIFETIME_MS), 'lapsed').to.equal(null);
+    });
+
     it("after a key rotation, a live token the previous key signed still checks; new ones are the new key's", () => {
       const before = tokens.issue('cus-1', now).token;
       const rotated = new CustomerTokens(new Uint8Array(32).fill(8), [key]);

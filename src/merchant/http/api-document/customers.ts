@@ -8,7 +8,7 @@ import {
   savedCardSchema,
   success,
 } from '../response-schemas.js';
-import { chargeSchema } from '../schemas.js';
+import { chargeSchema, customerTokenSchema as customerTokenRequestSchema } from '../schemas.js';
 import {
   cardNotFound,
   customerUnauthorized,
@@ -19,6 +19,7 @@ import {
   invalidInput,
   json,
   OPS,
+  rateLimited,
   retryAfter,
   unauthorized,
   unreadable,
@@ -44,16 +45,18 @@ export const customerRoutes: ApiRoute[] = [
     operationId: 'createCustomerToken',
     summary: "A customer's token, for their browser",
     description:
-      "The shop's server vouches for the customer it signed in: the token lets that customer's browser save cards, list and remove them, and pay with them, for an hour. Roles: storefront, admin.",
+      "The shop's server vouches for the customer it signed in, for an hour. Without a body, the token lets that customer's browser save cards (with a card payment), list and remove them, and pay nothing. With `order_id` (an order of this customer's), it also pays that one order with a saved card, within the customer's daily bound (`SAVED_CARD_DAILY_PAYMENTS`, `SAVED_CARD_DAILY_AMOUNT`). Each token minted leaves an audit line naming the credential, the customer and the order; a credential mints at most `LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL`. Roles: storefront, admin.",
     tags: ['Customers'],
     security: OPS,
     requestParams: { path: customerPath },
+    requestBody: json(customerTokenRequestSchema, { order_id: 'ord_4eC39HqLyjWDarjtT1zdp7dc' }),
     responses: {
       201: jsonAnswer('The token.', success(customerTokenSchema)),
       ...unauthorized,
       ...noCustomer,
       ...forbidden,
       422: invalidInput,
+      ...rateLimited('too many tokens minted with this credential (`customer_tokens_per_credential`)'),
       ...internal,
     },
   },

@@ -73,19 +73,7 @@ function payment(
         failure('gateway', publicPaymentAnswerSchema),
       ),
       ...orderNotFound,
-      409: jsonAnswer(
-        "`INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap.",
-        failure(
-          ['INVALID_STATE', 'PAYMENT_IN_PROGRESS', 'TOO_MANY_ATTEMPTS'],
-          z.union([paymentInvalidStateSchema, publicPaymentAnswerSchema, tooManyAttemptsSchema]),
-        ),
-        z.object({
-          'Retry-After': z
-            .string()
-            .optional()
-            .meta({ description: 'With `PAYMENT_IN_PROGRESS`: seconds to wait before asking again.' }),
-        }),
-      ),
+      ...payConflict(),
       422: jsonAnswer(
         "`VALIDATION_FAILED` (the request; `data` null), or the gateway's code for input it refused before anything existed there (`ERR_PAYMENT_METHOD_NOT_ENABLED`, `ERR_PAYMENT_METHOD_NOT_AVAILABLE_IN_COUNTRY`, `ERR_INVALID_CURRENCY`, `ERR_INVALID_ACCOUNT_NUMBER` for a card number failing its check digit, `ERR_EXPIRED_CARD` for an expiry in the past, ...; `data` the order, as it was). `errors` names the field.",
         failure('gateway', publicPaymentAnswerSchema.nullable()),
@@ -105,6 +93,47 @@ function payment(
     ...(security ? { security } : {}),
   } satisfies ApiRoute;
 }
+
+/** A payment's 409s; the saved-card route adds its daily bound (`also`). */
+function payConflict(also?: { text: string; codes: string[]; data: z.ZodType }) {
+  return {
+    409: jsonAnswer(
+      `\`INVALID_STATE\`: the order is past paying for (paid, refunded, ...; \`data\` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). \`PAYMENT_IN_PROGRESS\`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's \`ERR_DUPLICATE\`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); \`data\` the order, still \`pending\` or \`requires_action\`, never \`failed\`. Try again after \`Retry-After\` seconds, or show the order: the webhook and the poller settle it. \`TOO_MANY_ATTEMPTS\`: the order has had \`MAX_FAILED_ATTEMPTS_PER_ORDER\` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; \`data\` the count and the cap.${also ? ` ${also.text}` : ''}`,
+      failure(
+        ['INVALID_STATE', 'PAYMENT_IN_PROGRESS', 'TOO_MANY_ATTEMPTS', ...(also?.codes ?? [])],
+        z.union([
+          paymentInvalidStateSchema,
+          publicPaymentAnswerSchema,
+          tooManyAttemptsSchema,
+          ...(also ? [also.data] : []),
+        ]),
+      ),
+      z.object({
+        'Retry-After': z
+          .string()
+          .optional()
+          .meta({ description: 'With `PAYMENT_IN_PROGRESS`: seconds to wait before asking again.' }),
+      }),
+    ),
+  };
+}
+
+/** What a customer's saved cards paid in 24 hours, against the most they may (409 `SAVED_CARD_LIMIT`). */
+const savedCardLimitSchema = z
+  .object({
+    payments: z
+      .number()
+      .int()
+      .meta({ description: 'Payments made with the shopper there in the 24 hours before.' }),
+    amount: z.number().int().meta({ description: 'What they paid in this currency, in minor units.' }),
+    currency: z.string(),
+    most_payments: z.number().int().meta({ description: '`SAVED_CARD_DAILY_PAYMENTS`.' }),
+    most_amount: z
+      .number()
+      .int()
+      .meta({ description: '`SAVED_CARD_DAILY_AMOUNT`, in minor units of this currency.' }),
+  })
+  .meta({ id: 'SavedCardLimit' });
 
 /** The three ways to pay, then GET /payment-methods. */
 export const paymentRoutes: ApiRoute[] = [
@@ -127,11 +156,20 @@ export const paymentRoutes: ApiRoute[] = [
     '/orders/{id}/pay/saved',
     'payBySavedCard',
     'Pay with a saved card',
-    "The order's customer pays with one of their saved cards: the order must name its customer (`customer.merchant_customer_id`) and the request carry that customer's `Customer-Token`. No 3D Secure is asked (the payment that saved the card was authenticated). The order's history names the card.",
+    "The order's customer pays with one of their saved cards: the order must name its customer (`customer.merchant_customer_id`) and the request carry a `Customer-Token` the shop's server minted for this order (`POST /customers/{id}/tokens` with `order_id`). No 3D Secure is asked (the payment that saved the card was authenticated). A customer's saved cards pay at most `SAVED_CARD_DAILY_PAYMENTS` times and `SAVED_CARD_DAILY_AMOUNT` per currency in 24 hours this way, every try counted; past that an operator charges (`POST /customers/{id}/charges`). Each payment leaves an audit line naming the credential that vouched. The order's history names the card.",
     paySavedSchema,
     { card: 'card_4eC39HqLyjWDarjtT1zdp7dc', mode: 'sale' },
     {
       ...customerUnauthorized,
+      403: jsonAnswer(
+        "`CUSTOMER_TOKEN_NOT_FOR_ORDER`: the `Customer-Token` is this customer's, but was minted without an order (it lists and removes cards, and pays nothing) or for another order. Nothing was charged.",
+        failure(['CUSTOMER_TOKEN_NOT_FOR_ORDER']),
+      ),
+      ...payConflict({
+        text: "`SAVED_CARD_LIMIT`: the customer's saved cards have paid `SAVED_CARD_DAILY_PAYMENTS` times, or this would take them past `SAVED_CARD_DAILY_AMOUNT` in this currency, in the last 24 hours: nothing was charged, and an operator must charge it (`POST /customers/{id}/charges`); `data` what was paid and the bounds.",
+        codes: ['SAVED_CARD_LIMIT'],
+        data: savedCardLimitSchema,
+      }),
       404: jsonAnswer(
         `\`NOT_FOUND\`: no order has this id. ${cardNotFound}`,
         failure(['NOT_FOUND', 'CARD_NOT_FOUND']),

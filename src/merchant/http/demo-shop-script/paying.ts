@@ -108,6 +108,13 @@ let savedBusy = false;
 async function loadSavedCards() {
   const answer = await api('GET', CARDS_PATH, undefined, asCustomer());
   const box = $('saved');
+  // The page's token lapsed (an hour): the list stays as it was, and what was said stays, with how to go on.
+  if (answer.body.code === 'CUSTOMER_TOKEN_INVALID') {
+    const said = $('saved-message').textContent;
+    const reload = 'Reload the page for a new customer token.';
+    if (!said.endsWith(reload)) say('saved-message', (said ? said + ' ' : '') + reload, 'err');
+    return;
+  }
   if (answer.status !== 200) {
     box.replaceChildren();
     delete box.dataset.count;
@@ -193,15 +200,20 @@ async function payWithSaved(card, label) {
     const order = await orderToPay('saved-message');
     if (!order) return;
     say('saved-message', 'Paying ' + order.reference + ' with ' + label + '\\u2026');
-    paid = await api('POST', '/orders/' + encodeURIComponent(order.id) + '/pay/saved', { card: card.id, mode: $('mode').value }, asCustomer());
+    // A token for this order alone, as the shop's server mints one for the customer it signed in.
+    const minted = await api('POST', '/demo-shop/orders/' + encodeURIComponent(order.id) + '/customer-token');
+    if (minted.status !== 201) {
+      say('saved-message', 'No token to pay this order: ' + problem(minted), 'err');
+      return;
+    }
+    const forOrder = { [SETTINGS.tokenHeader]: minted.body.data.customer_token };
+    paid = await api('POST', '/orders/' + encodeURIComponent(order.id) + '/pay/saved', { card: card.id, mode: $('mode').value }, forOrder);
     if (!(await followPayment(paid, order.id, 'saved-message', 'payment'))) return;
   } finally {
     savedWorking(false);
   }
-  // The page's token lapsed: the payment's answer says so and to reload; a read of the cards with the
-  // same token would only put "could not be read" in its place.
-  if (paid && paid.body.code === 'CUSTOMER_TOKEN_INVALID') return;
-  // A removed or expired card is shown for what it is now.
+  // A removed or expired card is shown for what it is now (with the page's own token: the order's
+  // pays that order and does nothing else).
   await loadSavedCards();
 }
 
