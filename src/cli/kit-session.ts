@@ -33,7 +33,7 @@ export async function withKit<T>(config: Config, fn: (a: Adapters, jobs: Jobs) =
         random: cryptoRandom,
         redisPrefix: config.redisPrefix,
         publicBaseUrl: config.publicBaseUrl ?? `http://127.0.0.1:${config.port}`,
-        embedded: 'attach',
+        // No `startSandbox`: without GATEWAY_BASE_URL the gateway is the running kit's sandbox.
       },
       shutdown,
     );
