@@ -14,6 +14,7 @@ import { bindHttpServer } from './infra/http-server.js';
 import { securityHeaderList } from './infra/security-headers.js';
 import { type Adapters, buildAdapters } from './kit/adapters.js';
 import { metricsEndpoint, startApi } from './kit/api.js';
+import { startEmbeddedSandbox } from './kit/embedded-sandbox.js';
 import { type Jobs, jobsOf } from './kit/jobs.js';
 import { metricSources } from './kit/metric-sources.js';
 import { type Schedules, startScheduler } from './kit/scheduler.js';
@@ -206,6 +207,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
         paymentWaitMs: options.paymentWaitMs,
         clientDeps: { now: () => clock.now(), ...options.clientDeps },
         sandbox: { ...options.sandbox, clock: sandboxClock },
+        startSandbox: startEmbeddedSandbox,
         publicBaseUrl,
         // Counted in the share of the process's own calls: an api's foreground, a scheduler's background.
         checkKeyAs: roles.has('api') ? 'operator' : roles.has('scheduler') ? 'health' : undefined,

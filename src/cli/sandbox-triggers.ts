@@ -37,7 +37,7 @@ export class Refused extends Error {
 export interface TriggerDeps {
   config: Config;
   controls: SandboxControls;
-  /** The kit's store for the command, closed after (cli.ts withStore). */
+  /** Runs `fn` with the kit's store (kit-session.ts: opened for the command, closed after it). */
   withStore: <T>(fn: (store: Store) => Promise<T>) => Promise<T>;
   out: (line: string) => void;
   now: () => number;
@@ -48,8 +48,14 @@ export interface TriggerDeps {
 export const DEFAULT_WAIT_S = 5;
 const WATCH_EVERY_MS = 200;
 
-/** The commands, under the CLI's `sandbox` group; `deps` is built when one runs (the config read then). */
-export function addSandboxTriggers(sandbox: Command, deps: () => TriggerDeps): void {
+/**
+ * The commands, under the CLI's `sandbox` group. `withDeps` runs one with its deps, built when it runs
+ * (the configuration read then), and closes what they opened after.
+ */
+export function addSandboxTriggers(
+  sandbox: Command,
+  withDeps: (run: (d: TriggerDeps) => Promise<void>) => Promise<void>,
+): void {
   const wait = [
     '--wait <seconds>',
     "how long to watch the kit's order for the change",
@@ -61,36 +67,40 @@ export function addSandboxTriggers(sandbox: Command, deps: () => TriggerDeps): v
     .description(
       'move the sandbox clock forward (90s, 15m, 2h, 7d, 1h30m): expiries, retries and windows follow',
     )
-    .action((duration: string) => advance(deps(), duration));
+    .action((duration: string) => withDeps((d) => advance(d, duration)));
 
   sandbox
     .command('tick')
     .description('run every webhook delivery, expiry and retry due at the sandbox clock, now')
-    .action(() => tick(deps()));
+    .action(() => withDeps((d) => tick(d)));
 
   sandbox
     .command('settle <order> <outcome>')
     .description("settle an order's payment session (or a session ps_...) paid, failed or cancelled")
     .option(wait[0]!, wait[1]!, wait[2])
-    .action((id: string, outcome: string, o: { wait: string }) => settle(deps(), id, outcome, o.wait));
+    .action((id: string, outcome: string, o: { wait: string }) =>
+      withDeps((d) => settle(d, id, outcome, o.wait)),
+    );
 
   sandbox
     .command('chargeback <order>')
     .description("charge back the order's payment at the gateway (default: all captured and not refunded)")
     .option('--amount <amount>', "in major units, such as 5.00 (the order's currency)")
     .option(wait[0]!, wait[1]!, wait[2])
-    .action((id: string, o: { amount?: string; wait: string }) => chargeback(deps(), id, o.amount, o.wait));
+    .action((id: string, o: { amount?: string; wait: string }) =>
+      withDeps((d) => chargeback(d, id, o.amount, o.wait)),
+    );
 
   sandbox
     .command('reverse <order>')
     .description("reverse the chargeback of the order's payment (the dispute won): captured again")
     .option(wait[0]!, wait[1]!, wait[2])
-    .action((id: string, o: { wait: string }) => reverse(deps(), id, o.wait));
+    .action((id: string, o: { wait: string }) => withDeps((d) => reverse(d, id, o.wait)));
 
   sandbox
     .command('outage <duration>')
     .description("fail every webhook delivery to this key's merchant for a while of sandbox clock")
-    .action((duration: string) => outage(deps(), duration));
+    .action((duration: string) => withDeps((d) => outage(d, duration)));
 }
 
 export async function advance(d: TriggerDeps, duration: string): Promise<void> {

@@ -2,21 +2,11 @@ import type Queue from 'bull';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
-import { DEFAULT_BUDGET } from '../client/budget.js';
 import type { Config } from '../config.js';
-import {
-  createLockPool,
-  createPool,
-  createSequelize,
-  createTransitionPool,
-  databaseName,
-  migrate,
-} from '../infra/database.js';
-import { RedisBudget } from '../infra/gateway-budget.js';
+import { createLockPool, databaseName } from '../infra/database.js';
+import type { RedisBudget } from '../infra/gateway-budget.js';
 import { KitMetrics } from '../infra/metrics.js';
 import { BUSY, NamedLocks } from '../infra/named-locks.js';
-import { OutageLog } from '../infra/outage-log.js';
-import { createRedis, redisRefusal } from '../infra/redis.js';
 import type { MerchantDeps } from '../merchant/checkout/deps.js';
 import { CustomerTokens } from '../merchant/customers/customer-token.js';
 import { type Apply, type ApplyMany, applier, batchApplier } from '../merchant/reconciler/apply.js';
@@ -26,13 +16,12 @@ import {
   enqueueEvents,
   type ObservationJob,
 } from '../merchant/reconciler/queue.js';
-import { createStore, type Store } from '../merchant/store/index.js';
+import type { Store } from '../merchant/store/index.js';
 import { type BatchOptions, batched } from '../shared/batcher.js';
-import { type Clock, systemClock } from '../shared/clock.js';
-import type { RandomSource } from '../shared/ids.js';
-import { SecretBox } from '../shared/secret-box.js';
-import { settleEncryptionKeys } from './encryption-keys.js';
-import { type ConnectOptions, connectGateway, type GatewayConnection } from './gateway.js';
+import type { Clock } from '../shared/clock.js';
+import type { SecretBox } from '../shared/secret-box.js';
+import type { GatewayConnection } from './gateway.js';
+import { type KitParts, kitParts, type PartOptions } from './parts.js';
 import type { Shutdown } from './shutdown.js';
 
 /** What every role runs on, built once per process from the configuration. */
@@ -62,17 +51,16 @@ export interface Adapters {
   checkout: MerchantDeps;
 }
 
-export interface AdapterOptions
-  extends Pick<ConnectOptions, 'clientDeps' | 'sandbox' | 'publicBaseUrl' | 'embedded' | 'checkKeyAs'> {
-  config: Config;
-  logger: Logger;
-  clock: Clock;
-  random: RandomSource;
-  redisPrefix: string;
+export interface AdapterOptions extends PartOptions {
   /** The reconciler's retries. */
   jobRetry?: { attempts: number; delayMs: number };
   /** How long a payment waits for another of its order to end (PAYMENT_WAIT_MS). */
   paymentWaitMs?: number;
+  /**
+   * A database that does not exist is created (default: the kit's start), or refused with one line
+   * naming DATABASE_URL (a CLI command beside a kit that has run: a mistyped name, said, not made).
+   */
+  createDatabase?: boolean;
 }
 
 /**
@@ -90,55 +78,31 @@ export const BATCHES: BatchOptions = { maxBatch: 200, maxInFlight: 2 };
 
 /**
  * The database (migrated first), the store, Redis, the queue and the gateway, each registered with
- * `shutdown` as it opens, so a start-up that fails half way closes what it opened.
+ * `shutdown` as it opens, so a start-up that fails half way closes what it opened. Built from the
+ * kit's parts (kit/parts.ts): a CLI command passes the ones it may already have used, so that nothing
+ * is opened twice.
  */
-export async function buildAdapters(o: AdapterOptions, shutdown: Shutdown): Promise<Adapters> {
-  const { config, logger, clock, random } = o;
+export async function buildAdapters(
+  o: AdapterOptions,
+  shutdown: Shutdown,
+  parts: KitParts = kitParts(o, shutdown),
+): Promise<Adapters> {
+  const { config, logger, clock } = o;
   // Before anything is opened or created: a Redis that refuses REDIS_URL is a setting to fix.
-  const refusal = await redisRefusal(config.redisUrl);
-  if (refusal) throw refusal;
-  const sequelize = createSequelize(config.databaseUrl);
-  shutdown.connection({ name: 'database', close: () => sequelize.close() });
-  const pool = createPool(config.databaseUrl);
-  shutdown.connection({ name: 'database pool', close: () => pool.end() });
-  const transitionPool = createTransitionPool(config.databaseUrl);
-  shutdown.connection({ name: 'transition pool', close: () => transitionPool.end() });
+  await parts.redisChecked();
+  const { sequelize, store, box } = await parts.store({ create: o.createDatabase ?? true });
   const lockPool = createLockPool(config.databaseUrl);
   shutdown.connection({ name: 'lock pool', close: () => lockPool.end() });
   const locks = new NamedLocks(lockPool, databaseName(config.databaseUrl));
-  const applied = await migrate(config.databaseUrl, sequelize);
-  if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
-  const box = new SecretBox(config.encryptionKey, random, config.previousEncryptionKeys);
-  const store = createStore({ sequelize, pool, transitionPool, clock, random, box });
-  await settleEncryptionKeys(store, { rotating: config.previousEncryptionKeys.length > 0, logger });
   const metrics = new KitMetrics();
   const apply = counted(applier(store), metrics);
   const applyMany = countedMany(batchApplier(store), metrics);
 
-  // Every client's failures in one log, paced by real time whatever clock the kit runs on.
-  const outage = OutageLog.of('redis', logger, systemClock);
-  const redisHealth = { failed: (e: Error) => outage.failed(e), available: () => outage.available() };
-  const redis = createRedis(config.redisUrl, 'client', redisHealth);
-  shutdown.connection({ name: 'redis', close: async () => void (await redis.quit()) });
-  const queue = createObservationQueue(config.redisUrl, o.redisPrefix, o.jobRetry, redisHealth);
+  const { redis, health } = await parts.redis();
+  const queue = createObservationQueue(config.redisUrl, o.redisPrefix, o.jobRetry, health);
   shutdown.connection({ name: 'queue', close: () => closeQueue(queue) });
-
-  // One budget for the API key in every process of this kit, in two shares: checkout traffic's
-  // (checkout, landings, operators) and background work's (the poller, recovery, the CLI's bulk
-  // commands), each with a part the other cannot take.
-  const budget = new RedisBudget({
-    redis,
-    prefix: o.redisPrefix,
-    apiKey: config.gateway.apiKey,
-    now: () => clock.now(),
-    options: {
-      ...DEFAULT_BUDGET,
-      backgroundPerMinute: config.gateway.backgroundPerMinute,
-      keyPerMinute: config.gateway.keyPerMinute,
-      backgroundReserved: config.gateway.backgroundReservedPerMinute,
-    },
-  });
-  const gateway = await connectGateway({ ...o, shutdown, secrets: store.secrets, budget });
+  const budget = await parts.budget();
+  const gateway = await parts.gateway();
   return {
     config,
     logger,

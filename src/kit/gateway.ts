@@ -3,8 +3,8 @@ import type { Budget, Caller } from '../client/budget.js';
 import { GatewayClient } from '../client/gateway-client.js';
 import type { ClientDeps } from '../client/request.js';
 import type { Config } from '../config.js';
-import { createGateway, type Gateway } from '../gateway/app.js';
-import { loadSeedFile, type Seed } from '../gateway/state/seed.js';
+import type { Gateway } from '../gateway/app.js';
+import type { Seed } from '../gateway/state/seed.js';
 import type { SecretStore } from '../merchant/store/secrets.js';
 import type { AdvanceableClock } from '../shared/clock.js';
 import { canManageWebhooks, checkGatewayKey, KEY_NOT_DESCRIBED, type KeyReport } from './gateway-key.js';
@@ -16,6 +16,12 @@ export const SANDBOX_SECRET_LABEL = 'embedded-sandbox';
 /** Which stored secret a rotation replaces: the embedded sandbox's, or the configured gateway's. */
 export function secretLabel(config: Config): string {
   return config.gateway.baseUrl === null ? SANDBOX_SECRET_LABEL : 'gateway';
+}
+
+/** The sandbox in the kit's process, and where it listens. */
+export interface EmbeddedSandbox {
+  url: string;
+  sandbox: Gateway;
 }
 
 /** The gateway the kit talks to: a real one at GATEWAY_BASE_URL, or the sandbox it embeds. */
@@ -32,7 +38,8 @@ export interface ConnectOptions {
   config: Config;
   logger: Logger;
   shutdown: Shutdown;
-  secrets: SecretStore;
+  /** Where an embedded sandbox started here has its signing secret kept; asked only then. */
+  secrets: () => Promise<SecretStore>;
   /** Where the kit's receiver is reached: the embedded sandbox delivers there. */
   publicBaseUrl: string;
   clientDeps?: Partial<ClientDeps>;
@@ -41,10 +48,11 @@ export interface ConnectOptions {
   /** The embedded sandbox's clock and seed, for tests; default real time and GATEWAY_SEED. */
   sandbox?: { clock?: AdvanceableClock; seed?: Seed };
   /**
-   * Without GATEWAY_BASE_URL: `start` the sandbox in this process (the kit), or `attach` to the one a
-   * running kit serves on GATEWAY_PORT (the CLI). Default `start`.
+   * Without GATEWAY_BASE_URL: how the kit starts the sandbox in its own process
+   * (kit/embedded-sandbox.ts). Absent: the process attaches to the one a running kit serves on
+   * GATEWAY_PORT (the CLI), and loads nothing of the sandbox.
    */
-  embedded?: 'start' | 'attach';
+  startSandbox?: (o: ConnectOptions) => Promise<EmbeddedSandbox>;
   /**
    * Read and judge the key at start (gateway-key.ts), as this caller of the key's budget: in the
    * processes that call the gateway on their own, an api (`operator`) or a scheduler (`health`). A
@@ -55,9 +63,8 @@ export interface ConnectOptions {
 
 export async function connectGateway(o: ConnectOptions): Promise<GatewayConnection> {
   const { config } = o;
-  const attach = o.embedded === 'attach';
-  const embedded = config.gateway.baseUrl === null && !attach ? await startEmbeddedSandbox(o) : null;
-  const url = embedded?.url ?? config.gateway.baseUrl ?? `http://127.0.0.1:${config.gateway.sandboxPort}`;
+  const embedded = config.gateway.baseUrl === null && o.startSandbox ? await o.startSandbox(o) : null;
+  const url = embedded?.url ?? gatewayUrl(config);
   const client = new GatewayClient({
     baseUrl: url,
     apiKey: config.gateway.apiKey,
@@ -71,39 +78,16 @@ export async function connectGateway(o: ConnectOptions): Promise<GatewayConnecti
     : KEY_NOT_DESCRIBED;
   // Without the scope the registration is refused (start-up warned why): the poller keeps orders true.
   if (embedded && canManageWebhooks(key.scopes))
-    await registerWithSandbox(client, o.secrets, o.publicBaseUrl);
+    await registerWithSandbox(client, await o.secrets(), o.publicBaseUrl);
   return { url, client, sandbox: embedded?.sandbox ?? null, key };
 }
 
-/** The sandbox in this process, on GATEWAY_PORT, ticked by real time and stopped with the kit. */
-async function startEmbeddedSandbox(o: ConnectOptions): Promise<{ url: string; sandbox: Gateway }> {
-  const { config, logger } = o;
-  const seed = o.sandbox?.seed ?? (await loadSeedFile(config.gateway.sandboxSeed));
-  const sandbox = createGateway({
-    // The embedded sandbox is ours and local: it may deliver to the kit on 127.0.0.1.
-    seed: { ...seed, settings: { ...seed.settings, allow_private_webhook_urls: true } },
-    clock: o.sandbox?.clock,
-    logger: logger.child({ side: 'sandbox' }),
-    autoDeliver: true,
-    // Like a real gateway, it remembers across restarts: ids continue, the endpoint and secret stay.
-    persistence:
-      config.gateway.sandboxStateFile === null
-        ? undefined
-        : { file: config.gateway.sandboxStateFile, key: config.encryptionKey },
-  });
-  const listening = await sandbox.listen(config.gateway.sandboxPort, '127.0.0.1');
-  const tickFailed = (error: Error) =>
-    logger.error({ err: { message: error.message } }, 'sandbox tick failed');
-  const ticker = setInterval(() => void sandbox.controls.tick().catch(tickFailed), 1000);
-  o.shutdown.connection({
-    name: 'sandbox',
-    close: async () => {
-      clearInterval(ticker);
-      await listening.close();
-    },
-  });
-  logger.info({ url: listening.url }, 'embedded sandbox gateway listening');
-  return { url: listening.url, sandbox };
+/**
+ * Where a process beside the kit (a CLI command) finds the gateway: GATEWAY_BASE_URL, or else the
+ * embedded sandbox of the running kit, on GATEWAY_PORT.
+ */
+export function gatewayUrl(config: Config): string {
+  return config.gateway.baseUrl ?? `http://127.0.0.1:${config.gateway.sandboxPort}`;
 }
 
 /**
