@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CustomerTokens } from '../merchant/customers/customer-token.js';
 import { customerIdProblem } from '../merchant/customers/saved-card.js';
+import { CLI_CREDENTIAL, cliActor, systemUser } from './input.js';
 import { kitAction } from './kit-session.js';
 import { fail, print } from './output.js';
 
@@ -15,17 +16,39 @@ export function addCustomers(program: Command): void {
     .description(
       "a customer's token (an hour), as POST /customers/{id}/tokens makes it: for trying the API by hand",
     )
+    .option('--order <order_id>', "a token that also pays this order of the customer's with a saved card")
     .action(
-      kitAction(async (kit, customerId: string) => {
+      kitAction(async (kit, customerId: string, o: { order?: string }) => {
         const problem = customerIdProblem(customerId);
         if (problem) return fail(`<customer_id>: ${problem}`);
+        const store = o.order === undefined ? null : await kit.store();
+        const order = store && o.order !== undefined ? await store.orders.find(o.order) : null;
+        if (o.order !== undefined && order?.customer?.merchant_customer_id !== customerId)
+          return fail(
+            `--order: ${order ? "names another customer's order, or one that names none" : 'no such order'}`,
+          );
         const c = kit.config;
         const { token, expiresAt } = new CustomerTokens(c.encryptionKey, c.previousEncryptionKeys).issue(
           customerId,
           // A token: its hour counts on the kit's clock, so a guess is worth saying.
           (await kit.clock((line) => console.error(line))).now(),
+          order ? { orderId: order.id, credential: CLI_CREDENTIAL } : undefined,
         );
-        print({ customer_id: customerId, customer_token: token, expires_at: expiresAt.toISOString() });
+        if (store && order)
+          await store.audit.record({
+            actor: cliActor(undefined, systemUser),
+            action: 'customer.vouch',
+            orderId: order.id,
+            amountMinor: order.amount_minor,
+            currency: order.currency,
+            detail: `customer ${customerId}: lists cards and pays this order`,
+          });
+        print({
+          customer_id: customerId,
+          customer_token: token,
+          expires_at: expiresAt.toISOString(),
+          order_id: order?.id ?? null,
+        });
       }),
     );
 

@@ -7,13 +7,16 @@ import { fail } from './output.js';
 
 /** What the commands take from the command line: read, or refused with one line naming it and exit 1. */
 
+/** The command line's credential in the records (it holds the database's keys: an administrator). */
+export const CLI_CREDENTIAL = 'cli';
+
 /**
  * `--by` (else `fallback`): kept with the operator's decision, so printable, free of card numbers and
  * not a name the records give the kit's own acts. The command line holds the database's keys: it acts
  * as an administrator, and the audit says `cli`.
  */
 export function cliActor(by: string | undefined, fallback: () => string): Actor {
-  if (by === undefined) return { name: fallback(), role: 'admin', credential: 'cli' };
+  if (by === undefined) return { name: fallback(), role: 'admin', credential: CLI_CREDENTIAL };
   if (!/^[\x20-\x7e]{1,64}$/.test(by)) fail('--by: must be 1 to 64 printable characters');
   if (hasCardNumber(by)) fail(`--by: ${NO_CARD_NUMBER}`);
   const reserved = reservedNameProblem(by);

@@ -206,6 +206,43 @@ describe('merchant: the CLI’s sandbox triggers beside a running kit', function
     expect(cards.status, cards.text).to.equal(200);
   });
 
+  it('customers token --order: a token that pays that order of the customer, and lists cards; another order or customer is one line', async () => {
+    const created = await call(url, 'POST', '/orders', {
+      amount: '3.00',
+      currency: 'EUR',
+      customer: { merchant_customer_id: 'cus-cli-order' },
+    });
+    expect(created.status, created.text).to.equal(201);
+    const orderId = created.body.data.order.id as string;
+    const p = track(start('src/cli.ts', ['customers', 'token', 'cus-cli-order', '--order', orderId], env));
+    const { code } = await exitWithin(p, 60_000);
+    expect(code, p.stderr()).to.equal(0);
+    const issued = JSON.parse(p.stdout()) as { customer_token: string; order_id: string };
+    expect(issued.order_id).to.equal(orderId);
+    expect(issued.customer_token).to.match(/^ct2\./);
+    // It is this customer's: their (empty) list reads; paying needs a saved card, which it names.
+    const cards = await call(url, 'GET', '/customers/cus-cli-order/cards', undefined, {
+      'customer-token': issued.customer_token,
+    });
+    expect(cards.status, cards.text).to.equal(200);
+    const paying = await call(
+      url,
+      'POST',
+      `/orders/${orderId}/pay/saved`,
+      { card: `card_${'x'.repeat(24)}` },
+      {
+        'customer-token': issued.customer_token,
+      },
+    );
+    expect(paying.status, paying.text).to.equal(404);
+    expect(paying.body.code).to.equal('CARD_NOT_FOUND');
+    const other = track(
+      start('src/cli.ts', ['customers', 'token', 'cus-someone-else', '--order', orderId], env),
+    );
+    expect((await exitWithin(other, 60_000)).code).to.equal(1);
+    expect(other.stderr().trim()).to.equal("--order: names another customer's order, or one that names none");
+  });
+
   it('refused with one line: a bad duration, an unknown order, an order with nothing to act on', async () => {
     refused(
       await cli(['advance', '2x']),
