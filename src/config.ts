@@ -255,6 +255,8 @@ export const envSchema = z.object({
   LIMIT_PAYMENT_METHODS_PER_ADDRESS: rateLimit.default({ count: 120, seconds: 60 }),
   // Wrong tokens at POST /ops/login: a person mistypes a few, a guesser needs millions.
   LIMIT_LOGIN_FAILURES_PER_ADDRESS: rateLimit.default({ count: 5, seconds: 900 }),
+  // Wrong bearer tokens (the API, the queue board, /metrics): a client with a stale token stops soon.
+  LIMIT_TOKEN_FAILURES_PER_ADDRESS: rateLimit.default({ count: 10, seconds: 900 }),
   MAX_FAILED_ATTEMPTS_PER_ORDER: z
     .string()
     .transform((v, ctx) => {
@@ -366,6 +368,11 @@ export interface CheckoutLimits {
   paymentMethodsPerAddress: RateLimit | null;
   /** Wrong tokens at POST /ops/login, per client address: past it 429 until the window ends. */
   loginFailuresPerAddress: RateLimit | null;
+  /**
+   * Wrong bearer tokens (the API, the queue board, /metrics), per client address: past it a wrong
+   * token is a 429 until the window ends; a right one is never refused for them.
+   */
+  tokenFailuresPerAddress: RateLimit | null;
   /** Failed payment attempts an order may have before it takes no more (409 TOO_MANY_ATTEMPTS). */
   failedAttemptsPerOrder: number | null;
 }
@@ -483,6 +490,7 @@ export function loadConfig(
       landingPerOrder: e.LIMIT_LANDING_PER_ORDER,
       paymentMethodsPerAddress: e.LIMIT_PAYMENT_METHODS_PER_ADDRESS,
       loginFailuresPerAddress: e.LIMIT_LOGIN_FAILURES_PER_ADDRESS,
+      tokenFailuresPerAddress: e.LIMIT_TOKEN_FAILURES_PER_ADDRESS,
       failedAttemptsPerOrder: e.MAX_FAILED_ATTEMPTS_PER_ORDER,
     },
     metricsToken: e.METRICS_TOKEN ?? null,

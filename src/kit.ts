@@ -11,9 +11,10 @@ import type { Gateway } from './gateway/app.js';
 import type { Seed } from './gateway/state/seed.js';
 import { RedisEndedSessions } from './infra/ended-sessions.js';
 import { bindHttpServer } from './infra/http-server.js';
+import { NO_LIMITS } from './infra/rate-limits.js';
 import { securityHeaderList } from './infra/security-headers.js';
 import { type Adapters, buildAdapters } from './kit/adapters.js';
-import { metricsEndpoint, startApi } from './kit/api.js';
+import { limitsOf, metricsEndpoint, startApi } from './kit/api.js';
 import { type Jobs, jobsOf } from './kit/jobs.js';
 import { metricSources } from './kit/metric-sources.js';
 import { type Schedules, startScheduler } from './kit/scheduler.js';
@@ -223,7 +224,9 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     }
     if (roles.has('scheduler'))
       startScheduler(a, jobs, shutdown, random, { ...config.jobSchedules, ...options.schedules });
-    const app = server ? startApi(a, server) : null;
+    // One count of wrong tokens for the API and METRICS_PORT alike (in Redis, for every process).
+    const limits = server || config.metricsPort !== null ? limitsOf(a) : NO_LIMITS;
+    const app = server ? startApi(a, server, limits) : null;
     if (config.metricsPort !== null) {
       const metricsServer = await bindHttpServer(
         config.metricsPort,
@@ -235,6 +238,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
         config.opsApiToken,
         a.store.operators,
         new RedisEndedSessions(a.redis, a.redisPrefix),
+        limits,
       );
       metricsServer.ready(createMetricsApp(metricsEndpoint(a), logger, ops).callback());
       logger.info({ port: metricsServer.port }, 'metrics listening');

@@ -65,7 +65,7 @@ export function createMerchantApp(
   app.use(requestLog(deps.logger, 'info'));
   app.use(errorMiddleware(deps.logger));
   // The bootstrap token (admin) and named operators' tokens, with their roles (operators/roles.ts).
-  const ops = new OpsAuth(deps.opsApiToken, deps.store.operators, deps.endedSessions);
+  const ops = new OpsAuth(deps.opsApiToken, deps.store.operators, deps.endedSessions, deps.limits);
   const routeDeps = { ...deps, ops };
   mountOpsBoard(app, { queues: deps.queues, ops, clock: deps.clock, publicBaseUrl: deps.publicBaseUrl });
   const router = new Router();

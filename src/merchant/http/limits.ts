@@ -41,6 +41,7 @@ const REFUSALS: Record<LimitName, string> = {
   landing_per_order: 'Too many status checks for this order',
   payment_methods_per_address: 'Too many requests from this address',
   login_failures_per_address: 'Too many failed sign-ins from this address',
+  token_failures_per_address: 'Too many wrong tokens from this address',
 };
 
 /**

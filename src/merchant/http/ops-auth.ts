@@ -1,9 +1,11 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import type { EndedSessions } from '../../infra/ended-sessions.js';
+import { type Limits, NO_LIMITS } from '../../infra/rate-limits.js';
 import { HttpError, invalid } from '../errors/http-error.js';
 import { type Actor, may, type Permission, type Role, rolesFor } from '../operators/roles.js';
 import type { OperatorRecord } from '../store/records.js';
+import { clientKey, enforce } from './limits.js';
 
 /** Compared in constant time, as digests, so that neither content nor length leaks. */
 export function sameSecret(presented: string, expected: string): boolean {
@@ -69,10 +71,15 @@ export interface OpsSession {
  * The bootstrap token is compared in memory and needs no database.
  */
 export class OpsAuth {
+  /**
+   * `limits`: where wrong bearer tokens are counted per client address (`token_failures_per_address`);
+   * default none (a test's stub app).
+   */
   constructor(
     private readonly bootstrapToken: string,
     private readonly operators: OperatorLookup,
     private readonly ended: EndedSessions,
+    private readonly limits: Limits = NO_LIMITS,
   ) {}
 
   /** Who a token is; null for nobody (unknown, revoked, empty). */
@@ -84,13 +91,29 @@ export class OpsAuth {
   }
 
   /**
-   * The request's principal if its role holds `permission`: else 401 (no token, or one nobody holds)
-   * or 403 `FORBIDDEN` naming the roles that would do.
+   * Who the request's bearer token is; null when it sends none, or one nobody holds. A token nobody
+   * holds is counted against the client's address (`token_failures_per_address`): past the limit it
+   * is a 429 `RATE_LIMITED` with `Retry-After` instead. A right token is looked at first and never
+   * counted nor refused, so an operator is not locked out by someone guessing from the same address
+   * (an office, a proxy): the limit is about noise and cost, the tokens' length about the odds.
+   */
+  async bearer(ctx: Context): Promise<Principal | null> {
+    const token = bearerOf(ctx);
+    if (token === '') return null;
+    const who = await this.identify(token);
+    // Counted after the look-up: a right token spends nothing. Concurrent guesses may all be looked
+    // at before the count refuses them; each is still refused (401), so nothing slips through.
+    if (who === null) await enforce(this.limits, [['token_failures_per_address', clientKey(ctx)]]);
+    return who;
+  }
+
+  /**
+   * The request's principal if its role holds `permission`: else 401 (no token, or one nobody holds;
+   * 429 past the limit on wrong tokens) or 403 `FORBIDDEN` naming the roles that would do.
    */
   async require(ctx: Context, permission: Permission): Promise<Principal> {
-    const token = bearerOf(ctx);
-    const who = await this.identify(token);
-    if (!who) throw unauthorized(token !== '');
+    const who = await this.bearer(ctx);
+    if (!who) throw unauthorized(bearerOf(ctx) !== '');
     if (!may(who.role, permission)) throw forbidden(who, permission);
     return who;
   }
@@ -124,10 +147,7 @@ export class OpsAuth {
 
   /** The operator pages (the queue board): the bearer token, or the session cookie of POST /ops/login. */
   async page(ctx: Context, now: number): Promise<Principal | null> {
-    return (
-      (await this.identify(bearerOf(ctx))) ??
-      (await this.fromSession(ctx.cookies.get(OPS_SESSION_COOKIE), now))
-    );
+    return (await this.bearer(ctx)) ?? (await this.fromSession(ctx.cookies.get(OPS_SESSION_COOKIE), now));
   }
 }
 

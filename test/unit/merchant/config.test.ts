@@ -95,6 +95,7 @@ describe('merchant: configuration (loadConfig)', () => {
         landingPerOrder: { count: 20, seconds: 60 },
         paymentMethodsPerAddress: { count: 120, seconds: 60 },
         loginFailuresPerAddress: { count: 5, seconds: 900 },
+        tokenFailuresPerAddress: { count: 10, seconds: 900 },
         failedAttemptsPerOrder: 5,
       });
       const c = load({
@@ -105,6 +106,7 @@ describe('merchant: configuration (loadConfig)', () => {
         LIMIT_LANDING_PER_ORDER: '7/2m',
         LIMIT_PAYMENT_METHODS_PER_ADDRESS: '9/1s',
         LIMIT_LOGIN_FAILURES_PER_ADDRESS: '3/1h',
+        LIMIT_TOKEN_FAILURES_PER_ADDRESS: '20/5m',
         MAX_FAILED_ATTEMPTS_PER_ORDER: 'off',
       }).limits;
       expect(c).to.deep.equal({
@@ -115,6 +117,7 @@ describe('merchant: configuration (loadConfig)', () => {
         landingPerOrder: { count: 7, seconds: 120 },
         paymentMethodsPerAddress: { count: 9, seconds: 1 },
         loginFailuresPerAddress: { count: 3, seconds: 3600 },
+        tokenFailuresPerAddress: { count: 20, seconds: 300 },
         failedAttemptsPerOrder: null,
       });
       expect(load({ MAX_FAILED_ATTEMPTS_PER_ORDER: '3' }).limits.failedAttemptsPerOrder).to.equal(3);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { eventPayloadSchema } from '../../../client/schemas.js';
 import { type ApiRoute, jsonAnswer } from '../../../shared/api-document.js';
 import { failure, success } from '../response-schemas.js';
-import { internal, json, retryAfter } from './common.js';
+import { internal, json, retryAfter, wrongTokens } from './common.js';
 
 const dependency = z
   .enum(['ok', 'unavailable'])
@@ -119,6 +119,7 @@ export const metricsRoutes: ApiRoute[] = [
         "`UNAUTHORIZED`: METRICS_TOKEN is set, and neither it nor an operator's token was sent.",
         failure(['UNAUTHORIZED']),
       ),
+      ...wrongTokens,
     },
   },
 ];
