@@ -12,8 +12,12 @@ import { SettingError } from './shared/setting-error.js';
 /** The embedded sandbox's merchant key (config/gateway-seed.json), the default when no gateway is configured. */
 export const SANDBOX_MERCHANT_KEY = 'sk_test_merchant_1001';
 
-/** A fixed development key, announced with a warning; production refuses to start without its own. */
-const DEV_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+/**
+ * A fixed development key, announced with a warning; production refuses to start without its own,
+ * and refuses this one by its bytes: the same key written without padding is the same key.
+ */
+const DEV_ENCRYPTION_KEY_BYTES = Buffer.alloc(32, 7);
+const DEV_ENCRYPTION_KEY = DEV_ENCRYPTION_KEY_BYTES.toString('base64');
 
 export type Role = 'api' | 'worker' | 'scheduler';
 const ROLES = ['api', 'worker', 'scheduler'] as const;
@@ -400,7 +404,10 @@ export function loadConfig(
     throw new ConfigError(
       'APP_ENCRYPTION_KEY_PREVIOUS: is set without APP_ENCRYPTION_KEY, the key replacing them',
     );
-  if (e.APP_ENCRYPTION_KEY_PREVIOUS.includes(e.APP_ENCRYPTION_KEY ?? ''))
+  const keyBytes = (k: string) => Buffer.from(k, 'base64');
+  // By the bytes: one key written with and without its padding is one key.
+  const current = e.APP_ENCRYPTION_KEY === undefined ? null : keyBytes(e.APP_ENCRYPTION_KEY);
+  if (current !== null && e.APP_ENCRYPTION_KEY_PREVIOUS.some((k) => keyBytes(k).equals(current)))
     throw new ConfigError(
       'APP_ENCRYPTION_KEY_PREVIOUS: lists APP_ENCRYPTION_KEY itself; list only the keys it replaced',
     );
@@ -423,7 +430,7 @@ export function loadConfig(
           remoteGateway: remote,
           allowRemoteGatewayInDevelopment: e.ALLOW_REMOTE_GATEWAY_IN_DEVELOPMENT,
           opsApiToken: e.OPS_API_TOKEN,
-          encryptionKeyIsDevelopmentKey: e.APP_ENCRYPTION_KEY === DEV_ENCRYPTION_KEY,
+          encryptionKeyIsDevelopmentKey: current?.equals(DEV_ENCRYPTION_KEY_BYTES) ?? false,
           roles: e.ROLES,
           metricsToken: e.METRICS_TOKEN,
           metricsPort: e.METRICS_PORT,

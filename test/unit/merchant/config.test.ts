@@ -346,11 +346,42 @@ describe('merchant: configuration (loadConfig)', () => {
       );
     });
 
+    it('refuses the development key by its bytes: written without its padding, or with other unused bits, it is the same key', () => {
+      const dev = load({}).encryptionKey.toString('base64');
+      expect(dev.endsWith('=')).to.equal(true);
+      const unpadded = dev.replace(/=+$/, '');
+      // The last character's two low bits are no part of the key: "c" and "d" decode alike here.
+      const otherBits = `${dev.slice(0, -2)}${dev.at(-2) === 'c' ? 'd' : 'c'}=`;
+      expect(Buffer.from(otherBits, 'base64').equals(Buffer.from(dev, 'base64'))).to.equal(true);
+      for (const written of [unpadded, otherBits])
+        expect(
+          failure({ ...production, APP_ENCRYPTION_KEY: written }, 'APP_ENCRYPTION_KEY').message,
+          written,
+        ).to.contain('is the development key');
+      // Among the keys replaced too, one key is one key however it is written.
+      expect(
+        failure(
+          { ...production, APP_ENCRYPTION_KEY: KEY, APP_ENCRYPTION_KEY_PREVIOUS: KEY.replace(/=+$/, '') },
+          'APP_ENCRYPTION_KEY_PREVIOUS',
+        ).message,
+      ).to.contain('lists APP_ENCRYPTION_KEY itself');
+    });
+
+    it('refuses an OPS_API_TOKEN of fewer than 16 different characters: 32 times one character is no secret', () => {
+      for (const weak of ['x'.repeat(32), 'ab'.repeat(20), '0123456789abcde'.repeat(3)])
+        expect(failure({ ...production, OPS_API_TOKEN: weak }, 'OPS_API_TOKEN').message, weak).to.contain(
+          'at least 16 different characters',
+        );
+      const sixteen = '0123456789abcdef'.repeat(2);
+      expect(load({ ...production, OPS_API_TOKEN: sixteen }).opsApiToken).to.equal(sixteen);
+    });
+
     it('refuses an OPS_API_TOKEN shorter than 32 characters or a placeholder from the documentation', () => {
       expect(failure({ ...production, OPS_API_TOKEN: 'x'.repeat(31) }, 'OPS_API_TOKEN').message).to.contain(
         'at least 32 characters',
       );
-      expect(load({ ...production, OPS_API_TOKEN: 'x'.repeat(32) }).opsApiToken).to.equal('x'.repeat(32));
+      const random32 = 'q7Ve2Lm9Xc4RtB8zKw1Hn6Sd3Jf5Gp0Y';
+      expect(load({ ...production, OPS_API_TOKEN: random32 }).opsApiToken).to.equal(random32);
       for (const placeholder of [
         'change-me-to-a-long-random-token',
         'local-ops-token-0123456789',
