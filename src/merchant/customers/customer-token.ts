@@ -14,6 +14,12 @@ const VERSION = 'ct1';
 /** An hour: a checkout's length, with room; a leaked one is worth little for long. */
 export const CUSTOMER_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
 
+/**
+ * How far the clocks of the kit's processes may disagree: a token made by a process a little ahead
+ * of this one still checks. Beyond one lifetime and this, an expiry is none the kit gave.
+ */
+export const CUSTOMER_TOKEN_CLOCK_SKEW_MS = 60 * 1000;
+
 const signingKey = (secret: Uint8Array) =>
   Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'kit customer tokens v1', 32));
 
@@ -38,12 +44,17 @@ export class CustomerTokens {
     };
   }
 
-  /** Whether `token` is this customer's and still live. Any other string (malformed, expired, another's): false. */
+  /**
+   * Whether `token` is this customer's and still live. Any other string (malformed, expired, another's,
+   * or one that would last longer than the kit ever makes one last, from its own clock): false. A
+   * signature is no reason to believe an expiry decades away: a token the kit made lapses within an hour.
+   */
   verify(customerId: string, token: string, now: number): boolean {
     const [version, expiresText, mac] = token.split('.');
     if (version !== VERSION || !/^\d{1,12}$/.test(expiresText ?? '') || mac === undefined) return false;
     const expires = Number(expiresText);
     if (expires * 1000 <= now) return false;
+    if (expires * 1000 > now + CUSTOMER_TOKEN_LIFETIME_MS + CUSTOMER_TOKEN_CLOCK_SKEW_MS) return false;
     const presented = Buffer.from(mac, 'base64url');
     return [this.#key, ...this.#previous].some((key) => {
       const expected = this.#mac(customerId, expires, key);

@@ -1,0 +1,39 @@
+import { expect } from 'chai';
+import { CustomerTokens } from '../../../src/merchant/customers/customer-token.js';
+import { startTestKit, type TestKit } from '../../support/kit.js';
+
+/**
+ * The smaller findings of a security review (issue 41, part 5), each through HTTP against the real
+ * kit (its MySQL, Redis and embedded sandbox).
+ */
+describe('merchant: the smaller exposures (issue 41, part 5)', function () {
+  this.timeout(60_000);
+  let t: TestKit;
+
+  before(async () => {
+    t = await startTestKit({ env: { ROLES: 'api' } });
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  describe('customer tokens', () => {
+    const HOUR = 3_600_000;
+    /** A token signed with the kit's own key, as if made at `at`: what a leaked or mis-made one looks like. */
+    const signedAt = (customerId: string, at: number) =>
+      new CustomerTokens(t.config.encryptionKey).issue(customerId, at).token;
+    const cards = (customerId: string, token: string) =>
+      t.call('GET', `/customers/${customerId}/cards`, { headers: { 'Customer-Token': token } });
+
+    it('one whose expiry lies further ahead than one lifetime from the kit’s clock is refused, however well signed', async () => {
+      const decades = await cards('cus-far', signedAt('cus-far', t.clock.now() + 30 * 365 * 24 * HOUR));
+      expect(decades.status, decades.text).to.equal(401);
+      expect(decades.body.code).to.equal('CUSTOMER_TOKEN_INVALID');
+      const twoHours = await cards('cus-far', signedAt('cus-far', t.clock.now() + HOUR));
+      expect(twoHours.status, twoHours.text).to.equal(401);
+      // One the kit makes now, and one made a minute ahead (another process's clock), are good.
+      expect((await cards('cus-far', signedAt('cus-far', t.clock.now()))).status).to.equal(200);
+      expect((await cards('cus-far', signedAt('cus-far', t.clock.now() + 30_000))).status).to.equal(200);
+    });
+  });
+});
