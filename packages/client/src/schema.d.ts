@@ -140,7 +140,7 @@ export interface paths {
         put?: never;
         /**
          * Capture an authorized order
-         * @description Captures `amount` (major units; default the whole order) of an `authorized` order. Roles: operator, admin. The order's history gets a line (`requested`) naming who asked and why, and the audit log a line. `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.
+         * @description Captures `amount` (major units; default the whole order) of an `authorized` order. Roles: operator, admin. The order's history gets a line (`requested`) naming who asked and why, and the audit log a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["captureOrder"];
         delete?: never;
@@ -160,7 +160,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a paid order
-         * @description Refunds `amount` (major units) of what was captured; the order becomes `partially_refunded` or `refunded`. Roles: operator, admin. The order's history gets a line (`requested`) naming who asked and why, and the audit log a line. `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.
+         * @description Refunds `amount` (major units) of what was captured; the order becomes `partially_refunded` or `refunded`. Roles: operator, admin. The order's history gets a line (`requested`) naming who asked and why, and the audit log a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["refundOrder"];
         delete?: never;
@@ -180,7 +180,7 @@ export interface paths {
         put?: never;
         /**
          * Void an authorized order
-         * @description Cancels the authorization: the order becomes `voided`. Roles: operator, admin. The order's history gets a line (`requested`) naming who asked and why, and the audit log a line. `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.
+         * @description Cancels the authorization: the order becomes `voided`. Roles: operator, admin. The order's history gets a line (`requested`) naming who asked and why, and the audit log a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["voidOrder"];
         delete?: never;
@@ -441,7 +441,7 @@ export interface paths {
         put?: never;
         /**
          * Attach gateway money to an order
-         * @description The payment goes to the order through the one apply path, as the gateway's news of it: its current attempt takes it (or a new attempt does, when the order has none or its last one ended), and the order shows it; an amount that is not the order's is flagged for review. A capture, refund or void goes to the order whose payment it belongs to. Roles: finance, admin; the audit log gets a line. `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.
+         * @description The payment goes to the order through the one apply path, as the gateway's news of it: its current attempt takes it (or a new attempt does, when the order has none or its last one ended), and the order shows it; an amount that is not the order's is flagged for review. A capture, refund or void goes to the order whose payment it belongs to. Roles: finance, admin; the audit log gets a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["attachUnmatchedMoney"];
         delete?: never;
@@ -461,7 +461,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve gateway money with a note
-         * @description What a person found (a test payment, money refunded at the gateway, another shop's payment), kept with the money: it leaves the open list and stays in the report. The note is required, at most 512 characters, with no card number. Roles: finance, admin; the audit log gets a line. `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.
+         * @description What a person found (a test payment, money refunded at the gateway, another shop's payment), kept with the money: it leaves the open list and stays in the report. The note is required, at most 512 characters, with no card number. Roles: finance, admin; the audit log gets a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["resolveUnmatchedMoney"];
         delete?: never;
@@ -581,7 +581,7 @@ export interface paths {
         put?: never;
         /**
          * Record a dispute as lost
-         * @description The bank decided for the customer: the gateway says nothing more of it, so a person does. The order stays `disputed` (the money is gone) and its history says who and why. A reversal that comes later still makes it `won`. The note is required, at most 512 characters, with no card number. Roles: finance, admin; the audit log gets a line. `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.
+         * @description The bank decided for the customer: the gateway says nothing more of it, so a person does. The order stays `disputed` (the money is gone) and its history says who and why. A reversal that comes later still makes it `won`. The note is required, at most 512 characters, with no card number. Roles: finance, admin; the audit log gets a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["loseDispute"];
         delete?: never;
@@ -601,7 +601,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve a flagged order's review
-         * @description A person looked at an order flagged `needs_review` and says what they found: `resolution` (`accepted`: the money stands as the gateway has it; `refunded`: what did not belong was given back; `corrected`: put right another way; `written_off`: a loss the shop accepts; `false_alarm`: nothing was wrong) and a `note` (required, at most 512 characters, no card number). The flag and its reason are cleared; the order's history gets a line (`resolved`) with who, the resolution, the note and the reason cleared, and the audit log a line. The same finding seen again later (the next poll of the same payment) is recorded but does not flag the order again; a new one does. Roles: finance, admin. `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.
+         * @description A person looked at an order flagged `needs_review` and says what they found: `resolution` (`accepted`: the money stands as the gateway has it; `refunded`: what did not belong was given back; `corrected`: put right another way; `written_off`: a loss the shop accepts; `false_alarm`: nothing was wrong) and a `note` (required, at most 512 characters, no card number). The flag and its reason are cleared; the order's history gets a line (`resolved`) with who, the resolution, the note and the reason cleared, and the audit log a line. The same finding seen again later (the next poll of the same payment) is recorded but does not flag the order again; a new one does. Roles: finance, admin. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["resolveReview"];
         delete?: never;

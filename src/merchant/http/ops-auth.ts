@@ -152,17 +152,21 @@ export class OpsAuth {
 }
 
 /**
- * Who decided, as the records keep it. A named operator is who their token says: a `by` in the body
- * that names anyone else is refused (422 naming `by`), not silently replaced. The bootstrap token is
- * one shared administrator: `by` names the person behind it (default `admin`), and the audit's
- * credential column says the name was given, not proven.
+ * Who decided, as the records keep it: who the token says, always. A `by` in the body may repeat the
+ * caller's own name (`admin` for the bootstrap token); one that names anyone else is refused (422
+ * naming `by`), not silently replaced. The bootstrap token is one shared credential and proves no
+ * person: it signs as `admin`, never as a named operator it does not hold the token of. A person
+ * gets their own token (cli operator add), and the records then name them.
  */
 export function actorOf(ctx: Context, who: Principal, by?: string): Actor {
   const requestId = (ctx.state.requestId as string | undefined) ?? null;
-  if (who.credential === 'bootstrap') return { ...who, name: by ?? who.name, requestId };
   if (by !== undefined && by !== who.name)
     throw invalid({
-      by: [`must be your own operator name (${who.name}) or left out: your token says who you are`],
+      by: [
+        who.credential === 'bootstrap'
+          ? 'must be admin or left out: OPS_API_TOKEN signs as admin; give each person a token of their own (cli operator add)'
+          : `must be your own operator name (${who.name}) or left out: your token says who you are`,
+      ],
     });
   return { ...who, requestId };
 }

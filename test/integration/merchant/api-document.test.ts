@@ -311,7 +311,7 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     await call('POST', `/unmatched-money/${one}/attach`, attach, 422, { ops: true, rawBody: 'nope' });
     const attached = await call('POST', `/unmatched-money/${one}/attach`, attach, 200, {
       ops: true,
-      body: { order_id: order, by: 'ada' },
+      body: { order_id: order, by: 'admin' },
     });
     expect(attached.body.data.order.status).to.equal('paid');
     await call('POST', `/unmatched-money/${one}/attach`, attach, 409, {

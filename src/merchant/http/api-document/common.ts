@@ -108,4 +108,4 @@ export const forbidden = {
 
 /** `by`, as every operator's decision takes it. */
 export const BY =
-  " `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.";
+  " `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.";
