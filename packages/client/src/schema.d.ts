@@ -100,7 +100,7 @@ export interface paths {
         put?: never;
         /**
          * Pay by redirect
-         * @description A hosted checkout session for a redirect method (`ideal`, `psc`, ...); `next_action` is its page, which returns to `/checkout/return` or `/checkout/cancel`. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
+         * @description A hosted checkout session for a redirect method (`ideal`, `psc`, ...); `next_action` is its page, which returns to `/checkout/return` or `/checkout/cancel`. The gateway is told the client's address (the connection's, or behind `TRUST_PROXY` the one the trusted proxies saw) as the device's `customer.ip_address`; a `customer.ip_address` in the body is used only from the shop's server, whose token (`Authorization: Bearer`, a role that may name orders: storefront, operator, admin) says it calls for a shopper. Without a token anyone may pay; a token that is sent must be good. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
          */
         post: operations["payByRedirect"];
         delete?: never;
@@ -2443,6 +2443,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `UNAUTHORIZED`: a bearer token was sent that nobody holds (send none to pay as anyone). Nothing was started. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description Declined, with the gateway's code (`ERR_CARD_DO_NOT_HONOR`, `ERR_3DS_FAILED`, `ERR_3DS_TIMEOUT`, `ERR_PROVIDER_REJECTED`, ...); the order is `failed` and a new attempt may follow. */
             402: {
                 headers: {
@@ -2538,7 +2557,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: too many payment requests from this client address (`pay_per_address`) or for this order (`pay_per_order`) (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            /** @description `RATE_LIMITED`: too many payment requests from this client address (`pay_per_address`) or for this order (`pay_per_order`), or too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */

@@ -108,6 +108,16 @@ export class OpsAuth {
   }
 
   /**
+   * Who the request's bearer token is, on a route anyone may use: null when it sends none; a token
+   * that is sent must be good (401 for one nobody holds, counted as a wrong token; 429 past the limit).
+   */
+  async optional(ctx: Context): Promise<Principal | null> {
+    const who = await this.bearer(ctx);
+    if (who === null && bearerOf(ctx) !== '') throw unauthorized(true);
+    return who;
+  }
+
+  /**
    * The request's principal if its role holds `permission`: else 401 (no token, or one nobody holds;
    * 429 past the limit on wrong tokens) or 403 `FORBIDDEN` naming the roles that would do.
    */
