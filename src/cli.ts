@@ -10,7 +10,7 @@ import { addSandboxTriggers, Refused } from './cli/sandbox-triggers.js';
 import { GatewayError, GatewayNetworkError } from './client/errors.js';
 import { GatewayClient } from './client/gateway-client.js';
 import { SandboxControls } from './client/sandbox-controls.js';
-import type { Config } from './config.js';
+import { type Config, localUrl } from './config.js';
 import { removeStateFile } from './gateway/persistence/state-file.js';
 import {
   createPool,
@@ -125,7 +125,7 @@ webhook
   .option('--events <types>', 'comma-separated event types (default: the gateway default set)')
   .action(async (options: { url?: string; events?: string }) => {
     const c = config();
-    const base = c.publicBaseUrl ?? `http://127.0.0.1:${c.port}`;
+    const base = c.publicBaseUrl ?? localUrl(c.host, c.port);
     const answer = await client(c).putWebhook({
       url: options.url ?? `${base}/webhooks/gateway`,
       events: options.events === undefined ? undefined : options.events.split(',').map((s) => s.trim()),

@@ -103,6 +103,11 @@ const url = (protocols: string[], what: string) =>
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: port.default(3000),
+  // The address the kit listens on: unset, 0.0.0.0 in production (a container's), 127.0.0.1 otherwise.
+  HOST: z
+    .string()
+    .refine((v) => isIP(v) !== 0, 'must be an IP address to listen on, such as 127.0.0.1 or 0.0.0.0')
+    .optional(),
   PUBLIC_BASE_URL: url(['http:', 'https:'], 'http(s)').optional(),
   DATABASE_URL: url(['mysql:', 'mariadb:'], 'mysql://')
     .refine((v) => !isUrl(v, ['mysql:', 'mariadb:']) || databaseNameIn(v) !== null, DATABASE_NAME_RULE)
@@ -279,6 +284,12 @@ export const envSchema = z.object({
 export interface Config {
   env: 'development' | 'production' | 'test';
   port: number;
+  /**
+   * The address the API (and METRICS_PORT) listens on (HOST): 0.0.0.0 in production unless set,
+   * 127.0.0.1 elsewhere, so that a developer's kit (its demo shop, its generated token) is not served
+   * to the network it happens to be on.
+   */
+  host: string;
   /** Null when not set: then `http://127.0.0.1:<the port actually bound>`. */
   publicBaseUrl: string | null;
   databaseUrl: string;
@@ -458,6 +469,7 @@ export function loadConfig(
   return {
     env: e.NODE_ENV,
     port: e.PORT,
+    host: e.HOST ?? (production ? '0.0.0.0' : '127.0.0.1'),
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? null,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
@@ -507,6 +519,15 @@ export function loadConfig(
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
   };
+}
+
+/**
+ * How a process on this machine reaches the kit listening on `host` and `port`: loopback for an
+ * address that means every interface, the address itself otherwise.
+ */
+export function localUrl(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${isIP(reachable) === 6 ? `[${reachable}]` : reachable}:${port}`;
 }
 
 /**

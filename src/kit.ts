@@ -6,7 +6,7 @@ import type { Sequelize } from 'sequelize';
 import type { BudgetReport } from './client/budget.js';
 import type { GatewayClient } from './client/gateway-client.js';
 import type { ClientDeps } from './client/request.js';
-import type { Config } from './config.js';
+import { type Config, localUrl } from './config.js';
 import type { Gateway } from './gateway/app.js';
 import type { Seed } from './gateway/state/seed.js';
 import { RedisEndedSessions } from './infra/ended-sessions.js';
@@ -187,11 +187,12 @@ export async function startKit(options: KitOptions): Promise<Kit> {
           config.port,
           config.httpRequestTimeoutMs,
           securityHeaderList({ publicUrl: config.publicBaseUrl }),
+          config.host,
         )
       : null;
     if (server) shutdown.work({ name: 'http', drain: server.drain, cutOff: server.cutOff });
     const port = server?.port ?? null;
-    const publicBaseUrl = config.publicBaseUrl ?? `http://127.0.0.1:${port ?? config.port}`;
+    const publicBaseUrl = config.publicBaseUrl ?? localUrl(config.host, port ?? config.port);
 
     const sandboxClock =
       config.gateway.baseUrl === null ? (options.sandbox?.clock ?? new OffsetClock()) : undefined;
@@ -232,6 +233,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
         config.metricsPort,
         config.httpRequestTimeoutMs,
         securityHeaderList(),
+        config.host,
       );
       shutdown.work({ name: 'metrics', drain: metricsServer.drain, cutOff: metricsServer.cutOff });
       const ops = new OpsAuth(
@@ -247,7 +249,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     logger.info({ roles: config.roles }, 'started');
 
     return {
-      url: port === null ? null : `http://127.0.0.1:${port}`,
+      url: port === null ? null : localUrl(config.host, port),
       app,
       publicBaseUrl,
       gatewayUrl: a.gateway.url,

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import { type Config, localUrl } from '../config.js';
 import { requireDatabase } from '../infra/database.js';
 import { createLogger, prettyDestination, wantsPrettyLogs } from '../infra/logger.js';
 import { type Adapters, buildAdapters } from '../kit/adapters.js';
@@ -32,7 +32,7 @@ export async function withKit<T>(config: Config, fn: (a: Adapters, jobs: Jobs) =
         clock: await kitClock(config),
         random: cryptoRandom,
         redisPrefix: config.redisPrefix,
-        publicBaseUrl: config.publicBaseUrl ?? `http://127.0.0.1:${config.port}`,
+        publicBaseUrl: config.publicBaseUrl ?? localUrl(config.host, config.port),
         embedded: 'attach',
       },
       shutdown,

@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { localUrl } from '../config.js';
 import { RedisEndedSessions } from '../infra/ended-sessions.js';
 import type { HttpServer } from '../infra/http-server.js';
 import { type Limits, RedisLimits } from '../infra/rate-limits.js';
@@ -62,7 +63,7 @@ export function startApi(a: Adapters, server: HttpServer, limits: Limits = limit
   });
   server.ready((req, res) => (isDelivery(req) ? deliveries(req, res) : koa(req, res)));
   logger.info(
-    { url: `http://127.0.0.1:${server.port}`, publicBaseUrl: a.checkout.publicBaseUrl, roles: config.roles },
+    { url: localUrl(config.host, server.port), publicBaseUrl: a.checkout.publicBaseUrl, roles: config.roles },
     'merchant API listening',
   );
   return app;

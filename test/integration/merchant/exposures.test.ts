@@ -17,6 +17,28 @@ describe('merchant: the smaller exposures (issue 41, part 5)', function () {
     await t?.close();
   });
 
+  describe('HOST', () => {
+    /** Whether anything answers at `url`: an HTTP answer of any status, or the connection refused. */
+    const answers = async (url: string) => {
+      try {
+        await fetch(url);
+        return true;
+      } catch (error) {
+        const code = (error as { cause?: { code?: string } }).cause?.code;
+        if (code === 'ECONNREFUSED') return false;
+        throw error;
+      }
+    };
+
+    it('outside production the kit listens on 127.0.0.1 alone: another address of this machine gets no answer', async () => {
+      const port = new URL(t.url).port;
+      expect(await answers(`http://127.0.0.1:${port}/healthz`)).to.equal(true);
+      // Linux routes all of 127.0.0.0/8 to this machine: a kit on every interface answers there too.
+      expect(await answers(`http://127.0.0.2:${port}/healthz`)).to.equal(false);
+      expect(t.config.host).to.equal('127.0.0.1');
+    });
+  });
+
   describe('customer tokens', () => {
     const HOUR = 3_600_000;
     /** A token signed with the kit's own key, as if made at `at`: what a leaked or mis-made one looks like. */

@@ -5,6 +5,7 @@ import {
   ConfigError,
   envSchema,
   loadConfig,
+  localUrl,
   SANDBOX_MERCHANT_KEY,
 } from '../../../src/config.js';
 
@@ -35,6 +36,7 @@ describe('merchant: configuration (loadConfig)', () => {
     it('serve a local machine', () => {
       const c = load({});
       expect(c.port).to.equal(3000);
+      expect(c.host, 'outside production: this machine only').to.equal('127.0.0.1');
       expect(c.databaseUrl).to.equal('mysql://root@127.0.0.1:3306/merchant');
       expect(c.redisUrl).to.equal('redis://127.0.0.1:6379');
       expect(c.roles).to.deep.equal(['api', 'worker', 'scheduler']);
@@ -307,6 +309,20 @@ describe('merchant: configuration (loadConfig)', () => {
         ConfigError,
         /^APP_ENCRYPTION_KEY: /,
       );
+    });
+
+    it('HOST: the kit listens on 0.0.0.0 in production (a container), on 127.0.0.1 elsewhere, unless it says otherwise', () => {
+      expect(load(production).host).to.equal('0.0.0.0');
+      expect(load({ ...production, HOST: '10.0.0.5' }).host).to.equal('10.0.0.5');
+      expect(load({}).host).to.equal('127.0.0.1');
+      expect(load({ NODE_ENV: 'test' }).host).to.equal('127.0.0.1');
+      expect(load({ HOST: '0.0.0.0' }).host, 'on purpose').to.equal('0.0.0.0');
+      expect(load({ HOST: '::' }).host).to.equal('::');
+      expect(failure({ HOST: 'localhost' }, 'HOST').message).to.contain('must be an IP address');
+      expect(localUrl('0.0.0.0', 3000)).to.equal('http://127.0.0.1:3000');
+      expect(localUrl('::', 3000)).to.equal('http://127.0.0.1:3000');
+      expect(localUrl('::1', 3000)).to.equal('http://[::1]:3000');
+      expect(localUrl('10.0.0.5', 8080)).to.equal('http://10.0.0.5:8080');
     });
 
     it('the standalone sandbox listens on 127.0.0.1 unless GATEWAY_HOST says otherwise (0.0.0.0 in a container)', () => {
