@@ -315,7 +315,7 @@ export interface paths {
         };
         /**
          * Readiness: the database, Redis and the gateway
-         * @description Each dependency is given 2 s.
+         * @description Each dependency is given 2 s. Without a token, only whether the kit is ready (`data.status`): the probe of a container platform needs no more, and anyone who reaches the port learns nothing of its insides. With `Authorization: Bearer <token>` of a role that reads (operator, finance, viewer, admin), each dependency and what start-up learnt of the gateway key. A token that is sent must be good (401), and a `storefront` role's is a 403. Both answers carry `Vary: Authorization` and `Cache-Control: no-store`.
          */
         get: operations["readiness"];
         put?: never;
@@ -3977,8 +3977,18 @@ export interface operations {
                         message: "ready";
                         /** @constant */
                         code: "";
-                        /** @description Each dependency, and what start-up learnt of the gateway key. */
                         data: {
+                            /**
+                             * @description `ready`, or `not_ready` (an answer of 503).
+                             * @enum {string}
+                             */
+                            status: "ready" | "not_ready";
+                        } | {
+                            /**
+                             * @description `ready`, or `not_ready` (an answer of 503).
+                             * @enum {string}
+                             */
+                            status: "ready" | "not_ready";
                             /**
                              * @description `ok`, or `unavailable` (why is in the kit's log, not in the answer).
                              * @enum {string}
@@ -4004,7 +4014,66 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_READY`: `data` names what is unavailable. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            /** @description `UNAUTHORIZED`: no `Authorization: Bearer <token>`, or a token nobody holds (unknown, or revoked): an operator's own token or OPS_API_TOKEN. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                        data: components["schemas"]["Forbidden"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `NOT_READY`: with a reader's token, `data` names what is unavailable. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -4018,8 +4087,18 @@ export interface operations {
                         message: "not ready";
                         /** @constant */
                         code: "NOT_READY";
-                        /** @description Each dependency, and what start-up learnt of the gateway key. */
                         data: {
+                            /**
+                             * @description `ready`, or `not_ready` (an answer of 503).
+                             * @enum {string}
+                             */
+                            status: "ready" | "not_ready";
+                        } | {
+                            /**
+                             * @description `ready`, or `not_ready` (an answer of 503).
+                             * @enum {string}
+                             */
+                            status: "ready" | "not_ready";
                             /**
                              * @description `ok`, or `unavailable` (why is in the kit's log, not in the answer).
                              * @enum {string}

@@ -209,6 +209,7 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     await call('GET', '/', '/', 200);
     await call('GET', '/healthz', '/healthz', 200);
     await call('GET', '/readyz', '/readyz', 200);
+    await call('GET', '/readyz', '/readyz', 200, { ops: true });
     await call('GET', '/docs', '/docs', 200);
   });
 

@@ -39,6 +39,38 @@ describe('merchant: the smaller exposures (issue 41, part 5)', function () {
     });
   });
 
+  describe('/readyz', () => {
+    it('without a token says only ready or not; the dependencies and the gateway key are a reader’s', async () => {
+      const probe = await t.call('GET', '/readyz');
+      expect(probe.status, probe.text).to.equal(200);
+      expect(probe.body.data).to.deep.equal({ status: 'ready' });
+      expect(probe.text).to.not.contain('gateway_key').and.not.contain('merchant_id');
+      expect(probe.headers.get('vary')).to.match(/Authorization/i);
+      const { token: viewer } = await t.kit.store.operators.add({
+        name: 'ready-reader',
+        role: 'viewer',
+        by: { name: 'test', role: 'admin', credential: 'cli' },
+      });
+      const read = await t.call('GET', '/readyz', { token: viewer });
+      expect(read.status, read.text).to.equal(200);
+      expect(read.body.data).to.deep.include({
+        status: 'ready',
+        database: 'ok',
+        redis: 'ok',
+        gateway: 'ok',
+        gateway_key: { key_type: 'merchant', merchant_id: 1001, scopes: ['webhooks:manage'] },
+      });
+      // A token that is sent must be good, and a role that reads.
+      expect((await t.call('GET', '/readyz', { token: `${viewer}x` })).status).to.equal(401);
+      const { token: storefront } = await t.kit.store.operators.add({
+        name: 'ready-shop',
+        role: 'storefront',
+        by: { name: 'test', role: 'admin', credential: 'cli' },
+      });
+      expect((await t.call('GET', '/readyz', { token: storefront })).status).to.equal(403);
+    });
+  });
+
   describe('customer tokens', () => {
     const HOUR = 3_600_000;
     /** A token signed with the kit's own key, as if made at `at`: what a leaked or mis-made one looks like. */
