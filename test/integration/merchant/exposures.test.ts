@@ -4,8 +4,8 @@ import { CustomerTokens } from '../../../src/merchant/customers/customer-token.j
 import type { Actor } from '../../../src/merchant/operators/roles.js';
 import { rows } from '../../support/db.js';
 import { event, poster, referenceSettled, stateOf, storedSecret, wire } from '../../support/events.js';
-import { card } from '../../support/gateway.js';
-import { startTestKit, type TestKit } from '../../support/kit.js';
+import { card, MERCHANT_KEY } from '../../support/gateway.js';
+import { getOrder, landingStatus, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
 
 const CLI: Actor = { name: 'test', role: 'admin', credential: 'cli' };
 
@@ -95,6 +95,49 @@ describe('merchant: the smaller exposures (issue 41, part 5)', function () {
       // One the kit makes now, and one made a minute ahead (another process's clock), are good.
       expect((await cards('cus-far', signedAt('cus-far', t.clock.now()))).status).to.equal(200);
       expect((await cards('cus-far', signedAt('cus-far', t.clock.now() + 30_000))).status).to.equal(200);
+    });
+  });
+
+  describe('landings', () => {
+    const pollLines = async (orderId: string) =>
+      (
+        (await getOrder(t, orderId)).history as { source: string; outcome: string; status_after: string }[]
+      ).filter((h) => h.source === 'poll');
+
+    it('write a history line only when the gateway’s answer changed something: reloads while a payment is confirmed leave none', async () => {
+      const created = await t.call('POST', '/orders', { body: { amount: '12.34', currency: 'EUR' } });
+      const order = created.body.data.order as { id: string };
+      const pay = await t.call('POST', `/orders/${order.id}/pay/redirect`, {
+        body: { payment_method: 'ideal', customer: { country_code: 'NL' } },
+      });
+      expect(pay.status, pay.text).to.equal(200);
+      const page = pay.body.data.next_action.url as string;
+      const sessionId = page.split('/').pop()!;
+      // The provider has not confirmed yet: the page reloads itself, asking the gateway each time.
+      const back = await pressButton(page, 'pending');
+      const look = async (n: number) => {
+        const res = await fetch(
+          `${t.kit.publicBaseUrl}/checkout/return?payment_session_id=${sessionId}&n=${n}`,
+        );
+        return landingStatus(await res.text());
+      };
+      expect(landingStatus(await (await fetch(back)).text())).to.equal('requires_action');
+      const afterFirst = (await pollLines(order.id)).length;
+      expect(afterFirst, 'the first look may learn something (the shopper left the page)').to.be.at.most(1);
+      for (let n = 1; n <= 4; n++) expect(await look(n)).to.equal('requires_action');
+      expect(await pollLines(order.id), 'four reloads that learnt nothing').to.have.length(afterFirst);
+
+      // The provider confirms: the next look is news, and a line.
+      const settled = await fetch(`${t.kit.gatewayUrl}/sandbox/payment-sessions/${sessionId}/settle`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${MERCHANT_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ outcome: 'paid' }),
+      });
+      expect(settled.status).to.equal(200);
+      expect(await look(5)).to.equal('paid');
+      const lines = await pollLines(order.id);
+      expect(lines).to.have.length(afterFirst + 1);
+      expect(lines.at(-1)).to.include({ outcome: 'applied', status_after: 'paid' });
     });
   });
 
