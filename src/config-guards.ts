@@ -10,6 +10,11 @@ export const PLACEHOLDER_TOKENS = ['change-me-to-a-long-random-token', 'local-op
 
 /** The shortest OPS_API_TOKEN production takes: 32 characters, as `openssl rand -base64 24` gives. */
 export const MIN_PRODUCTION_TOKEN = 32;
+/**
+ * The fewest different characters an OPS_API_TOKEN of production holds: 32 times one character is
+ * 32 characters long and no secret. A random base64 token of 32 characters has about 25.
+ */
+export const MIN_PRODUCTION_TOKEN_CHARACTERS = 16;
 
 export interface GuardedSettings {
   production: boolean;
@@ -17,6 +22,7 @@ export interface GuardedSettings {
   remoteGateway: string | null;
   allowRemoteGatewayInDevelopment: boolean;
   opsApiToken: string | undefined;
+  /** APP_ENCRYPTION_KEY's bytes are the development key's, however the base64 was written. */
   encryptionKeyIsDevelopmentKey: boolean;
   roles: readonly string[];
   metricsToken: string | undefined;
@@ -40,6 +46,8 @@ export function unsafeSetting(s: GuardedSettings): string | null {
     return 'OPS_API_TOKEN: is a placeholder from the documentation: set a random one (openssl rand -base64 32)';
   if (token.length < MIN_PRODUCTION_TOKEN)
     return `OPS_API_TOKEN: must be at least ${MIN_PRODUCTION_TOKEN} characters in production (openssl rand -base64 32)`;
+  if (new Set(token).size < MIN_PRODUCTION_TOKEN_CHARACTERS)
+    return `OPS_API_TOKEN: must hold at least ${MIN_PRODUCTION_TOKEN_CHARACTERS} different characters in production, as a random one does (openssl rand -base64 32)`;
   if (s.roles.includes('api') && s.metricsToken === undefined && s.metricsPort === undefined)
     return 'METRICS_TOKEN: is required in production, or /metrics would be open on the public port; or set METRICS_PORT to serve it on a private port of its own';
   return null;

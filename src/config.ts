@@ -12,8 +12,12 @@ import { SettingError } from './shared/setting-error.js';
 /** The embedded sandbox's merchant key (config/gateway-seed.json), the default when no gateway is configured. */
 export const SANDBOX_MERCHANT_KEY = 'sk_test_merchant_1001';
 
-/** A fixed development key, announced with a warning; production refuses to start without its own. */
-const DEV_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+/**
+ * A fixed development key, announced with a warning; production refuses to start without its own,
+ * and refuses this one by its bytes: the same key written without padding is the same key.
+ */
+const DEV_ENCRYPTION_KEY_BYTES = Buffer.alloc(32, 7);
+const DEV_ENCRYPTION_KEY = DEV_ENCRYPTION_KEY_BYTES.toString('base64');
 
 export type Role = 'api' | 'worker' | 'scheduler';
 const ROLES = ['api', 'worker', 'scheduler'] as const;
@@ -99,6 +103,11 @@ const url = (protocols: string[], what: string) =>
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: port.default(3000),
+  // The address the kit listens on: unset, 0.0.0.0 in production (a container's), 127.0.0.1 otherwise.
+  HOST: z
+    .string()
+    .refine((v) => isIP(v) !== 0, 'must be an IP address to listen on, such as 127.0.0.1 or 0.0.0.0')
+    .optional(),
   PUBLIC_BASE_URL: url(['http:', 'https:'], 'http(s)').optional(),
   DATABASE_URL: url(['mysql:', 'mariadb:'], 'mysql://')
     .refine((v) => !isUrl(v, ['mysql:', 'mariadb:']) || databaseNameIn(v) !== null, DATABASE_NAME_RULE)
@@ -271,6 +280,8 @@ export const envSchema = z.object({
     .regex(/^\d{1,12}(\.\d{1,3})?$/, 'must be a positive amount in major units, such as 500.00')
     .refine((v) => Number(v) > 0, 'must be a positive amount in major units, such as 500.00')
     .default('500.00'),
+  // Wrong bearer tokens (the API, the queue board, /metrics): a client with a stale token stops soon.
+  LIMIT_TOKEN_FAILURES_PER_ADDRESS: rateLimit.default({ count: 10, seconds: 900 }),
   MAX_FAILED_ATTEMPTS_PER_ORDER: z
     .string()
     .transform((v, ctx) => {
@@ -289,6 +300,12 @@ export const envSchema = z.object({
 export interface Config {
   env: 'development' | 'production' | 'test';
   port: number;
+  /**
+   * The address the API (and METRICS_PORT) listens on (HOST): 0.0.0.0 in production unless set,
+   * 127.0.0.1 elsewhere, so that a developer's kit (its demo shop, its generated token) is not served
+   * to the network it happens to be on.
+   */
+  host: string;
   /** Null when not set: then `http://127.0.0.1:<the port actually bound>`. */
   publicBaseUrl: string | null;
   databaseUrl: string;
@@ -388,6 +405,11 @@ export interface CheckoutLimits {
   /** Wrong tokens at POST /ops/login, per client address: past it 429 until the window ends. */
   loginFailuresPerAddress: RateLimit | null;
   customerTokensPerCredential: RateLimit | null;
+  /**
+   * Wrong bearer tokens (the API, the queue board, /metrics), per client address: past it a wrong
+   * token is a 429 until the window ends; a right one is never refused for them.
+   */
+  tokenFailuresPerAddress: RateLimit | null;
   /** Failed payment attempts an order may have before it takes no more (409 TOO_MANY_ATTEMPTS). */
   failedAttemptsPerOrder: number | null;
 }
@@ -415,7 +437,10 @@ export function loadConfig(
     throw new ConfigError(
       'APP_ENCRYPTION_KEY_PREVIOUS: is set without APP_ENCRYPTION_KEY, the key replacing them',
     );
-  if (e.APP_ENCRYPTION_KEY_PREVIOUS.includes(e.APP_ENCRYPTION_KEY ?? ''))
+  const keyBytes = (k: string) => Buffer.from(k, 'base64');
+  // By the bytes: one key written with and without its padding is one key.
+  const current = e.APP_ENCRYPTION_KEY === undefined ? null : keyBytes(e.APP_ENCRYPTION_KEY);
+  if (current !== null && e.APP_ENCRYPTION_KEY_PREVIOUS.some((k) => keyBytes(k).equals(current)))
     throw new ConfigError(
       'APP_ENCRYPTION_KEY_PREVIOUS: lists APP_ENCRYPTION_KEY itself; list only the keys it replaced',
     );
@@ -438,7 +463,7 @@ export function loadConfig(
           remoteGateway: remote,
           allowRemoteGatewayInDevelopment: e.ALLOW_REMOTE_GATEWAY_IN_DEVELOPMENT,
           opsApiToken: e.OPS_API_TOKEN,
-          encryptionKeyIsDevelopmentKey: e.APP_ENCRYPTION_KEY === DEV_ENCRYPTION_KEY,
+          encryptionKeyIsDevelopmentKey: current?.equals(DEV_ENCRYPTION_KEY_BYTES) ?? false,
           roles: e.ROLES,
           metricsToken: e.METRICS_TOKEN,
           metricsPort: e.METRICS_PORT,
@@ -468,6 +493,7 @@ export function loadConfig(
   return {
     env: e.NODE_ENV,
     port: e.PORT,
+    host: e.HOST ?? (production ? '0.0.0.0' : '127.0.0.1'),
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? null,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
@@ -509,6 +535,7 @@ export function loadConfig(
       paymentMethodsPerAddress: e.LIMIT_PAYMENT_METHODS_PER_ADDRESS,
       loginFailuresPerAddress: e.LIMIT_LOGIN_FAILURES_PER_ADDRESS,
       customerTokensPerCredential: e.LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL,
+      tokenFailuresPerAddress: e.LIMIT_TOKEN_FAILURES_PER_ADDRESS,
       failedAttemptsPerOrder: e.MAX_FAILED_ATTEMPTS_PER_ORDER,
     },
     metricsToken: e.METRICS_TOKEN ?? null,
@@ -518,6 +545,15 @@ export function loadConfig(
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
   };
+}
+
+/**
+ * How a process on this machine reaches the kit listening on `host` and `port`: loopback for an
+ * address that means every interface, the address itself otherwise.
+ */
+export function localUrl(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${isIP(reachable) === 6 ? `[${reachable}]` : reachable}:${port}`;
 }
 
 /**

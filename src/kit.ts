@@ -6,14 +6,15 @@ import type { Sequelize } from 'sequelize';
 import type { BudgetReport } from './client/budget.js';
 import type { GatewayClient } from './client/gateway-client.js';
 import type { ClientDeps } from './client/request.js';
-import type { Config } from './config.js';
+import { type Config, localUrl } from './config.js';
 import type { Gateway } from './gateway/app.js';
 import type { Seed } from './gateway/state/seed.js';
 import { RedisEndedSessions } from './infra/ended-sessions.js';
 import { bindHttpServer } from './infra/http-server.js';
+import { NO_LIMITS } from './infra/rate-limits.js';
 import { securityHeaderList } from './infra/security-headers.js';
 import { type Adapters, buildAdapters } from './kit/adapters.js';
-import { metricsEndpoint, startApi } from './kit/api.js';
+import { limitsOf, metricsEndpoint, startApi } from './kit/api.js';
 import { startEmbeddedSandbox } from './kit/embedded-sandbox.js';
 import { type Jobs, jobsOf } from './kit/jobs.js';
 import { metricSources } from './kit/metric-sources.js';
@@ -187,11 +188,12 @@ export async function startKit(options: KitOptions): Promise<Kit> {
           config.port,
           config.httpRequestTimeoutMs,
           securityHeaderList({ publicUrl: config.publicBaseUrl }),
+          config.host,
         )
       : null;
     if (server) shutdown.work({ name: 'http', drain: server.drain, cutOff: server.cutOff });
     const port = server?.port ?? null;
-    const publicBaseUrl = config.publicBaseUrl ?? `http://127.0.0.1:${port ?? config.port}`;
+    const publicBaseUrl = config.publicBaseUrl ?? localUrl(config.host, port ?? config.port);
 
     const sandboxClock =
       config.gateway.baseUrl === null ? (options.sandbox?.clock ?? new OffsetClock()) : undefined;
@@ -225,18 +227,22 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     }
     if (roles.has('scheduler'))
       startScheduler(a, jobs, shutdown, random, { ...config.jobSchedules, ...options.schedules });
-    const app = server ? startApi(a, server) : null;
+    // One count of wrong tokens for the API and METRICS_PORT alike (in Redis, for every process).
+    const limits = server || config.metricsPort !== null ? limitsOf(a) : NO_LIMITS;
+    const app = server ? startApi(a, server, limits) : null;
     if (config.metricsPort !== null) {
       const metricsServer = await bindHttpServer(
         config.metricsPort,
         config.httpRequestTimeoutMs,
         securityHeaderList(),
+        config.host,
       );
       shutdown.work({ name: 'metrics', drain: metricsServer.drain, cutOff: metricsServer.cutOff });
       const ops = new OpsAuth(
         config.opsApiToken,
         a.store.operators,
         new RedisEndedSessions(a.redis, a.redisPrefix),
+        limits,
       );
       metricsServer.ready(createMetricsApp(metricsEndpoint(a), logger, ops).callback());
       logger.info({ port: metricsServer.port }, 'metrics listening');
@@ -245,7 +251,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     logger.info({ roles: config.roles }, 'started');
 
     return {
-      url: port === null ? null : `http://127.0.0.1:${port}`,
+      url: port === null ? null : localUrl(config.host, port),
       app,
       publicBaseUrl,
       gatewayUrl: a.gateway.url,

@@ -39,6 +39,7 @@ export function settingProblem(error: unknown): string | null {
   if (code !== undefined && /^ER_(DB|TABLE|SPECIFIC_)?ACCESS_DENIED/.test(code))
     return `DATABASE_URL: the database refuses this user what the kit needs (${code}: ${e.sqlMessage ?? e.parent?.sqlMessage ?? e.message})`;
   if (code === 'EADDRINUSE') return `PORT or GATEWAY_PORT: the port is already in use (${e.message})`;
+  if (code === 'EADDRNOTAVAIL') return `HOST: this machine has no such address to listen on (${e.message})`;
   return null;
 }
 

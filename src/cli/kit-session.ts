@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { GatewayClient } from '../client/gateway-client.js';
 import type { SandboxControls } from '../client/sandbox-controls.js';
-import type { Config } from '../config.js';
+import { type Config, localUrl } from '../config.js';
 import type { AdapterOptions, Adapters } from '../kit/adapters.js';
 import type { JobName, Jobs } from '../kit/jobs.js';
 import type { KitParts } from '../kit/parts.js';
@@ -90,7 +90,7 @@ function openSession(config: Config): { kit: KitSession; close: () => Promise<vo
       clock: await clock(),
       random: cryptoRandom,
       redisPrefix: config.redisPrefix,
-      publicBaseUrl: config.publicBaseUrl ?? `http://127.0.0.1:${config.port}`,
+      publicBaseUrl: config.publicBaseUrl ?? localUrl(config.host, config.port),
       // No `startSandbox`: without GATEWAY_BASE_URL the gateway is the running kit's sandbox.
       // Beside a kit that has run: a database that does not exist is a mistyped name, said, not made.
       createDatabase: false,

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { GatewayError } from '../client/errors.js';
+import { localUrl } from '../config.js';
 import { type KitSession, kitAction } from './kit-session.js';
 import { fail, print } from './output.js';
 import { summaryLines } from './progress.js';
@@ -20,7 +21,7 @@ export function addWebhook(program: Command): void {
     .action(
       kitAction(async (kit, options: { url?: string; events?: string }) => {
         const c = kit.config;
-        const base = c.publicBaseUrl ?? `http://127.0.0.1:${c.port}`;
+        const base = c.publicBaseUrl ?? localUrl(c.host, c.port);
         const answer = await (await kit.gateway()).putWebhook({
           url: options.url ?? `${base}/webhooks/gateway`,
           events: options.events === undefined ? undefined : options.events.split(',').map((s) => s.trim()),

@@ -117,6 +117,8 @@ export async function bindHttpServer(
   requestTimeoutMs: number,
   /** What every answer carries (the security headers): the server's own answers too. */
   headers: readonly [string, string][] = [],
+  /** The address to listen on (HOST): loopback unless told otherwise. */
+  host = '127.0.0.1',
 ): Promise<HttpServer> {
   let handler = answerStarting(headers);
   let draining = false;
@@ -181,7 +183,7 @@ export async function bindHttpServer(
   });
   const bound = await new Promise<number>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '0.0.0.0', () => resolve((server.address() as AddressInfo).port));
+    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
   });
   return {
     port: bound,

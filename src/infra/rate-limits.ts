@@ -3,7 +3,10 @@ import type { Logger } from 'pino';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimit } from '../config.js';
 
-/** The public routes' limits (README, Limits): each counted per client address or per order. */
+/**
+ * The public routes' limits (README, Limits): each counted per client address or per order; and the
+ * wrong operator tokens per client address (the sign-in form's, and every bearer token's).
+ */
 export const LIMIT_NAMES = [
   'orders_per_address',
   'pay_per_address',
@@ -13,6 +16,7 @@ export const LIMIT_NAMES = [
   'payment_methods_per_address',
   'login_failures_per_address',
   'customer_tokens_per_credential',
+  'token_failures_per_address',
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 

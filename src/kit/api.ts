@@ -1,7 +1,8 @@
 import type Koa from 'koa';
+import { localUrl } from '../config.js';
 import { RedisEndedSessions } from '../infra/ended-sessions.js';
 import type { HttpServer } from '../infra/http-server.js';
-import { RedisLimits } from '../infra/rate-limits.js';
+import { type Limits, RedisLimits } from '../infra/rate-limits.js';
 import { securityHeaderList } from '../infra/security-headers.js';
 import { createMerchantApp } from '../merchant/http/app.js';
 import { demoShopFor } from '../merchant/http/demo-shop.js';
@@ -13,28 +14,12 @@ import type { ReceiverDeps } from '../merchant/webhooks/receiver.js';
 import { SecretCache } from '../merchant/webhooks/secret-cache.js';
 import { type Adapters, BATCHES } from './adapters.js';
 
-/** The `api` role: the merchant API and the webhook receiver, on the server bound at start-up. */
-export function startApi(a: Adapters, server: HttpServer): Koa {
+/**
+ * The `api` role: the merchant API and the webhook receiver, on the server bound at start-up. `limits`:
+ * limitsOf(a), shared with the METRICS_PORT app when there is one.
+ */
+export function startApi(a: Adapters, server: HttpServer, limits: Limits = limitsOf(a)): Koa {
   const { config, logger, clock, store, redis, sequelize } = a;
-  const l = config.limits;
-  // Shared by every api process through Redis (rate-limiter-flexible over the kit's connection).
-  const limits = new RedisLimits({
-    redis,
-    prefix: a.redisPrefix,
-    rules: {
-      orders_per_address: l.ordersPerAddress,
-      pay_per_address: l.payPerAddress,
-      pay_per_order: l.payPerOrder,
-      landing_per_address: l.landingPerAddress,
-      landing_per_order: l.landingPerOrder,
-      payment_methods_per_address: l.paymentMethodsPerAddress,
-      login_failures_per_address: l.loginFailuresPerAddress,
-      customer_tokens_per_credential: l.customerTokensPerCredential,
-    },
-    logger,
-    onFallback: (name) => a.metrics.rateLimitFallback(name),
-    onRefused: (name) => a.metrics.rateLimited(name),
-  });
   const secrets = new SecretCache(() => store.secrets.active(config.gateway.extraWebhookSecrets), clock);
   const receiver: ReceiverDeps = {
     // Concurrent requests share one multi-row INSERT and one job; each is answered once both are done.
@@ -78,10 +63,36 @@ export function startApi(a: Adapters, server: HttpServer): Koa {
   });
   server.ready((req, res) => (isDelivery(req) ? deliveries(req, res) : koa(req, res)));
   logger.info(
-    { url: `http://127.0.0.1:${server.port}`, publicBaseUrl: a.checkout.publicBaseUrl, roles: config.roles },
+    { url: localUrl(config.host, server.port), publicBaseUrl: a.checkout.publicBaseUrl, roles: config.roles },
     'merchant API listening',
   );
   return app;
+}
+
+/**
+ * The limits of the public routes and of wrong operator tokens, shared by every process through
+ * Redis (rate-limiter-flexible over the kit's connection): the API's, and METRICS_PORT's.
+ */
+export function limitsOf(a: Adapters): RedisLimits {
+  const l = a.config.limits;
+  return new RedisLimits({
+    redis: a.redis,
+    prefix: a.redisPrefix,
+    rules: {
+      orders_per_address: l.ordersPerAddress,
+      pay_per_address: l.payPerAddress,
+      pay_per_order: l.payPerOrder,
+      landing_per_address: l.landingPerAddress,
+      landing_per_order: l.landingPerOrder,
+      payment_methods_per_address: l.paymentMethodsPerAddress,
+      login_failures_per_address: l.loginFailuresPerAddress,
+      token_failures_per_address: l.tokenFailuresPerAddress,
+      customer_tokens_per_credential: l.customerTokensPerCredential,
+    },
+    logger: a.logger,
+    onFallback: (name) => a.metrics.rateLimitFallback(name),
+    onRefused: (name) => a.metrics.rateLimited(name),
+  });
 }
 
 /** This process's metrics, as GET /metrics serves them (on the API port, or METRICS_PORT). */

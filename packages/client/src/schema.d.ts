@@ -100,7 +100,7 @@ export interface paths {
         put?: never;
         /**
          * Pay by redirect
-         * @description A hosted checkout session for a redirect method (`ideal`, `psc`, ...); `next_action` is its page, which returns to `/checkout/return` or `/checkout/cancel`. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
+         * @description A hosted checkout session for a redirect method (`ideal`, `psc`, ...); `next_action` is its page, which returns to `/checkout/return` or `/checkout/cancel`. The gateway is told the client's address (the connection's, or behind `TRUST_PROXY` the one the trusted proxies saw) as the device's `customer.ip_address`; a `customer.ip_address` in the body is used only from the shop's server, whose token (`Authorization: Bearer`, a role that may name orders: storefront, operator, admin) says it calls for a shopper. Without a token anyone may pay; a token that is sent must be good. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
          */
         post: operations["payByRedirect"];
         delete?: never;
@@ -140,7 +140,7 @@ export interface paths {
         put?: never;
         /**
          * Capture an authorized order
-         * @description Captures `amount` (major units; default the whole order) of an `authorized` order. Roles: operator, admin. The order's history gets a line (`requested`) naming who asked and why, and the audit log a line. `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.
+         * @description Captures `amount` (major units; default the whole order) of an `authorized` order. Roles: operator, admin. The order's history gets a line (`requested`) naming who asked and why, and the audit log a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["captureOrder"];
         delete?: never;
@@ -160,7 +160,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a paid order
-         * @description Refunds `amount` (major units) of what was captured; the order becomes `partially_refunded` or `refunded`. Roles: operator, admin. The order's history gets a line (`requested`) naming who asked and why, and the audit log a line. `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.
+         * @description Refunds `amount` (major units) of what was captured; the order becomes `partially_refunded` or `refunded`. Roles: operator, admin. The order's history gets a line (`requested`) naming who asked and why, and the audit log a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["refundOrder"];
         delete?: never;
@@ -180,7 +180,7 @@ export interface paths {
         put?: never;
         /**
          * Void an authorized order
-         * @description Cancels the authorization: the order becomes `voided`. Roles: operator, admin. The order's history gets a line (`requested`) naming who asked and why, and the audit log a line. `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.
+         * @description Cancels the authorization: the order becomes `voided`. Roles: operator, admin. The order's history gets a line (`requested`) naming who asked and why, and the audit log a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["voidOrder"];
         delete?: never;
@@ -315,7 +315,7 @@ export interface paths {
         };
         /**
          * Readiness: the database, Redis and the gateway
-         * @description Each dependency is given 2 s.
+         * @description Each dependency is given 2 s. Without a token, only whether the kit is ready (`data.status`): the probe of a container platform needs no more, and anyone who reaches the port learns nothing of its insides. With `Authorization: Bearer <token>` of a role that reads (operator, finance, viewer, admin), each dependency and what start-up learnt of the gateway key. A token that is sent must be good (401), and a `storefront` role's is a 403. Both answers carry `Vary: Authorization` and `Cache-Control: no-store`.
          */
         get: operations["readiness"];
         put?: never;
@@ -441,7 +441,7 @@ export interface paths {
         put?: never;
         /**
          * Attach gateway money to an order
-         * @description The payment goes to the order through the one apply path, as the gateway's news of it: its current attempt takes it (or a new attempt does, when the order has none or its last one ended), and the order shows it; an amount that is not the order's is flagged for review. A capture, refund or void goes to the order whose payment it belongs to. Roles: finance, admin; the audit log gets a line. `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.
+         * @description The payment goes to the order through the one apply path, as the gateway's news of it: its current attempt takes it (or a new attempt does, when the order has none or its last one ended), and the order shows it; an amount that is not the order's is flagged for review. A capture, refund or void goes to the order whose payment it belongs to. Roles: finance, admin; the audit log gets a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["attachUnmatchedMoney"];
         delete?: never;
@@ -461,7 +461,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve gateway money with a note
-         * @description What a person found (a test payment, money refunded at the gateway, another shop's payment), kept with the money: it leaves the open list and stays in the report. The note is required, at most 512 characters, with no card number. Roles: finance, admin; the audit log gets a line. `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.
+         * @description What a person found (a test payment, money refunded at the gateway, another shop's payment), kept with the money: it leaves the open list and stays in the report. The note is required, at most 512 characters, with no card number. Roles: finance, admin; the audit log gets a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["resolveUnmatchedMoney"];
         delete?: never;
@@ -581,7 +581,7 @@ export interface paths {
         put?: never;
         /**
          * Record a dispute as lost
-         * @description The bank decided for the customer: the gateway says nothing more of it, so a person does. The order stays `disputed` (the money is gone) and its history says who and why. A reversal that comes later still makes it `won`. The note is required, at most 512 characters, with no card number. Roles: finance, admin; the audit log gets a line. `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.
+         * @description The bank decided for the customer: the gateway says nothing more of it, so a person does. The order stays `disputed` (the money is gone) and its history says who and why. A reversal that comes later still makes it `won`. The note is required, at most 512 characters, with no card number. Roles: finance, admin; the audit log gets a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["loseDispute"];
         delete?: never;
@@ -601,7 +601,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve a flagged order's review
-         * @description A person looked at an order flagged `needs_review` and says what they found: `resolution` (`accepted`: the money stands as the gateway has it; `refunded`: what did not belong was given back; `corrected`: put right another way; `written_off`: a loss the shop accepts; `false_alarm`: nothing was wrong) and a `note` (required, at most 512 characters, no card number). The flag and its reason are cleared; the order's history gets a line (`resolved`) with who, the resolution, the note and the reason cleared, and the audit log a line. The same finding seen again later (the next poll of the same payment) is recorded but does not flag the order again; a new one does. Roles: finance, admin. `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.
+         * @description A person looked at an order flagged `needs_review` and says what they found: `resolution` (`accepted`: the money stands as the gateway has it; `refunded`: what did not belong was given back; `corrected`: put right another way; `written_off`: a loss the shop accepts; `false_alarm`: nothing was wrong) and a `note` (required, at most 512 characters, no card number). The flag and its reason are cleared; the order's history gets a line (`resolved`) with who, the resolution, the note and the reason cleared, and the audit log a line. The same finding seen again later (the next poll of the same payment) is recorded but does not flag the order again; a new one does. Roles: finance, admin. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["resolveReview"];
         delete?: never;
@@ -759,7 +759,7 @@ export interface components {
              * @description The limit spent: its setting is `LIMIT_<LIMIT>` (README, Limits).
              * @enum {string}
              */
-            limit: "orders_per_address" | "pay_per_address" | "pay_per_order" | "landing_per_address" | "landing_per_order" | "payment_methods_per_address" | "login_failures_per_address" | "customer_tokens_per_credential";
+            limit: "orders_per_address" | "pay_per_address" | "pay_per_order" | "landing_per_address" | "landing_per_order" | "payment_methods_per_address" | "login_failures_per_address" | "customer_tokens_per_credential" | "token_failures_per_address";
             /** @description Seconds, as `Retry-After` says. */
             retry_after: number;
         };
@@ -1290,6 +1290,27 @@ export interface operations {
                     };
                 };
             };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -1521,7 +1542,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: too many orders from this client address (`orders_per_address`) (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            /** @description `RATE_LIMITED`: too many orders from this client address (`orders_per_address`), or too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -1679,6 +1700,27 @@ export interface operations {
                         /** @enum {string} */
                         code: "NOT_FOUND";
                         data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2433,6 +2475,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `UNAUTHORIZED`: a bearer token was sent that nobody holds (send none to pay as anyone). Nothing was started. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description Declined, with the gateway's code (`ERR_CARD_DO_NOT_HONOR`, `ERR_3DS_FAILED`, `ERR_3DS_TIMEOUT`, `ERR_PROVIDER_REJECTED`, ...); the order is `failed` and a new attempt may follow. */
             402: {
                 headers: {
@@ -2528,7 +2589,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: too many payment requests from this client address (`pay_per_address`) or for this order (`pay_per_order`) (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            /** @description `RATE_LIMITED`: too many payment requests from this client address (`pay_per_address`) or for this order (`pay_per_order`), or too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -2919,6 +2980,27 @@ export interface operations {
                     };
                 };
             };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -3148,6 +3230,27 @@ export interface operations {
                     };
                 };
             };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -3368,6 +3471,27 @@ export interface operations {
                         /** @enum {string} */
                         code: "VALIDATION_FAILED" | "ERR_ADAPTER_INVALID_AMOUNT";
                         data: components["schemas"]["OperationAnswer"] | null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -3885,8 +4009,18 @@ export interface operations {
                         message: "ready";
                         /** @constant */
                         code: "";
-                        /** @description Each dependency, and what start-up learnt of the gateway key. */
                         data: {
+                            /**
+                             * @description `ready`, or `not_ready` (an answer of 503).
+                             * @enum {string}
+                             */
+                            status: "ready" | "not_ready";
+                        } | {
+                            /**
+                             * @description `ready`, or `not_ready` (an answer of 503).
+                             * @enum {string}
+                             */
+                            status: "ready" | "not_ready";
                             /**
                              * @description `ok`, or `unavailable` (why is in the kit's log, not in the answer).
                              * @enum {string}
@@ -3912,7 +4046,66 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_READY`: `data` names what is unavailable. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            /** @description `UNAUTHORIZED`: no `Authorization: Bearer <token>`, or a token nobody holds (unknown, or revoked): an operator's own token or OPS_API_TOKEN. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                        data: components["schemas"]["Forbidden"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `NOT_READY`: with a reader's token, `data` names what is unavailable. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3926,8 +4119,18 @@ export interface operations {
                         message: "not ready";
                         /** @constant */
                         code: "NOT_READY";
-                        /** @description Each dependency, and what start-up learnt of the gateway key. */
                         data: {
+                            /**
+                             * @description `ready`, or `not_ready` (an answer of 503).
+                             * @enum {string}
+                             */
+                            status: "ready" | "not_ready";
+                        } | {
+                            /**
+                             * @description `ready`, or `not_ready` (an answer of 503).
+                             * @enum {string}
+                             */
+                            status: "ready" | "not_ready";
                             /**
                              * @description `ok`, or `unavailable` (why is in the kit's log, not in the answer).
                              * @enum {string}
@@ -4053,6 +4256,27 @@ export interface operations {
                     };
                 };
             };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -4136,6 +4360,27 @@ export interface operations {
                         /** @enum {string} */
                         code: "UNAUTHORIZED";
                         data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -4425,6 +4670,27 @@ export interface operations {
                     };
                 };
             };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -4653,6 +4919,27 @@ export interface operations {
                     };
                 };
             };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -4874,6 +5161,27 @@ export interface operations {
                         /** @enum {string} */
                         code: "VALIDATION_FAILED";
                         data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -5218,6 +5526,27 @@ export interface operations {
                     };
                 };
             };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -5372,6 +5701,27 @@ export interface operations {
                         /** @enum {string} */
                         code: "VALIDATION_FAILED";
                         data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -5690,6 +6040,27 @@ export interface operations {
                     };
                 };
             };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -5822,6 +6193,27 @@ export interface operations {
                         /** @enum {string} */
                         code: "VALIDATION_FAILED";
                         data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -6049,6 +6441,27 @@ export interface operations {
                         /** @enum {string} */
                         code: "VALIDATION_FAILED";
                         data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -6288,6 +6701,27 @@ export interface operations {
                     };
                 };
             };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -6421,6 +6855,27 @@ export interface operations {
                         /** @enum {string} */
                         code: "VALIDATION_FAILED";
                         data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;

@@ -19,7 +19,7 @@ export interface RefreshOptions {
 /**
  * Asks the gateway where the order's current attempt stands (askGateway, the one question every asker
  * puts) and applies the answer as a `poll` observation (DESIGN.md section 2; merchant.md, Background
- * work). Orders the gateway can no longer move, and attempts with nothing to ask about yet (a 3DS
+ * work), a routine one: an answer that changes nothing leaves no history line. Orders the gateway can no longer move, and attempts with nothing to ask about yet (a 3DS
  * challenge still open), are left as they are. A gateway that cannot answer, or an abort, is logged
  * and ignored: the answer is the order as it now stands, never a failure.
  */
@@ -47,6 +47,9 @@ export async function refreshOrder(
       source: 'poll',
       sourceId: `poll:${attempt.id}:${deps.clock.now()}`,
       caller: options.caller ?? 'landing',
+      // A page that reloads itself every 3 s while a payment is confirmed asks each time: only an
+      // answer that changes something is history, as the poller's (a reload is no news).
+      routine: true,
     },
   );
   // Message, code and kind, never the error's details: they may carry a gateway record.

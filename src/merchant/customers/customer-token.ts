@@ -25,6 +25,12 @@ const PART = /^[A-Za-z0-9_-]{1,64}$/;
 /** An hour: a checkout's length, with room; a leaked one is worth little for long. */
 export const CUSTOMER_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
 
+/**
+ * How far the clocks of the kit's processes may disagree: a token made by a process a little ahead
+ * of this one still checks. Beyond one lifetime and this, an expiry is none the kit gave.
+ */
+export const CUSTOMER_TOKEN_CLOCK_SKEW_MS = 60 * 1000;
+
 const signingKey = (secret: Uint8Array) =>
   Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'kit customer tokens v1', 32));
 
@@ -59,12 +65,16 @@ export class CustomerTokens {
     };
   }
 
-  /** Whether `token` is this customer's and still live. Any other string (malformed, expired, another's): false. */
+  /**
+   * Whether `token` is this customer's and still live. Any other string (malformed, expired, another's,
+   * or one that would last longer than the kit ever makes one last, from its own clock): false. A
+   * signature is no reason to believe an expiry decades away: a token the kit made lapses within an hour.
+   */
   verify(customerId: string, token: string, now: number): boolean {
     return this.grant(customerId, token, now) !== null;
   }
 
-  /** What a live token of this customer's grants; null for any other string (malformed, expired, another's). */
+  /** What a live token of this customer's grants; null for any other string (as `verify` is false for). */
   grant(customerId: string, token: string, now: number): CustomerGrant | null {
     const parts = token.split('.');
     const mac = parts.pop();
@@ -75,6 +85,7 @@ export class CustomerTokens {
     if (!shape || !/^\d{1,12}$/.test(expiresText ?? '') || mac === undefined) return null;
     const expires = Number(expiresText);
     if (expires * 1000 <= now) return null;
+    if (expires * 1000 > now + CUSTOMER_TOKEN_LIFETIME_MS + CUSTOMER_TOKEN_CLOCK_SKEW_MS) return null;
     const presented = Buffer.from(mac, 'base64url');
     const good = [this.#key, ...this.#previous].some((key) => {
       const expected = this.#mac(customerId, parts, key);

@@ -65,12 +65,20 @@ export function createMerchantApp(
   app.use(requestLog(deps.logger, 'info'));
   app.use(errorMiddleware(deps.logger));
   // The bootstrap token (admin) and named operators' tokens, with their roles (operators/roles.ts).
-  const ops = new OpsAuth(deps.opsApiToken, deps.store.operators, deps.endedSessions);
+  const ops = new OpsAuth(deps.opsApiToken, deps.store.operators, deps.endedSessions, deps.limits);
   const routeDeps = { ...deps, ops };
   mountOpsBoard(app, { queues: deps.queues, ops, clock: deps.clock, publicBaseUrl: deps.publicBaseUrl });
   const router = new Router();
   router.get('/healthz', (ctx) => ok(ctx, { status: 'ok' }));
+  /**
+   * Ready or not, to anyone who can reach the port (a container platform's probe sends no token).
+   * Which dependency is down and what start-up learnt of the gateway key are for a reader's token
+   * (every role but storefront): they map the kit's insides for whoever probes it.
+   */
   router.get('/readyz', async (ctx) => {
+    ctx.set('Vary', 'Authorization');
+    ctx.set('Cache-Control', 'no-store');
+    const reader = ctx.get('Authorization') === '' ? null : await ops.require(ctx, 'metrics.read');
     const results = await Promise.all(
       deps.readiness.map(async ({ name, check }) => {
         try {
@@ -88,7 +96,8 @@ export function createMerchantApp(
       }),
     );
     const ready = results.every(([, state]) => state === 'ok');
-    const data = { ...Object.fromEntries(results), ...deps.readinessFacts };
+    const status = ready ? 'ready' : 'not_ready';
+    const data = reader ? { status, ...Object.fromEntries(results), ...deps.readinessFacts } : { status };
     ctx.status = ready ? 200 : 503;
     // The 503 is the probe's state, not a request's error: documented without a request id.
     ctx.body = ready ? successEnvelope(data, 'ready') : failureEnvelope('NOT_READY', 'not ready', { data });

@@ -42,6 +42,7 @@ const REFUSALS: Record<LimitName, string> = {
   payment_methods_per_address: 'Too many requests from this address',
   login_failures_per_address: 'Too many failed sign-ins from this address',
   customer_tokens_per_credential: 'Too many customer tokens minted with this credential',
+  token_failures_per_address: 'Too many wrong tokens from this address',
 };
 
 /**

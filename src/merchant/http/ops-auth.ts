@@ -1,9 +1,11 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import type { EndedSessions } from '../../infra/ended-sessions.js';
+import { type Limits, NO_LIMITS } from '../../infra/rate-limits.js';
 import { HttpError, invalid } from '../errors/http-error.js';
 import { type Actor, may, type Permission, type Role, rolesFor } from '../operators/roles.js';
 import type { OperatorRecord } from '../store/records.js';
+import { clientKey, enforce } from './limits.js';
 
 /** Compared in constant time, as digests, so that neither content nor length leaks. */
 export function sameSecret(presented: string, expected: string): boolean {
@@ -69,10 +71,15 @@ export interface OpsSession {
  * The bootstrap token is compared in memory and needs no database.
  */
 export class OpsAuth {
+  /**
+   * `limits`: where wrong bearer tokens are counted per client address (`token_failures_per_address`);
+   * default none (a test's stub app).
+   */
   constructor(
     private readonly bootstrapToken: string,
     private readonly operators: OperatorLookup,
     private readonly ended: EndedSessions,
+    private readonly limits: Limits = NO_LIMITS,
   ) {}
 
   /** Who a token is; null for nobody (unknown, revoked, empty). */
@@ -84,13 +91,39 @@ export class OpsAuth {
   }
 
   /**
-   * The request's principal if its role holds `permission`: else 401 (no token, or one nobody holds)
-   * or 403 `FORBIDDEN` naming the roles that would do.
+   * Who the request's bearer token is; null when it sends none, or one nobody holds. A token nobody
+   * holds is counted against the client's address (`token_failures_per_address`): past the limit it
+   * is a 429 `RATE_LIMITED` with `Retry-After` instead. A right token is looked at first and never
+   * counted nor refused, so an operator is not locked out by someone guessing from the same address
+   * (an office, a proxy): the limit is about noise and cost, the tokens' length about the odds.
+   */
+  async bearer(ctx: Context): Promise<Principal | null> {
+    const token = bearerOf(ctx);
+    if (token === '') return null;
+    const who = await this.identify(token);
+    // Counted after the look-up: a right token spends nothing. Concurrent guesses may all be looked
+    // at before the count refuses them; each is still refused (401), so nothing slips through.
+    if (who === null) await enforce(this.limits, [['token_failures_per_address', clientKey(ctx)]]);
+    return who;
+  }
+
+  /**
+   * Who the request's bearer token is, on a route anyone may use: null when it sends none; a token
+   * that is sent must be good (401 for one nobody holds, counted as a wrong token; 429 past the limit).
+   */
+  async optional(ctx: Context): Promise<Principal | null> {
+    const who = await this.bearer(ctx);
+    if (who === null && bearerOf(ctx) !== '') throw unauthorized(true);
+    return who;
+  }
+
+  /**
+   * The request's principal if its role holds `permission`: else 401 (no token, or one nobody holds;
+   * 429 past the limit on wrong tokens) or 403 `FORBIDDEN` naming the roles that would do.
    */
   async require(ctx: Context, permission: Permission): Promise<Principal> {
-    const token = bearerOf(ctx);
-    const who = await this.identify(token);
-    if (!who) throw unauthorized(token !== '');
+    const who = await this.bearer(ctx);
+    if (!who) throw unauthorized(bearerOf(ctx) !== '');
     if (!may(who.role, permission)) throw forbidden(who, permission);
     return who;
   }
@@ -136,25 +169,26 @@ export class OpsAuth {
 
   /** The operator pages (the queue board): the bearer token, or the session cookie of POST /ops/login. */
   async page(ctx: Context, now: number): Promise<Principal | null> {
-    return (
-      (await this.identify(bearerOf(ctx))) ??
-      (await this.fromSession(ctx.cookies.get(OPS_SESSION_COOKIE), now))
-    );
+    return (await this.bearer(ctx)) ?? (await this.fromSession(ctx.cookies.get(OPS_SESSION_COOKIE), now));
   }
 }
 
 /**
- * Who decided, as the records keep it. A named operator is who their token says: a `by` in the body
- * that names anyone else is refused (422 naming `by`), not silently replaced. The bootstrap token is
- * one shared administrator: `by` names the person behind it (default `admin`), and the audit's
- * credential column says the name was given, not proven.
+ * Who decided, as the records keep it: who the token says, always. A `by` in the body may repeat the
+ * caller's own name (`admin` for the bootstrap token); one that names anyone else is refused (422
+ * naming `by`), not silently replaced. The bootstrap token is one shared credential and proves no
+ * person: it signs as `admin`, never as a named operator it does not hold the token of. A person
+ * gets their own token (cli operator add), and the records then name them.
  */
 export function actorOf(ctx: Context, who: Principal, by?: string): Actor {
   const requestId = (ctx.state.requestId as string | undefined) ?? null;
-  if (who.credential === 'bootstrap') return { ...who, name: by ?? who.name, requestId };
   if (by !== undefined && by !== who.name)
     throw invalid({
-      by: [`must be your own operator name (${who.name}) or left out: your token says who you are`],
+      by: [
+        who.credential === 'bootstrap'
+          ? 'must be admin or left out: OPS_API_TOKEN signs as admin; give each person a token of their own (cli operator add)'
+          : `must be your own operator name (${who.name}) or left out: your token says who you are`,
+      ],
     });
   return { ...who, requestId };
 }

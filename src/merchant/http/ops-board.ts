@@ -57,8 +57,9 @@ export function mountOpsBoard(app: Koa, deps: OpsBoardDeps): void {
     if (!inBoard) return next();
     // A bearer header is the caller's own doing; a cookie a browser sends for any page that asks.
     const bearer = bearerOf(ctx);
+    // A wrong bearer token is counted against the address (429 past the limit), as on the API.
     const who = bearer
-      ? await deps.ops.identify(bearer)
+      ? await deps.ops.bearer(ctx)
       : await deps.ops.fromSession(ctx.cookies.get(OPS_SESSION_COOKIE), deps.clock.now());
     if (!who) {
       // A browser goes to the login form; the board's own API calls get the API's answer.

@@ -12,6 +12,7 @@ import {
 import { payByRedirect } from '../checkout/redirect.js';
 import { payBySavedCard } from '../checkout/saved.js';
 import { HttpError, invalid, invalidState } from '../errors/http-error.js';
+import { may } from '../operators/roles.js';
 import { type OrderRules, orderRuleErrors } from '../orders/order-rules.js';
 import { InvalidTransition } from '../orders/status.js';
 import { OrderNotFound } from '../store/index.js';
@@ -178,10 +179,15 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
 
   router.post('/orders/:id/pay/redirect', async (ctx) => {
     await payLimits(ctx);
+    // Anyone may pay; a token, when one is sent, must be good.
+    const who = await deps.ops.optional(ctx);
     const body = parse(payRedirectSchema, await jsonBody(ctx));
     // A session has no browser_data: `customer.ip_address` is its device address (gateway-api.md,
-    // Payment sessions rule 4). The storefront's, when it gives one; else the address the kit saw.
-    const ip = body.customer?.ip_address ?? clientAddress(ctx) ?? undefined;
+    // Payment sessions rule 4). It is the address the kit saw (behind TRUST_PROXY's proxies), never
+    // what an anonymous body claims: only the shop's own server (a token that may name orders, calling
+    // for a shopper it serves) says whose device it is.
+    const shopServer = who !== null && may(who.role, 'orders.reference');
+    const ip = (shopServer ? body.customer?.ip_address : undefined) ?? clientAddress(ctx) ?? undefined;
     await answerPayment(
       ctx,
       await paying(ctx.params.id!, () =>

@@ -3,7 +3,6 @@ import { hasCardNumber } from '../../shared/card-numbers.js';
 import { customerSchema } from '../../shared/customer.js';
 import { parseIsoTime } from '../../shared/iso-time.js';
 import { isCurrencyCode, parseMajor } from '../../shared/money.js';
-import { reservedNameProblem } from '../operators/roles.js';
 import { DISPUTE_OUTCOMES } from '../orders/disputes.js';
 import { REVIEW_RESOLUTIONS } from '../orders/review.js';
 import { ORDER_STATUSES, type OrderStatus } from '../orders/status.js';
@@ -169,18 +168,13 @@ export const methodsQuerySchema = z.object({
   currency: currency.optional(),
 });
 
-/** Who decided, as the operator gives it (kept with the decision): printable, no card number, no name reserved. */
+/**
+ * Who decided, as the caller repeats it: printable, no card number. It must be the caller's own name
+ * (actorOf in ops-auth.ts): the token says who acted, and `by` can only agree with it.
+ */
 const decidedBy = z
   .string()
   .regex(/^[\x20-\x7e]{1,64}$/, 'must be 1 to 64 printable characters')
-  .superRefine((v, ctx) => {
-    const problem = reservedNameProblem(v);
-    if (problem)
-      ctx.addIssue({
-        code: 'custom',
-        message: `${problem}; give the name of the person who acted, or leave by out`,
-      });
-  })
   .optional();
 
 /** Capture, refund and void: `by` as for every operator's decision (see actorOf in ops-auth.ts). */

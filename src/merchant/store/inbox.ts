@@ -1,5 +1,6 @@
 import type { ExecuteValues, Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { Op } from 'sequelize';
+import { maskVaultTokens } from '../../shared/vault-tokens.js';
 import type { ObservationSource } from '../orders/observation.js';
 import type { Statement } from './batch-writes.js';
 import type { Models } from './models.js';
@@ -11,7 +12,7 @@ export interface InboxEvent {
   type: string;
   transactionId: string | null;
   source: ObservationSource;
-  /** The event's bytes as signed. */
+  /** The event's bytes as signed: kept so, but with any vault token masked (storeMany). */
   payload: string;
   now: Date;
 }
@@ -79,7 +80,8 @@ export class InboxStore {
       e.type,
       e.transactionId,
       e.source,
-      e.payload,
+      // A vault token pays with the kit's key and no 3DS: the kept copy holds none (shared/vault-tokens.ts).
+      maskVaultTokens(e.payload),
       e.now.toISOString().slice(0, 23).replace('T', ' '),
       0,
       receipt,

@@ -266,23 +266,43 @@ describe('merchant: checkout limits per client address and per order (HTTP)', ()
       expect(transactionsOf(t, order.reference)[0]!.ipAddress).to.equal('2001:db8::50');
     });
 
-    it('a redirect payment: customer.ip_address is the storefront’s when it sends one, else the address the proxy saw', async () => {
-      const [a, b] = await Promise.all([
-        t.kit.store.orders.create({ amountMinor: 1300, currency: 'EUR' }),
-        t.kit.store.orders.create({ amountMinor: 1400, currency: 'EUR' }),
-      ]);
-      const withIp = await t.call('POST', `/orders/${a.id}/pay/redirect`, {
-        body: { ...IDEAL, customer: { ...IDEAL.customer, ip_address: '192.0.2.8' } },
+    it('a redirect payment: the device address is the one the proxy saw, never an anonymous body’s customer.ip_address; the shop’s server (its token) may name the shopper’s', async () => {
+      const order = (amountMinor: number) => t.kit.store.orders.create({ amountMinor, currency: 'EUR' });
+      const [a, b, c, d] = await Promise.all([order(1300), order(1400), order(1450), order(1475)]);
+      const claimed = { ...IDEAL, customer: { ...IDEAL.customer, ip_address: '192.0.2.8' } };
+      const anonymous = await t.call('POST', `/orders/${a.id}/pay/redirect`, {
+        body: claimed,
         headers: from('203.0.113.60'),
       });
-      expect(withIp.status, withIp.text).to.equal(200);
+      expect(anonymous.status, anonymous.text).to.equal(200);
+      expect(transactionsOf(t, a.reference)[0]!.ipAddress).to.equal('203.0.113.60');
       const without = await t.call('POST', `/orders/${b.id}/pay/redirect`, {
         body: IDEAL,
         headers: from('203.0.113.61'),
       });
       expect(without.status, without.text).to.equal(200);
-      expect(transactionsOf(t, a.reference)[0]!.ipAddress).to.equal('192.0.2.8');
+      const { token: shop } = await t.kit.store.operators.add({
+        name: 'shop-server',
+        role: 'storefront',
+        by: { name: 'test', role: 'admin', credential: 'cli' },
+      });
+      const server = await t.call('POST', `/orders/${c.id}/pay/redirect`, {
+        body: claimed,
+        token: shop,
+        headers: from('203.0.113.62'),
+      });
+      expect(server.status, server.text).to.equal(200);
+      // A token that is sent must be good: a wrong one starts nothing.
+      const wrong = await t.call('POST', `/orders/${d.id}/pay/redirect`, {
+        body: claimed,
+        token: `${shop}x`,
+        headers: from('203.0.113.63'),
+      });
+      expect(wrong.status, wrong.text).to.equal(401);
+      expect(wrong.body.code).to.equal('UNAUTHORIZED');
       expect(transactionsOf(t, b.reference)[0]!.ipAddress).to.equal('203.0.113.61');
+      expect(transactionsOf(t, c.reference)[0]!.ipAddress).to.equal('192.0.2.8');
+      expect(transactionsOf(t, d.reference)).to.deep.equal([]);
     });
 
     it('a header that is not an address gives way to the connection’s', async () => {

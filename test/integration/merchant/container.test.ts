@@ -173,11 +173,17 @@ describe('merchant: the container as it will run (the build, with plain node, NO
       await healthy(kit, url, READY_DEADLINE_MS);
     });
 
-    it('/healthz answers 200; /readyz answers 200 with the database, Redis and the gateway ok', async () => {
+    it('/healthz answers 200; /readyz answers 200, and to an operator with the database, Redis and the gateway ok', async () => {
       expect((await call(url, 'GET', '/healthz')).status).to.equal(200);
-      const ready = await call(url, 'GET', '/readyz');
+      const probe = await call(url, 'GET', '/readyz');
+      expect(probe.status, probe.text).to.equal(200);
+      expect(probe.body.data).to.deep.equal({ status: 'ready' });
+      const ready = await call(url, 'GET', '/readyz', undefined, {
+        authorization: `Bearer ${env.OPS_API_TOKEN}`,
+      });
       expect(ready.status, ready.text).to.equal(200);
       expect(ready.body.data).to.deep.equal({
+        status: 'ready',
         database: 'ok',
         redis: 'ok',
         gateway: 'ok',
@@ -336,9 +342,12 @@ describe('merchant: the container as it will run (the build, with plain node, NO
     });
 
     it('/readyz of the api: the database, Redis and the sandbox as its gateway are ok', async () => {
-      const ready = await call(apiUrl, 'GET', '/readyz');
+      const ready = await call(apiUrl, 'GET', '/readyz', undefined, {
+        authorization: `Bearer ${env.OPS_API_TOKEN}`,
+      });
       expect(ready.status, ready.text).to.equal(200);
       expect(ready.body.data).to.deep.equal({
+        status: 'ready',
         database: 'ok',
         redis: 'ok',
         gateway: 'ok',

@@ -166,12 +166,12 @@ describe('merchant: disputes (issue 19, part 2)', function () {
     expect(noNote.body.errors).to.have.property('note');
     expect((await lose('dsp_nobody', { note: 'x' })).status).to.equal(404);
 
-    const lost = await lose(dispute.id, { note: 'the issuer ruled for the cardholder', by: 'ada' });
+    const lost = await lose(dispute.id, { note: 'the issuer ruled for the cardholder', by: 'admin' });
     expect(lost.status, lost.text).to.equal(200);
     expect(lost.body.data.dispute).to.include({
       id: dispute.id,
       outcome: 'lost',
-      closed_by: 'ada',
+      closed_by: 'admin',
       note: 'the issuer ruled for the cardholder',
     });
     const order = await getOrder(t, id);
@@ -180,7 +180,7 @@ describe('merchant: disputes (issue 19, part 2)', function () {
       (h: { source_id: string }) => h.source_id === `dispute:${dispute.id}:lost`,
     );
     expect(line).to.include({ status_before: 'disputed', status_after: 'disputed' });
-    expect(line.detail).to.contain('ada').and.to.contain('the issuer ruled for the cardholder');
+    expect(line.detail).to.contain('admin').and.to.contain('the issuer ruled for the cardholder');
 
     const again = await lose(dispute.id, { note: 'twice' });
     expect(again.status).to.equal(409);

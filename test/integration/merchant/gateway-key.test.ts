@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { OPS_TOKEN } from '../../support/kit.js';
 import {
   ADMIN_URL,
   databaseName,
@@ -44,6 +45,7 @@ describe('merchant: the gateway key, checked at start', function () {
         GATEWAY_PORT: String(await freePort([port])),
         DATABASE_URL: `${ADMIN_URL}/${database}`,
         GATEWAY_SEED: seedFile,
+        OPS_API_TOKEN: OPS_TOKEN,
         ...env,
       },
     };
@@ -65,7 +67,10 @@ describe('merchant: the gateway key, checked at start', function () {
     const p = track(start('src/main.ts', [], full));
     const url = `http://127.0.0.1:${port}`;
     await healthy(p, url, 30_000);
-    const ready = (await (await fetch(`${url}/readyz`)).json()) as { data: Record<string, unknown> };
+    // What start-up learnt of the key is an operator's to read.
+    const ready = (await (
+      await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } })
+    ).json()) as { data: Record<string, unknown> };
     p.child.kill('SIGTERM');
     await exitWithin(p, 20_000);
     return { ready: ready.data, log: p.stdout() };

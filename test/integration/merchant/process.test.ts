@@ -151,8 +151,11 @@ describe('merchant: the real entry points as processes', function () {
       expect(res.status).to.equal(200);
     });
 
+    /** /readyz as an operator reads it: with the printed token. */
+    const readyz = () => fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${printedToken()}` } });
+
     it('/readyz answers 200 with the database and the gateway ok', async () => {
-      const res = await fetch(`${url}/readyz`);
+      const res = await readyz();
       const body = (await res.json()) as { data: Record<string, string> };
       expect(res.status, JSON.stringify(body)).to.equal(200);
       expect(body.data.database).to.equal('ok');
@@ -160,7 +163,7 @@ describe('merchant: the real entry points as processes', function () {
     });
 
     it("/readyz reports the gateway key start-up read: the sandbox's merchant key and its scopes", async () => {
-      const body = (await (await fetch(`${url}/readyz`)).json()) as { data: Record<string, unknown> };
+      const body = (await (await readyz()).json()) as { data: Record<string, unknown> };
       expect(body.data.gateway_key).to.deep.equal({
         key_type: 'merchant',
         merchant_id: 1001,
@@ -169,7 +172,7 @@ describe('merchant: the real entry points as processes', function () {
     });
 
     it('/readyz checks Redis too (merchant.md: "readiness (database, Redis, gateway)")', async () => {
-      const res = await fetch(`${url}/readyz`);
+      const res = await readyz();
       const body = (await res.json()) as { data: Record<string, string> };
       const redis = Object.entries(body.data).find(([name]) => /redis/i.test(name));
       expect(redis, `readiness checks: ${Object.keys(body.data).join(', ')}`).to.not.equal(undefined);

@@ -314,10 +314,10 @@ describe('merchant: the audit export (issue, part 2)', function () {
     expect(chargeback.status).to.equal(200);
     await referenceSettled(t, sale.reference);
     const [dispute] = (await getOrder(t, sale.id)).disputes;
-    // With the bootstrap token, `by` names the person; the credential says the name was given, not proven.
+    // The bootstrap token signs as admin; its credential column says it was the shared token.
     const lost = await t.call('POST', `/disputes/${dispute.id}/lost`, {
       ops: true,
-      body: { note: 'bank ruled', by: 'ada' },
+      body: { note: 'bank ruled' },
     });
     expect(lost.status, lost.text).to.equal(200);
     await t.kit.store.operators.revoke('olga', CLI);
@@ -350,7 +350,7 @@ describe('merchant: the audit export (issue, part 2)', function () {
       ['review.resolve', 'fran', 'finance', flagged, '3.00', 'EUR', 'nothing wrong', 'done'],
       ['unmatched.resolve', 'fran', 'finance', '', '3.00', 'EUR', 'a test payment', 'done'],
       ['unmatched.attach', 'fran', 'finance', owner, '3.00', 'EUR', '', 'done'],
-      ['dispute.lost', 'ada', 'admin', sale.id, '15.00', 'EUR', 'bank ruled', 'done'],
+      ['dispute.lost', 'admin', 'admin', sale.id, '15.00', 'EUR', 'bank ruled', 'done'],
       ['operator.revoke', 'root', 'admin', '', '', '', '', 'done'],
     ]);
     const olga = (await t.kit.store.operators.list({ all: true })).find((o) => o.name === 'olga')!;

@@ -107,7 +107,7 @@ describe('merchant: ROLES as processes (merchant.md, Running it)', function () {
     });
 
     it('ROLES=api serves /readyz: database, redis and gateway ok', async () => {
-      const res = await call(apiUrl, 'GET', '/readyz');
+      const res = await call(apiUrl, 'GET', '/readyz', undefined, { authorization: `Bearer ${OPS_TOKEN}` });
       expect(res.status, res.text).to.equal(200);
       const checks = res.body.data as Record<string, string>;
       expect(checks.database, res.text).to.equal('ok');

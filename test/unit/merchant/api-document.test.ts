@@ -85,6 +85,10 @@ describe('the merchant API document', () => {
         'get /orders/{id}': [{}, { opsToken: [] }],
         // Anyone makes an order; a reference of one's own needs the storefront's or an operator's token.
         'post /orders': [{}, { opsToken: [] }],
+        // Anyone pays; the shop's server, with its token, may name the shopper's device address.
+        'post /orders/{id}/pay/redirect': [{}, { opsToken: [] }],
+        // Ready or not for anyone; the dependencies and the gateway key for a reader.
+        'get /readyz': [{}, { opsToken: [] }],
       };
       const expected = customer[`${method} ${path}`] ?? (operator ? [{ opsToken: [] }] : []);
       expect(operation.security ?? [], `${method} ${path}`).to.deep.equal(expected);

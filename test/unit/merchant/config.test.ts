@@ -5,6 +5,7 @@ import {
   ConfigError,
   envSchema,
   loadConfig,
+  localUrl,
   SANDBOX_MERCHANT_KEY,
 } from '../../../src/config.js';
 
@@ -35,6 +36,7 @@ describe('merchant: configuration (loadConfig)', () => {
     it('serve a local machine', () => {
       const c = load({});
       expect(c.port).to.equal(3000);
+      expect(c.host, 'outside production: this machine only').to.equal('127.0.0.1');
       expect(c.databaseUrl).to.equal('mysql://root@127.0.0.1:3306/merchant');
       expect(c.redisUrl).to.equal('redis://127.0.0.1:6379');
       expect(c.roles).to.deep.equal(['api', 'worker', 'scheduler']);
@@ -111,6 +113,7 @@ describe('merchant: configuration (loadConfig)', () => {
         paymentMethodsPerAddress: { count: 120, seconds: 60 },
         loginFailuresPerAddress: { count: 5, seconds: 900 },
         customerTokensPerCredential: { count: 120, seconds: 60 },
+        tokenFailuresPerAddress: { count: 10, seconds: 900 },
         failedAttemptsPerOrder: 5,
       });
       const c = load({
@@ -122,6 +125,7 @@ describe('merchant: configuration (loadConfig)', () => {
         LIMIT_PAYMENT_METHODS_PER_ADDRESS: '9/1s',
         LIMIT_LOGIN_FAILURES_PER_ADDRESS: '3/1h',
         LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL: '30/1m',
+        LIMIT_TOKEN_FAILURES_PER_ADDRESS: '20/5m',
         MAX_FAILED_ATTEMPTS_PER_ORDER: 'off',
       }).limits;
       expect(c).to.deep.equal({
@@ -133,6 +137,7 @@ describe('merchant: configuration (loadConfig)', () => {
         paymentMethodsPerAddress: { count: 9, seconds: 1 },
         loginFailuresPerAddress: { count: 3, seconds: 3600 },
         customerTokensPerCredential: { count: 30, seconds: 60 },
+        tokenFailuresPerAddress: { count: 20, seconds: 300 },
         failedAttemptsPerOrder: null,
       });
       expect(load({ MAX_FAILED_ATTEMPTS_PER_ORDER: '3' }).limits.failedAttemptsPerOrder).to.equal(3);
@@ -324,6 +329,20 @@ describe('merchant: configuration (loadConfig)', () => {
       );
     });
 
+    it('HOST: the kit listens on 0.0.0.0 in production (a container), on 127.0.0.1 elsewhere, unless it says otherwise', () => {
+      expect(load(production).host).to.equal('0.0.0.0');
+      expect(load({ ...production, HOST: '10.0.0.5' }).host).to.equal('10.0.0.5');
+      expect(load({}).host).to.equal('127.0.0.1');
+      expect(load({ NODE_ENV: 'test' }).host).to.equal('127.0.0.1');
+      expect(load({ HOST: '0.0.0.0' }).host, 'on purpose').to.equal('0.0.0.0');
+      expect(load({ HOST: '::' }).host).to.equal('::');
+      expect(failure({ HOST: 'localhost' }, 'HOST').message).to.contain('must be an IP address');
+      expect(localUrl('0.0.0.0', 3000)).to.equal('http://127.0.0.1:3000');
+      expect(localUrl('::', 3000)).to.equal('http://127.0.0.1:3000');
+      expect(localUrl('::1', 3000)).to.equal('http://[::1]:3000');
+      expect(localUrl('10.0.0.5', 8080)).to.equal('http://10.0.0.5:8080');
+    });
+
     it('the standalone sandbox listens on 127.0.0.1 unless GATEWAY_HOST says otherwise (0.0.0.0 in a container)', () => {
       const read = (env: Record<string, string>) =>
         loadConfig({ NODE_ENV: 'production', APP_ENCRYPTION_KEY: KEY, ...env }, () => GENERATED, 'sandbox');
@@ -361,11 +380,42 @@ describe('merchant: configuration (loadConfig)', () => {
       );
     });
 
+    it('refuses the development key by its bytes: written without its padding, or with other unused bits, it is the same key', () => {
+      const dev = load({}).encryptionKey.toString('base64');
+      expect(dev.endsWith('=')).to.equal(true);
+      const unpadded = dev.replace(/=+$/, '');
+      // The last character's two low bits are no part of the key: "c" and "d" decode alike here.
+      const otherBits = `${dev.slice(0, -2)}${dev.at(-2) === 'c' ? 'd' : 'c'}=`;
+      expect(Buffer.from(otherBits, 'base64').equals(Buffer.from(dev, 'base64'))).to.equal(true);
+      for (const written of [unpadded, otherBits])
+        expect(
+          failure({ ...production, APP_ENCRYPTION_KEY: written }, 'APP_ENCRYPTION_KEY').message,
+          written,
+        ).to.contain('is the development key');
+      // Among the keys replaced too, one key is one key however it is written.
+      expect(
+        failure(
+          { ...production, APP_ENCRYPTION_KEY: KEY, APP_ENCRYPTION_KEY_PREVIOUS: KEY.replace(/=+$/, '') },
+          'APP_ENCRYPTION_KEY_PREVIOUS',
+        ).message,
+      ).to.contain('lists APP_ENCRYPTION_KEY itself');
+    });
+
+    it('refuses an OPS_API_TOKEN of fewer than 16 different characters: 32 times one character is no secret', () => {
+      for (const weak of ['x'.repeat(32), 'ab'.repeat(20), '0123456789abcde'.repeat(3)])
+        expect(failure({ ...production, OPS_API_TOKEN: weak }, 'OPS_API_TOKEN').message, weak).to.contain(
+          'at least 16 different characters',
+        );
+      const sixteen = '0123456789abcdef'.repeat(2);
+      expect(load({ ...production, OPS_API_TOKEN: sixteen }).opsApiToken).to.equal(sixteen);
+    });
+
     it('refuses an OPS_API_TOKEN shorter than 32 characters or a placeholder from the documentation', () => {
       expect(failure({ ...production, OPS_API_TOKEN: 'x'.repeat(31) }, 'OPS_API_TOKEN').message).to.contain(
         'at least 32 characters',
       );
-      expect(load({ ...production, OPS_API_TOKEN: 'x'.repeat(32) }).opsApiToken).to.equal('x'.repeat(32));
+      const random32 = 'q7Ve2Lm9Xc4RtB8zKw1Hn6Sd3Jf5Gp0Y';
+      expect(load({ ...production, OPS_API_TOKEN: random32 }).opsApiToken).to.equal(random32);
       for (const placeholder of [
         'change-me-to-a-long-random-token',
         'local-ops-token-0123456789',

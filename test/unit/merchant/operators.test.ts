@@ -162,14 +162,16 @@ describe('operators: sessions and who decided', () => {
       expect(validOpsSession(junk, 'boot', now), String(junk)).to.equal(null);
   });
 
-  it('a named operator is who their token says; `by` names the person behind the bootstrap token', () => {
+  it('every caller is who their token says: `by` may only repeat it, the bootstrap token signing as admin', () => {
     const ctx = { state: { requestId: 'req-1' } } as unknown as Context;
     const olga = { name: 'olga', role: 'operator' as const, credential: 'opr_1' };
     const admin = { name: 'admin', role: 'admin' as const, credential: 'bootstrap' };
     expect(actorOf(ctx, olga)).to.deep.equal({ ...olga, requestId: 'req-1' });
     expect(actorOf(ctx, olga, 'olga')).to.deep.equal({ ...olga, requestId: 'req-1' });
     expect(() => actorOf(ctx, olga, 'ada')).to.throw('The request is not valid.');
-    expect(actorOf(ctx, admin, 'ada')).to.deep.equal({ ...admin, name: 'ada', requestId: 'req-1' });
+    expect(() => actorOf(ctx, admin, 'ada')).to.throw('The request is not valid.');
+    expect(() => actorOf(ctx, admin, 'olga')).to.throw('The request is not valid.');
+    expect(actorOf(ctx, admin, 'admin')).to.deep.equal({ ...admin, requestId: 'req-1' });
     expect(actorOf(ctx, admin)).to.deep.equal({ ...admin, requestId: 'req-1' });
   });
 });

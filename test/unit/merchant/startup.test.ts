@@ -30,6 +30,13 @@ describe('startup: the one line for a bad setting', () => {
       code: 'EADDRINUSE',
     });
     expect(settingProblem(inUse)).to.match(/^PORT or GATEWAY_PORT: the port is already in use/);
+    const noSuchAddress = Object.assign(
+      new Error('listen EADDRNOTAVAIL: address not available 192.0.2.1:3000'),
+      {
+        code: 'EADDRNOTAVAIL',
+      },
+    );
+    expect(settingProblem(noSuchAddress)).to.match(/^HOST: this machine has no such address to listen on/);
     const mayNotCreate = Object.assign(new Error('denied'), {
       name: 'SequelizeDatabaseError',
       parent: { code: 'ER_TABLEACCESS_DENIED_ERROR', sqlMessage: "CREATE command denied to user 'shop'" },

@@ -85,11 +85,17 @@ export const rateLimited = (which: string) => ({
 export const orderNotFound = {
   404: jsonAnswer('`NOT_FOUND`: no order has this id.', failure(['NOT_FOUND'])),
 };
+/** What `token_failures_per_address` counts: the 429 of every route that takes an operator's bearer token. */
+export const WRONG_TOKENS =
+  'too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them';
+/** The 429 a wrong bearer token gets past `token_failures_per_address`. */
+export const wrongTokens = rateLimited(WRONG_TOKENS);
 export const unauthorized = {
   401: jsonAnswer(
     "`UNAUTHORIZED`: no `Authorization: Bearer <token>`, or a token nobody holds (unknown, or revoked): an operator's own token or OPS_API_TOKEN.",
     failure(['UNAUTHORIZED']),
   ),
+  ...wrongTokens,
 };
 
 /** A route some roles may not use: the roles that may are in its description and in the 403. */
@@ -102,4 +108,4 @@ export const forbidden = {
 
 /** `by`, as every operator's decision takes it. */
 export const BY =
-  " `by` (optional): with OPS_API_TOKEN, the name of the person behind it (default `admin`); with an operator's own token, their name is the token's, and a `by` naming anyone else is a 422.";
+  " `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.";

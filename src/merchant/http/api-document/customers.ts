@@ -23,6 +23,7 @@ import {
   retryAfter,
   unauthorized,
   unreadable,
+  wrongTokens,
 } from './common.js';
 
 const CUSTOMER_OR_OPS: Record<string, string[]>[] = [{ customerToken: [] }, { opsToken: [] }];
@@ -76,6 +77,7 @@ export const customerRoutes: ApiRoute[] = [
         success(z.object({ customer_id: z.string(), cards: z.array(savedCardSchema), synced: z.boolean() })),
       ),
       ...customerUnauthorized,
+      ...wrongTokens,
       ...forbidden,
       ...noCustomer,
       422: invalidInput,
@@ -96,6 +98,7 @@ export const customerRoutes: ApiRoute[] = [
     responses: {
       200: jsonAnswer('Removed.', success(z.object({ card: savedCardSchema }))),
       ...customerUnauthorized,
+      ...wrongTokens,
       ...forbidden,
       404: jsonAnswer(`${cardNotFound} ${emptyCustomer}`, failure(['CARD_NOT_FOUND', 'NOT_FOUND'])),
       422: invalidInput,

@@ -23,6 +23,7 @@ import {
   rateLimited,
   unauthorized,
   unreadable,
+  WRONG_TOKENS,
 } from './common.js';
 
 /** POST /orders and GET /orders/{id}. */
@@ -54,7 +55,7 @@ export const orderRoutes: ApiRoute[] = [
         failure(['DUPLICATE_REFERENCE']),
       ),
       422: invalidInput,
-      ...rateLimited('too many orders from this client address (`orders_per_address`)'),
+      ...rateLimited(`too many orders from this client address (\`orders_per_address\`), or ${WRONG_TOKENS}`),
       ...unreadable,
       ...databaseDown,
       ...internal,

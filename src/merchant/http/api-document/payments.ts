@@ -21,6 +21,7 @@ import {
   rateLimited,
   retryAfter,
   unreadable,
+  WRONG_TOKENS,
 } from './common.js';
 
 const TEST_CARD = { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvv: '123' };
@@ -185,9 +186,19 @@ export const paymentRoutes: ApiRoute[] = [
     '/orders/{id}/pay/redirect',
     'payByRedirect',
     'Pay by redirect',
-    'A hosted checkout session for a redirect method (`ideal`, `psc`, ...); `next_action` is its page, which returns to `/checkout/return` or `/checkout/cancel`.',
+    "A hosted checkout session for a redirect method (`ideal`, `psc`, ...); `next_action` is its page, which returns to `/checkout/return` or `/checkout/cancel`. The gateway is told the client's address (the connection's, or behind `TRUST_PROXY` the one the trusted proxies saw) as the device's `customer.ip_address`; a `customer.ip_address` in the body is used only from the shop's server, whose token (`Authorization: Bearer`, a role that may name orders: storefront, operator, admin) says it calls for a shopper. Without a token anyone may pay; a token that is sent must be good.",
     payRedirectSchema,
     { payment_method: 'ideal', customer: { country_code: 'NL' } },
+    {
+      401: jsonAnswer(
+        '`UNAUTHORIZED`: a bearer token was sent that nobody holds (send none to pay as anyone). Nothing was started.',
+        failure(['UNAUTHORIZED']),
+      ),
+      ...rateLimited(
+        `too many payment requests from this client address (\`pay_per_address\`) or for this order (\`pay_per_order\`), or ${WRONG_TOKENS}`,
+      ),
+    },
+    [{}, { opsToken: [] }],
   ),
   {
     method: 'get',

@@ -3,13 +3,21 @@ import { z } from 'zod';
 import { eventPayloadSchema } from '../../../client/schemas.js';
 import { type ApiRoute, jsonAnswer } from '../../../shared/api-document.js';
 import { failure, success } from '../response-schemas.js';
-import { internal, json, retryAfter } from './common.js';
+import { forbidden, internal, json, retryAfter, unauthorized, wrongTokens } from './common.js';
 
 const dependency = z
   .enum(['ok', 'unavailable'])
   .meta({ description: "`ok`, or `unavailable` (why is in the kit's log, not in the answer)." });
+const readinessStatus = z
+  .enum(['ready', 'not_ready'])
+  .meta({ description: '`ready`, or `not_ready` (an answer of 503).' });
+/** Without a token: ready or not, nothing more. */
+const readinessShort = z
+  .object({ status: readinessStatus })
+  .meta({ description: 'Without a token: ready or not, and nothing of why.' });
 const readiness = z
   .object({
+    status: readinessStatus,
     database: dependency,
     redis: dependency,
     gateway: dependency,
@@ -24,7 +32,10 @@ const readiness = z
           'The gateway API key as start-up read it (`GET /api/v1/api-key`): its type, the merchant the kit acts for and its scopes; null where the gateway did not describe it.',
       }),
   })
-  .meta({ description: 'Each dependency, and what start-up learnt of the gateway key.' });
+  .meta({
+    description: "With a reader's token: each dependency, and what start-up learnt of the gateway key.",
+  });
+const readinessData = z.union([readinessShort, readiness]);
 
 /** POST /webhooks/gateway, GET /healthz, GET /readyz. */
 export const receiverAndHealthRoutes: ApiRoute[] = [
@@ -78,8 +89,10 @@ export const receiverAndHealthRoutes: ApiRoute[] = [
     path: '/readyz',
     operationId: 'readiness',
     summary: 'Readiness: the database, Redis and the gateway',
-    description: 'Each dependency is given 2 s.',
+    description:
+      "Each dependency is given 2 s. Without a token, only whether the kit is ready (`data.status`): the probe of a container platform needs no more, and anyone who reaches the port learns nothing of its insides. With `Authorization: Bearer <token>` of a role that reads (operator, finance, viewer, admin), each dependency and what start-up learnt of the gateway key. A token that is sent must be good (401), and a `storefront` role's is a 403. Both answers carry `Vary: Authorization` and `Cache-Control: no-store`.",
     tags: ['Platform'],
+    security: [{}, { opsToken: [] }],
     responses: {
       200: jsonAnswer(
         'Ready.',
@@ -87,16 +100,18 @@ export const receiverAndHealthRoutes: ApiRoute[] = [
           success: z.literal(true),
           message: z.literal('ready'),
           code: z.literal(''),
-          data: readiness,
+          data: readinessData,
         }),
       ),
+      ...unauthorized,
+      ...forbidden,
       503: jsonAnswer(
-        '`NOT_READY`: `data` names what is unavailable.',
+        "`NOT_READY`: with a reader's token, `data` names what is unavailable.",
         z.object({
           success: z.literal(false),
           message: z.literal('not ready'),
           code: z.literal('NOT_READY'),
-          data: readiness,
+          data: readinessData,
         }),
       ),
     },
@@ -119,6 +134,7 @@ export const metricsRoutes: ApiRoute[] = [
         "`UNAUTHORIZED`: METRICS_TOKEN is set, and neither it nor an operator's token was sent.",
         failure(['UNAUTHORIZED']),
       ),
+      ...wrongTokens,
     },
   },
 ];
