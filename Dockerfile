@@ -1,5 +1,7 @@
 # The merchant kit as a small, non-root image. Built elsewhere (no Docker engine runs where it is developed).
-FROM node:20-slim AS build
+# Node 24 LTS in both stages. The `node` devDependency (the Node 24 npm scripts run on where the machine's
+# Node is older) comes along in the build stage's install only: the image's own Node runs the kit.
+FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -8,7 +10,7 @@ COPY src ./src
 COPY migrations ./migrations
 RUN npm run build
 
-FROM node:20-slim
+FROM node:24-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
