@@ -14,6 +14,7 @@ import * as savedCards from './2026-11-24-13-saved-cards.js';
 import * as attemptActionUrl from './2026-11-25-14-attempt-action-url.js';
 import * as attemptSavedCard from './2026-11-27-15-attempt-saved-card.js';
 import * as operationKeyDigests from './2026-11-27-16-operation-key-digests.js';
+import * as orderClientSecret from './2026-11-28-17-order-client-secret.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   { name: '2026-11-25-14-attempt-action-url', ...attemptActionUrl },
   { name: '2026-11-27-15-attempt-saved-card', ...attemptSavedCard },
   { name: '2026-11-27-16-operation-key-digests', ...operationKeyDigests },
+  { name: '2026-11-28-17-order-client-secret', ...orderClientSecret },
 ];

@@ -674,6 +674,106 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description The order as operators see it, and its client secret: what `POST /orders` answers. */
+        CreatedOrder: {
+            /** @example ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N */
+            id: string;
+            /** @description Sent to the gateway as the payment reference. */
+            reference: string;
+            /** @enum {string} */
+            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed";
+            /** @description Minor units (cents): 1234 is 12.34 EUR. */
+            amount: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            amount_formatted: string;
+            currency: string;
+            description: string | null;
+            customer: {
+                merchant_customer_id?: string;
+                first_name?: string;
+                last_name?: string;
+                /** Format: email */
+                email?: string;
+                phone?: string;
+                address?: string;
+                city?: string;
+                postal_code?: string;
+                country_code?: string;
+                /**
+                 * @description An IPv4 or IPv6 address.
+                 * @example 203.0.113.9
+                 * @example 2001:db8::1
+                 */
+                ip_address?: string;
+            } | null;
+            captured_amount: number | null;
+            captured_amount_formatted: string | null;
+            /** @description The gateway's running refunded total, in minor units. */
+            refunded_amount: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            refunded_amount_formatted: string;
+            /** @description What a chargeback took back while the order is disputed; 0 otherwise (a dispute won gives it back). */
+            disputed_amount: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            disputed_amount_formatted: string;
+            /** @description Why the last attempt failed: a gateway code. */
+            failure_code: string | null;
+            /** @description Set when money does not add up (another amount, a second capture). */
+            needs_review: boolean;
+            review_reason: string | null;
+            /** @description An authorized order: when its authorisation lapses unless captured or voided (the gateway says; null when it does not, and in every other status). */
+            capture_before: string | null;
+            payment: components["schemas"]["Payment"] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * @description The order's client secret (`ocs_...`): answered here once, never by a read. Keep it with the checkout and never log it; the kit keeps only its hash.
+             * @example ocs_Gz8yX1vW3n4Q9pLk2sD7fB5hJ0mT6rEcA-_uYiOqZxw
+             */
+            client_secret: string;
+        };
+        /** @description The order's current payment attempt. */
+        Payment: {
+            attempt_id: string;
+            /** @enum {string} */
+            kind: "card" | "redirect";
+            mode: ("sale" | "auth") | null;
+            payment_method: string | null;
+            /** @description The saved card it pays with (`card_...`), or null. */
+            saved_card_id: string | null;
+            gateway_transaction_id: string | null;
+            payment_session_id: string | null;
+        };
+        /** @description Field (dotted path) -> what is wrong with it. */
+        FieldErrors: {
+            [key: string]: string[];
+        };
+        Forbidden: {
+            /**
+             * @description The token's role.
+             * @enum {string}
+             */
+            role: "admin" | "operator" | "finance" | "viewer" | "storefront";
+            /** @description The roles that may do this. */
+            allowed: ("admin" | "operator" | "finance" | "viewer" | "storefront")[];
+        };
+        /** @description Which limit turned the request away, and for how long. */
+        RateLimited: {
+            /**
+             * @description The limit spent: its setting is `LIMIT_<LIMIT>` (README, Limits).
+             * @enum {string}
+             */
+            limit: "orders_per_address" | "pay_per_address" | "pay_per_order" | "landing_per_address" | "landing_per_order" | "payment_methods_per_address" | "login_failures_per_address";
+            /** @description Seconds, as `Retry-After` says. */
+            retry_after: number;
+        };
+        OrderList: {
+            orders: components["schemas"]["Order"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
         Order: {
             /** @example ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N */
             id: string;
@@ -727,46 +827,6 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
-        };
-        /** @description The order's current payment attempt. */
-        Payment: {
-            attempt_id: string;
-            /** @enum {string} */
-            kind: "card" | "redirect";
-            mode: ("sale" | "auth") | null;
-            payment_method: string | null;
-            /** @description The saved card it pays with (`card_...`), or null. */
-            saved_card_id: string | null;
-            gateway_transaction_id: string | null;
-            payment_session_id: string | null;
-        };
-        /** @description Field (dotted path) -> what is wrong with it. */
-        FieldErrors: {
-            [key: string]: string[];
-        };
-        Forbidden: {
-            /**
-             * @description The token's role.
-             * @enum {string}
-             */
-            role: "admin" | "operator" | "finance" | "viewer" | "storefront";
-            /** @description The roles that may do this. */
-            allowed: ("admin" | "operator" | "finance" | "viewer" | "storefront")[];
-        };
-        /** @description Which limit turned the request away, and for how long. */
-        RateLimited: {
-            /**
-             * @description The limit spent: its setting is `LIMIT_<LIMIT>` (README, Limits).
-             * @enum {string}
-             */
-            limit: "orders_per_address" | "pay_per_address" | "pay_per_order" | "landing_per_address" | "landing_per_order" | "payment_methods_per_address" | "login_failures_per_address";
-            /** @description Seconds, as `Retry-After` says. */
-            retry_after: number;
-        };
-        OrderList: {
-            orders: components["schemas"]["Order"][];
-            /** @description Pass as `cursor` for the next page; null on the last page. */
-            next_cursor: string | null;
         };
         /** @description An order as anyone holding its id sees it (no token): its status, its amounts and, while it is `requires_action`, `next_action`: the page to send the shopper to (the 3DS challenge, the hosted checkout). The customer, the description, why a payment failed, the review, the payment's ids, the history and the disputes are for operators (`OrderWithHistory`). */
         PublicOrder: {
@@ -1376,7 +1436,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created: `pending`. */
+            /** @description Created: `pending`. The order carries its `client_secret`, this once. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1389,7 +1449,7 @@ export interface operations {
                         /** @constant */
                         code: "";
                         data: {
-                            order: components["schemas"]["Order"];
+                            order: components["schemas"]["CreatedOrder"];
                         };
                     };
                 };

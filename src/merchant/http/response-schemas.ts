@@ -107,6 +107,20 @@ export const historyEntrySchema = z
     description: "One observation of the gateway, applied or not, or a person's act on the order.",
   });
 
+/** What POST /orders answers: the order, and its client secret (issue 41), answered this once. */
+export const createdOrderSchema = orderSchema
+  .extend({
+    client_secret: z.string().meta({
+      description:
+        "The order's client secret (`ocs_...`): answered here once, never by a read. Keep it with the checkout and never log it; the kit keeps only its hash.",
+      examples: ['ocs_Gz8yX1vW3n4Q9pLk2sD7fB5hJ0mT6rEcA-_uYiOqZxw'],
+    }),
+  })
+  .meta({
+    id: 'CreatedOrder',
+    description: 'The order as operators see it, and its client secret: what `POST /orders` answers.',
+  });
+
 export const orderWithHistorySchema = orderSchema
   .extend({
     history: z.array(historyEntrySchema),

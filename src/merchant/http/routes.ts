@@ -67,14 +67,15 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     }
     const refused = orderRuleErrors(deps.orderRules, body.currency, body.minor);
     if (refused) throw invalid(refused);
-    const order = await orders.create({
+    const { order, clientSecret } = await orders.create({
       amountMinor: body.minor,
       currency: body.currency,
       reference: body.reference,
       description: body.description,
       customer: body.customer,
     });
-    ok(ctx, { order: orderView(order) }, 201, 'Order created.');
+    // The client secret, once: no read of the order shows it again; the kit keeps only its hash.
+    ok(ctx, { order: { ...orderView(order), client_secret: clientSecret } }, 201, 'Order created.');
   });
 
   /**

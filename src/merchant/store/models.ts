@@ -14,6 +14,7 @@ import type {
   HistoryRecord,
   OperationRecord,
   OperatorRecord,
+  OrderRecord,
   SavedCardRecord,
   SecretRecord,
   UnmatchedMoneyRecord,
@@ -262,6 +263,11 @@ export function defineModels(sequelize: Sequelize): Models {
 /** A row as its plain record. */
 // `clone`: without it Sequelize hands out the row's own dataValues, which a later update would change.
 export const plain = <R extends Model>(row: R): Attributes<R> => row.get({ plain: true, clone: true });
+
+/** An order's row as its record: the hidden column (its client secret's hash) stays behind. */
+export function orderRecord(row: OrderRow): OrderRecord {
+  return recordFrom(ORDERS, plain(row));
+}
 
 /** An attempt's row as its record: the hidden columns (the sealed hold) stay behind. */
 export function attemptRecord(row: AttemptRow): AttemptRecord {

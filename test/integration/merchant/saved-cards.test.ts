@@ -5,7 +5,14 @@ import type { ApiDocument } from '../../../src/shared/api-document.js';
 import { responseChecker } from '../../support/api-document.js';
 import { row, rows } from '../../support/db.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
-import { getOrder, landingStatus, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
+import {
+  getOrder,
+  landingStatus,
+  pressButton,
+  startTestKit,
+  storeOrder,
+  type TestKit,
+} from '../../support/kit.js';
 
 /**
  * Issue 21, through the kit's HTTP API against the embedded sandbox: a returning customer pays with a
@@ -543,7 +550,7 @@ describe('merchant: saved cards (issue 21)', function () {
       const key = `crash-${customerId}`;
       const reference = chargeReference(customerId, key);
       // What the process that died had done: the order stored, an attempt started, the charge sent.
-      const order = await t.kit.store.orders.create({
+      const order = await storeOrder(t, {
         amountMinor: 1500,
         currency: 'EUR',
         reference,

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { type ApiRoute, jsonAnswer } from '../../../shared/api-document.js';
 import {
+  createdOrderSchema,
   failure,
   orderListSchema,
   orderSchema,
@@ -43,7 +44,10 @@ export const orderRoutes: ApiRoute[] = [
       customer: { email: 'ada@example.com', country_code: 'GB' },
     }),
     responses: {
-      201: jsonAnswer('Created: `pending`.', success(z.object({ order: orderSchema }))),
+      201: jsonAnswer(
+        'Created: `pending`. The order carries its `client_secret`, this once.',
+        success(z.object({ order: createdOrderSchema })),
+      ),
       401: jsonAnswer(
         '`UNAUTHORIZED`: a `reference` was given without a token, or with a token nobody holds.',
         failure(['UNAUTHORIZED']),
