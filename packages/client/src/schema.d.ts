@@ -20,7 +20,7 @@ export interface paths {
         put?: never;
         /**
          * Create an order
-         * @description An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`, made by anyone. Its `reference` is unique; without one the kit makes one (the order's id). A `reference` of the caller's own needs the storefront's or an operator's token (`Authorization: Bearer`): otherwise a stranger could take the shop's next reference first.
+         * @description An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`, made by anyone. Its `reference` is unique; without one the kit makes one (the order's id). A `reference` of the caller's own needs the storefront's or an operator's token (`Authorization: Bearer`): otherwise a stranger could take the shop's next reference first. The answer carries the order's `client_secret`, which no read shows again: the order's pay routes and its public view need it beside the id (`Order-Secret`), so that an order id seen in a URL or a log lets nobody pay it, spend its attempts or read it.
          */
         post: operations["createOrder"];
         delete?: never;
@@ -38,7 +38,7 @@ export interface paths {
         };
         /**
          * Read an order: its status, or (operators) everything with its history
-         * @description Without `Authorization`, anyone holding the order id (the storefront, the shopper's browser) reads its public view (`PublicOrder`): status, amounts, and `next_action` while it waits on the shopper. With `Authorization: Bearer <token>` of a role that may read (viewer, finance, operator, admin), the whole order (`OrderWithHistory`): the customer, the description, the payment, the review, every observation of it and its disputes. A token that is sent must be good: a wrong one is a 401, never the public view; a `storefront` role's is a 403. Both answers carry `Vary: Authorization` and `Cache-Control: no-store`.
+         * @description Without `Authorization`, whoever holds the order's client secret (`Order-Secret`: the storefront that made it, the shopper's browser it handed it to) reads its public view (`PublicOrder`): status, amounts, and `next_action` while it waits on the shopper. The id alone reads nothing: without the secret, or with a wrong one, the answer is the 404 of an order that does not exist. With `Authorization: Bearer <token>` of a role that may read (viewer, finance, operator, admin), no secret is needed: the whole order (`OrderWithHistory`): the customer, the description, the payment, the review, every observation of it and its disputes. A token that is sent must be good: a wrong one is a 401, never the public view; a `storefront` role's is a 403 (the storefront reads with the secret, as the shopper does). Every answer carries `Vary: Authorization, Order-Secret` and `Cache-Control: no-store`.
          */
         get: operations["getOrder"];
         put?: never;
@@ -60,7 +60,7 @@ export interface paths {
         put?: never;
         /**
          * Pay by card
-         * @description 3D Secure first, then the transaction (`mode` `sale` captures at once, `auth` waits for a capture). A challenge answers 200 with `next_action`: the challenge page, which returns to `/checkout/3ds-return`. Card data is passed to the gateway and kept nowhere. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
+         * @description 3D Secure first, then the transaction (`mode` `sale` captures at once, `auth` waits for a capture). A challenge answers 200 with `next_action`: the challenge page, which returns to `/checkout/3ds-return`. Card data is passed to the gateway and kept nowhere. The order's client secret (`POST /orders` answered it) goes with the id, in the `Order-Secret` header or as `client_secret` in the body; an operator's or the storefront's token (`Authorization: Bearer`) needs none. Without either, the answer is a 404, and nothing of the order's (its limit, its failed attempts) is spent. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` with the secret does.
          */
         post: operations["payByCard"];
         delete?: never;
@@ -80,7 +80,7 @@ export interface paths {
         put?: never;
         /**
          * Pay with a saved card
-         * @description The order's customer pays with one of their saved cards: the order must name its customer (`customer.merchant_customer_id`) and the request carry that customer's `Customer-Token`. No 3D Secure is asked (the payment that saved the card was authenticated). The order's history names the card. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
+         * @description The order's customer pays with one of their saved cards: the order must name its customer (`customer.merchant_customer_id`) and the request carry that customer's `Customer-Token`. No 3D Secure is asked (the payment that saved the card was authenticated). The order's history names the card. The order's client secret (`POST /orders` answered it) goes with the id, in the `Order-Secret` header or as `client_secret` in the body; an operator's or the storefront's token (`Authorization: Bearer`) needs none. Without either, the answer is a 404, and nothing of the order's (its limit, its failed attempts) is spent. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` with the secret does.
          */
         post: operations["payBySavedCard"];
         delete?: never;
@@ -100,7 +100,7 @@ export interface paths {
         put?: never;
         /**
          * Pay by redirect
-         * @description A hosted checkout session for a redirect method (`ideal`, `psc`, ...); `next_action` is its page, which returns to `/checkout/return` or `/checkout/cancel`. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
+         * @description A hosted checkout session for a redirect method (`ideal`, `psc`, ...); `next_action` is its page, which returns to `/checkout/return` or `/checkout/cancel`. The order's client secret (`POST /orders` answered it) goes with the id, in the `Order-Secret` header or as `client_secret` in the body; an operator's or the storefront's token (`Authorization: Bearer`) needs none. Without either, the answer is a 404, and nothing of the order's (its limit, its failed attempts) is spent. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` with the secret does.
          */
         post: operations["payByRedirect"];
         delete?: never;
@@ -729,7 +729,7 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             /**
-             * @description The order's client secret (`ocs_...`): answered here once, never by a read. Keep it with the checkout and never log it; the kit keeps only its hash.
+             * @description The order's client secret (`ocs_...`): answered here once, never by a read. The shopper-facing routes of this order (its pay routes, `GET /orders/{id}` without a token) need it, in the `Order-Secret` header (or `client_secret` in a pay route's body). Keep it with the checkout, hand it to the shopper's browser, never log it; the kit keeps only its hash.
              * @example ocs_Gz8yX1vW3n4Q9pLk2sD7fB5hJ0mT6rEcA-_uYiOqZxw
              */
             client_secret: string;
@@ -828,7 +828,7 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
-        /** @description An order as anyone holding its id sees it (no token): its status, its amounts and, while it is `requires_action`, `next_action`: the page to send the shopper to (the 3DS challenge, the hosted checkout). The customer, the description, why a payment failed, the review, the payment's ids, the history and the disputes are for operators (`OrderWithHistory`). */
+        /** @description An order as its shopper sees it (its client secret, no token): its status, its amounts and, while it is `requires_action`, `next_action`: the page to send the shopper to (the 3DS challenge, the hosted checkout). The customer, the description, why a payment failed, the review, the payment's ids, the history and the disputes are for operators (`OrderWithHistory`). */
         PublicOrder: {
             /** @example ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N */
             id: string;
@@ -956,7 +956,7 @@ export interface components {
             closed_by: string | null;
             note: string | null;
         };
-        /** @description A storefront's payment (anyone holding the order's id may send one): the order's public view, and where to send the shopper. */
+        /** @description A storefront's payment (whoever holds the order's client secret may send one): the order's public view, and where to send the shopper. */
         PublicPaymentAnswer: {
             order: components["schemas"]["PublicOrder"];
             next_action: components["schemas"]["NextAction"];
@@ -1436,7 +1436,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created: `pending`. The order carries its `client_secret`, this once. */
+            /** @description Created: `pending`. The order carries its `client_secret`, this once: the order's shopper routes need it. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1644,7 +1644,10 @@ export interface operations {
     getOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The order's client secret, as `POST /orders` answered it (`client_secret`). Needed without `Authorization` (a pay route may carry it in its body instead); with an operator's or the storefront's token, not needed. */
+                "Order-Secret"?: string;
+            };
             path: {
                 /** @description The order id (`ord_...`). */
                 id: string;
@@ -1653,10 +1656,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Without a token, `PublicOrder`; with a reader's token, `OrderWithHistory`. */
+            /** @description With the order's secret, `PublicOrder`; with a reader's token, `OrderWithHistory`. */
             200: {
                 headers: {
-                    /** @description `Authorization`: the answer depends on the token. */
+                    /** @description `Authorization, Order-Secret`: the answer depends on the token and the secret. */
                     Vary: string;
                     /** @description `no-store`. */
                     "Cache-Control": string;
@@ -1713,7 +1716,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1787,7 +1790,10 @@ export interface operations {
     payByCard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The order's client secret, as `POST /orders` answered it (`client_secret`). Needed without `Authorization` (a pay route may carry it in its body instead); with an operator's or the storefront's token, not needed. */
+                "Order-Secret"?: string;
+            };
             path: {
                 /** @description The order id (`ord_...`). */
                 id: string;
@@ -1838,6 +1844,8 @@ export interface operations {
                          */
                         ip_address?: string;
                     };
+                    /** @description The order's client secret (`POST /orders` answered it), when not sent as the `Order-Secret` header. */
+                    client_secret?: string;
                     /** @default false */
                     save_card?: boolean;
                 };
@@ -1895,7 +1903,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description With `save_card: true` only: `CUSTOMER_TOKEN_REQUIRED` or `CUSTOMER_TOKEN_INVALID`, the order's customer's `Customer-Token` is missing or not theirs. Nothing was charged. */
+            /** @description `UNAUTHORIZED`: an `Authorization` token nobody holds. With `save_card: true` only: `CUSTOMER_TOKEN_REQUIRED` or `CUSTOMER_TOKEN_INVALID`, the order's customer's `Customer-Token` is missing or not theirs. Nothing was charged. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1906,7 +1914,7 @@ export interface operations {
                         success: false;
                         message: string;
                         /** @enum {string} */
-                        code: "CUSTOMER_TOKEN_REQUIRED" | "CUSTOMER_TOKEN_INVALID";
+                        code: "UNAUTHORIZED" | "CUSTOMER_TOKEN_REQUIRED" | "CUSTOMER_TOKEN_INVALID";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -1932,7 +1940,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2084,7 +2092,10 @@ export interface operations {
     payBySavedCard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The order's client secret, as `POST /orders` answered it (`client_secret`). Needed without `Authorization` (a pay route may carry it in its body instead); with an operator's or the storefront's token, not needed. */
+                "Order-Secret"?: string;
+            };
             path: {
                 /** @description The order id (`ord_...`). */
                 id: string;
@@ -2124,6 +2135,8 @@ export interface operations {
                          */
                         ip_address?: string;
                     };
+                    /** @description The order's client secret (`POST /orders` answered it), when not sent as the `Order-Secret` header. */
+                    client_secret?: string;
                 };
             };
         };
@@ -2216,7 +2229,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. `CARD_NOT_FOUND`: the customer has no saved card with this id (another customer's card is none of theirs; `errors.card`). */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. `CARD_NOT_FOUND`: the customer has no saved card with this id (another customer's card is none of theirs; `errors.card`). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2369,7 +2382,10 @@ export interface operations {
     payByRedirect: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The order's client secret, as `POST /orders` answered it (`client_secret`). Needed without `Authorization` (a pay route may carry it in its body instead); with an operator's or the storefront's token, not needed. */
+                "Order-Secret"?: string;
+            };
             path: {
                 /** @description The order id (`ord_...`). */
                 id: string;
@@ -2406,6 +2422,8 @@ export interface operations {
                          */
                         ip_address?: string;
                     };
+                    /** @description The order's client secret (`POST /orders` answered it), when not sent as the `Order-Secret` header. */
+                    client_secret?: string;
                 };
             };
         };
@@ -2461,6 +2479,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `UNAUTHORIZED`: an `Authorization` token nobody holds (unknown, or revoked): a token that is sent must be good, never a try without it. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description Declined, with the gateway's code (`ERR_CARD_DO_NOT_HONOR`, `ERR_3DS_FAILED`, `ERR_3DS_TIMEOUT`, `ERR_PROVIDER_REJECTED`, ...); the order is `failed` and a new attempt may follow. */
             402: {
                 headers: {
@@ -2479,7 +2516,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -88,10 +88,16 @@ export class OpsAuth {
    * or 403 `FORBIDDEN` naming the roles that would do.
    */
   async require(ctx: Context, permission: Permission): Promise<Principal> {
+    const who = await this.known(ctx);
+    if (!may(who.role, permission)) throw forbidden(who, permission);
+    return who;
+  }
+
+  /** The request's principal, whatever its role: else 401 (no token, or one nobody holds). */
+  async known(ctx: Context): Promise<Principal> {
     const token = bearerOf(ctx);
     const who = await this.identify(token);
     if (!who) throw unauthorized(token !== '');
-    if (!may(who.role, permission)) throw forbidden(who, permission);
     return who;
   }
 

@@ -30,6 +30,8 @@ async function createOrder(messageId) {
     return null;
   }
   const order = created.body.data.order;
+  // Answered this once: the order's reads and payments need it (asShopper).
+  keepSecret(order.id, order.client_secret);
   remember(order.id);
   // The creator's answer names the customer: the one GET /orders/{id} shows only to operators.
   if (order.customer && order.customer.merchant_customer_id === CUSTOMER.id) keepOwn(order.id, false);
@@ -88,12 +90,17 @@ async function placeAndPay(event) {
             card: { number: $('card').value, exp_month: 12, exp_year: new Date().getFullYear() + 3, cvv: '123', name: 'Demo Shopper' },
             save_card: save || undefined,
           },
-          save ? asCustomer() : undefined,
+          asShopper(order.id, save ? asCustomer() : undefined),
         )
-      : await api('POST', path + 'redirect', {
-          payment_method: $('method').value,
-          customer: { country_code: $('country').value.trim().toUpperCase() || undefined },
-        });
+      : await api(
+          'POST',
+          path + 'redirect',
+          {
+            payment_method: $('method').value,
+            customer: { country_code: $('country').value.trim().toUpperCase() || undefined },
+          },
+          asShopper(order.id),
+        );
     const stayed = await followPayment(paid, order.id, 'form-message', byCard ? '3D Secure challenge' : 'payment');
     if (stayed && save) await loadSavedCards();
   } finally {
@@ -193,7 +200,7 @@ async function payWithSaved(card, label) {
     const order = await orderToPay('saved-message');
     if (!order) return;
     say('saved-message', 'Paying ' + order.reference + ' with ' + label + '\\u2026');
-    paid = await api('POST', '/orders/' + encodeURIComponent(order.id) + '/pay/saved', { card: card.id, mode: $('mode').value }, asCustomer());
+    paid = await api('POST', '/orders/' + encodeURIComponent(order.id) + '/pay/saved', { card: card.id, mode: $('mode').value }, asShopper(order.id, asCustomer()));
     if (!(await followPayment(paid, order.id, 'saved-message', 'payment'))) return;
   } finally {
     savedWorking(false);
