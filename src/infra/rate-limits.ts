@@ -12,6 +12,8 @@ export const LIMIT_NAMES = [
   'landing_per_order',
   'payment_methods_per_address',
   'login_failures_per_address',
+  'card_lists_per_customer',
+  'card_lists_per_address',
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 

@@ -24,8 +24,9 @@ describe('browser: the demo shop in Chromium', function () {
 
   before(async function () {
     browser = await launchChromium(this);
-    // Every role: the worker applies the webhooks the sandbox delivers to the kit.
-    t = await startTestKit();
+    // Every role: the worker applies the webhooks the sandbox delivers to the kit. Every test acts for
+    // the page's one customer, whose cards each page load lists: more than one shopper would in a minute.
+    t = await startTestKit({ env: { LIMIT_CARD_LISTS_PER_CUSTOMER: '600/1m' } });
   });
   after(async () => {
     await browser?.close();

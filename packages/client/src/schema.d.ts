@@ -499,7 +499,7 @@ export interface paths {
         };
         /**
          * A customer's saved cards
-         * @description The customer's active saved cards, newest first, as the gateway lists them now (`synced: true`); when the gateway cannot answer, as the kit last knew them (`synced: false`). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403).
+         * @description The customer's active saved cards, newest first, as the gateway listed them at `synced_at` (`synced: true`) and as the kit changed them since: the kit asks the gateway again once its last list is older than `SAVED_CARDS_SYNC_WINDOW_MS` (30 s), and answers from its own rows within it. When the gateway cannot answer, as the kit last knew them (`synced: false`; `synced_at` its last list, or null). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403). Limited per client address (`card_lists_per_address`, counted first) and per customer (`card_lists_per_customer`, counted once the caller is known).
          */
         get: operations["listSavedCards"];
         put?: never;
@@ -765,7 +765,7 @@ export interface components {
              * @description The limit spent: its setting is `LIMIT_<LIMIT>` (README, Limits).
              * @enum {string}
              */
-            limit: "orders_per_address" | "pay_per_address" | "pay_per_order" | "landing_per_address" | "landing_per_order" | "payment_methods_per_address" | "login_failures_per_address";
+            limit: "orders_per_address" | "pay_per_address" | "pay_per_order" | "landing_per_address" | "landing_per_order" | "payment_methods_per_address" | "login_failures_per_address" | "card_lists_per_customer" | "card_lists_per_address";
             /** @description Seconds, as `Retry-After` says. */
             retry_after: number;
         };
@@ -5170,7 +5170,10 @@ export interface operations {
                         data: {
                             customer_id: string;
                             cards: components["schemas"]["SavedCard"][];
+                            /** @description True: the gateway's list as of `synced_at` (asked now, or within the sync window), with what the kit did since. False: the gateway did not answer; the kit's own rows. */
                             synced: boolean;
+                            /** @description When the kit asked the gateway for the list these rows follow; null: it never had one. */
+                            synced_at: string | null;
                         };
                     };
                 };
@@ -5245,6 +5248,27 @@ export interface operations {
                         /** @enum {string} */
                         code: "VALIDATION_FAILED";
                         data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many lists of saved cards from this client address (`card_lists_per_address`) or of this customer's (`card_lists_per_customer`) (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;

@@ -65,6 +65,8 @@ export type SavedCardRow = Row<
   SavedCardRecord & VaultTokenColumns,
   'saved_by_order_id' | 'revoked_at' | 'revoked_by'
 >;
+/** When the kit last had the gateway's list of a customer's saved cards. */
+export type SavedCardSyncRow = Row<{ customer_id: string; synced_at: Date }>;
 
 export interface Models {
   Order: ModelStatic<OrderRow>;
@@ -79,6 +81,7 @@ export interface Models {
   Operator: ModelStatic<OperatorRow>;
   Audit: ModelStatic<AuditRow>;
   SavedCard: ModelStatic<SavedCardRow>;
+  SavedCardSync: ModelStatic<SavedCardSyncRow>;
 }
 
 // Factories: Sequelize writes into attribute definitions, so two attributes must never share one object.
@@ -244,6 +247,11 @@ export function defineModels(sequelize: Sequelize): Models {
     },
     options('saved_cards'),
   );
+  const SavedCardSync = sequelize.define<SavedCardSyncRow>(
+    'SavedCardSync',
+    { customer_id: { type: DataTypes.STRING(255), primaryKey: true }, synced_at: when() },
+    options('saved_card_syncs'),
+  );
   return {
     Order,
     Attempt,
@@ -257,6 +265,7 @@ export function defineModels(sequelize: Sequelize): Models {
     Operator,
     Audit,
     SavedCard,
+    SavedCardSync,
   };
 }
 

@@ -108,8 +108,14 @@ describe('merchant: saved cards (issue 21)', function () {
     expect(cards.body.data.cards).to.have.length(1);
     return { customerId, token, cardId: cards.body.data.cards[0].id as string, order };
   };
+  /**
+   * The kit's last list of the gateway's grows older than SAVED_CARDS_SYNC_WINDOW_MS (30 s): the
+   * next list asks the gateway again, instead of answering from the kit's rows.
+   */
+  const pastTheSyncWindow = () => t.sandboxClock.advance(30_001);
   /** The customer's list, with `hook` run between the gateway's answer and the kit reading it. */
   const listedWhile = async (customerId: string, token: string, hook: () => Promise<void>) => {
+    pastTheSyncWindow();
     whileListed = hook;
     hookFailed = null;
     const listed = await as(token, 'GET', `/customers/${customerId}/cards`);
@@ -282,6 +288,10 @@ describe('merchant: saved cards (issue 21)', function () {
   it("the gateway's list is the truth: a card it revoked drops out of the kit's list", async () => {
     const { customerId, token, cardId } = await saved();
     await t.kit.client.revokePaymentInstrument((await t.kit.store.savedCards.vaultToken(cardId))!);
+    // Within the sync window the kit answers from its rows, which have not heard of it yet.
+    const kept = await as(token, 'GET', `/customers/${customerId}/cards`);
+    expect(kept.body.data.cards.map((c: { id: string }) => c.id)).to.deep.equal([cardId]);
+    pastTheSyncWindow();
     const listed = await as(token, 'GET', `/customers/${customerId}/cards`);
     expect(listed.body.data.cards).to.deep.equal([]);
     expect((await row(t, 'saved_cards', { id: cardId }))!.status).to.equal('revoked');

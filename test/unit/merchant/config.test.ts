@@ -95,6 +95,8 @@ describe('merchant: configuration (loadConfig)', () => {
         landingPerOrder: { count: 20, seconds: 60 },
         paymentMethodsPerAddress: { count: 120, seconds: 60 },
         loginFailuresPerAddress: { count: 5, seconds: 900 },
+        cardListsPerCustomer: { count: 30, seconds: 60 },
+        cardListsPerAddress: { count: 60, seconds: 60 },
         failedAttemptsPerOrder: 5,
       });
       const c = load({
@@ -105,6 +107,8 @@ describe('merchant: configuration (loadConfig)', () => {
         LIMIT_LANDING_PER_ORDER: '7/2m',
         LIMIT_PAYMENT_METHODS_PER_ADDRESS: '9/1s',
         LIMIT_LOGIN_FAILURES_PER_ADDRESS: '3/1h',
+        LIMIT_CARD_LISTS_PER_CUSTOMER: '4/10s',
+        LIMIT_CARD_LISTS_PER_ADDRESS: 'off',
         MAX_FAILED_ATTEMPTS_PER_ORDER: 'off',
       }).limits;
       expect(c).to.deep.equal({
@@ -115,9 +119,14 @@ describe('merchant: configuration (loadConfig)', () => {
         landingPerOrder: { count: 7, seconds: 120 },
         paymentMethodsPerAddress: { count: 9, seconds: 1 },
         loginFailuresPerAddress: { count: 3, seconds: 3600 },
+        cardListsPerCustomer: { count: 4, seconds: 10 },
+        cardListsPerAddress: null,
         failedAttemptsPerOrder: null,
       });
       expect(load({ MAX_FAILED_ATTEMPTS_PER_ORDER: '3' }).limits.failedAttemptsPerOrder).to.equal(3);
+      // How long a customer's cards are answered from the kit's rows after a gateway list.
+      expect(load({}).savedCardsSyncWindowMs).to.equal(30_000);
+      expect(load({ SAVED_CARDS_SYNC_WINDOW_MS: '0' }).savedCardsSyncWindowMs).to.equal(0);
     });
 
     it('TRUST_PROXY is a count of proxies (default 0, true 1, false 0), PROXY_IP_HEADER a header name', () => {
