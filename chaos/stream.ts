@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { keepSecret, withSecret } from '../test/support/order-secrets.js';
 import { delay } from '../test/support/process.js';
 import type { GatewayReader } from './gateway.js';
 import { between, type Random, weighted } from './random.js';
@@ -21,6 +22,9 @@ const OPERATOR_TRIES = 4;
 type Answer = { status: number; body: any };
 
 class KitApi {
+  /** Each order's client secret, as the shop keeps it: its pay routes need it (issue 41). */
+  readonly #secrets = new Map<string, string>();
+
   constructor(
     private readonly url: string,
     private readonly opsToken: string,
@@ -35,12 +39,14 @@ class KitApi {
     try {
       const res = await fetch(this.url + path, {
         method,
-        headers: { 'content-type': 'application/json', ...headers },
+        headers: { 'content-type': 'application/json', ...withSecret(this.#secrets, method, path, headers) },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(CALL_MS),
       });
       const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : null };
+      const answer = { status: res.status, body: text ? JSON.parse(text) : null };
+      keepSecret(this.#secrets, method, path, answer);
+      return answer;
     } catch {
       return { status: 0, body: null }; // no answer: the order's story ends here
     }

@@ -15,6 +15,8 @@ import * as attemptActionUrl from './2026-11-25-14-attempt-action-url.js';
 import * as attemptSavedCard from './2026-11-27-15-attempt-saved-card.js';
 import * as operationKeyDigests from './2026-11-27-16-operation-key-digests.js';
 import * as inboxVaultTokens from './2026-11-28-17-inbox-vault-tokens.js';
+import * as orderClientSecret from './2026-11-28-18-order-client-secret.js';
+import * as savedCardSyncs from './2026-11-28-19-saved-card-syncs.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -35,4 +37,6 @@ export const MIGRATIONS = [
   { name: '2026-11-27-15-attempt-saved-card', ...attemptSavedCard },
   { name: '2026-11-27-16-operation-key-digests', ...operationKeyDigests },
   { name: '2026-11-28-17-inbox-vault-tokens', ...inboxVaultTokens },
+  { name: '2026-11-28-18-order-client-secret', ...orderClientSecret },
+  { name: '2026-11-28-19-saved-card-syncs', ...savedCardSyncs },
 ];

@@ -282,6 +282,12 @@ export const envSchema = z.object({
     .default('500.00'),
   // Wrong bearer tokens (the API, the queue board, /metrics): a client with a stale token stops soon.
   LIMIT_TOKEN_FAILURES_PER_ADDRESS: rateLimit.default({ count: 10, seconds: 900 }),
+  // GET /customers/{id}/cards (issue 41): a checkout page lists a customer's cards a few times; each
+  // list outside the sync window below costs the key 1 to 10 gateway calls.
+  LIMIT_CARD_LISTS_PER_CUSTOMER: rateLimit.default({ count: 30, seconds: 60 }),
+  LIMIT_CARD_LISTS_PER_ADDRESS: rateLimit.default({ count: 60, seconds: 60 }),
+  // How long after a gateway list the kit answers a customer's cards from its own rows (0: ask each time).
+  SAVED_CARDS_SYNC_WINDOW_MS: milliseconds.default(30_000),
   MAX_FAILED_ATTEMPTS_PER_ORDER: z
     .string()
     .transform((v, ctx) => {
@@ -358,6 +364,11 @@ export interface Config {
   shutdownGraceMs: number;
   /** A request not complete (headers and body) after this long is answered 408 and its socket closed. */
   httpRequestTimeoutMs: number;
+  /**
+   * How long after the kit last had the gateway's list of a customer's saved cards it answers
+   * `GET /customers/{id}/cards` from its own rows (SAVED_CARDS_SYNC_WINDOW_MS); 0: it asks each time.
+   */
+  savedCardsSyncWindowMs: number;
   opsApiToken: string;
   /** True when the token was generated for this run and must be shown to the developer. */
   opsApiTokenGenerated: boolean;
@@ -410,6 +421,10 @@ export interface CheckoutLimits {
    * token is a 429 until the window ends; a right one is never refused for them.
    */
   tokenFailuresPerAddress: RateLimit | null;
+  /** GET /customers/{id}/cards, per customer (counted once the caller is known to be theirs or an operator). */
+  cardListsPerCustomer: RateLimit | null;
+  /** The same, per client address (counted before anything else). */
+  cardListsPerAddress: RateLimit | null;
   /** Failed payment attempts an order may have before it takes no more (409 TOO_MANY_ATTEMPTS). */
   failedAttemptsPerOrder: number | null;
 }
@@ -519,6 +534,7 @@ export function loadConfig(
     savedCards: { dailyPayments: e.SAVED_CARD_DAILY_PAYMENTS, dailyAmount: e.SAVED_CARD_DAILY_AMOUNT },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+    savedCardsSyncWindowMs: e.SAVED_CARDS_SYNC_WINDOW_MS,
     opsApiToken,
     opsApiTokenGenerated: e.OPS_API_TOKEN === undefined,
     encryptionKey: Buffer.from(e.APP_ENCRYPTION_KEY ?? DEV_ENCRYPTION_KEY, 'base64'),
@@ -536,6 +552,8 @@ export function loadConfig(
       loginFailuresPerAddress: e.LIMIT_LOGIN_FAILURES_PER_ADDRESS,
       customerTokensPerCredential: e.LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL,
       tokenFailuresPerAddress: e.LIMIT_TOKEN_FAILURES_PER_ADDRESS,
+      cardListsPerCustomer: e.LIMIT_CARD_LISTS_PER_CUSTOMER,
+      cardListsPerAddress: e.LIMIT_CARD_LISTS_PER_ADDRESS,
       failedAttemptsPerOrder: e.MAX_FAILED_ATTEMPTS_PER_ORDER,
     },
     metricsToken: e.METRICS_TOKEN ?? null,

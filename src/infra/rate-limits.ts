@@ -17,6 +17,8 @@ export const LIMIT_NAMES = [
   'login_failures_per_address',
   'customer_tokens_per_credential',
   'token_failures_per_address',
+  'card_lists_per_customer',
+  'card_lists_per_address',
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 

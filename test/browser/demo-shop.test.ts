@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { TEST_CARDS } from '../../src/merchant/http/demo-test-cards.js';
-import { launchChromium, watchCsp } from '../support/browser.js';
+import { holdOrderSecrets, launchChromium, watchCsp } from '../support/browser.js';
 import { MERCHANT_KEY } from '../support/gateway.js';
 import { getOrder, OPS_TOKEN, startTestKit, type TestKit } from '../support/kit.js';
 
@@ -24,8 +24,9 @@ describe('browser: the demo shop in Chromium', function () {
 
   before(async function () {
     browser = await launchChromium(this);
-    // Every role: the worker applies the webhooks the sandbox delivers to the kit.
-    t = await startTestKit();
+    // Every role: the worker applies the webhooks the sandbox delivers to the kit. Every test acts for
+    // the page's one customer, whose cards each page load lists: more than one shopper would in a minute.
+    t = await startTestKit({ env: { LIMIT_CARD_LISTS_PER_CUSTOMER: '600/1m' } });
   });
   after(async () => {
     await browser?.close();
@@ -134,7 +135,19 @@ describe('browser: the demo shop in Chromium', function () {
     await page.fill('#amount', '19.99');
     await page.selectOption('#card', '4242424242424242');
     await page.selectOption('#mode', 'sale');
-    await page.click('#pay');
+    // The order's client secret, answered by POST /orders, goes with its payment and its reads.
+    const [created, paying, read] = await Promise.all([
+      page.waitForResponse((r) => r.url() === `${t.url}/orders` && r.request().method() === 'POST'),
+      page.waitForRequest((r) => r.url().endsWith('/pay/card')),
+      page.waitForRequest((r) => /\/orders\/ord_[A-Za-z0-9]+$/.test(r.url()) && r.method() === 'GET'),
+      page.click('#pay'),
+    ]);
+    const { client_secret: secret } = (
+      (await created.json()) as { data: { order: { client_secret: string } } }
+    ).data.order;
+    expect(secret).to.match(/^ocs_/);
+    expect(paying.headers()['order-secret']).to.equal(secret);
+    expect(read.headers()['order-secret']).to.equal(secret);
     const id = await orderShown('paid');
     expect(await remembered()).to.equal(id);
     // The shopper's page: the status and the amounts; nothing of who pays, the payment or its history.
@@ -486,9 +499,12 @@ describe('browser: the demo shop in Chromium', function () {
     );
     await screenshot('review-queue-resolved');
 
-    // The order itself shows the line, to an operator (finance reads orders): who and why.
+    // The order itself shows the line, to an operator (finance reads orders): who and why. The link
+    // names the order only: this browser holds no secret of it, so the shopper's read is a 404 until
+    // the token is typed.
     await page.goto(`${t.url}/?order=${flagged[0]}`);
-    await orderShown('pending');
+    await page.waitForSelector('#order-unknown');
+    expect(await page.locator('#order').innerText()).to.contain('was not placed in this browser');
     await asOperator(finance);
     expect(await historyText()).to.contain('review resolved (refunded) by shop-fran (finance)');
   });
@@ -617,6 +633,7 @@ describe('browser: the demo shop in Chromium', function () {
       body: { amount: '1.00', currency: 'EUR', reference },
     });
     expect(created.status, created.text).to.equal(201);
+    await holdOrderSecrets(page, t.url, t.secrets);
     await page.goto(`${t.url}/?order=${created.body.data.order.id}`);
     await orderShown('pending');
     expect(await page.locator('#order').innerText()).to.contain(reference);

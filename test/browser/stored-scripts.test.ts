@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { expect } from 'chai';
 import type { Browser, Page, Response } from 'playwright-core';
-import { launchChromium, watchCsp } from '../support/browser.js';
+import { holdOrderSecrets, launchChromium, watchCsp } from '../support/browser.js';
 import { card, MERCHANT_KEY } from '../support/gateway.js';
 import { getOrder, OPS_TOKEN, pressButton, startTestKit, type TestKit } from '../support/kit.js';
 import { waitFor } from '../support/process.js';
@@ -193,6 +193,8 @@ describe('browser: scripts stored in every free-text field run nowhere', functio
   });
 
   it('the demo shop: each order as the shopper sees it, then with the operator token, and the review queue', async () => {
+    // The shopper's browser holds each order's client secret, as the shop that placed it would.
+    await holdOrderSecrets(page, t.url, t.secrets);
     for (const name of ['captured', 'voided', 'reviewed', 'challenged']) {
       await page.goto(`${t.url}/?order=${ids[name]}`);
       await page.waitForSelector('#order .order');

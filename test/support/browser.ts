@@ -53,3 +53,17 @@ export async function watchCsp(page: Page, tolerated: (text: string) => boolean 
   });
   return { list: () => [...seen] };
 }
+
+/**
+ * The demo shop's browser holds these orders' client secrets, as if it had placed them itself (its
+ * localStorage, beside those it keeps): an order made through the API is then shown to the page's
+ * shopper. `page` is left on the shop (`shopUrl`), whose origin the storage is.
+ */
+export async function holdOrderSecrets(page: Page, shopUrl: string, secrets: ReadonlyMap<string, string>) {
+  await page.goto(`${shopUrl}/`);
+  await page.evaluate((held) => {
+    const key = 'demo-shop:order-secrets';
+    const kept = JSON.parse(localStorage.getItem(key) || '{}') as Record<string, string>;
+    localStorage.setItem(key, JSON.stringify({ ...kept, ...held }));
+  }, Object.fromEntries(secrets));
+}

@@ -9,9 +9,12 @@ import { createLogger } from '../../src/infra/logger.js';
 import type { Schedules } from '../../src/kit/scheduler.js';
 import { type Kit, startKit } from '../../src/kit.js';
 import type { OrderEventHandlers } from '../../src/merchant/outbox/handlers.js';
+import type { NewOrder } from '../../src/merchant/store/index.js';
+import type { OrderRecord } from '../../src/merchant/store/records.js';
 import { type AdvanceableClock, type Clock, ManualClock, OffsetClock } from '../../src/shared/clock.js';
 import { type Answer, jsonOf, MERCHANT_KEY, testSeed } from './gateway.js';
 import { logged } from './log-sink.js';
+import { keepSecret, withSecret } from './order-secrets.js';
 import { ADMIN_URL, dropDatabases } from './process.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789abcdefghij';
@@ -38,16 +41,29 @@ export interface TestKit {
   /** Every log line, from both sides. */
   logs: string[];
   database: string;
-  /** The merchant API: `ops: true` sends the bootstrap operator token (admin), `token` another one. */
+  /**
+   * The merchant API: `ops: true` sends the bootstrap operator token (admin), `token` another one.
+   * Like a storefront, it keeps each order's client secret (POST /orders answers it; `storeOrder`
+   * makes one through the store) and sends it as `Order-Secret` on the order's shopper routes (its
+   * pay routes, GET /orders/{id}) when no token is sent: `secret` sends another one, null none.
+   */
   // biome-ignore lint/suspicious/noExplicitAny: tests read envelopes of every shape
-  call<T = any>(
-    method: string,
-    path: string,
-    o?: { body?: unknown; rawBody?: string; ops?: boolean; token?: string; headers?: Record<string, string> },
-  ): Promise<Answer<T>>;
+  call<T = any>(method: string, path: string, o?: CallOptions): Promise<Answer<T>>;
+  /** The client secret of each order this kit made (order id -> secret), as a storefront keeps them. */
+  secrets: Map<string, string>;
   /** Every row of every table of the kit's database, as text. */
   dump(): Promise<string>;
   close(): Promise<void>;
+}
+
+export interface CallOptions {
+  body?: unknown;
+  rawBody?: string;
+  ops?: boolean;
+  token?: string;
+  headers?: Record<string, string>;
+  /** The order's `Order-Secret` to send: by default the one kept; null sends none. */
+  secret?: string | null;
 }
 
 let counter = 0;
@@ -117,6 +133,7 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
     orderEventsEveryMs: options.orderEventsEveryMs ?? 3_600_000,
   });
   const url = kit.url!;
+  const secrets = new Map<string, string>();
   return {
     kit,
     url,
@@ -126,15 +143,20 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
     database,
     redisPrefix,
     config,
+    secrets,
     call: async (method, path, o = {}) => {
       const headers: Record<string, string> = { ...o.headers };
       if (o.ops) headers.authorization = `Bearer ${OPS_TOKEN}`;
       if (o.token !== undefined) headers.authorization = `Bearer ${o.token}`;
+      if (typeof o.secret === 'string') headers['order-secret'] = o.secret;
+      const sent = o.secret === undefined ? withSecret(secrets, method, path, headers) : headers;
       const body = o.rawBody ?? (o.body === undefined ? undefined : JSON.stringify(o.body));
       if (body !== undefined) headers['content-type'] ??= 'application/json';
-      const res = await fetch(url + path, { method, headers, body, redirect: 'manual' });
+      const res = await fetch(url + path, { method, headers: sent, body, redirect: 'manual' });
       const text = await res.text();
-      return { status: res.status, headers: res.headers, body: jsonOf(text) as never, text };
+      const answer = { status: res.status, headers: res.headers, body: jsonOf(text) as never, text };
+      keepSecret(secrets, method, path, answer);
+      return answer;
     },
     dump: async () => {
       const connection = await mysql.createConnection(`${ADMIN_URL}/${database}`);
@@ -231,6 +253,13 @@ export async function pressButton(pageUrl: string, action: string): Promise<stri
   });
   if (res.status !== 303) throw new Error(`expected a 303 from ${pageUrl}, got ${res.status}`);
   return res.headers.get('location')!;
+}
+
+/** An order made through the store (no HTTP), its client secret kept for the test's shopper calls. */
+export async function storeOrder(t: TestKit, input: NewOrder): Promise<OrderRecord> {
+  const { order, clientSecret } = await t.kit.store.orders.create(input);
+  t.secrets.set(order.id, clientSecret);
+  return order;
 }
 
 /** GET /orders/{id} with the operator token, which must answer 200: the whole order, with its history. */

@@ -7,6 +7,7 @@ import mysql from 'mysql2/promise';
 import { envSchema } from '../../src/config.js';
 import { jsonOf } from './gateway.js';
 import { logged } from './log-sink.js';
+import { keepSecret, withSecret } from './order-secrets.js';
 
 /**
  * The real entry points (`src/main.ts`, `src/cli.ts`) as child processes, and what tests around them
@@ -19,7 +20,16 @@ export const ADMIN_URL = 'mysql://root@127.0.0.1:3306';
 // biome-ignore lint/suspicious/noExplicitAny: tests read envelopes of every shape
 type Envelope = any;
 
-/** One HTTP call to a running kit process: JSON in (when there is a body), the answer read whole. */
+/**
+ * The client secrets of the orders `call` made, by order id (ids are random: one map serves every
+ * kit a test starts), sent on those orders' shopper routes as a storefront would.
+ */
+const SECRETS = new Map<string, string>();
+
+/**
+ * One HTTP call to a running kit process: JSON in (when there is a body), the answer read whole. An
+ * order's client secret goes with its shopper routes, as `keepSecret` kept it.
+ */
 export async function call(
   url: string,
   method: string,
@@ -27,20 +37,23 @@ export async function call(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: Envelope; text: string; type: string; headers: Headers }> {
+  const sent = withSecret(SECRETS, method, path, headers);
   const res = await fetch(url + path, {
     method,
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    headers: body === undefined ? sent : { 'content-type': 'application/json', ...sent },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(15_000),
   });
   const text = await res.text();
-  return {
+  const answer = {
     status: res.status,
     body: jsonOf(text),
     text,
     type: res.headers.get('content-type') ?? '',
     headers: res.headers,
   };
+  keepSecret(SECRETS, method, path, answer);
+  return answer;
 }
 
 /** Variables the kit reads: none leaks in from the test runner's environment. */

@@ -8,8 +8,9 @@ export interface KitClientOptions extends Omit<ClientOptions, 'headers'> {
   baseUrl: string;
   /**
    * An operator's token, a `storefront` role's, or `OPS_API_TOKEN`: sent as `Authorization: Bearer
-   * <token>` with every request. `GET /orders/{id}` reads it: none, the public view; a reader's, the
-   * whole order; a `storefront` role's, 403.
+   * <token>` with every request. `GET /orders/{id}` reads it: none, the public view (with the order's
+   * `Order-Secret`); a reader's, the whole order; a `storefront` role's, 403. On the pay routes a token
+   * stands in for the order's secret.
    */
   token?: string;
   /** Headers for every request (a token's `Authorization` wins over one here). */
@@ -34,12 +35,15 @@ export type RequestBody<Id extends keyof operations> = operations[Id] extends {
 
 type Schemas = components['schemas'];
 /**
- * An order as anyone holding its id sees it: what `GET /orders/{id}` answers without a token, and the
- * order in the payment answers (status, amounts, `next_action`; minor units, with `*_formatted` beside).
+ * An order as its shopper sees it: what `GET /orders/{id}` answers with the order's `Order-Secret` and
+ * no token, and the order in the payment answers (status, amounts, `next_action`; minor units, with
+ * `*_formatted` beside).
  */
 export type PublicOrder = Schemas['PublicOrder'];
-/** An order as operators see it (`POST /orders`, the operator routes, the order list). */
+/** An order as operators see it (the operator routes, the order list). */
 export type Order = Schemas['Order'];
+/** What `POST /orders` answers: the order as operators see it, and its `client_secret` (this once). */
+export type CreatedOrder = Schemas['CreatedOrder'];
 /** An order with its history: what `GET /orders/{id}` answers with a reader's token. */
 export type OrderWithHistory = Schemas['OrderWithHistory'];
 export type HistoryEntry = Schemas['HistoryEntry'];

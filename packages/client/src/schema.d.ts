@@ -20,7 +20,7 @@ export interface paths {
         put?: never;
         /**
          * Create an order
-         * @description An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`, made by anyone. Its `reference` is unique; without one the kit makes one (the order's id). A `reference` of the caller's own needs the storefront's or an operator's token (`Authorization: Bearer`): otherwise a stranger could take the shop's next reference first.
+         * @description An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`, made by anyone. Its `reference` is unique; without one the kit makes one (the order's id). A `reference` of the caller's own needs the storefront's or an operator's token (`Authorization: Bearer`): otherwise a stranger could take the shop's next reference first. The answer carries the order's `client_secret`, which no read shows again: the order's pay routes and its public view need it beside the id (`Order-Secret`), so that an order id seen in a URL or a log lets nobody pay it, spend its attempts or read it.
          */
         post: operations["createOrder"];
         delete?: never;
@@ -38,7 +38,7 @@ export interface paths {
         };
         /**
          * Read an order: its status, or (operators) everything with its history
-         * @description Without `Authorization`, anyone holding the order id (the storefront, the shopper's browser) reads its public view (`PublicOrder`): status, amounts, and `next_action` while it waits on the shopper. With `Authorization: Bearer <token>` of a role that may read (viewer, finance, operator, admin), the whole order (`OrderWithHistory`): the customer, the description, the payment, the review, every observation of it and its disputes. A token that is sent must be good: a wrong one is a 401, never the public view; a `storefront` role's is a 403. Both answers carry `Vary: Authorization` and `Cache-Control: no-store`.
+         * @description Without `Authorization`, whoever holds the order's client secret (`Order-Secret`: the storefront that made it, the shopper's browser it handed it to) reads its public view (`PublicOrder`): status, amounts, and `next_action` while it waits on the shopper. The id alone reads nothing: without the secret, or with a wrong one, the answer is the 404 of an order that does not exist. With `Authorization: Bearer <token>` of a role that may read (viewer, finance, operator, admin), no secret is needed: the whole order (`OrderWithHistory`): the customer, the description, the payment, the review, every observation of it and its disputes. A token that is sent must be good: a wrong one is a 401, never the public view; a `storefront` role's is a 403 (the storefront reads with the secret, as the shopper does). Every answer carries `Vary: Authorization, Order-Secret` and `Cache-Control: no-store`.
          */
         get: operations["getOrder"];
         put?: never;
@@ -60,7 +60,7 @@ export interface paths {
         put?: never;
         /**
          * Pay by card
-         * @description 3D Secure first, then the transaction (`mode` `sale` captures at once, `auth` waits for a capture). A challenge answers 200 with `next_action`: the challenge page, which returns to `/checkout/3ds-return`. Card data is passed to the gateway and kept nowhere. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
+         * @description 3D Secure first, then the transaction (`mode` `sale` captures at once, `auth` waits for a capture). A challenge answers 200 with `next_action`: the challenge page, which returns to `/checkout/3ds-return`. Card data is passed to the gateway and kept nowhere. The order's client secret (`POST /orders` answered it) goes with the id, in the `Order-Secret` header or as `client_secret` in the body; an operator's or the storefront's token (`Authorization: Bearer`) needs none. Without either, the answer is a 404, and nothing of the order's (its limit, its failed attempts) is spent. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` with the secret does.
          */
         post: operations["payByCard"];
         delete?: never;
@@ -80,7 +80,7 @@ export interface paths {
         put?: never;
         /**
          * Pay with a saved card
-         * @description The order's customer pays with one of their saved cards: the order must name its customer (`customer.merchant_customer_id`) and the request carry a `Customer-Token` the shop's server minted for this order (`POST /customers/{id}/tokens` with `order_id`). No 3D Secure is asked (the payment that saved the card was authenticated). A customer's saved cards pay at most `SAVED_CARD_DAILY_PAYMENTS` times and `SAVED_CARD_DAILY_AMOUNT` per currency in 24 hours this way, every try counted; past that an operator charges (`POST /customers/{id}/charges`). Each payment leaves an audit line naming the credential that vouched. The order's history names the card. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
+         * @description The order's customer pays with one of their saved cards: the order must name its customer (`customer.merchant_customer_id`) and the request carry a `Customer-Token` the shop's server minted for this order (`POST /customers/{id}/tokens` with `order_id`). No 3D Secure is asked (the payment that saved the card was authenticated). A customer's saved cards pay at most `SAVED_CARD_DAILY_PAYMENTS` times and `SAVED_CARD_DAILY_AMOUNT` per currency in 24 hours this way, every try counted; past that an operator charges (`POST /customers/{id}/charges`). Each payment leaves an audit line naming the credential that vouched. The order's history names the card. The order's client secret (`POST /orders` answered it) goes with the id, in the `Order-Secret` header or as `client_secret` in the body; an operator's or the storefront's token (`Authorization: Bearer`) needs none. Without either, the answer is a 404, and nothing of the order's (its limit, its failed attempts) is spent. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` with the secret does.
          */
         post: operations["payBySavedCard"];
         delete?: never;
@@ -100,7 +100,7 @@ export interface paths {
         put?: never;
         /**
          * Pay by redirect
-         * @description A hosted checkout session for a redirect method (`ideal`, `psc`, ...); `next_action` is its page, which returns to `/checkout/return` or `/checkout/cancel`. The gateway is told the client's address (the connection's, or behind `TRUST_PROXY` the one the trusted proxies saw) as the device's `customer.ip_address`; a `customer.ip_address` in the body is used only from the shop's server, whose token (`Authorization: Bearer`, a role that may name orders: storefront, operator, admin) says it calls for a shopper. Without a token anyone may pay; a token that is sent must be good. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` without a token does.
+         * @description A hosted checkout session for a redirect method (`ideal`, `psc`, ...); `next_action` is its page, which returns to `/checkout/return` or `/checkout/cancel`. The gateway is told the client's address (the connection's, or behind `TRUST_PROXY` the one the trusted proxies saw) as the device's `customer.ip_address`; a `customer.ip_address` in the body is used only from the shop's server, whose token (`Authorization: Bearer`, a role that may name orders: storefront, operator, admin) says it calls for a shopper. Without a token anyone may pay; a token that is sent must be good. The order's client secret (`POST /orders` answered it) goes with the id, in the `Order-Secret` header or as `client_secret` in the body; an operator's or the storefront's token (`Authorization: Bearer`) needs none. Without either, the answer is a 404, and nothing of the order's (its limit, its failed attempts) is spent. The answers show the order's public view (`PublicOrder`), as `GET /orders/{id}` with the secret does.
          */
         post: operations["payByRedirect"];
         delete?: never;
@@ -499,7 +499,7 @@ export interface paths {
         };
         /**
          * A customer's saved cards
-         * @description The customer's active saved cards, newest first, as the gateway lists them now (`synced: true`); when the gateway cannot answer, as the kit last knew them (`synced: false`). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403).
+         * @description The customer's active saved cards, newest first, as the gateway listed them at `synced_at` (`synced: true`) and as the kit changed them since: the kit asks the gateway again once its last list is older than `SAVED_CARDS_SYNC_WINDOW_MS` (30 s), and answers from its own rows within it. When the gateway cannot answer, as the kit last knew them (`synced: false`; `synced_at` its last list, or null). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403). Limited per client address (`card_lists_per_address`, counted first) and per customer (`card_lists_per_customer`, counted once the caller is known).
          */
         get: operations["listSavedCards"];
         put?: never;
@@ -674,6 +674,106 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description The order as operators see it, and its client secret: what `POST /orders` answers. */
+        CreatedOrder: {
+            /** @example ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N */
+            id: string;
+            /** @description Sent to the gateway as the payment reference. */
+            reference: string;
+            /** @enum {string} */
+            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed";
+            /** @description Minor units (cents): 1234 is 12.34 EUR. */
+            amount: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            amount_formatted: string;
+            currency: string;
+            description: string | null;
+            customer: {
+                merchant_customer_id?: string;
+                first_name?: string;
+                last_name?: string;
+                /** Format: email */
+                email?: string;
+                phone?: string;
+                address?: string;
+                city?: string;
+                postal_code?: string;
+                country_code?: string;
+                /**
+                 * @description An IPv4 or IPv6 address.
+                 * @example 203.0.113.9
+                 * @example 2001:db8::1
+                 */
+                ip_address?: string;
+            } | null;
+            captured_amount: number | null;
+            captured_amount_formatted: string | null;
+            /** @description The gateway's running refunded total, in minor units. */
+            refunded_amount: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            refunded_amount_formatted: string;
+            /** @description What a chargeback took back while the order is disputed; 0 otherwise (a dispute won gives it back). */
+            disputed_amount: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            disputed_amount_formatted: string;
+            /** @description Why the last attempt failed: a gateway code. */
+            failure_code: string | null;
+            /** @description Set when money does not add up (another amount, a second capture). */
+            needs_review: boolean;
+            review_reason: string | null;
+            /** @description An authorized order: when its authorisation lapses unless captured or voided (the gateway says; null when it does not, and in every other status). */
+            capture_before: string | null;
+            payment: components["schemas"]["Payment"] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * @description The order's client secret (`ocs_...`): answered here once, never by a read. The shopper-facing routes of this order (its pay routes, `GET /orders/{id}` without a token) need it, in the `Order-Secret` header (or `client_secret` in a pay route's body). Keep it with the checkout, hand it to the shopper's browser, never log it; the kit keeps only its hash.
+             * @example ocs_Gz8yX1vW3n4Q9pLk2sD7fB5hJ0mT6rEcA-_uYiOqZxw
+             */
+            client_secret: string;
+        };
+        /** @description The order's current payment attempt. */
+        Payment: {
+            attempt_id: string;
+            /** @enum {string} */
+            kind: "card" | "redirect";
+            mode: ("sale" | "auth") | null;
+            payment_method: string | null;
+            /** @description The saved card it pays with (`card_...`), or null. */
+            saved_card_id: string | null;
+            gateway_transaction_id: string | null;
+            payment_session_id: string | null;
+        };
+        /** @description Field (dotted path) -> what is wrong with it. */
+        FieldErrors: {
+            [key: string]: string[];
+        };
+        Forbidden: {
+            /**
+             * @description The token's role.
+             * @enum {string}
+             */
+            role: "admin" | "operator" | "finance" | "viewer" | "storefront";
+            /** @description The roles that may do this. */
+            allowed: ("admin" | "operator" | "finance" | "viewer" | "storefront")[];
+        };
+        /** @description Which limit turned the request away, and for how long. */
+        RateLimited: {
+            /**
+             * @description The limit spent: its setting is `LIMIT_<LIMIT>` (README, Limits).
+             * @enum {string}
+             */
+            limit: "orders_per_address" | "pay_per_address" | "pay_per_order" | "landing_per_address" | "landing_per_order" | "payment_methods_per_address" | "login_failures_per_address" | "customer_tokens_per_credential" | "token_failures_per_address" | "card_lists_per_customer" | "card_lists_per_address";
+            /** @description Seconds, as `Retry-After` says. */
+            retry_after: number;
+        };
+        OrderList: {
+            orders: components["schemas"]["Order"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
         Order: {
             /** @example ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N */
             id: string;
@@ -728,47 +828,7 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
-        /** @description The order's current payment attempt. */
-        Payment: {
-            attempt_id: string;
-            /** @enum {string} */
-            kind: "card" | "redirect";
-            mode: ("sale" | "auth") | null;
-            payment_method: string | null;
-            /** @description The saved card it pays with (`card_...`), or null. */
-            saved_card_id: string | null;
-            gateway_transaction_id: string | null;
-            payment_session_id: string | null;
-        };
-        /** @description Field (dotted path) -> what is wrong with it. */
-        FieldErrors: {
-            [key: string]: string[];
-        };
-        Forbidden: {
-            /**
-             * @description The token's role.
-             * @enum {string}
-             */
-            role: "admin" | "operator" | "finance" | "viewer" | "storefront";
-            /** @description The roles that may do this. */
-            allowed: ("admin" | "operator" | "finance" | "viewer" | "storefront")[];
-        };
-        /** @description Which limit turned the request away, and for how long. */
-        RateLimited: {
-            /**
-             * @description The limit spent: its setting is `LIMIT_<LIMIT>` (README, Limits).
-             * @enum {string}
-             */
-            limit: "orders_per_address" | "pay_per_address" | "pay_per_order" | "landing_per_address" | "landing_per_order" | "payment_methods_per_address" | "login_failures_per_address" | "customer_tokens_per_credential" | "token_failures_per_address";
-            /** @description Seconds, as `Retry-After` says. */
-            retry_after: number;
-        };
-        OrderList: {
-            orders: components["schemas"]["Order"][];
-            /** @description Pass as `cursor` for the next page; null on the last page. */
-            next_cursor: string | null;
-        };
-        /** @description An order as anyone holding its id sees it (no token): its status, its amounts and, while it is `requires_action`, `next_action`: the page to send the shopper to (the 3DS challenge, the hosted checkout). The customer, the description, why a payment failed, the review, the payment's ids, the history and the disputes are for operators (`OrderWithHistory`). */
+        /** @description An order as its shopper sees it (its client secret, no token): its status, its amounts and, while it is `requires_action`, `next_action`: the page to send the shopper to (the 3DS challenge, the hosted checkout). The customer, the description, why a payment failed, the review, the payment's ids, the history and the disputes are for operators (`OrderWithHistory`). */
         PublicOrder: {
             /** @example ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N */
             id: string;
@@ -896,7 +956,7 @@ export interface components {
             closed_by: string | null;
             note: string | null;
         };
-        /** @description A storefront's payment (anyone holding the order's id may send one): the order's public view, and where to send the shopper. */
+        /** @description A storefront's payment (whoever holds the order's client secret may send one): the order's public view, and where to send the shopper. */
         PublicPaymentAnswer: {
             order: components["schemas"]["PublicOrder"];
             next_action: components["schemas"]["NextAction"];
@@ -1410,7 +1470,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created: `pending`. */
+            /** @description Created: `pending`. The order carries its `client_secret`, this once: the order's shopper routes need it. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1423,7 +1483,7 @@ export interface operations {
                         /** @constant */
                         code: "";
                         data: {
-                            order: components["schemas"]["Order"];
+                            order: components["schemas"]["CreatedOrder"];
                         };
                     };
                 };
@@ -1618,7 +1678,10 @@ export interface operations {
     getOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The order's client secret, as `POST /orders` answered it (`client_secret`). Needed without `Authorization` (a pay route may carry it in its body instead); with an operator's or the storefront's token, not needed. */
+                "Order-Secret"?: string;
+            };
             path: {
                 /** @description The order id (`ord_...`). */
                 id: string;
@@ -1627,10 +1690,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Without a token, `PublicOrder`; with a reader's token, `OrderWithHistory`. */
+            /** @description With the order's secret, `PublicOrder`; with a reader's token, `OrderWithHistory`. */
             200: {
                 headers: {
-                    /** @description `Authorization`: the answer depends on the token. */
+                    /** @description `Authorization, Order-Secret`: the answer depends on the token and the secret. */
                     Vary: string;
                     /** @description `no-store`. */
                     "Cache-Control": string;
@@ -1687,7 +1750,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1782,7 +1845,10 @@ export interface operations {
     payByCard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The order's client secret, as `POST /orders` answered it (`client_secret`). Needed without `Authorization` (a pay route may carry it in its body instead); with an operator's or the storefront's token, not needed. */
+                "Order-Secret"?: string;
+            };
             path: {
                 /** @description The order id (`ord_...`). */
                 id: string;
@@ -1833,6 +1899,8 @@ export interface operations {
                          */
                         ip_address?: string;
                     };
+                    /** @description The order's client secret (`POST /orders` answered it), when not sent as the `Order-Secret` header. */
+                    client_secret?: string;
                     /** @default false */
                     save_card?: boolean;
                 };
@@ -1890,7 +1958,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description With `save_card: true` only: `CUSTOMER_TOKEN_REQUIRED` or `CUSTOMER_TOKEN_INVALID`, the order's customer's `Customer-Token` is missing or not theirs. Nothing was charged. */
+            /** @description `UNAUTHORIZED`: an `Authorization` token nobody holds. With `save_card: true` only: `CUSTOMER_TOKEN_REQUIRED` or `CUSTOMER_TOKEN_INVALID`, the order's customer's `Customer-Token` is missing or not theirs. Nothing was charged. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1901,7 +1969,7 @@ export interface operations {
                         success: false;
                         message: string;
                         /** @enum {string} */
-                        code: "CUSTOMER_TOKEN_REQUIRED" | "CUSTOMER_TOKEN_INVALID";
+                        code: "UNAUTHORIZED" | "CUSTOMER_TOKEN_REQUIRED" | "CUSTOMER_TOKEN_INVALID";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
@@ -1927,7 +1995,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2079,7 +2147,10 @@ export interface operations {
     payBySavedCard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The order's client secret, as `POST /orders` answered it (`client_secret`). Needed without `Authorization` (a pay route may carry it in its body instead); with an operator's or the storefront's token, not needed. */
+                "Order-Secret"?: string;
+            };
             path: {
                 /** @description The order id (`ord_...`). */
                 id: string;
@@ -2119,6 +2190,8 @@ export interface operations {
                          */
                         ip_address?: string;
                     };
+                    /** @description The order's client secret (`POST /orders` answered it), when not sent as the `Order-Secret` header. */
+                    client_secret?: string;
                 };
             };
         };
@@ -2230,7 +2303,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. `CARD_NOT_FOUND`: the customer has no saved card with this id (another customer's card is none of theirs; `errors.card`). */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. `CARD_NOT_FOUND`: the customer has no saved card with this id (another customer's card is none of theirs; `errors.card`). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2383,7 +2456,10 @@ export interface operations {
     payByRedirect: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The order's client secret, as `POST /orders` answered it (`client_secret`). Needed without `Authorization` (a pay route may carry it in its body instead); with an operator's or the storefront's token, not needed. */
+                "Order-Secret"?: string;
+            };
             path: {
                 /** @description The order id (`ord_...`). */
                 id: string;
@@ -2420,6 +2496,8 @@ export interface operations {
                          */
                         ip_address?: string;
                     };
+                    /** @description The order's client secret (`POST /orders` answered it), when not sent as the `Order-Secret` header. */
+                    client_secret?: string;
                 };
             };
         };
@@ -2512,7 +2590,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5445,7 +5523,10 @@ export interface operations {
                         data: {
                             customer_id: string;
                             cards: components["schemas"]["SavedCard"][];
+                            /** @description True: the gateway's list as of `synced_at` (asked now, or within the sync window), with what the kit did since. False: the gateway did not answer; the kit's own rows. */
                             synced: boolean;
+                            /** @description When the kit asked the gateway for the list these rows follow; null: it never had one. */
+                            synced_at: string | null;
                         };
                     };
                 };
@@ -5526,7 +5607,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            /** @description `RATE_LIMITED`: too many lists of saved cards from this client address (`card_lists_per_address`) or of this customer's (`card_lists_per_customer`) (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */

@@ -140,13 +140,14 @@ export async function chargeSavedCard(deps: SavedCardDeps, charge: SavedCardChar
   let order: OrderRecord;
   let created = true;
   try {
-    order = await deps.store.orders.create({
+    // An operator's charge: its client secret is nobody's to use (operators need none), so not kept.
+    ({ order } = await deps.store.orders.create({
       amountMinor: charge.amountMinor,
       currency: charge.currency,
       reference,
       description: charge.description ?? null,
       customer: { merchant_customer_id: charge.customerId },
-    });
+    }));
   } catch (error) {
     if (!(error instanceof DuplicateReference)) throw error;
     order = (await deps.store.orders.byReference(reference))!;

@@ -50,6 +50,8 @@ export function createMerchantApp(
     trustProxy?: number;
     /** PROXY_IP_HEADER: where those proxies put the client's address. Default X-Forwarded-For. */
     proxyIpHeader?: string;
+    /** SAVED_CARDS_SYNC_WINDOW_MS: a customer's cards from the kit's rows this long after a gateway list. Default 30 s. */
+    savedCardsSyncWindowMs?: number;
   },
 ): Koa {
   // TRUST_PROXY: only then is the proxies' header believed, and only its last `trustProxy` entries

@@ -12,7 +12,7 @@ import type { KnownInstrument } from '../store/index.js';
 import type { SavedCardRecord } from '../store/records.js';
 import { customerOrOperator } from './customer-auth.js';
 import { jsonBody, ok, parse, validate } from './errors.js';
-import { enforce } from './limits.js';
+import { clientKey, customerKey, enforce } from './limits.js';
 import type { OpsAuth } from './ops-auth.js';
 import { actorOf } from './ops-auth.js';
 import { answerPayment, operatorKey, type RouteDeps } from './routes.js';
@@ -23,9 +23,16 @@ import { orderView } from './views.js';
 export interface CustomerRouteDeps extends MerchantDeps, Pick<RouteDeps, 'orderRules' | 'limits'> {
   customerTokens: CustomerTokens;
   ops: OpsAuth;
+  /**
+   * How long after the kit last had the gateway's list of a customer's cards it answers from its own
+   * rows (SAVED_CARDS_SYNC_WINDOW_MS). Default 30 s; 0: every list asks the gateway.
+   */
+  savedCardsSyncWindowMs?: number;
 }
 
 const PAGES = 10;
+/** SAVED_CARDS_SYNC_WINDOW_MS's default. */
+export const SAVED_CARDS_SYNC_WINDOW_MS = 30_000;
 
 const known = (i: GatewayPaymentInstrument): KnownInstrument => ({
   vaultToken: i.vault_token,
@@ -37,9 +44,12 @@ const known = (i: GatewayPaymentInstrument): KnownInstrument => ({
 
 /**
  * Customers and their saved cards (issue 21). The customer's own calls carry their token; operators
- * theirs. The cards the kit shows are the gateway's: each list asks it (a card revoked there, or saved
- * by a payment whose answer the kit never heard, is seen at once), and a gateway that cannot answer
- * leaves the kit's own rows, said to be so (`synced: false`).
+ * theirs. The cards the kit shows are the gateway's: a list asks it (a card revoked there, or saved
+ * by a payment whose answer the kit never heard, is seen then), unless the kit had its list less than
+ * SAVED_CARDS_SYNC_WINDOW_MS ago: then its own rows (which hold that list and what the kit did since),
+ * as of `synced_at`. A gateway that cannot answer leaves the kit's own rows, said to be so
+ * (`synced: false`). Each list is limited per address and per customer (issue 41): a signed-in
+ * shopper reloading it cannot spend checkout's share of the key's budget.
  */
 export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
   router.post('/customers/:id/tokens', async (ctx) => {
@@ -74,33 +84,51 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
     );
   });
 
+  const syncWindowMs = deps.savedCardsSyncWindowMs ?? SAVED_CARDS_SYNC_WINDOW_MS;
+
   router.get('/customers/:id/cards', async (ctx) => {
+    // The address first, before anything is read; the customer once the caller is known to be
+    // theirs (or an operator), so that a stranger cannot spend a customer's lists.
+    await enforce(deps.limits, [['card_lists_per_address', clientKey(ctx)]]);
     const customerId = customerIdOf(ctx);
     await customerOrOperator(ctx, deps, customerId, 'read');
+    await enforce(deps.limits, [['card_lists_per_customer', customerKey(customerId)]]);
     let cards: SavedCardRecord[];
     let synced = true;
-    try {
-      // What the kit changes after this is newer than the list (sync).
-      const listedAt = new Date(deps.clock.now());
-      const listed: KnownInstrument[] = [];
-      for (let page = 1; page <= PAGES; page++) {
-        const answer = await deps.gateway.listPaymentInstruments(customerId, { page });
-        listed.push(...answer.data.payment_instruments.map(known));
-        const p = answer.data.pagination;
-        if (!p || p.current_page >= p.last_page) break;
-      }
-      cards = await deps.store.savedCards.sync(customerId, listed, listedAt);
-    } catch (error) {
-      if (!gatewayFailure(error)) throw error;
-      deps.logger.warn(
-        { customer: customerId, gateway: error instanceof GatewayError ? error.code : 'unreachable' },
-        "saved cards listed from the kit's own records: the gateway did not answer",
-      );
+    let syncedAt = await deps.store.savedCards.syncedAt(customerId);
+    const since = syncedAt === null ? null : deps.clock.now() - syncedAt.getTime();
+    if (since !== null && since >= 0 && since < syncWindowMs) {
+      // The gateway's list of a moment ago, and what the kit did since (a card saved or removed here).
       cards = await deps.store.savedCards.list(customerId);
-      synced = false;
-    }
+    } else
+      try {
+        // What the kit changes after this is newer than the list (sync).
+        const listedAt = new Date(deps.clock.now());
+        const listed: KnownInstrument[] = [];
+        for (let page = 1; page <= PAGES; page++) {
+          const answer = await deps.gateway.listPaymentInstruments(customerId, { page });
+          listed.push(...answer.data.payment_instruments.map(known));
+          const p = answer.data.pagination;
+          if (!p || p.current_page >= p.last_page) break;
+        }
+        cards = await deps.store.savedCards.sync(customerId, listed, listedAt);
+        syncedAt = listedAt;
+      } catch (error) {
+        if (!gatewayFailure(error)) throw error;
+        deps.logger.warn(
+          { customer: customerId, gateway: error instanceof GatewayError ? error.code : 'unreachable' },
+          "saved cards listed from the kit's own records: the gateway did not answer",
+        );
+        cards = await deps.store.savedCards.list(customerId);
+        synced = false;
+      }
     const now = deps.clock.now();
-    ok(ctx, { customer_id: customerId, cards: cards.map((c) => savedCardView(c, now)), synced });
+    ok(ctx, {
+      customer_id: customerId,
+      cards: cards.map((c) => savedCardView(c, now)),
+      synced,
+      synced_at: syncedAt?.toISOString() ?? null,
+    });
   });
 
   router.delete('/customers/:id/cards/:card', async (ctx) => {

@@ -18,6 +18,8 @@ export interface DemoShopScriptSettings {
   customer: { id: string; token: string; expires_at: string };
   /** The header the customer's token goes in. */
   tokenHeader: string;
+  /** The header an order's client secret goes in (its reads and payments as the shopper). */
+  secretHeader: string;
 }
 
 /**

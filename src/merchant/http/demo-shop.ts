@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import type { Config } from '../../config.js';
 import { escapeHtml, HEAD_START, jsonForScript } from '../../shared/html.js';
 import type { MerchantDeps } from '../checkout/deps.js';
+import { ORDER_SECRET_HEADER } from '../orders/client-secret.js';
 import { REVIEW_RESOLUTIONS } from '../orders/review.js';
 import { ORDER_STATUSES } from '../orders/status.js';
 import { CUSTOMER_TOKEN_HEADER } from './customer-auth.js';
@@ -102,6 +103,7 @@ export function renderDemoShop(
     resolutions: REVIEW_RESOLUTIONS,
     customer: { id: customer.id, token: customer.token, expires_at: customer.expiresAt.toISOString() },
     tokenHeader: CUSTOMER_TOKEN_HEADER,
+    secretHeader: ORDER_SECRET_HEADER,
   };
   const cardsPath = `/customers/${encodeURIComponent(customer.id)}/cards`;
   return `<!doctype html><html lang="en"><head>${HEAD_START}<title>Demo shop</title>

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { LimitName, Limits } from '../../infra/rate-limits.js';
 import { addressKey, normalizeAddress } from '../../shared/ip-address.js';
@@ -25,6 +26,14 @@ export function clientKey(ctx: Context): string {
 }
 
 /**
+ * A customer id as a per-customer limit's key: its SHA-256, not the id (the shop's own id for a
+ * customer may be an e-mail address, and Redis keeps no customer data).
+ */
+export function customerKey(id: string): string {
+  return createHash('sha256').update(id).digest('hex').slice(0, 32);
+}
+
+/**
  * An order id as a per-order limit's key: only the shape of an id the kit makes (`ord_` and 24
  * letters or digits). Anything else names no order (the route answers 404) and is not counted, so
  * that random paths neither fill Redis nor put what a client wrote there (a card number, say).
@@ -43,6 +52,8 @@ const REFUSALS: Record<LimitName, string> = {
   login_failures_per_address: 'Too many failed sign-ins from this address',
   customer_tokens_per_credential: 'Too many customer tokens minted with this credential',
   token_failures_per_address: 'Too many wrong tokens from this address',
+  card_lists_per_customer: "Too many lists of this customer's saved cards",
+  card_lists_per_address: 'Too many lists of saved cards from this address',
 };
 
 /**

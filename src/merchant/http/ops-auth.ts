@@ -122,9 +122,15 @@ export class OpsAuth {
    * 429 past the limit on wrong tokens) or 403 `FORBIDDEN` naming the roles that would do.
    */
   async require(ctx: Context, permission: Permission): Promise<Principal> {
+    const who = await this.known(ctx);
+    if (!may(who.role, permission)) throw forbidden(who, permission);
+    return who;
+  }
+
+  /** The request's principal, whatever its role: else 401 (no token, or one nobody holds: counted). */
+  async known(ctx: Context): Promise<Principal> {
     const who = await this.bearer(ctx);
     if (!who) throw unauthorized(bearerOf(ctx) !== '');
-    if (!may(who.role, permission)) throw forbidden(who, permission);
     return who;
   }
 

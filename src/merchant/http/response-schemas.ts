@@ -107,6 +107,20 @@ export const historyEntrySchema = z
     description: "One observation of the gateway, applied or not, or a person's act on the order.",
   });
 
+/** What POST /orders answers: the order, and its client secret (issue 41), answered this once. */
+export const createdOrderSchema = orderSchema
+  .extend({
+    client_secret: z.string().meta({
+      description:
+        "The order's client secret (`ocs_...`): answered here once, never by a read. The shopper-facing routes of this order (its pay routes, `GET /orders/{id}` without a token) need it, in the `Order-Secret` header (or `client_secret` in a pay route's body). Keep it with the checkout, hand it to the shopper's browser, never log it; the kit keeps only its hash.",
+      examples: ['ocs_Gz8yX1vW3n4Q9pLk2sD7fB5hJ0mT6rEcA-_uYiOqZxw'],
+    }),
+  })
+  .meta({
+    id: 'CreatedOrder',
+    description: 'The order as operators see it, and its client secret: what `POST /orders` answers.',
+  });
+
 export const orderWithHistorySchema = orderSchema
   .extend({
     history: z.array(historyEntrySchema),
@@ -125,7 +139,7 @@ export const nextActionSchema = z
       'Where to send the customer: the 3DS challenge or the hosted checkout page; null when nothing is left to do.',
   });
 
-/** orders/order-view.ts, publicOrderView: what anyone holding an order's id reads. */
+/** orders/order-view.ts, publicOrderView: what the holder of an order's client secret reads. */
 export const publicOrderSchema = orderSchema
   .pick({
     id: true,
@@ -146,7 +160,7 @@ export const publicOrderSchema = orderSchema
   .meta({
     id: 'PublicOrder',
     description:
-      "An order as anyone holding its id sees it (no token): its status, its amounts and, while it is `requires_action`, `next_action`: the page to send the shopper to (the 3DS challenge, the hosted checkout). The customer, the description, why a payment failed, the review, the payment's ids, the history and the disputes are for operators (`OrderWithHistory`).",
+      "An order as its shopper sees it (its client secret, no token): its status, its amounts and, while it is `requires_action`, `next_action`: the page to send the shopper to (the 3DS challenge, the hosted checkout). The customer, the description, why a payment failed, the review, the payment's ids, the history and the disputes are for operators (`OrderWithHistory`).",
   });
 
 export const paymentAnswerSchema = z
@@ -158,7 +172,7 @@ export const publicPaymentAnswerSchema = z
   .meta({
     id: 'PublicPaymentAnswer',
     description:
-      "A storefront's payment (anyone holding the order's id may send one): the order's public view, and where to send the shopper.",
+      "A storefront's payment (whoever holds the order's client secret may send one): the order's public view, and where to send the shopper.",
   });
 
 export const operationSchema = z

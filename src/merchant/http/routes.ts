@@ -13,6 +13,7 @@ import { payByRedirect } from '../checkout/redirect.js';
 import { payBySavedCard } from '../checkout/saved.js';
 import { HttpError, invalid, invalidState } from '../errors/http-error.js';
 import { may } from '../operators/roles.js';
+import { ORDER_SECRET_HEADER } from '../orders/client-secret.js';
 import { type OrderRules, orderRuleErrors } from '../orders/order-rules.js';
 import { InvalidTransition } from '../orders/status.js';
 import { OrderNotFound } from '../store/index.js';
@@ -22,6 +23,7 @@ import { jsonBody, ok, parse, parseQuery, validate } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
 import { clientAddress, clientKey, enforce, orderKey } from './limits.js';
 import { actorOf, bearerOf, type OpsAuth } from './ops-auth.js';
+import { shopperOrder } from './order-access.js';
 import { customerIdOfOrder, customersCard, usable, vouchSavedCardPayment } from './saved-cards.js';
 import {
   captureSchema,
@@ -68,31 +70,37 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     }
     const refused = orderRuleErrors(deps.orderRules, body.currency, body.minor);
     if (refused) throw invalid(refused);
-    const order = await orders.create({
+    const { order, clientSecret } = await orders.create({
       amountMinor: body.minor,
       currency: body.currency,
       reference: body.reference,
       description: body.description,
       customer: body.customer,
     });
-    ok(ctx, { order: orderView(order) }, 201, 'Order created.');
+    // The client secret, once: the shopper's routes of this order need it (order-access.ts). No read
+    // of the order shows it again; the kit keeps only its hash.
+    ok(ctx, { order: { ...orderView(order), client_secret: clientSecret } }, 201, 'Order created.');
   });
 
   /**
-   * Anyone who holds an order's id (a shopper's browser, a link) reads where it stands; who paid, its
-   * history and disputes are for operators who may read. A token that is sent must be good: a wrong one
-   * is a 401, never the public view, so a broken operator setup is seen at once.
+   * Who holds an order's client secret (the shopper's browser, the storefront that made it) reads
+   * where it stands (order-access.ts); the id alone reads nothing. Who paid, its history and disputes
+   * are for operators who may read, who need no secret. A token that is sent must be a reader's: a
+   * wrong one is a 401 and another role's a 403, never the public view, so a broken operator setup is
+   * seen at once.
    */
   router.get('/orders/:id', async (ctx) => {
-    // One address, two answers: no cache may hand the operator's to someone without the token.
-    ctx.set('Vary', 'Authorization');
+    // One address, several answers: no cache may hand the operator's to someone without the token,
+    // nor the shopper's to someone without the secret.
+    ctx.set('Vary', `Authorization, ${ORDER_SECRET_HEADER}`);
     ctx.set('Cache-Control', 'no-store');
-    const reader = ctx.get('Authorization') === '' ? null : await deps.ops.require(ctx, 'read');
-    const order = await existing(ctx.params.id);
-    if (!reader) {
+    if (ctx.get('Authorization') === '') {
+      const { order } = await shopperOrder(ctx, deps);
       ok(ctx, { order: publicOrderView(order, await currentAttempt(order)) });
       return;
     }
+    await deps.ops.require(ctx, 'read');
+    const order = await existing(ctx.params.id);
     const [attempt, lines, disputes] = await Promise.all([
       currentAttempt(order),
       history.ofOrder(order.id),
@@ -122,20 +130,25 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     }
   };
 
-  const payLimits = (ctx: Context) =>
-    enforce(deps.limits, [
-      ['pay_per_address', clientKey(ctx)],
-      ['pay_per_order', orderKey(ctx.params.id)],
-    ]);
+  /**
+   * What every pay route does first: the address's limit (before the body is read), the order's
+   * secret or a credential (a stranger's request is a 404 and counts toward nothing of the order's),
+   * then the order's limit. The body, read once; the route parses it.
+   */
+  const payAccess = async (ctx: Context) => {
+    await enforce(deps.limits, [['pay_per_address', clientKey(ctx)]]);
+    const raw = await jsonBody(ctx);
+    const { order, who } = await shopperOrder(ctx, deps, raw.client_secret);
+    await enforce(deps.limits, [['pay_per_order', orderKey(order.id)]]);
+    return { raw, order, who };
+  };
 
   router.post('/orders/:id/pay/card', async (ctx) => {
-    await payLimits(ctx);
-    const body = parse(payCardSchema, await jsonBody(ctx));
-    const saveFor = body.save_card
-      ? await customerOf(ctx, await existing(ctx.params.id), 'save_card')
-      : undefined;
-    const outcome = await paying(ctx.params.id!, () =>
-      payByCard(deps, ctx.params.id!, {
+    const { raw, order } = await payAccess(ctx);
+    const body = parse(payCardSchema, raw);
+    const saveFor = body.save_card ? await customerOf(ctx, order, 'save_card') : undefined;
+    const outcome = await paying(order.id, () =>
+      payByCard(deps, order.id, {
         card: body.card,
         mode: body.mode,
         customer: body.customer,
@@ -149,9 +162,8 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
   });
 
   router.post('/orders/:id/pay/saved', async (ctx) => {
-    await payLimits(ctx);
-    const body = parse(paySavedSchema, await jsonBody(ctx));
-    const order = await existing(ctx.params.id);
+    const { raw, order } = await payAccess(ctx);
+    const body = parse(paySavedSchema, raw);
     const customerId = customerIdOfOrder(order, 'card');
     const vouched = await requireOrderToken(ctx, deps, customerId, order.id);
     const card = usable(await customersCard(deps, customerId, body.card), deps.clock.now());
@@ -178,10 +190,9 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
   }
 
   router.post('/orders/:id/pay/redirect', async (ctx) => {
-    await payLimits(ctx);
-    // Anyone may pay; a token, when one is sent, must be good.
-    const who = await deps.ops.optional(ctx);
-    const body = parse(payRedirectSchema, await jsonBody(ctx));
+    // Anyone may pay; a token, when one is sent, must be good (payAccess).
+    const { raw, order, who } = await payAccess(ctx);
+    const body = parse(payRedirectSchema, raw);
     // A session has no browser_data: `customer.ip_address` is its device address (gateway-api.md,
     // Payment sessions rule 4). It is the address the kit saw (behind TRUST_PROXY's proxies), never
     // what an anonymous body claims: only the shop's own server (a token that may name orders, calling
@@ -190,8 +201,8 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     const ip = (shopServer ? body.customer?.ip_address : undefined) ?? clientAddress(ctx) ?? undefined;
     await answerPayment(
       ctx,
-      await paying(ctx.params.id!, () =>
-        payByRedirect(deps, ctx.params.id!, {
+      await paying(order.id, () =>
+        payByRedirect(deps, order.id, {
           paymentMethod: body.payment_method,
           customer: ip === undefined ? body.customer : { ...body.customer, ip_address: ip },
         }),

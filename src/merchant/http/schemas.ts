@@ -109,11 +109,21 @@ export const createOrderSchema = keepsNoCardNumber(
 
 const mode = z.enum(['sale', 'auth'], { message: 'must be sale or auth' }).default('sale');
 
+/**
+ * The order's client secret in a pay route's body, for a caller that cannot set the `Order-Secret`
+ * header (order-access.ts reads it before the body is parsed; the header wins when both are sent).
+ */
+const clientSecret = z.string().max(255).optional().meta({
+  description:
+    "The order's client secret (`POST /orders` answered it), when not sent as the `Order-Secret` header.",
+});
+
 export const payCardSchema = keepsNoCardNumber(
   z.object({
     card: cardSchema,
     mode,
     customer: customerSchema.optional(),
+    client_secret: clientSecret,
     /** Keep the card for the order's customer (issue 21): the shop sends it only with their consent. */
     save_card: z.boolean({ message: 'must be true or false' }).default(false),
   }),
@@ -125,7 +135,7 @@ const savedCardId = z
   .regex(/^card_[A-Za-z0-9]{24}$/, 'must be the id of a saved card (card_...)');
 
 export const paySavedSchema = keepsNoCardNumber(
-  z.object({ card: savedCardId, mode, customer: customerSchema.optional() }),
+  z.object({ card: savedCardId, mode, customer: customerSchema.optional(), client_secret: clientSecret }),
 );
 
 /**
@@ -157,6 +167,7 @@ export const payRedirectSchema = keepsNoCardNumber(
   z.object({
     payment_method: z.string({ message: 'is required' }).min(1, 'is required').max(64),
     customer: customerSchema.optional(),
+    client_secret: clientSecret,
   }),
 );
 

@@ -90,7 +90,14 @@ export function createStore({ sequelize, pool, transitionPool, clock, random, bo
 export type { AuditEntry, AuditLine } from './audit.js';
 export { isDispute, type LoseRefusal } from './disputes.js';
 export { OperatorExists } from './operators.js';
-export type { Change, NewOrder, OrderBeforeAttempt, Transitioned, TransitionTarget } from './orders.js';
+export type {
+  Change,
+  CreatedOrder,
+  NewOrder,
+  OrderBeforeAttempt,
+  Transitioned,
+  TransitionTarget,
+} from './orders.js';
 export { DuplicateReference, OrderNotFound } from './orders.js';
 export type { PollTarget } from './polls.js';
 export type * from './records.js';

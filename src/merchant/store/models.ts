@@ -14,6 +14,7 @@ import type {
   HistoryRecord,
   OperationRecord,
   OperatorRecord,
+  OrderRecord,
   SavedCardRecord,
   SecretRecord,
   UnmatchedMoneyRecord,
@@ -64,6 +65,8 @@ export type SavedCardRow = Row<
   SavedCardRecord & VaultTokenColumns,
   'saved_by_order_id' | 'revoked_at' | 'revoked_by'
 >;
+/** When the kit last had the gateway's list of a customer's saved cards. */
+export type SavedCardSyncRow = Row<{ customer_id: string; synced_at: Date }>;
 
 export interface Models {
   Order: ModelStatic<OrderRow>;
@@ -78,6 +81,7 @@ export interface Models {
   Operator: ModelStatic<OperatorRow>;
   Audit: ModelStatic<AuditRow>;
   SavedCard: ModelStatic<SavedCardRow>;
+  SavedCardSync: ModelStatic<SavedCardSyncRow>;
 }
 
 // Factories: Sequelize writes into attribute definitions, so two attributes must never share one object.
@@ -243,6 +247,11 @@ export function defineModels(sequelize: Sequelize): Models {
     },
     options('saved_cards'),
   );
+  const SavedCardSync = sequelize.define<SavedCardSyncRow>(
+    'SavedCardSync',
+    { customer_id: { type: DataTypes.STRING(255), primaryKey: true }, synced_at: when() },
+    options('saved_card_syncs'),
+  );
   return {
     Order,
     Attempt,
@@ -256,12 +265,18 @@ export function defineModels(sequelize: Sequelize): Models {
     Operator,
     Audit,
     SavedCard,
+    SavedCardSync,
   };
 }
 
 /** A row as its plain record. */
 // `clone`: without it Sequelize hands out the row's own dataValues, which a later update would change.
 export const plain = <R extends Model>(row: R): Attributes<R> => row.get({ plain: true, clone: true });
+
+/** An order's row as its record: the hidden column (its client secret's hash) stays behind. */
+export function orderRecord(row: OrderRow): OrderRecord {
+  return recordFrom(ORDERS, plain(row));
+}
 
 /** An attempt's row as its record: the hidden columns (the sealed hold) stay behind. */
 export function attemptRecord(row: AttemptRow): AttemptRecord {

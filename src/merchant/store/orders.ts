@@ -2,11 +2,12 @@ import { UniqueConstraintError } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { countsTowardCap, TooManyAttempts } from '../orders/attempt-cap.js';
+import { clientSecretHash, newClientSecret, secretMatches } from '../orders/client-secret.js';
 import { INITIAL_PAYMENT } from '../orders/decide.js';
 import { wasResolved, withReason } from '../orders/review.js';
 import { statusOnNewAttempt } from '../orders/status.js';
 import type { HistoryEntry } from './history.js';
-import { type Models, plain } from './models.js';
+import { type Models, orderRecord } from './models.js';
 import {
   type LockTurn,
   type OrderChange,
@@ -16,13 +17,18 @@ import {
   type Written,
 } from './order-writer.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
-import { ORDERS, recordFrom } from './tables.js';
 
 export type { LockTurn };
 export { OrderNotFound };
 
 export class DuplicateReference extends Error {
   override name = 'DuplicateReference';
+}
+
+/** A new order, and its client secret: answered by POST /orders once, kept nowhere. */
+export interface CreatedOrder {
+  order: OrderRecord;
+  clientSecret: string;
 }
 
 export interface NewOrder {
@@ -154,9 +160,13 @@ export class OrderStore {
     private readonly random: RandomSource,
   ) {}
 
-  /** A new order is a row, not a change: nothing happened to it yet, so it has no history or event. */
-  async create(input: NewOrder): Promise<OrderRecord> {
+  /**
+   * A new order is a row, not a change: nothing happened to it yet, so it has no history or event.
+   * Its client secret is made here and answered once; the row keeps only its hash.
+   */
+  async create(input: NewOrder): Promise<CreatedOrder> {
     const id = randomId('ord_', this.random);
+    const clientSecret = newClientSecret(this.random);
     const now = new Date(this.clock.now());
     try {
       const row = await this.models.Order.create({
@@ -174,9 +184,10 @@ export class OrderStore {
         current_attempt_id: null,
         created_at: now,
         updated_at: now,
+        client_secret_hash: clientSecretHash(clientSecret),
       });
       // What it was not given (next_poll_at, say) is NULL, as the record says.
-      return recordFrom(ORDERS, plain(row));
+      return { order: orderRecord(row), clientSecret };
     } catch (error) {
       if (error instanceof UniqueConstraintError)
         throw new DuplicateReference(`reference ${input.reference} is already used`);
@@ -186,13 +197,23 @@ export class OrderStore {
 
   async find(id: string): Promise<OrderRecord | null> {
     const row = await this.models.Order.findByPk(id);
-    return row && plain(row);
+    return row && orderRecord(row);
+  }
+
+  /**
+   * The order, for a request that presents its client secret: null for an id no order has, an order
+   * without a secret, no secret and a wrong one alike (compared in constant time), so that none of
+   * them can be told from another.
+   */
+  async findWithSecret(id: string, secret: string | undefined): Promise<OrderRecord | null> {
+    const row = await this.models.Order.findByPk(id);
+    return secretMatches(secret, row?.client_secret_hash ?? null) && row ? orderRecord(row) : null;
   }
 
   /** The order that carries a reference (unique), if any. */
   async byReference(reference: string): Promise<OrderRecord | null> {
     const row = await this.models.Order.findOne({ where: { reference } });
-    return row && plain(row);
+    return row && orderRecord(row);
   }
 
   /**

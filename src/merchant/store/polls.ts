@@ -1,7 +1,7 @@
 import { Op, QueryTypes, type Sequelize } from 'sequelize';
 import { sqlTime, transaction } from '../../infra/database.js';
 import { POLLED } from '../orders/poll-schedule.js';
-import { attemptRecord, type Models, plain } from './models.js';
+import { attemptRecord, type Models, orderRecord } from './models.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
 
 /** Watched orders whose current attempt has something at the gateway to ask about (replacement: POLLED). */
@@ -117,7 +117,7 @@ export class PollStore {
     for (const id of ids) {
       const order = orders.find((o) => o.id === id);
       const attempt = order?.current_attempt_id ? byId.get(order.current_attempt_id) : undefined;
-      if (order && attempt) targets.push({ order: plain(order), attempt });
+      if (order && attempt) targets.push({ order: orderRecord(order), attempt });
     }
     return targets;
   }

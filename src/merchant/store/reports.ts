@@ -1,6 +1,6 @@
 import { Op } from 'sequelize';
 import type { DisputeStore } from './disputes.js';
-import { attemptRecord, type Models, plain } from './models.js';
+import { attemptRecord, type Models, orderRecord } from './models.js';
 import type { AttemptRecord, DisputeRecord, OrderRecord } from './records.js';
 
 /** An order with its current attempt and that attempt's latest dispute: one line of the reconciliation report. */
@@ -53,7 +53,7 @@ export class ReportStore {
     const byId = new Map(attempts.map((a) => [a.id, attemptRecord(a)]));
     const disputes = await this.disputes.latestOf(ids);
     return orders.map((o) => ({
-      order: plain(o),
+      order: orderRecord(o),
       attempt: o.current_attempt_id ? (byId.get(o.current_attempt_id) ?? null) : null,
       dispute: o.current_attempt_id ? (disputes.get(o.current_attempt_id) ?? null) : null,
     }));

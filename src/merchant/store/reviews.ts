@@ -4,7 +4,7 @@ import { type Actor, actorLabel } from '../operators/roles.js';
 import { withResolved } from '../orders/review.js';
 import type { OrderStatus } from '../orders/status.js';
 import { auditStatement } from './audit.js';
-import { attemptRecord, type Models, plain } from './models.js';
+import { attemptRecord, type Models, orderRecord } from './models.js';
 import type { OrderWriter } from './order-writer.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
 import { ATTEMPTS } from './tables.js';
@@ -80,7 +80,7 @@ export class ReviewStore {
       // One more than asked: whether there is a next page, without counting.
       limit: q.limit + 1,
     });
-    const page = rows.slice(0, q.limit).map((r) => plain(r));
+    const page = rows.slice(0, q.limit).map(orderRecord);
     const attemptIds = page.map((o) => o.current_attempt_id).filter((id): id is string => id !== null);
     const attempts =
       attemptIds.length === 0

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Op, QueryTypes, type Sequelize, UniqueConstraintError } from 'sequelize';
-import { transaction } from '../../infra/database.js';
+import { sqlTime, transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import type { SecretBox } from '../../shared/secret-box.js';
@@ -202,7 +202,19 @@ export class SavedCardStore {
     const now = new Date(this.clock.now());
     for (const row of gone)
       await row.update({ status: 'revoked', revoked_at: now, revoked_by: 'gateway', updated_at: now });
+    // The list's time, kept unless a newer list was kept meanwhile (two lists at once).
+    await this.sequelize.query(
+      `INSERT INTO saved_card_syncs (customer_id, synced_at) VALUES (?, ?)
+       ON DUPLICATE KEY UPDATE synced_at = GREATEST(synced_at, VALUES(synced_at))`,
+      { replacements: [customerId, sqlTime(listedAt)] },
+    );
     return this.list(customerId);
+  }
+
+  /** When the kit asked the gateway for the list it last brought this customer's rows in line with; null: never. */
+  async syncedAt(customerId: string): Promise<Date | null> {
+    const row = await this.models.SavedCardSync.findByPk(customerId);
+    return row?.synced_at ?? null;
   }
 
   /** A customer's active cards, newest first. */

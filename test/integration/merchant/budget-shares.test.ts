@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
+import { getOrder, startTestKit, storeOrder, type TestKit } from '../../support/kit.js';
 
 /**
  * Checkout now goes through the key's budget (README, One budget for the API key), through HTTP: a
@@ -43,7 +43,7 @@ describe('merchant: the budget’s shares through HTTP (checkout burst beside th
     // Four paid orders for the poller to ask about, made due now.
     const polled = [];
     for (let i = 0; i < 4; i++) {
-      const order = await t.kit.store.orders.create({ amountMinor: 100 + i, currency: 'EUR' });
+      const order = await storeOrder(t, { amountMinor: 100 + i, currency: 'EUR' });
       const res = await t.call('POST', `/orders/${order.id}/pay/card`, { body: { card: CARD } });
       expect(res.status, res.text).to.equal(200);
       polled.push(order.id);
@@ -58,9 +58,7 @@ describe('merchant: the budget’s shares through HTTP (checkout burst beside th
     const sales = Math.floor((16 - foreground) / 2);
     expect(sales).to.be.within(2, 4);
     const orders = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        t.kit.store.orders.create({ amountMinor: 200 + i, currency: 'EUR' }),
-      ),
+      Array.from({ length: 8 }, (_, i) => storeOrder(t, { amountMinor: 200 + i, currency: 'EUR' })),
     );
     const answers = [];
     for (const order of orders)

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { MERCHANT_KEY } from '../../support/gateway.js';
-import { landingStatus, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
+import { landingStatus, pressButton, startTestKit, storeOrder, type TestKit } from '../../support/kit.js';
 
 /**
  * Checkout under abuse (README, Limits), through HTTP against the real kit: the limits per client
@@ -71,7 +71,7 @@ describe('merchant: checkout limits per client address and per order (HTTP)', ()
     });
 
     it('the card payment tells the gateway the connection’s address as browser_data.ip_address, not the header’s nor the body’s', async () => {
-      const order = await t.kit.store.orders.create({ amountMinor: 700, currency: 'EUR' });
+      const order = await storeOrder(t, { amountMinor: 700, currency: 'EUR' });
       const res = await t.call('POST', `/orders/${order.id}/pay/card`, {
         body: { card: CARD, customer: { email: 'ada@example.com', ip_address: '192.0.2.7' } },
         headers: from('203.0.113.50'),
@@ -102,8 +102,8 @@ describe('merchant: checkout limits per client address and per order (HTTP)', ()
 
     it('/pay/*: past the limit a payment request from the address is 429 pay_per_address, before the body is read', async () => {
       const [a, b] = await Promise.all([
-        t.kit.store.orders.create({ amountMinor: 500, currency: 'EUR' }),
-        t.kit.store.orders.create({ amountMinor: 600, currency: 'EUR' }),
+        storeOrder(t, { amountMinor: 500, currency: 'EUR' }),
+        storeOrder(t, { amountMinor: 600, currency: 'EUR' }),
       ]);
       expect((await t.call('POST', `/orders/${a.id}/pay/card`, { body: { card: CARD } })).status).to.equal(
         200,
@@ -176,7 +176,7 @@ describe('merchant: checkout limits per client address and per order (HTTP)', ()
     });
 
     it('/pay/* per order: the third request for one order in ten minutes is 429 pay_per_order, from any address', async () => {
-      const order = await t.kit.store.orders.create({ amountMinor: 800, currency: 'EUR' });
+      const order = await storeOrder(t, { amountMinor: 800, currency: 'EUR' });
       const pay = (address: string) =>
         t.call('POST', `/orders/${order.id}/pay/card`, { body: { card: DECLINED }, headers: from(address) });
       expect((await pay('198.51.100.10')).status).to.equal(402);
@@ -187,7 +187,7 @@ describe('merchant: checkout limits per client address and per order (HTTP)', ()
 
     it('/pay/* per address: the fourth payment request in a minute from one address is 429 pay_per_address, whatever the order', async () => {
       const orders = await Promise.all(
-        [1, 2, 3, 4].map(() => t.kit.store.orders.create({ amountMinor: 900, currency: 'EUR' })),
+        [1, 2, 3, 4].map(() => storeOrder(t, { amountMinor: 900, currency: 'EUR' })),
       );
       const pay = (id: string) =>
         t.call('POST', `/orders/${id}/pay/card`, { body: { card: CARD }, headers: from('198.51.100.20') });
@@ -201,7 +201,7 @@ describe('merchant: checkout limits per client address and per order (HTTP)', ()
     });
 
     it('the failed-attempt cap: after 3 declines the order takes no payment, card or redirect: 409 TOO_MANY_ATTEMPTS', async () => {
-      const order = await t.kit.store.orders.create({ amountMinor: 1000, currency: 'EUR' });
+      const order = await storeOrder(t, { amountMinor: 1000, currency: 'EUR' });
       // Each from its own address, and the per-order limit reset between: only the cap counts here.
       const resetOrderLimit = async () => {
         for (const key of await t.kit.redis.keys(`${t.redisPrefix}:limit:pay_per_order:*`))
@@ -234,7 +234,7 @@ describe('merchant: checkout limits per client address and per order (HTTP)', ()
       const stored = await t.call('GET', `/orders/${order.id}`);
       expect(stored.body.data.order.status, 'the order is as the last decline left it').to.equal('failed');
       // A new order pays.
-      const fresh = await t.kit.store.orders.create({ amountMinor: 1000, currency: 'EUR' });
+      const fresh = await storeOrder(t, { amountMinor: 1000, currency: 'EUR' });
       const paid = await t.call('POST', `/orders/${fresh.id}/pay/card`, {
         body: { card: CARD },
         headers: from('198.51.100.42'),
@@ -243,7 +243,7 @@ describe('merchant: checkout limits per client address and per order (HTTP)', ()
     });
 
     it('the card payment tells the gateway the address the proxy saw as browser_data.ip_address, over the body’s customer.ip_address', async () => {
-      const order = await t.kit.store.orders.create({ amountMinor: 1100, currency: 'EUR' });
+      const order = await storeOrder(t, { amountMinor: 1100, currency: 'EUR' });
       const res = await t.call('POST', `/orders/${order.id}/pay/card`, {
         body: { card: CARD, customer: { email: 'ada@example.com', ip_address: '192.0.2.7' } },
         headers: from('192.0.2.1, 203.0.113.50'),
@@ -253,7 +253,7 @@ describe('merchant: checkout limits per client address and per order (HTTP)', ()
     });
 
     it('a 3DS challenge keeps the address until the return finishes the payment', async () => {
-      const order = await t.kit.store.orders.create({ amountMinor: 1200, currency: 'EUR' });
+      const order = await storeOrder(t, { amountMinor: 1200, currency: 'EUR' });
       const res = await t.call('POST', `/orders/${order.id}/pay/card`, {
         body: { card: { ...CARD, number: '4000000000003220' } },
         headers: from('2001:db8::50'),
@@ -267,7 +267,7 @@ describe('merchant: checkout limits per client address and per order (HTTP)', ()
     });
 
     it('a redirect payment: the device address is the one the proxy saw, never an anonymous body’s customer.ip_address; the shop’s server (its token) may name the shopper’s', async () => {
-      const order = (amountMinor: number) => t.kit.store.orders.create({ amountMinor, currency: 'EUR' });
+      const order = (amountMinor: number) => storeOrder(t, { amountMinor, currency: 'EUR' });
       const [a, b, c, d] = await Promise.all([order(1300), order(1400), order(1450), order(1475)]);
       const claimed = { ...IDEAL, customer: { ...IDEAL.customer, ip_address: '192.0.2.8' } };
       const anonymous = await t.call('POST', `/orders/${a.id}/pay/redirect`, {
@@ -306,7 +306,7 @@ describe('merchant: checkout limits per client address and per order (HTTP)', ()
     });
 
     it('a header that is not an address gives way to the connection’s', async () => {
-      const order = await t.kit.store.orders.create({ amountMinor: 1500, currency: 'EUR' });
+      const order = await storeOrder(t, { amountMinor: 1500, currency: 'EUR' });
       const res = await t.call('POST', `/orders/${order.id}/pay/card`, {
         body: { card: CARD },
         headers: from('198.51.100.1, not-an-address'),
@@ -341,7 +341,7 @@ describe('merchant: checkout limits per client address and per order (HTTP)', ()
 
     /** A redirect payment waiting at its hosted page: the order and the session's landing URL. */
     async function waiting(address: string) {
-      const order = await t.kit.store.orders.create({ amountMinor: 2000, currency: 'EUR' });
+      const order = await storeOrder(t, { amountMinor: 2000, currency: 'EUR' });
       const pay = await t.call('POST', `/orders/${order.id}/pay/redirect`, {
         body: IDEAL,
         headers: from(address),

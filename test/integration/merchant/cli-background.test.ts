@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { REPORT_COLUMNS } from '../../../src/merchant/reports/reconciliation.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
+import { keepSecret, withSecret } from '../../support/order-secrets.js';
 import {
   ADMIN_URL,
   databaseName,
@@ -34,14 +35,22 @@ describe('merchant: the CLI’s recover and poll beside a running kit', function
   let gatewayUrl: string;
   let kit: Proc;
 
+  /** Each order's client secret, as the shop keeps it: its pay routes and its public view need it. */
+  const secrets = new Map<string, string>();
   const call = async (base: string, method: string, path: string, body?: unknown, key?: string) => {
+    const headers = {
+      'content-type': 'application/json',
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+    };
     const res = await fetch(base + path, {
       method,
-      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      headers: withSecret(secrets, method, path, headers),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     // biome-ignore lint/suspicious/noExplicitAny: an envelope of any shape
-    return { status: res.status, body: (await res.json()) as any };
+    const answer = { status: res.status, body: (await res.json()) as any };
+    if (base === url) keepSecret(secrets, method, path, answer);
+    return answer;
   };
   const cli = async (...args: string[]) => {
     const p = track(start('src/cli.ts', args, env));

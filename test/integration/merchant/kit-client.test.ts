@@ -70,11 +70,14 @@ describe('kit client: the README walkthrough through @merchant-kit/client', func
     );
     const id = created.data.order.id;
     expect(created.data.order).to.include({ status: 'pending', amount: 1234, currency: 'EUR' });
+    // The order's shopper routes take its client secret, answered this once.
+    const secret = created.data.order.client_secret;
+    expect(secret).to.match(/^ocs_/);
 
     const card = { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvv: '123' };
     const paid = answered(
       await storefront.POST('/orders/{id}/pay/card', {
-        params: { path: { id } },
+        params: { path: { id }, header: { 'Order-Secret': secret } },
         body: { mode: 'auth', card } satisfies RequestBody<'payByCard'>,
       }),
       200,
@@ -94,8 +97,15 @@ describe('kit client: the README walkthrough through @merchant-kit/client', func
     );
     expect(refunded.data.order).to.include({ status: 'partially_refunded', refunded_amount: 200 });
 
-    // The storefront (no token) reads where the order stands; the operator reads it whole.
-    const shown = answered(await storefront.GET('/orders/{id}', { params: { path: { id } } }), 200);
+    // The storefront (no token, the order's secret) reads where the order stands; the operator reads
+    // it whole. The id alone reads nothing.
+    const stranger = await storefront.GET('/orders/{id}', { params: { path: { id } } });
+    expect(stranger.response.status).to.equal(404);
+    expect(stranger.error?.code).to.equal('NOT_FOUND');
+    const shown = answered(
+      await storefront.GET('/orders/{id}', { params: { path: { id }, header: { 'Order-Secret': secret } } }),
+      200,
+    );
     expect(shown.data.order).to.include({ status: 'partially_refunded', refunded_amount: 200 });
     expect(shown.data.order).to.not.have.property('history');
     const read = answered(await operator.GET('/orders/{id}', { params: { path: { id } } }), 200);

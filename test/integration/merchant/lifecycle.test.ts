@@ -126,15 +126,16 @@ describe('merchant: the kit as a process (start-up, request timeouts, shutdown, 
     return { p, port, url, database };
   }
 
-  /** A new order on the kit at `url`: its id. */
-  async function newOrder(url: string): Promise<string> {
+  /** A new order on the kit at `url`: its id and client secret. */
+  async function newOrder(url: string): Promise<{ id: string; secret: string }> {
     const res = await fetch(`${url}/orders`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: ORDER,
     });
     expect(res.status).to.equal(201);
-    return ((await res.json()) as { data: { order: { id: string } } }).data.order.id;
+    const { order } = ((await res.json()) as { data: { order: { id: string; client_secret: string } } }).data;
+    return { id: order.id, secret: order.client_secret };
   }
 
   /**
@@ -146,14 +147,14 @@ describe('merchant: the kit as a process (start-up, request timeouts, shutdown, 
     kit: { port: number; url: string; database: string },
     head: { query?: string; headers?: string } = {},
   ) {
-    const orderId = await newOrder(kit.url);
+    const { id: orderId, secret } = await newOrder(kit.url);
     const lock = await holdOrderRow(kit.database, orderId);
     try {
       const client = await rawClient(kit.port);
       const body = JSON.stringify({ payment_method: 'ideal', customer: { country_code: 'NL' } });
       client.socket.write(
         `POST /orders/${orderId}/pay/redirect${head.query ?? ''} HTTP/1.1\r\nHost: 127.0.0.1\r\n${head.headers ?? ''}` +
-          'Content-Type: application/json\r\n' +
+          `Order-Secret: ${secret}\r\nContent-Type: application/json\r\n` +
           `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, // keep-alive: HTTP/1.1's default
       );
       await lock.waitedOn();

@@ -4,9 +4,10 @@ import { card } from '../../support/gateway.js';
 import { OPS_TOKEN, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
 
 /**
- * GET /orders/{id} answers anyone holding the id, so without a token it shows where the order stands
- * and nothing of who pays or what operators know; an operator's token that may read shows everything.
- * The payment answers, which anyone holding the id may ask for too, show the same public view.
+ * GET /orders/{id} answers whoever holds the order's client secret (the test kit sends it, as a
+ * storefront does), so without a token it shows where the order stands and nothing of who pays or what
+ * operators know; an operator's token that may read shows everything. The payment answers, which the
+ * secret's holder may ask for too, show the same public view.
  */
 const PUBLIC_KEYS = [
   'amount',
@@ -69,14 +70,14 @@ describe('merchant: the public order view and the operator view', function () {
     expect(pay.status, pay.text).to.equal(200);
     const url = pay.body.data.next_action.url as string;
     expect(url).to.match(/^http/);
-    // The payment's answer is public too: anyone holding the id may pay.
+    // The payment's answer is public too: whoever holds the secret may pay.
     expect(keysOf(pay.body.data.order)).to.deep.equal(PUBLIC_KEYS);
     expect(pay.text).to.not.contain('ada@example.com');
     expect(pay.body.data.order.next_action).to.deep.equal({ type: 'redirect', url });
 
     const waiting = await read(id);
     expect(waiting.status, waiting.text).to.equal(200);
-    expect(waiting.headers.get('vary')).to.equal('Authorization');
+    expect(waiting.headers.get('vary')).to.equal('Authorization, Order-Secret');
     expect(waiting.headers.get('cache-control')).to.equal('no-store');
     const shown = waiting.body.data.order;
     expect(keysOf(shown)).to.deep.equal(PUBLIC_KEYS);
@@ -95,7 +96,7 @@ describe('merchant: the public order view and the operator view', function () {
     for (const who of [{ ops: true }, { token: viewer }]) {
       const full = await read(id, who);
       expect(full.status, full.text).to.equal(200);
-      expect(full.headers.get('vary')).to.equal('Authorization');
+      expect(full.headers.get('vary')).to.equal('Authorization, Order-Secret');
       expect(full.headers.get('cache-control')).to.equal('no-store');
       const order = full.body.data.order;
       expect(order.customer).to.deep.equal(CUSTOMER);
@@ -113,7 +114,7 @@ describe('merchant: the public order view and the operator view', function () {
     expect(forbidden.status, forbidden.text).to.equal(403);
     expect(forbidden.body.code).to.equal('FORBIDDEN');
     expect(forbidden.body.data.role).to.equal('storefront');
-    expect(forbidden.headers.get('vary')).to.equal('Authorization');
+    expect(forbidden.headers.get('vary')).to.equal('Authorization, Order-Secret');
     for (const headers of [
       { authorization: `Bearer ${OPS_TOKEN}x` },
       { authorization: 'Bearer kop_nobody' },

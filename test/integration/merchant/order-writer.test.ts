@@ -335,7 +335,7 @@ describe('merchant: every change of an order, through the one writer', () => {
   for (const kind of KINDS)
     it(`${kind.name}: version ${kind.version ? 'bumped once' : 'kept'}, ${kind.line ? 'one history line' : 'no line'}, ${kind.events.length > 0 ? kind.events.join(', ') : 'no event'}; all or nothing`, async () => {
       clock.advance(60_000);
-      const order = await store.orders.create({ amountMinor: 1500, currency: 'EUR' });
+      const { order } = await store.orders.create({ amountMinor: 1500, currency: 'EUR' });
       const ctx = await kind.setup(store, order.id);
       clock.advance(1_000);
       const before = await snapshot(order.id);

@@ -226,7 +226,7 @@ describe('merchant: one payment of an order at a time', function () {
   async function payCardOn(kit: { url: string | null }, id: string) {
     const res = await fetch(`${kit.url}/orders/${id}/pay/card`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', 'order-secret': t.secrets.get(id)! },
       body: JSON.stringify({ card: card(), mode: 'sale' }),
     });
     return { status: res.status, body: (await res.json()) as { data?: { order?: { status: string } } } };

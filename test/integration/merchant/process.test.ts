@@ -186,12 +186,14 @@ describe('merchant: the real entry points as processes', function () {
         body: JSON.stringify({ amount: '9.99', currency: 'EUR' }),
       });
       const body = (await created.json()) as {
-        data: { order: { id: string; status: string; amount: number } };
+        data: { order: { id: string; status: string; amount: number; client_secret: string } };
       };
       expect(created.status, JSON.stringify(body)).to.equal(201);
       expect(body.data.order.status).to.equal('pending');
       expect(body.data.order.amount).to.equal(999);
-      const got = await fetch(`${url}/orders/${body.data.order.id}`);
+      const got = await fetch(`${url}/orders/${body.data.order.id}`, {
+        headers: { 'order-secret': body.data.order.client_secret },
+      });
       expect(got.status).to.equal(200);
     });
 

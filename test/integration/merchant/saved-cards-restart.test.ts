@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { keepSecret, withSecret } from '../../support/order-secrets.js';
 import {
   ADMIN_URL,
   databaseName,
@@ -58,14 +59,18 @@ describe('merchant: a saved card across a restart of both sides', function () {
     const { code } = await exitWithin(kit!, 15_000);
     expect(code, kit!.stderr()).to.equal(0);
   };
+  /** Each order's client secret, as the shop keeps it: its pay routes and its public view need it. */
+  const secrets = new Map<string, string>();
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(url + path, {
       method,
-      headers: { 'content-type': 'application/json', ...headers },
+      headers: withSecret(secrets, method, path, { 'content-type': 'application/json', ...headers }),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     // biome-ignore lint/suspicious/noExplicitAny: an envelope of any shape
-    return { status: res.status, body: (await res.json()) as any };
+    const answer = { status: res.status, body: (await res.json()) as any };
+    keepSecret(secrets, method, path, answer);
+    return answer;
   };
   const newOrder = async () => {
     const res = await call('POST', '/orders', {

@@ -5,7 +5,14 @@ import type { ApiDocument } from '../../../src/shared/api-document.js';
 import { responseChecker } from '../../support/api-document.js';
 import { row, rows } from '../../support/db.js';
 import { card, MERCHANT_KEY } from '../../support/gateway.js';
-import { getOrder, landingStatus, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
+import {
+  getOrder,
+  landingStatus,
+  pressButton,
+  startTestKit,
+  storeOrder,
+  type TestKit,
+} from '../../support/kit.js';
 
 /**
  * Issue 21, through the kit's HTTP API against the embedded sandbox: a returning customer pays with a
@@ -104,8 +111,14 @@ describe('merchant: saved cards (issue 21)', function () {
     expect(cards.body.data.cards).to.have.length(1);
     return { customerId, token, cardId: cards.body.data.cards[0].id as string, order };
   };
+  /**
+   * The kit's last list of the gateway's grows older than SAVED_CARDS_SYNC_WINDOW_MS (30 s): the
+   * next list asks the gateway again, instead of answering from the kit's rows.
+   */
+  const pastTheSyncWindow = () => t.sandboxClock.advance(30_001);
   /** The customer's list, with `hook` run between the gateway's answer and the kit reading it. */
   const listedWhile = async (customerId: string, token: string, hook: () => Promise<void>) => {
+    pastTheSyncWindow();
     whileListed = hook;
     hookFailed = null;
     const listed = await as(token, 'GET', `/customers/${customerId}/cards`);
@@ -289,6 +302,10 @@ describe('merchant: saved cards (issue 21)', function () {
   it("the gateway's list is the truth: a card it revoked drops out of the kit's list", async () => {
     const { customerId, token, cardId } = await saved();
     await t.kit.client.revokePaymentInstrument((await t.kit.store.savedCards.vaultToken(cardId))!);
+    // Within the sync window the kit answers from its rows, which have not heard of it yet.
+    const kept = await as(token, 'GET', `/customers/${customerId}/cards`);
+    expect(kept.body.data.cards.map((c: { id: string }) => c.id)).to.deep.equal([cardId]);
+    pastTheSyncWindow();
     const listed = await as(token, 'GET', `/customers/${customerId}/cards`);
     expect(listed.body.data.cards).to.deep.equal([]);
     expect((await row(t, 'saved_cards', { id: cardId }))!.status).to.equal('revoked');
@@ -559,7 +576,7 @@ describe('merchant: saved cards (issue 21)', function () {
       const key = `crash-${customerId}`;
       const reference = chargeReference(customerId, key);
       // What the process that died had done: the order stored, an attempt started, the charge sent.
-      const order = await t.kit.store.orders.create({
+      const order = await storeOrder(t, {
         amountMinor: 1500,
         currency: 'EUR',
         reference,

@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
-import type { Sequelize } from 'sequelize';
+import { QueryTypes, type Sequelize } from 'sequelize';
 import { createSequelize, ensureDatabase, migrate, migrator } from '../../../src/infra/database.js';
 import type { Store } from '../../../src/merchant/store/index.js';
-import { attemptRecord, defineModels, plain } from '../../../src/merchant/store/models.js';
+import { attemptRecord, defineModels, orderRecord, plain } from '../../../src/merchant/store/models.js';
 import { OrderWriter } from '../../../src/merchant/store/order-writer.js';
 import { ATTEMPTS, INBOX, ORDERS, type Table } from '../../../src/merchant/store/tables.js';
 import { ManualClock } from '../../../src/shared/clock.js';
@@ -104,7 +104,7 @@ describe('merchant: the store', () => {
       expect(Object.keys(record ?? { missing: true }).sort(), what).to.deep.equal(
         [...t.recordColumns].sort(),
       );
-    const order = await store.orders.create({
+    const { order } = await store.orders.create({
       amountMinor: 900,
       currency: 'EUR',
       reference: 'described-1',
@@ -155,7 +155,7 @@ describe('merchant: the store', () => {
     exactly(await store.attempts.get(started.attempt.id), ATTEMPTS, 'attempts.get');
     // And value for value what the models read.
     const models = defineModels(sequelize);
-    expect(done.order).to.deep.equal(plain((await models.Order.findByPk(order.id))!));
+    expect(done.order).to.deep.equal(orderRecord((await models.Order.findByPk(order.id))!));
     expect(holders![0]).to.deep.equal(attemptRecord((await models.Attempt.findByPk(started.attempt.id))!));
     expect(await store.inbox.get('ev_hot_described')).to.deep.equal(
       plain((await models.Inbox.findByPk('ev_hot_described'))!),
@@ -163,7 +163,7 @@ describe('merchant: the store', () => {
   });
 
   it("an order is locked one way: the writer's locking read gives the record as the models read it", async () => {
-    const order = await store.orders.create({
+    const { order } = await store.orders.create({
       amountMinor: 950,
       currency: 'EUR',
       customer: { email: 'l@example.com' },
@@ -172,7 +172,7 @@ describe('merchant: the store', () => {
     const writer = new OrderWriter(transitionPool, clock, seededRandom(11));
     const read = await writer.one({ orderId: order.id }, (l) => ({ change: null, result: l }));
     const locked = read!.result.order;
-    expect(locked).to.deep.equal(plain((await models.Order.findByPk(order.id))!));
+    expect(locked).to.deep.equal(orderRecord((await models.Order.findByPk(order.id))!));
     expect(locked.customer).to.deep.equal({ email: 'l@example.com' });
     expect(read!.result).to.include({ attempt: null, dispute: null });
     const missing = await writer
@@ -199,8 +199,29 @@ describe('merchant: the store', () => {
     expect(absent).to.be.instanceOf(Error).with.property('name', 'OrderNotFound');
   });
 
+  it("keeps an order's client secret as its SHA-256 alone, out of every record; finds the order by it", async () => {
+    const { order, clientSecret } = await store.orders.create({ amountMinor: 1234, currency: 'EUR' });
+    expect(clientSecret).to.match(/^ocs_[A-Za-z0-9_-]{43}$/);
+    const [row] = (await sequelize.query('SELECT client_secret_hash FROM orders WHERE id = ?', {
+      replacements: [order.id],
+      type: QueryTypes.SELECT,
+    })) as { client_secret_hash: string }[];
+    expect(row!.client_secret_hash).to.equal(createHash('sha256').update(clientSecret).digest('hex'));
+    for (const record of [
+      order,
+      await store.orders.find(order.id),
+      await store.orders.byReference(order.reference),
+      await store.orders.findWithSecret(order.id, clientSecret),
+    ])
+      expect(record).to.not.have.property('client_secret_hash');
+    expect(await store.orders.findWithSecret(order.id, clientSecret)).to.deep.equal(order);
+    for (const wrong of [undefined, '', `${clientSecret}x`, row!.client_secret_hash])
+      expect(await store.orders.findWithSecret(order.id, wrong), String(wrong)).to.equal(null);
+    expect(await store.orders.findWithSecret('ord_nobody', clientSecret)).to.equal(null);
+  });
+
   it('hands out plain records: an order, its attempt (without the sealed hold), its history', async () => {
-    const order = await store.orders.create({ amountMinor: 1234, currency: 'EUR' });
+    const { order } = await store.orders.create({ amountMinor: 1234, currency: 'EUR' });
     expect(Object.getPrototypeOf(order)).to.equal(Object.prototype);
     const { attempt } = await store.orders.startAttempt(order.id, { kind: 'card', mode: 'sale' });
     await store.holds.put(attempt.id, 'v1.sealed-hold', new Date(clock.now() + 60_000));
@@ -326,7 +347,7 @@ describe('merchant: the store', () => {
   });
 
   it("the hot path's records (mysql2, no ORM) are the models' records, value for value", async () => {
-    const order = await store.orders.create({
+    const { order } = await store.orders.create({
       amountMinor: 1234,
       currency: 'EUR',
       reference: 'rows-1',
@@ -340,7 +361,7 @@ describe('merchant: the store', () => {
     expect(learned!.attempt.gateway_transaction_id).to.equal('100400');
     expect(learned!.order).to.deep.equal(await store.orders.find(order.id));
     const models = defineModels(sequelize);
-    const ormOrder = plain((await models.Order.findByPk(order.id))!);
+    const ormOrder = orderRecord((await models.Order.findByPk(order.id))!);
     const ormAttempt = attemptRecord((await models.Attempt.findByPk(attempt.id))!);
     expect((await store.attempts.holding(['100400'], 'rows-1'))[0]).to.deep.equal(ormAttempt);
     const seen = await store.orders.transition({ orderId: order.id, attemptId: attempt.id }, (o, a, now) => ({
@@ -360,9 +381,9 @@ describe('merchant: the store', () => {
     expect(seen!.result.o).to.deep.equal(ormOrder);
     expect(seen!.result.a).to.deep.equal(ormAttempt);
     // What a transition hands back is what it left: the rows as stored after it.
-    expect(seen!.order).to.deep.equal(plain((await models.Order.findByPk(order.id))!));
+    expect(seen!.order).to.deep.equal(orderRecord((await models.Order.findByPk(order.id))!));
     expect(seen!.attempt).to.deep.equal(attemptRecord((await models.Attempt.findByPk(attempt.id))!));
-    const after = plain((await models.Order.findByPk(order.id))!);
+    const after = orderRecord((await models.Order.findByPk(order.id))!);
     expect(after).to.include({
       status: 'paid',
       captured_minor: 1234,
@@ -379,7 +400,7 @@ describe('merchant: the store', () => {
   });
 
   it('an inbox event is marked processed in the same transaction as its change, or not at all', async () => {
-    const order = await store.orders.create({ amountMinor: 700, currency: 'EUR' });
+    const { order } = await store.orders.create({ amountMinor: 700, currency: 'EUR' });
     const { attempt } = await store.orders.startAttempt(order.id, { kind: 'card', mode: 'sale' });
     const stored = (id: string) =>
       store.inbox.store({
@@ -423,7 +444,7 @@ describe('merchant: the store', () => {
       'evt_atomic_failed',
     );
     // The writes go in one round trip: one refused after others were made undoes those too.
-    const other = await store.orders.create({ amountMinor: 800, currency: 'EUR' });
+    const { order: other } = await store.orders.create({ amountMinor: 800, currency: 'EUR' });
     const second = await store.orders.startAttempt(other.id, { kind: 'card', mode: 'sale' });
     const lateFailure = {
       ...change('evt_atomic_failed'),
@@ -458,9 +479,9 @@ describe('merchant: the store', () => {
       outcome,
       detail: null,
     });
-    const a = await store.orders.create({ amountMinor: 1000, currency: 'EUR' });
+    const { order: a } = await store.orders.create({ amountMinor: 1000, currency: 'EUR' });
     const aAttempt = (await store.orders.startAttempt(a.id, { kind: 'card', mode: 'auth' })).attempt;
-    const b = await store.orders.create({ amountMinor: 2000, currency: 'EUR' });
+    const { order: b } = await store.orders.create({ amountMinor: 2000, currency: 'EUR' });
     const bAttempt = (await store.orders.startAttempt(b.id, { kind: 'card', mode: 'sale' })).attempt;
     for (const id of ['evt_batch_1', 'evt_batch_2', 'evt_batch_3']) await stored(id);
     const seen: string[] = [];
@@ -552,9 +573,9 @@ describe('merchant: the store', () => {
   });
 
   it('a batch whose writes the database refuses runs each step alone: only the bad step fails', async () => {
-    const one = await store.orders.create({ amountMinor: 300, currency: 'EUR' });
+    const { order: one } = await store.orders.create({ amountMinor: 300, currency: 'EUR' });
     const oneAttempt = (await store.orders.startAttempt(one.id, { kind: 'card', mode: 'sale' })).attempt;
-    const two = await store.orders.create({ amountMinor: 400, currency: 'EUR' });
+    const { order: two } = await store.orders.create({ amountMinor: 400, currency: 'EUR' });
     const twoAttempt = (await store.orders.startAttempt(two.id, { kind: 'card', mode: 'sale' })).attempt;
     const done = await store.orders.transitionMany([
       {
@@ -577,7 +598,7 @@ describe('merchant: the store', () => {
 
   it("a batch's row writes: rows that change the same columns go in one upsert, each keeping its own values; a session id passed between two attempts in one batch ends on the taker", async () => {
     const open = async (reference: string) => {
-      const order = await store.orders.create({ amountMinor: 700, currency: 'EUR', reference });
+      const { order } = await store.orders.create({ amountMinor: 700, currency: 'EUR', reference });
       return { order, attempt: (await store.orders.startAttempt(order.id, { kind: 'redirect' })).attempt };
     };
     const a = await open('upsert-a');
@@ -670,7 +691,7 @@ describe('merchant: the store', () => {
   });
 
   it('an order due earlier in the same second is claimed: times in raw queries keep their milliseconds', async () => {
-    const order = await store.orders.create({ amountMinor: 700, currency: 'EUR' });
+    const { order } = await store.orders.create({ amountMinor: 700, currency: 'EUR' });
     const due = new Date(Date.UTC(2026, 10, 27, 12, 0, 0, 100));
     await store.polls.reschedule(order.id, due);
     const lease = new Date(due.getTime() + 60_000);
@@ -684,7 +705,7 @@ describe('merchant: the store', () => {
   });
 
   it('a settled operation comes back as the record it now is', async () => {
-    const order = await store.orders.create({ amountMinor: 500, currency: 'EUR' });
+    const { order } = await store.orders.create({ amountMinor: 500, currency: 'EUR' });
     const { attempt } = await store.orders.startAttempt(order.id, { kind: 'card', mode: 'auth' });
     const op = await store.operations.create({
       orderId: order.id,

@@ -68,7 +68,7 @@ describe('the merchant API document', () => {
     expect(() => expectDocumented(app, merchantApi, REGISTRY)).to.throw(/GET \/reports\/monthly/);
   });
 
-  it('puts the order list, capture, refund, void, reviews, the report, the audit, gateway money with no order, disputes, customer tokens and charges behind the ops bearer token, saved cards behind the customer token, GET /orders/{id} open or behind the bearer token, with a 401 (a 403 where a role may not), and nothing else', () => {
+  it("puts the order list, capture, refund, void, reviews, the report, the audit, gateway money with no order, disputes, customer tokens and charges behind the ops bearer token, saved cards behind the customer token, an order's shopper routes behind its secret or a bearer token, with a 401 (a 403 where a role may not), and nothing else", () => {
     expect(document.components?.securitySchemes?.opsToken).to.include({ type: 'http', scheme: 'bearer' });
     for (const { method, path, operation } of operations) {
       const operator =
@@ -76,17 +76,22 @@ describe('the merchant API document', () => {
         /^\/orders\/\{id\}\/(capture|refund|void|review)$|^\/reports\/reconciliation$|^\/audit$|^\/unmatched-money(\/\{id\}\/(attach|resolve))?$|^\/disputes(\/\{id\}\/lost)?$|^\/customers\/\{id\}\/(tokens|charges)$/.test(
           path,
         );
+      // An order's shopper routes: its secret (a header or the body, no scheme) or a bearer token.
+      const shopper = [{}, { opsToken: [] }];
       const customer: Record<string, unknown> = {
-        'post /orders/{id}/pay/card': [{}, { customerToken: [] }],
-        'post /orders/{id}/pay/saved': [{ customerToken: [] }],
+        'post /orders/{id}/pay/card': [
+          ...shopper,
+          { customerToken: [] },
+          { customerToken: [], opsToken: [] },
+        ],
+        'post /orders/{id}/pay/saved': [{ customerToken: [] }, { customerToken: [], opsToken: [] }],
+        'post /orders/{id}/pay/redirect': shopper,
         'get /customers/{id}/cards': [{ customerToken: [] }, { opsToken: [] }],
         'delete /customers/{id}/cards/{card}': [{ customerToken: [] }, { opsToken: [] }],
-        // Without a token the public view; with one, a reader's, the whole order.
-        'get /orders/{id}': [{}, { opsToken: [] }],
+        // With the secret the public view; with a reader's token, the whole order.
+        'get /orders/{id}': shopper,
         // Anyone makes an order; a reference of one's own needs the storefront's or an operator's token.
         'post /orders': [{}, { opsToken: [] }],
-        // Anyone pays; the shop's server, with its token, may name the shopper's device address.
-        'post /orders/{id}/pay/redirect': [{}, { opsToken: [] }],
         // Ready or not for anyone; the dependencies and the gateway key for a reader.
         'get /readyz': [{}, { opsToken: [] }],
       };
@@ -119,7 +124,35 @@ describe('the merchant API document', () => {
     const schema = body.content['application/json']!.schema;
     // payCardSchema: `mode` has a default, so a request may leave it out.
     expect(schema.required).to.deep.equal(['card']);
-    expect(schema.properties).to.have.keys(['card', 'mode', 'customer', 'save_card']);
+    expect(schema.properties).to.have.keys(['card', 'mode', 'customer', 'save_card', 'client_secret']);
+  });
+
+  it("documents an order's client secret: answered by POST /orders, asked for by its shopper routes, whose 404 says nothing more", () => {
+    const created = document.paths?.['/orders']?.post?.responses?.['201'] as {
+      content: Record<string, { schema: unknown }>;
+    };
+    expect(JSON.stringify(created.content['application/json']!.schema)).to.contain('CreatedOrder');
+    const createdOrder = document.components?.schemas?.CreatedOrder as { required?: string[] };
+    expect(createdOrder.required).to.include('client_secret');
+    for (const schema of ['Order', 'OrderWithHistory', 'PublicOrder'])
+      expect(document.components?.schemas?.[schema], schema).to.not.have.nested.property(
+        'properties.client_secret',
+      );
+    for (const [method, path] of [
+      ['get', '/orders/{id}'],
+      ['post', '/orders/{id}/pay/card'],
+      ['post', '/orders/{id}/pay/saved'],
+      ['post', '/orders/{id}/pay/redirect'],
+    ] as const) {
+      const operation = document.paths?.[path]?.[method];
+      const header = (operation?.parameters ?? []).find(
+        (p) => 'in' in p && p.in === 'header' && p.name === 'Order-Secret',
+      ) as { required?: boolean } | undefined;
+      expect(header, `${method} ${path}`).to.not.equal(undefined);
+      expect(header!.required ?? false, `${method} ${path}`).to.equal(false);
+      const notFound = operation?.responses?.['404'] as { description: string };
+      expect(notFound.description, `${method} ${path}`).to.contain("the order's client secret");
+    }
   });
 
   it('requires a body where the route refuses none (no body reads as `{}`), so typed clients must send it', () => {

@@ -314,11 +314,12 @@ describe('merchant: a charge sent twice with one key (chargeSavedCard)', () => {
           create: async (input) => {
             if ([...memory.orders.values()].some((o) => o.reference === input.reference))
               throw new DuplicateReference(`reference ${input.reference} is already used`);
-            return memory.order({
+            const order = memory.order({
               reference: input.reference!,
               amount_minor: input.amountMinor,
               currency: input.currency,
             });
+            return { order, clientSecret: 'ocs_unit' };
           },
           byReference: async (reference) =>
             [...memory.orders.values()].find((o) => o.reference === reference) ?? null,

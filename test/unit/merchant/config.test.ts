@@ -114,6 +114,8 @@ describe('merchant: configuration (loadConfig)', () => {
         loginFailuresPerAddress: { count: 5, seconds: 900 },
         customerTokensPerCredential: { count: 120, seconds: 60 },
         tokenFailuresPerAddress: { count: 10, seconds: 900 },
+        cardListsPerCustomer: { count: 30, seconds: 60 },
+        cardListsPerAddress: { count: 60, seconds: 60 },
         failedAttemptsPerOrder: 5,
       });
       const c = load({
@@ -126,6 +128,8 @@ describe('merchant: configuration (loadConfig)', () => {
         LIMIT_LOGIN_FAILURES_PER_ADDRESS: '3/1h',
         LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL: '30/1m',
         LIMIT_TOKEN_FAILURES_PER_ADDRESS: '20/5m',
+        LIMIT_CARD_LISTS_PER_CUSTOMER: '4/10s',
+        LIMIT_CARD_LISTS_PER_ADDRESS: 'off',
         MAX_FAILED_ATTEMPTS_PER_ORDER: 'off',
       }).limits;
       expect(c).to.deep.equal({
@@ -138,9 +142,14 @@ describe('merchant: configuration (loadConfig)', () => {
         loginFailuresPerAddress: { count: 3, seconds: 3600 },
         customerTokensPerCredential: { count: 30, seconds: 60 },
         tokenFailuresPerAddress: { count: 20, seconds: 300 },
+        cardListsPerCustomer: { count: 4, seconds: 10 },
+        cardListsPerAddress: null,
         failedAttemptsPerOrder: null,
       });
       expect(load({ MAX_FAILED_ATTEMPTS_PER_ORDER: '3' }).limits.failedAttemptsPerOrder).to.equal(3);
+      // How long a customer's cards are answered from the kit's rows after a gateway list.
+      expect(load({}).savedCardsSyncWindowMs).to.equal(30_000);
+      expect(load({ SAVED_CARDS_SYNC_WINDOW_MS: '0' }).savedCardsSyncWindowMs).to.equal(0);
     });
 
     it('TRUST_PROXY is a count of proxies (default 0, true 1, false 0), PROXY_IP_HEADER a header name', () => {

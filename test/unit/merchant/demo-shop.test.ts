@@ -116,6 +116,7 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
     expect(settingsOf(html)).to.deep.include({
       customer: { id: 'demo-customer', token: customer.token, expires_at: '2026-11-01T13:00:00.000Z' },
       tokenHeader: 'Customer-Token',
+      secretHeader: 'Order-Secret',
     });
   });
 

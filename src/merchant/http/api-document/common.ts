@@ -90,6 +90,24 @@ export const WRONG_TOKENS =
   'too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them';
 /** The 429 a wrong bearer token gets past `token_failures_per_address`. */
 export const wrongTokens = rateLimited(WRONG_TOKENS);
+
+/** The 404 of an order's shopper routes: a missing or wrong client secret reads as no order at all. */
+export const SHOPPER_NOT_FOUND =
+  "`NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more.";
+export const shopperOrderNotFound = {
+  404: jsonAnswer(SHOPPER_NOT_FOUND, failure(['NOT_FOUND'])),
+};
+
+/** The client secret of an order's shopper routes (issue 41), as a header: POST /orders answered it. */
+export const orderSecretHeader = z.object({
+  'Order-Secret': z.string().optional().meta({
+    description:
+      "The order's client secret, as `POST /orders` answered it (`client_secret`). Needed without `Authorization` (a pay route may carry it in its body instead); with an operator's or the storefront's token, not needed.",
+  }),
+});
+
+/** Who may use an order's shopper routes: the holder of its secret (no scheme: a header or the body), or a token. */
+export const SHOPPER: Record<string, string[]>[] = [{}, { opsToken: [] }];
 export const unauthorized = {
   401: jsonAnswer(
     "`UNAUTHORIZED`: no `Authorization: Bearer <token>`, or a token nobody holds (unknown, or revoked): an operator's own token or OPS_API_TOKEN.",

@@ -67,20 +67,36 @@ export const customerRoutes: ApiRoute[] = [
     operationId: 'listSavedCards',
     summary: "A customer's saved cards",
     description:
-      "The customer's active saved cards, newest first, as the gateway lists them now (`synced: true`); when the gateway cannot answer, as the kit last knew them (`synced: false`). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403).",
+      "The customer's active saved cards, newest first, as the gateway listed them at `synced_at` (`synced: true`) and as the kit changed them since: the kit asks the gateway again once its last list is older than `SAVED_CARDS_SYNC_WINDOW_MS` (30 s), and answers from its own rows within it. When the gateway cannot answer, as the kit last knew them (`synced: false`; `synced_at` its last list, or null). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403). Limited per client address (`card_lists_per_address`, counted first) and per customer (`card_lists_per_customer`, counted once the caller is known).",
     tags: ['Customers'],
     security: CUSTOMER_OR_OPS,
     requestParams: { path: customerPath },
     responses: {
       200: jsonAnswer(
         'The cards.',
-        success(z.object({ customer_id: z.string(), cards: z.array(savedCardSchema), synced: z.boolean() })),
+        success(
+          z.object({
+            customer_id: z.string(),
+            cards: z.array(savedCardSchema),
+            synced: z.boolean().meta({
+              description:
+                "True: the gateway's list as of `synced_at` (asked now, or within the sync window), with what the kit did since. False: the gateway did not answer; the kit's own rows.",
+            }),
+            synced_at: z.iso.datetime().nullable().meta({
+              description:
+                'When the kit asked the gateway for the list these rows follow; null: it never had one.',
+            }),
+          }),
+        ),
       ),
       ...customerUnauthorized,
       ...wrongTokens,
       ...forbidden,
       ...noCustomer,
       422: invalidInput,
+      ...rateLimited(
+        "too many lists of saved cards from this client address (`card_lists_per_address`) or of this customer's (`card_lists_per_customer`)",
+      ),
       ...databaseDown,
       ...internal,
     },

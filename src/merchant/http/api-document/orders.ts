@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { type ApiRoute, jsonAnswer } from '../../../shared/api-document.js';
 import {
+  createdOrderSchema,
   failure,
   orderListSchema,
   orderSchema,
@@ -20,7 +21,10 @@ import {
   OPS,
   orderNotFound,
   orderPath,
+  orderSecretHeader,
   rateLimited,
+  SHOPPER,
+  shopperOrderNotFound,
   unauthorized,
   unreadable,
   WRONG_TOKENS,
@@ -34,7 +38,7 @@ export const orderRoutes: ApiRoute[] = [
     operationId: 'createOrder',
     summary: 'Create an order',
     description:
-      "An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`, made by anyone. Its `reference` is unique; without one the kit makes one (the order's id). A `reference` of the caller's own needs the storefront's or an operator's token (`Authorization: Bearer`): otherwise a stranger could take the shop's next reference first.",
+      "An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`, made by anyone. Its `reference` is unique; without one the kit makes one (the order's id). A `reference` of the caller's own needs the storefront's or an operator's token (`Authorization: Bearer`): otherwise a stranger could take the shop's next reference first. The answer carries the order's `client_secret`, which no read shows again: the order's pay routes and its public view need it beside the id (`Order-Secret`), so that an order id seen in a URL or a log lets nobody pay it, spend its attempts or read it.",
     tags: ['Orders'],
     security: [{}, { opsToken: [] }],
     requestBody: json(createOrderSchema, {
@@ -44,7 +48,10 @@ export const orderRoutes: ApiRoute[] = [
       customer: { email: 'ada@example.com', country_code: 'GB' },
     }),
     responses: {
-      201: jsonAnswer('Created: `pending`.', success(z.object({ order: orderSchema }))),
+      201: jsonAnswer(
+        "Created: `pending`. The order carries its `client_secret`, this once: the order's shopper routes need it.",
+        success(z.object({ order: createdOrderSchema })),
+      ),
       401: jsonAnswer(
         '`UNAUTHORIZED`: a `reference` was given without a token, or with a token nobody holds.',
         failure(['UNAUTHORIZED']),
@@ -67,22 +74,24 @@ export const orderRoutes: ApiRoute[] = [
     operationId: 'getOrder',
     summary: 'Read an order: its status, or (operators) everything with its history',
     description:
-      "Without `Authorization`, anyone holding the order id (the storefront, the shopper's browser) reads its public view (`PublicOrder`): status, amounts, and `next_action` while it waits on the shopper. With `Authorization: Bearer <token>` of a role that may read (viewer, finance, operator, admin), the whole order (`OrderWithHistory`): the customer, the description, the payment, the review, every observation of it and its disputes. A token that is sent must be good: a wrong one is a 401, never the public view; a `storefront` role's is a 403. Both answers carry `Vary: Authorization` and `Cache-Control: no-store`.",
+      "Without `Authorization`, whoever holds the order's client secret (`Order-Secret`: the storefront that made it, the shopper's browser it handed it to) reads its public view (`PublicOrder`): status, amounts, and `next_action` while it waits on the shopper. The id alone reads nothing: without the secret, or with a wrong one, the answer is the 404 of an order that does not exist. With `Authorization: Bearer <token>` of a role that may read (viewer, finance, operator, admin), no secret is needed: the whole order (`OrderWithHistory`): the customer, the description, the payment, the review, every observation of it and its disputes. A token that is sent must be good: a wrong one is a 401, never the public view; a `storefront` role's is a 403 (the storefront reads with the secret, as the shopper does). Every answer carries `Vary: Authorization, Order-Secret` and `Cache-Control: no-store`.",
     tags: ['Orders'],
-    security: [{}, { opsToken: [] }],
-    requestParams: { path: orderPath },
+    security: SHOPPER,
+    requestParams: { path: orderPath, header: orderSecretHeader },
     responses: {
       200: jsonAnswer(
-        "Without a token, `PublicOrder`; with a reader's token, `OrderWithHistory`.",
+        "With the order's secret, `PublicOrder`; with a reader's token, `OrderWithHistory`.",
         success(z.object({ order: z.union([publicOrderSchema, orderWithHistorySchema]) })),
         z.object({
-          Vary: z.string().meta({ description: '`Authorization`: the answer depends on the token.' }),
+          Vary: z.string().meta({
+            description: '`Authorization, Order-Secret`: the answer depends on the token and the secret.',
+          }),
           'Cache-Control': z.string().meta({ description: '`no-store`.' }),
         }),
       ),
       ...unauthorized,
       ...forbidden,
-      ...orderNotFound,
+      ...shopperOrderNotFound,
       ...databaseDown,
       ...internal,
     },

@@ -16,21 +16,24 @@ import {
   internal,
   invalidInput,
   json,
-  orderNotFound,
   orderPath,
+  orderSecretHeader,
   rateLimited,
   retryAfter,
+  SHOPPER,
+  SHOPPER_NOT_FOUND,
+  shopperOrderNotFound,
   unreadable,
   WRONG_TOKENS,
 } from './common.js';
 
 const TEST_CARD = { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvv: '123' };
 
-/** The customer's own token, or (where the route says) an operator's. */
-const CUSTOMER: Record<string, string[]>[] = [{ customerToken: [] }];
+/** The customer's own token, beside the order's secret (no scheme: a header or the body) or a token. */
+const CUSTOMER: Record<string, string[]>[] = [{ customerToken: [] }, { customerToken: [], opsToken: [] }];
 
-/** Only with `save_card`: none otherwise. */
-const CUSTOMER_TO_SAVE: Record<string, string[]>[] = [{}, { customerToken: [] }];
+/** The customer's token only with `save_card`; the order's secret (or a token) always. */
+const CUSTOMER_TO_SAVE: Record<string, string[]>[] = [...SHOPPER, ...CUSTOMER];
 
 const tooManyAttemptsSchema = z
   .object({
@@ -55,10 +58,10 @@ function payment(
     path,
     operationId,
     summary,
-    // Anyone holding an order's id may pay it: the answers show what that id shows without a token.
-    description: `${description} The answers show the order's public view (\`PublicOrder\`), as \`GET /orders/{id}\` without a token does.`,
+    // Whoever holds an order's client secret may pay it: the answers show what the secret reads.
+    description: `${description} The order's client secret (\`POST /orders\` answered it) goes with the id, in the \`Order-Secret\` header or as \`client_secret\` in the body; an operator's or the storefront's token (\`Authorization: Bearer\`) needs none. Without either, the answer is a 404, and nothing of the order's (its limit, its failed attempts) is spent. The answers show the order's public view (\`PublicOrder\`), as \`GET /orders/{id}\` with the secret does.`,
     tags: ['Payments'],
-    requestParams: { path: orderPath },
+    requestParams: { path: orderPath, header: orderSecretHeader },
     requestBody: json(body, example),
     responses: {
       200: jsonAnswer(
@@ -73,7 +76,11 @@ function payment(
         "Declined, with the gateway's code (`ERR_CARD_DO_NOT_HONOR`, `ERR_3DS_FAILED`, `ERR_3DS_TIMEOUT`, `ERR_PROVIDER_REJECTED`, ...); the order is `failed` and a new attempt may follow.",
         failure('gateway', publicPaymentAnswerSchema),
       ),
-      ...orderNotFound,
+      ...shopperOrderNotFound,
+      401: jsonAnswer(
+        '`UNAUTHORIZED`: an `Authorization` token nobody holds (unknown, or revoked): a token that is sent must be good, never a try without it.',
+        failure(['UNAUTHORIZED']),
+      ),
       ...payConflict(),
       422: jsonAnswer(
         "`VALIDATION_FAILED` (the request; `data` null), or the gateway's code for input it refused before anything existed there (`ERR_PAYMENT_METHOD_NOT_ENABLED`, `ERR_PAYMENT_METHOD_NOT_AVAILABLE_IN_COUNTRY`, `ERR_INVALID_CURRENCY`, `ERR_INVALID_ACCOUNT_NUMBER` for a card number failing its check digit, `ERR_EXPIRED_CARD` for an expiry in the past, ...; `data` the order, as it was). `errors` names the field.",
@@ -91,7 +98,7 @@ function payment(
       ...internal,
       ...extra,
     },
-    ...(security ? { security } : {}),
+    security: security ?? SHOPPER,
   } satisfies ApiRoute;
 }
 
@@ -147,8 +154,8 @@ export const paymentRoutes: ApiRoute[] = [
     { card: TEST_CARD, mode: 'auth' },
     {
       401: jsonAnswer(
-        "With `save_card: true` only: `CUSTOMER_TOKEN_REQUIRED` or `CUSTOMER_TOKEN_INVALID`, the order's customer's `Customer-Token` is missing or not theirs. Nothing was charged.",
-        failure(['CUSTOMER_TOKEN_REQUIRED', 'CUSTOMER_TOKEN_INVALID']),
+        "`UNAUTHORIZED`: an `Authorization` token nobody holds. With `save_card: true` only: `CUSTOMER_TOKEN_REQUIRED` or `CUSTOMER_TOKEN_INVALID`, the order's customer's `Customer-Token` is missing or not theirs. Nothing was charged.",
+        failure(['UNAUTHORIZED', 'CUSTOMER_TOKEN_REQUIRED', 'CUSTOMER_TOKEN_INVALID']),
       ),
     },
     CUSTOMER_TO_SAVE,
@@ -171,10 +178,7 @@ export const paymentRoutes: ApiRoute[] = [
         codes: ['SAVED_CARD_LIMIT'],
         data: savedCardLimitSchema,
       }),
-      404: jsonAnswer(
-        `\`NOT_FOUND\`: no order has this id. ${cardNotFound}`,
-        failure(['NOT_FOUND', 'CARD_NOT_FOUND']),
-      ),
+      404: jsonAnswer(`${SHOPPER_NOT_FOUND} ${cardNotFound}`, failure(['NOT_FOUND', 'CARD_NOT_FOUND'])),
       422: jsonAnswer(
         '`VALIDATION_FAILED` (the request, or an order that names no customer: `errors.card`). `CARD_REVOKED`: the card was removed (here, or at the gateway); `CARD_EXPIRED`: past its expiry month. Both name `card`, and nothing was charged: `data` the order, as it was.',
         failure(['VALIDATION_FAILED', 'CARD_REVOKED', 'CARD_EXPIRED'], publicPaymentAnswerSchema.nullable()),

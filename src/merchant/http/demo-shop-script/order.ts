@@ -1,8 +1,9 @@
 /**
  * The demo shop's script, part 2 of 5: the payment methods listed as the page loads, what the browser
- * remembers (the orders placed here, whether each was paid, the form's choices) and the order as the
- * kit knows it (GET /orders/{id}): to a shopper its status and amounts, to an operator the whole
- * order and its history, read again while it is being confirmed.
+ * remembers (the orders placed here, each one's client secret, whether each was paid, the form's
+ * choices) and the order as the kit knows it (GET /orders/{id}): to a shopper its status and amounts
+ * (with the order's secret), to an operator the whole order and its history, read again while it is
+ * being confirmed.
  */
 export const ORDER = `\
 // ---- payment methods (GET /payment-methods), as the page loads ----
@@ -76,6 +77,38 @@ function keepOwn(id, paying) {
 }
 
 const isOwn = (id) => Object.prototype.hasOwnProperty.call(ownOrders(), id);
+
+/**
+ * Each order's client secret, as POST /orders answered it (once; no read shows it again): the
+ * shopper's reads and payments of the order send it, or the kit answers 404, as for no order at all.
+ */
+const ORDER_SECRETS = 'demo-shop:order-secrets';
+
+function orderSecrets() {
+  try {
+    const kept = JSON.parse(localStorage.getItem(ORDER_SECRETS) || '{}');
+    return kept && typeof kept === 'object' && !Array.isArray(kept) ? kept : {};
+  } catch {
+    return {};
+  }
+}
+
+function keepSecret(id, secret) {
+  if (typeof secret !== 'string') return;
+  const kept = orderSecrets();
+  delete kept[id];
+  kept[id] = secret;
+  for (const old of Object.keys(kept).slice(0, -OWN_KEPT)) delete kept[old];
+  try {
+    localStorage.setItem(ORDER_SECRETS, JSON.stringify(kept));
+  } catch {}
+}
+
+/** The headers of the shopper's call about an order: its secret (when this browser holds it), then headers. */
+function asShopper(id, headers) {
+  const secret = orderSecrets()[id];
+  return Object.assign(typeof secret === 'string' ? { [SETTINGS.secretHeader]: secret } : {}, headers || {});
+}
 
 /**
  * Whether the gateway holds a payment of the order: the operator's view names it; for the public one
@@ -156,10 +189,10 @@ async function showOrder(id, fresh) {
   const read = ++reads;
   const path = '/orders/' + encodeURIComponent(id);
   const asOperator = opsHeaders();
-  let answer = await api('GET', path, undefined, asOperator || undefined);
+  let answer = await api('GET', path, undefined, asOperator || asShopper(id));
   if (asOperator && (answer.status === 401 || answer.status === 403) && read === reads) {
     say('ops-message', 'The order is shown as a shopper sees it: ' + problem(answer), 'err');
-    answer = await api('GET', path);
+    answer = await api('GET', path, undefined, asShopper(id));
   }
   if (read !== reads) return;
   const box = $('order');
@@ -167,10 +200,23 @@ async function showOrder(id, fresh) {
     try {
       localStorage.removeItem(LAST_ORDER);
     } catch {}
-    box.replaceChildren(el('p', { class: 'hint' }, 'The last order (' + id + ') is not known to this kit any more. Place a new one.'));
+    // Without its secret (an order placed in another browser, a link from the review queue) the kit
+    // says only that there is no such order: an operator's token shows it.
+    const secretHeld = typeof orderSecrets()[id] === 'string';
+    box.replaceChildren(
+      el(
+        'p',
+        { class: 'hint', id: 'order-unknown' },
+        secretHeld || asOperator
+          ? 'The last order (' + id + ') is not known to this kit any more. Place a new one.'
+          : 'The order ' + id + ' was not placed in this browser: the kit shows an order to whoever holds its client secret (POST /orders answers it), or to an operator. Type a token under Operator actions to see it, or place a new one.',
+      ),
+    );
     shownOrder = null;
     showPayLabel();
     setOperator(null);
+    // Its token field stays: an operator's token shows an order this browser holds no secret of.
+    if (!secretHeld && !asOperator) $('ops').hidden = false;
     return;
   }
   if (answer.status !== 200) {
@@ -248,7 +294,8 @@ function renderOrder(order, waiting) {
     next && next.type === 'redirect' && /^https?:/.test(next.url)
       ? el('p', {}, el('a', { href: next.url, id: 'continue-payment' }, 'Continue the payment'))
       : null;
-  const json = el('p', { class: 'hint' }, 'The same as JSON: ', el('a', { href: '/orders/' + encodeURIComponent(order.id) }, 'GET /orders/' + order.id));
+  // A link would send no header: the order's JSON is for a request that carries its secret or a token.
+  const json = el('p', { class: 'hint' }, 'The same as JSON: ', el('code', {}, 'GET /orders/' + order.id), whole ? ' with the operator token' : ' with its ' + SETTINGS.secretHeader + ' header');
   if (!whole)
     return el(
       'div',

@@ -30,6 +30,8 @@ async function createOrder(messageId) {
     return null;
   }
   const order = created.body.data.order;
+  // Answered this once: the order's reads and payments need it (asShopper).
+  keepSecret(order.id, order.client_secret);
   remember(order.id);
   // The creator's answer names the customer: the one GET /orders/{id} shows only to operators.
   if (order.customer && order.customer.merchant_customer_id === CUSTOMER.id) keepOwn(order.id, false);
@@ -88,12 +90,17 @@ async function placeAndPay(event) {
             card: { number: $('card').value, exp_month: 12, exp_year: new Date().getFullYear() + 3, cvv: '123', name: 'Demo Shopper' },
             save_card: save || undefined,
           },
-          save ? asCustomer() : undefined,
+          asShopper(order.id, save ? asCustomer() : undefined),
         )
-      : await api('POST', path + 'redirect', {
-          payment_method: $('method').value,
-          customer: { country_code: $('country').value.trim().toUpperCase() || undefined },
-        });
+      : await api(
+          'POST',
+          path + 'redirect',
+          {
+            payment_method: $('method').value,
+            customer: { country_code: $('country').value.trim().toUpperCase() || undefined },
+          },
+          asShopper(order.id),
+        );
     const stayed = await followPayment(paid, order.id, 'form-message', byCard ? '3D Secure challenge' : 'payment');
     if (stayed && save) await loadSavedCards();
   } finally {
@@ -207,7 +214,7 @@ async function payWithSaved(card, label) {
       return;
     }
     const forOrder = { [SETTINGS.tokenHeader]: minted.body.data.customer_token };
-    paid = await api('POST', '/orders/' + encodeURIComponent(order.id) + '/pay/saved', { card: card.id, mode: $('mode').value }, forOrder);
+    paid = await api('POST', '/orders/' + encodeURIComponent(order.id) + '/pay/saved', { card: card.id, mode: $('mode').value }, asShopper(order.id, forOrder));
     if (!(await followPayment(paid, order.id, 'saved-message', 'payment'))) return;
   } finally {
     savedWorking(false);
