@@ -95,7 +95,7 @@ export async function vouchSavedCardPayment(
   throw new HttpError(
     409,
     'SAVED_CARD_LIMIT',
-    `This customer's saved cards have paid what they may in 24 hours with the shopper alone (${most}): an operator must charge this one (POST /customers/{id}/charges). Nothing was charged.`,
+    `This payment would take the customer's saved cards past what they may pay in 24 hours with the shopper alone (${most}; ${vouched.payments} paid, ${formatMoney(vouched.amountMinor, currency)}): an operator must charge this one (POST /customers/{id}/charges). Nothing was charged.`,
     {
       data: {
         payments: vouched.payments,
