@@ -20,9 +20,13 @@ export function newClientSecret(random: RandomSource): string {
   return CLIENT_SECRET_PREFIX + Buffer.from(random(32)).toString('base64url');
 }
 
-/** What is stored: the hex SHA-256 of the whole secret. */
+/**
+ * What is stored: the SHA-256 of the whole secret, in base64url. Not hex: a run of 13 to 19 decimal
+ * digits in a hex digest reads as a card number about once in 500 digests, and the kit's own check
+ * that no table holds one would then find it.
+ */
 export function clientSecretHash(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return createHash('sha256').update(secret).digest('base64url');
 }
 
 /** Compared against when there is no order or no stored hash: every answer costs the same work. */
@@ -36,7 +40,7 @@ export function secretMatches(presented: string | undefined, stored: string | nu
   const given = createHash('sha256')
     .update(presented ?? '')
     .digest();
-  const expected = Buffer.from(stored ?? NOTHING, 'hex');
+  const expected = Buffer.from(stored ?? NOTHING, 'base64url');
   const same = expected.length === given.length && timingSafeEqual(given, expected);
   return same && stored !== null && presented !== undefined && presented !== '';
 }

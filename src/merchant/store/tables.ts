@@ -201,7 +201,7 @@ export const ORDERS = table('orders', {
    * The SHA-256 of the order's client secret (orders/client-secret.ts), set when it is made; null for
    * an order made before secrets. Out of the record: no view, event or log can carry it by mistake.
    */
-  client_secret_hash: char(64).nullable().hide(),
+  client_secret_hash: char(43).nullable().hide(),
 });
 
 /** A payment attempt. Its 3DS hold (ciphertext) is never part of the record: only the hold store reads it. */

@@ -20,7 +20,7 @@ const CHALLENGE = '4000000000003220';
 const IDEAL = { payment_method: 'ideal', customer: { country_code: 'NL' } };
 const CUSTOMER = { merchant_customer_id: 'cus-secret-ada', email: 'ada@example.com', last_name: 'Lovelace' };
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
 /** An answer's envelope without what differs from one request to the next (its id). */
 // biome-ignore lint/suspicious/noExplicitAny: an envelope of any shape
 const envelope = (body: any) => {
@@ -204,7 +204,12 @@ describe('merchant: an order’s client secret (issue 41, part 2)', function () 
     const [kept] = await rows(t, 'saved_cards', { customer_id: customerId });
     const order = await newOrder({ customer: { merchant_customer_id: customerId } });
     const body = { card: kept!.id };
-    const headers = { 'customer-token': token };
+    // A token minted for this order (issue 41, part 1): the one kind that pays.
+    const forOrder = await t.call('POST', `/customers/${customerId}/tokens`, {
+      token: storefront,
+      body: { order_id: order.id },
+    });
+    const headers = { 'customer-token': forOrder.body.data.customer_token as string };
     const stranger = await t.call('POST', `/orders/${order.id}/pay/saved`, { body, headers, secret: null });
     expect(stranger.status, stranger.text).to.equal(404);
     expect(stranger.body.code).to.equal('NOT_FOUND');

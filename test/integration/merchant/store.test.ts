@@ -206,7 +206,7 @@ describe('merchant: the store', () => {
       replacements: [order.id],
       type: QueryTypes.SELECT,
     })) as { client_secret_hash: string }[];
-    expect(row!.client_secret_hash).to.equal(createHash('sha256').update(clientSecret).digest('hex'));
+    expect(row!.client_secret_hash).to.equal(createHash('sha256').update(clientSecret).digest('base64url'));
     for (const record of [
       order,
       await store.orders.find(order.id),
