@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseEnv } from 'node:util';
-import cron from 'node-cron';
 import { z } from 'zod';
 import { unsafeSetting } from './config-guards.js';
+import { type JobSchedules, parseJobSchedules } from './job-schedules.js';
 import { DATABASE_NAME_RULE, databaseNameIn } from './shared/database-url.js';
 import { type CurrencyCode, isCurrencyCode, parseMajor } from './shared/money.js';
 import { SettingError } from './shared/setting-error.js';
@@ -22,19 +22,7 @@ const DEV_ENCRYPTION_KEY = DEV_ENCRYPTION_KEY_BYTES.toString('base64');
 export type Role = 'api' | 'worker' | 'scheduler';
 const ROLES = ['api', 'worker', 'scheduler'] as const;
 
-/** The scheduler's cron jobs (their work and default schedules: src/kit/jobs.ts). */
-export const JOB_NAMES = [
-  'sweeper',
-  'holds',
-  'poller',
-  'recovery',
-  'health',
-  'report',
-  'authorizations',
-] as const;
-export type JobName = (typeof JOB_NAMES)[number];
-/** A job's cron expression (seconds first), or null: not run by the scheduler. */
-export type JobSchedules = Partial<Record<JobName, string | null>>;
+export { JOB_NAMES, type JobName, type JobSchedules, parseJobSchedules } from './job-schedules.js';
 
 /** GATEWAY_BASE_URL's word for the sandbox the kit runs itself (the default outside production). */
 export const EMBEDDED = 'embedded';
@@ -572,27 +560,6 @@ export function loadConfig(
 export function localUrl(host: string, port: number): string {
   const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return `http://${isIP(reachable) === 6 ? `[${reachable}]` : reachable}:${port}`;
-}
-
-/**
- * JOB_SCHEDULES: `name=expression` pairs separated by `;` (a cron expression has commas of its own),
- * `off` for a job the scheduler should not run: `poller=0,30 * * * * *;report=off`. Returns the
- * schedules, or what is wrong with them.
- */
-export function parseJobSchedules(text: string): JobSchedules | string {
-  const schedules: JobSchedules = {};
-  for (const part of text.split(';').map((p) => p.trim())) {
-    if (part === '') continue;
-    const at = part.indexOf('=');
-    const name = (at < 0 ? part : part.slice(0, at)).trim();
-    const expression = at < 0 ? '' : part.slice(at + 1).trim();
-    if (!(JOB_NAMES as readonly string[]).includes(name))
-      return `"${name}" is not a job (${JOB_NAMES.join(', ')}); write name=expression pairs separated by ;`;
-    if (expression !== 'off' && !cron.validate(expression))
-      return `${name}: "${expression}" is not a cron expression (seconds first, such as */15 * * * * *) nor off`;
-    schedules[name as JobName] = expression === 'off' ? null : expression;
-  }
-  return schedules;
 }
 
 /**
