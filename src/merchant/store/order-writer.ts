@@ -15,8 +15,9 @@ import { ATTEMPTS, ORDERS, recordFrom, selectList } from './tables.js';
  * The one writer of an order. Every change the kit makes to an order (gateway news through `decide`,
  * an attempt started or withdrawn, a review flag and its resolution, a dispute, an operator's request
  * recorded) is an `OrderChange` value handed to `OrderWriter.write`, which in one transaction locks the
- * order and its attempts, lets a pure plan say what changes, and writes the row (its version bumped
- * once, `updated_at` its time), the history line and the outbox events that `orderEventsOf` names.
+ * order (and reads its attempts), lets a pure plan say what changes, and writes the row (its version
+ * bumped once, `updated_at` its time, when a column of it changes), the history line and the outbox
+ * events that `orderEventsOf` names.
  *
  * Nothing else in src/ updates `orders` or inserts into `order_history` or `order_events` (a test reads
  * the source to keep it so). The two exceptions are leases, not facts, and change no version: the
