@@ -56,14 +56,19 @@ function remember(id) {
   } catch {}
 }
 
-/** { [order id]: { paying } } of the orders placed here, oldest first. */
-function ownOrders() {
+/** An object kept under key in localStorage; {} when there is none, or what is there is not one. */
+function storedObject(key) {
   try {
-    const own = JSON.parse(localStorage.getItem(OWN_ORDERS) || '{}');
-    return own && typeof own === 'object' && !Array.isArray(own) ? own : {};
+    const kept = JSON.parse(localStorage.getItem(key) || '{}');
+    return kept && typeof kept === 'object' && !Array.isArray(kept) ? kept : {};
   } catch {
     return {};
   }
+}
+
+/** { [order id]: { paying } } of the orders placed here, oldest first. */
+function ownOrders() {
+  return storedObject(OWN_ORDERS);
 }
 
 function keepOwn(id, paying) {
@@ -85,12 +90,7 @@ const isOwn = (id) => Object.prototype.hasOwnProperty.call(ownOrders(), id);
 const ORDER_SECRETS = 'demo-shop:order-secrets';
 
 function orderSecrets() {
-  try {
-    const kept = JSON.parse(localStorage.getItem(ORDER_SECRETS) || '{}');
-    return kept && typeof kept === 'object' && !Array.isArray(kept) ? kept : {};
-  } catch {
-    return {};
-  }
+  return storedObject(ORDER_SECRETS);
 }
 
 function keepSecret(id, secret) {
