@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import { TEST_CARDS } from '../../src/merchant/http/demo-test-cards.js';
 import { holdOrderSecrets, launchChromium, watchCsp } from '../support/browser.js';
 import { MERCHANT_KEY } from '../support/gateway.js';
@@ -83,11 +83,25 @@ describe('browser: the demo shop in Chromium', function () {
   const remembered = () => page.evaluate(() => localStorage.getItem('demo-shop:last-order'));
   /** Presses "Place the order and pay": the id of the order the page created (POST /orders). */
   const placeOrder = async () => {
-    const [created] = await Promise.all([
-      page.waitForResponse((r) => r.url() === `${t.url}/orders` && r.request().method() === 'POST'),
-      page.click('#pay'),
-    ]);
-    return ((await created.json()) as { data: { order: { id: string } } }).data.order.id;
+    // The answer is read as it passes, not from the page's network log: a 3DS challenge navigates away
+    // at once, and the browser then has no body to give for a response it has left behind.
+    let created: (id: string) => void;
+    const id = new Promise<string>((resolve) => {
+      created = resolve;
+    });
+    const passOn = async (route: Route) => {
+      if (route.request().method() !== 'POST') return route.fallback();
+      const answer = await route.fetch();
+      created(((await answer.json()) as { data: { order: { id: string } } }).data.order.id);
+      await route.fulfill({ response: answer });
+    };
+    await page.route(`${t.url}/orders`, passOn);
+    try {
+      await page.click('#pay');
+      return await id;
+    } finally {
+      await page.unroute(`${t.url}/orders`, passOn);
+    }
   };
   const backToTheShop = async () => {
     await page.getByRole('link', { name: 'Back to the shop' }).click();

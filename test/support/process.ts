@@ -86,6 +86,9 @@ function kitEnv(env: Record<string, string>): NodeJS.ProcessEnv {
     LOG_LEVEL: 'warn',
     GATEWAY_SANDBOX_STATE: 'memory',
     REDIS_PREFIX: SUITE_PREFIX,
+    // Never the default port: a kit a developer (or another suite) runs on it would turn a test about
+    // something else into "port in use".
+    PORT: '0',
     ...env,
   };
 }
