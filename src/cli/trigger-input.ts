@@ -1,3 +1,4 @@
+import { durationProblem, formatDuration, readDuration } from '../shared/duration.js';
 import { type CurrencyCode, currencyExponent, parseMajor } from '../shared/money.js';
 
 /**
@@ -8,37 +9,20 @@ import { type CurrencyCode, currencyExponent, parseMajor } from '../shared/money
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 
-const UNIT_SECONDS = { d: 86_400, h: 3600, m: 60, s: 1 } as const;
-/** Days, hours, minutes, seconds: each at most once, in that order (`1h30m`, not `30m1h`). */
-const DURATION = /^(?:(\d{1,9})d)?(?:(\d{1,9})h)?(?:(\d{1,9})m)?(?:(\d{1,9})s)?$/;
 /** The sandbox's own bound on a clock advance or an outage (sandbox-controls.ts): refused here first. */
 export const MAX_SANDBOX_SECONDS = 10 * 365 * 86_400;
 
-/** `90s`, `15m`, `2h`, `7d`, `1h30m` -> seconds. A bare number is refused: seconds or minutes? */
+/** `90s`, `15m`, `2h`, `7d`, `1h30m` -> seconds (shared/duration.ts). A bare number is refused: seconds or minutes? */
 export function parseDuration(text: string): Parsed<number> {
-  const match = DURATION.exec(text.trim());
-  if (!match || text.trim() === '')
-    return { ok: false, message: `must be a duration such as 90s, 15m, 2h, 7d or 1h30m (got "${text}")` };
-  const [, d = '0', h = '0', m = '0', s = '0'] = match;
-  const seconds =
-    Number(d) * UNIT_SECONDS.d + Number(h) * UNIT_SECONDS.h + Number(m) * UNIT_SECONDS.m + Number(s);
+  const seconds = readDuration(text);
+  if (seconds === null) return { ok: false, message: durationProblem(text) };
   if (seconds === 0) return { ok: false, message: `must be longer than zero (got "${text}")` };
   if (seconds > MAX_SANDBOX_SECONDS)
     return { ok: false, message: `must be at most ten years, the sandbox's limit (got "${text}")` };
   return { ok: true, value: seconds };
 }
 
-/** Seconds as `parseDuration` reads them, largest units first: 5400 -> `1h30m`, 0 -> `0s`. */
-export function formatDuration(totalSeconds: number): string {
-  let left = Math.max(0, Math.round(totalSeconds));
-  let text = '';
-  for (const [unit, size] of Object.entries(UNIT_SECONDS)) {
-    const n = Math.floor(left / size);
-    left -= n * size;
-    if (n > 0) text += `${n}${unit}`;
-  }
-  return text === '' ? '0s' : text;
-}
+export { formatDuration };
 
 /**
  * `--amount` of a chargeback, in major units as the sandbox takes it: a positive decimal with at
