@@ -34,7 +34,7 @@ export async function seedOrders(
         target.reference,
         target.amountMinor,
         'EUR',
-        statusOnNewAttempt('pending'),
+        statusOnNewAttempt({ status: 'pending', closedReason: null }),
         attemptId,
         now,
         now,

@@ -45,6 +45,8 @@ export class MemoryStore {
       current_attempt_id: null,
       version: 1,
       next_poll_at: null,
+      closed_reason: null,
+      closed_at: null,
       created_at: new Date(this.now()),
       updated_at: new Date(this.now()),
       ...over,

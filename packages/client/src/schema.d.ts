@@ -189,6 +189,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/orders/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an unpaid order: it ends, and takes no more payments
+         * @description Ends an order nobody paid: it becomes `closed` with `closed_reason: cancelled`, takes no payment attempt again (a pay route answers 409 `ORDER_CLOSED`), is no longer polled, and the shop is sent `order.closed`. A 3DS challenge still open pays nothing afterwards. A payment at the gateway that may be under way (a session, a pending transaction) is asked about first: money wins, and a paid order is a 409 `ORDER_PAID`, to be refunded instead. An `authorized` order is voided first, as `POST /orders/{id}/void` without a key would (its history and audit lines too; the same request again finds the same void), then closed. A hosted checkout page the shopper is still on cannot be called off at the gateway: if it is paid in its last minutes, the money is applied and the order flagged for review (`needs_review`), never lost. Idempotent: a closed order answers 200 as it is, its first reason kept. The order's history gets a line naming who and why, and the audit log a line (`order.cancel`). Roles: storefront, operator, admin (the order's client secret alone may not). `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
+         */
+        post: operations["cancelOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/": {
         parameters: {
             query?: never;
@@ -681,7 +701,7 @@ export interface components {
             /** @description Sent to the gateway as the payment reference. */
             reference: string;
             /** @enum {string} */
-            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed";
+            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed" | "closed";
             /** @description Minor units (cents): 1234 is 12.34 EUR. */
             amount: number;
             /** @description The amount in major units, as text: `12.34`. */
@@ -721,6 +741,10 @@ export interface components {
             /** @description Set when money does not add up (another amount, a second capture). */
             needs_review: boolean;
             review_reason: string | null;
+            /** @description Why the order ended, once it did: `cancelled` (`POST /orders/{id}/cancel`) or `expired` (`ORDER_TTL`). A closed order takes no payment. Kept when money reaches it after all (a payment finished at the last second): the status then says the money, and the order is flagged for review. */
+            closed_reason: ("cancelled" | "expired") | null;
+            /** @description When the order ended; null while it is open. */
+            closed_at: string | null;
             /** @description An authorized order: when its authorisation lapses unless captured or voided (the gateway says; null when it does not, and in every other status). */
             capture_before: string | null;
             payment: components["schemas"]["Payment"] | null;
@@ -780,7 +804,7 @@ export interface components {
             /** @description Sent to the gateway as the payment reference. */
             reference: string;
             /** @enum {string} */
-            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed";
+            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed" | "closed";
             /** @description Minor units (cents): 1234 is 12.34 EUR. */
             amount: number;
             /** @description The amount in major units, as text: `12.34`. */
@@ -820,6 +844,10 @@ export interface components {
             /** @description Set when money does not add up (another amount, a second capture). */
             needs_review: boolean;
             review_reason: string | null;
+            /** @description Why the order ended, once it did: `cancelled` (`POST /orders/{id}/cancel`) or `expired` (`ORDER_TTL`). A closed order takes no payment. Kept when money reaches it after all (a payment finished at the last second): the status then says the money, and the order is flagged for review. */
+            closed_reason: ("cancelled" | "expired") | null;
+            /** @description When the order ended; null while it is open. */
+            closed_at: string | null;
             /** @description An authorized order: when its authorisation lapses unless captured or voided (the gateway says; null when it does not, and in every other status). */
             capture_before: string | null;
             payment: components["schemas"]["Payment"] | null;
@@ -835,7 +863,9 @@ export interface components {
             /** @description Sent to the gateway as the payment reference. */
             reference: string;
             /** @enum {string} */
-            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed";
+            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed" | "closed";
+            /** @description Why the order ended, once it did: `cancelled` (`POST /orders/{id}/cancel`) or `expired` (`ORDER_TTL`). A closed order takes no payment. Kept when money reaches it after all (a payment finished at the last second): the status then says the money, and the order is flagged for review. */
+            closed_reason: ("cancelled" | "expired") | null;
             /** @description Minor units (cents): 1234 is 12.34 EUR. */
             amount: number;
             /** @description The amount in major units, as text: `12.34`. */
@@ -868,7 +898,7 @@ export interface components {
             /** @description Sent to the gateway as the payment reference. */
             reference: string;
             /** @enum {string} */
-            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed";
+            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed" | "closed";
             /** @description Minor units (cents): 1234 is 12.34 EUR. */
             amount: number;
             /** @description The amount in major units, as text: `12.34`. */
@@ -908,6 +938,10 @@ export interface components {
             /** @description Set when money does not add up (another amount, a second capture). */
             needs_review: boolean;
             review_reason: string | null;
+            /** @description Why the order ended, once it did: `cancelled` (`POST /orders/{id}/cancel`) or `expired` (`ORDER_TTL`). A closed order takes no payment. Kept when money reaches it after all (a payment finished at the last second): the status then says the money, and the order is flagged for review. */
+            closed_reason: ("cancelled" | "expired") | null;
+            /** @description When the order ended; null while it is open. */
+            closed_at: string | null;
             /** @description An authorized order: when its authorisation lapses unless captured or voided (the gateway says; null when it does not, and in every other status). */
             capture_before: string | null;
             payment: components["schemas"]["Payment"] | null;
@@ -961,11 +995,19 @@ export interface components {
             order: components["schemas"]["PublicOrder"];
             next_action: components["schemas"]["NextAction"];
         };
+        /** @description A payment of an order that ended (`ORDER_CLOSED`): why it ended (`cancelled`, `expired`), and the order's public view. It takes no payment again: a new order does. */
+        OrderClosedState: {
+            /** @enum {string} */
+            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed" | "closed";
+            allowed: ("pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed" | "closed")[];
+            order: components["schemas"]["PublicOrder"];
+            closed_reason: ("cancelled" | "expired") | null;
+        };
         /** @description A payment of an order past paying for: the order's status, the statuses a payment may start from, and the order's public view as it stands (a second press of Pay finds the first one's payment). */
         PaymentInvalidState: {
             /** @enum {string} */
-            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed";
-            allowed: ("pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed")[];
+            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed" | "closed";
+            allowed: ("pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed" | "closed")[];
             order: components["schemas"]["PublicOrder"];
         };
         /** @description The order takes no more payment attempts. */
@@ -1018,8 +1060,8 @@ export interface components {
         /** @description The order's status and the statuses the action is allowed from. */
         InvalidState: {
             /** @enum {string} */
-            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed";
-            allowed: ("pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed")[];
+            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed" | "closed";
+            allowed: ("pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed" | "closed")[];
         };
         /** @description The order is disputed: what the chargeback took, in minor units. */
         Disputed: {
@@ -1071,7 +1113,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             /** @enum {string} */
-            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed";
+            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed" | "closed";
             currency: string;
             /** @description Minor units (cents): 1234 is 12.34 EUR. */
             amount: number;
@@ -1230,7 +1272,7 @@ export interface components {
             /** @description The operator's id (`opr_...`: the name is proven by their token), `bootstrap` (OPS_API_TOKEN: the name is as given), `cli`, or the kit's setting (`AUTH_EXPIRY_POLICY`). */
             credential: string;
             /** @enum {string} */
-            action: "capture" | "refund" | "void" | "review.resolve" | "unmatched.attach" | "unmatched.resolve" | "dispute.lost" | "operator.add" | "operator.revoke" | "card.revoke" | "card.charge" | "customer.vouch" | "card.pay";
+            action: "capture" | "refund" | "void" | "review.resolve" | "unmatched.attach" | "unmatched.resolve" | "dispute.lost" | "operator.add" | "operator.revoke" | "card.revoke" | "card.charge" | "customer.vouch" | "card.pay" | "order.cancel";
             order_id: string | null;
             /** @description What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`). */
             subject_id: string | null;
@@ -2014,7 +2056,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. */
+            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `ORDER_CLOSED`: the order ended (`closed`: cancelled, or expired by `ORDER_TTL`) and takes no payment again: a new order is needed; `data` the reason and the order. */
             409: {
                 headers: {
                     /** @description With `PAYMENT_IN_PROGRESS`: seconds to wait before asking again. */
@@ -2027,8 +2069,8 @@ export interface operations {
                         success: false;
                         message: string;
                         /** @enum {string} */
-                        code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS";
-                        data: components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
+                        code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS" | "ORDER_CLOSED";
+                        data: components["schemas"]["OrderClosedState"] | components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2322,7 +2364,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `SAVED_CARD_LIMIT`: the customer's saved cards have paid `SAVED_CARD_DAILY_PAYMENTS` times, or this would take them past `SAVED_CARD_DAILY_AMOUNT` in this currency, in the last 24 hours: nothing was charged, and an operator must charge it (`POST /customers/{id}/charges`); `data` what was paid and the bounds. */
+            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `ORDER_CLOSED`: the order ended (`closed`: cancelled, or expired by `ORDER_TTL`) and takes no payment again: a new order is needed; `data` the reason and the order. `SAVED_CARD_LIMIT`: the customer's saved cards have paid `SAVED_CARD_DAILY_PAYMENTS` times, or this would take them past `SAVED_CARD_DAILY_AMOUNT` in this currency, in the last 24 hours: nothing was charged, and an operator must charge it (`POST /customers/{id}/charges`); `data` what was paid and the bounds. */
             409: {
                 headers: {
                     /** @description With `PAYMENT_IN_PROGRESS`: seconds to wait before asking again. */
@@ -2335,8 +2377,8 @@ export interface operations {
                         success: false;
                         message: string;
                         /** @enum {string} */
-                        code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS" | "SAVED_CARD_LIMIT";
-                        data: components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"] | components["schemas"]["SavedCardLimit"];
+                        code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS" | "ORDER_CLOSED" | "SAVED_CARD_LIMIT";
+                        data: components["schemas"]["OrderClosedState"] | components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"] | components["schemas"]["SavedCardLimit"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -2609,7 +2651,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. */
+            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `ORDER_CLOSED`: the order ended (`closed`: cancelled, or expired by `ORDER_TTL`) and takes no payment again: a new order is needed; `data` the reason and the order. */
             409: {
                 headers: {
                     /** @description With `PAYMENT_IN_PROGRESS`: seconds to wait before asking again. */
@@ -2622,8 +2664,8 @@ export interface operations {
                         success: false;
                         message: string;
                         /** @enum {string} */
-                        code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS";
-                        data: components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
+                        code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS" | "ORDER_CLOSED";
+                        data: components["schemas"]["OrderClosedState"] | components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -3610,6 +3652,267 @@ export interface operations {
                         /** @enum {string} */
                         code: "OUTCOME_UNKNOWN";
                         data: components["schemas"]["OperationAnswer"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+        };
+    };
+    cancelOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order id (`ord_...`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "the customer changed their mind"
+                 *     }
+                 */
+                "application/json": {
+                    reason?: string;
+                    by?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Closed (`closed_reason` says why; a closed order answers as it is). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        /** @constant */
+                        code: "";
+                        data: {
+                            order: components["schemas"]["Order"];
+                        };
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: the body could not be read. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "BAD_REQUEST";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: no `Authorization: Bearer <token>`, or a token nobody holds (unknown, or revoked): an operator's own token or OPS_API_TOKEN. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                        data: components["schemas"]["Forbidden"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: no order has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `ORDER_PAID`: the order holds money (paid, refunded in part, disputed): nothing was done; refund it (`data.refund` names the route). `PAYMENT_IN_PROGRESS`: a payment of the order was under way for the whole wait (20 s): nothing was done; try again after `Retry-After`. `VOID_REFUSED`: the gateway refused to void the order's authorisation (`data.gateway_code`): the order stays `authorized`. */
+            409: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "ORDER_PAID" | "PAYMENT_IN_PROGRESS" | "VOID_REFUSED";
+                        data: {
+                            order: components["schemas"]["Order"];
+                            /** @description With `ORDER_PAID`: the route that gives the money back. */
+                            refund?: {
+                                /** @constant */
+                                method: "POST";
+                                path: string;
+                            };
+                            /** @description With `VOID_REFUSED`: the gateway's code. */
+                            gateway_code?: string;
+                        };
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: the body is over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `GATEWAY_UNAVAILABLE`: the gateway could not say whether the payment under way was paid; `OUTCOME_UNKNOWN`: the void of the authorisation had no answer; `UNAVAILABLE`: the database cannot be reached. Nothing was closed: send the same cancel again (the void's key is stored). `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "GATEWAY_UNAVAILABLE" | "OUTCOME_UNKNOWN" | "UNAVAILABLE";
+                        data: {
+                            order: components["schemas"]["Order"];
+                        } | null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;

@@ -13,7 +13,7 @@ import { disputeRoutes } from './api-document/disputes.js';
 import { auditRoutes, reconciliationRoutes } from './api-document/finance.js';
 import { landingRoutes } from './api-document/landings.js';
 import { operationRoutes } from './api-document/operations.js';
-import { orderRoutes, reviewQueueRoutes } from './api-document/orders.js';
+import { cancelRoutes, orderRoutes, reviewQueueRoutes } from './api-document/orders.js';
 import { paymentRoutes } from './api-document/payments.js';
 import { metricsRoutes, receiverAndHealthRoutes } from './api-document/platform.js';
 import { signInRoutes } from './api-document/sign-in.js';
@@ -129,6 +129,7 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
     ...orderRoutes,
     ...paymentRoutes,
     ...operationRoutes,
+    ...cancelRoutes,
     ...landingRoutes,
     ...receiverAndHealthRoutes,
     ...reconciliationRoutes,

@@ -11,6 +11,7 @@ import { withDeadline } from '../../shared/deadline.js';
 import { failureEnvelope, successEnvelope } from '../../shared/envelope.js';
 import { WEBHOOK_PATH } from '../webhooks/delivery-endpoint.js';
 import { merchantApi } from './api-document.js';
+import { cancelRoutes } from './cancel-routes.js';
 import { customerRoutes } from './customer-routes.js';
 import { disputeRoutes } from './dispute-routes.js';
 import { errorMiddleware, ok } from './errors.js';
@@ -106,6 +107,7 @@ export function createMerchantApp(
   });
   router.post(WEBHOOK_PATH, deps.receiver);
   merchantRoutes(router, routeDeps);
+  cancelRoutes(router, routeDeps);
   landingRoutes(router, deps);
   reportRoutes(router, routeDeps);
   reviewRoutes(router, routeDeps);

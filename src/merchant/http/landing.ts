@@ -71,6 +71,11 @@ const WORDS: Record<OrderStatus, { headline: string; next: string; tone: Tone }>
     next: 'A chargeback was opened with the bank. The shop will be in touch; there is nothing to do on this page.',
     tone: 'info',
   },
+  closed: {
+    headline: 'This order is closed',
+    next: 'It was cancelled, or not paid in time, and takes no more payments: no money was taken. To buy, place a new order at the shop.',
+    tone: 'bad',
+  },
 };
 
 const SLOW = {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { customerSchema } from '../../shared/customer.js';
 import { OPERATOR_ROLES } from '../operators/roles.js';
 import { DISPUTE_OUTCOMES } from '../orders/disputes.js';
-import { ORDER_STATUSES } from '../orders/status.js';
+import { CLOSE_REASONS, ORDER_STATUSES } from '../orders/status.js';
 
 /**
  * What the merchant API answers, as zod schemas: the source of the responses in its OpenAPI document
@@ -54,6 +54,11 @@ export const orderSchema = z
       .boolean()
       .meta({ description: 'Set when money does not add up (another amount, a second capture).' }),
     review_reason: z.string().nullable(),
+    closed_reason: z.enum(CLOSE_REASONS).nullable().meta({
+      description:
+        'Why the order ended, once it did: `cancelled` (`POST /orders/{id}/cancel`) or `expired` (`ORDER_TTL`). A closed order takes no payment. Kept when money reaches it after all (a payment finished at the last second): the status then says the money, and the order is flagged for review.',
+    }),
+    closed_at: timestamp.nullable().meta({ description: 'When the order ended; null while it is open.' }),
     capture_before: z.string().nullable().meta({
       description:
         'An authorized order: when its authorisation lapses unless captured or voided (the gateway says; null when it does not, and in every other status).',
@@ -145,6 +150,7 @@ export const publicOrderSchema = orderSchema
     id: true,
     reference: true,
     status: true,
+    closed_reason: true,
     amount: true,
     amount_formatted: true,
     currency: true,
@@ -222,6 +228,14 @@ export const paymentInvalidStateSchema = invalidStateSchema.extend({ order: publ
   description:
     "A payment of an order past paying for: the order's status, the statuses a payment may start from, and the order's public view as it stands (a second press of Pay finds the first one's payment).",
 });
+
+export const orderClosedStateSchema = paymentInvalidStateSchema
+  .extend({ closed_reason: z.enum(CLOSE_REASONS).nullable() })
+  .meta({
+    id: 'OrderClosedState',
+    description:
+      "A payment of an order that ended (`ORDER_CLOSED`): why it ended (`cancelled`, `expired`), and the order's public view. It takes no payment again: a new order does.",
+  });
 
 /** The envelope of a success (merchant.md, HTTP interface: the gateway's shape). */
 export function success<T extends z.ZodType>(data: T) {
@@ -444,6 +458,7 @@ export const auditEntrySchema = z
       'card.charge',
       'customer.vouch',
       'card.pay',
+      'order.cancel',
     ]),
     order_id: z.string().nullable(),
     subject_id: z.string().nullable().meta({

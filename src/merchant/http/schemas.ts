@@ -204,6 +204,11 @@ export const voidSchema = keepsNoCardNumber(
   z.object({ reason: z.string().max(255).optional(), by: decidedBy }),
 );
 
+/** POST /orders/{id}/cancel: why, for the history and the audit log (issue 43, part 2). */
+export const cancelSchema = keepsNoCardNumber(
+  z.object({ reason: z.string().max(255).optional(), by: decidedBy }),
+);
+
 /** A list's `limit`: 1 to 1000, 100 when not given. */
 const listLimit = z
   .string()

@@ -32,7 +32,8 @@ export const PERMISSIONS = {
   'customers.vouch': ['storefront'],
   /**
    * POST /orders with a `reference` of the caller's own: anyone may make an order, but only the shop
-   * names it, or a stranger could take the shop's next reference first.
+   * names it, or a stranger could take the shop's next reference first. The same roles end an order
+   * the shop made (POST /orders/{id}/cancel, issue 43): the shop's own acts on its orders.
    */
   'orders.reference': ['operator', 'storefront'],
   /** GET /reports/reconciliation. */

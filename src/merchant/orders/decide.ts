@@ -1,3 +1,4 @@
+import { afterClose } from './closure.js';
 import {
   isFinding,
   isReview,
@@ -6,7 +7,7 @@ import {
   type TransactionObservation,
 } from './observation.js';
 import { wasResolved, withReason } from './review.js';
-import type { OrderStatus } from './status.js';
+import type { CloseReason, OrderStatus } from './status.js';
 
 /** What the gateway has told us about one attempt's money: facts that only grow. */
 export interface PaymentState {
@@ -53,6 +54,8 @@ export interface OrderFacts {
   reviewReason?: string | null;
   /** The review reasons a person resolved (`; `-joined): not asked again. */
   resolvedReasons?: string | null;
+  /** Why the order ended, once it did (closure.ts afterClose); null or absent while it is open. */
+  closedReason?: CloseReason | null;
 }
 
 export type Outcome = 'applied' | 'duplicate' | 'stale' | 'flagged';
@@ -95,6 +98,8 @@ const PLACE: Record<OrderStatus, { line: Line; rank: number }> = {
   cancelled: { line: 'dead', rank: 3 },
   expired: { line: 'dead', rank: 3 },
   voided: { line: 'void', rank: 3 },
+  // An order's status, never a payment's: here only because attempts share the type.
+  closed: { line: 'dead', rank: 3 },
 };
 
 /**
@@ -289,7 +294,8 @@ function moneyProblem(
  * neither undoes what a transaction record already said (that is flagged, never applied).
  */
 export function decide(order: OrderFacts, attempt: AttemptFacts, obs: Observation): Decision {
-  const decision = judge(order, attempt, obs);
+  // A closed order stays closed unless money reaches it, which is applied and flagged (closure.ts).
+  const decision = afterClose(order, judge(order, attempt, obs));
   if (!decision.review || !wasResolved(order.resolvedReasons, decision.review)) return decision;
   // A person resolved this very finding (POST /orders/{id}/review): it is recorded again, and the
   // gateway's truth still applied, but nobody is asked again. A new finding still flags.

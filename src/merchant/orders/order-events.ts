@@ -13,6 +13,8 @@ export const ORDER_EVENT_TYPES = [
   'order.disputed',
   'order.dispute_won',
   'order.needs_review',
+  /** The order ended (issue 43, part 2): `closed_reason` says why; it takes no more payments. */
+  'order.closed',
 ] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
@@ -34,6 +36,7 @@ const ON_STATUS: Partial<Record<OrderStatus, OrderEventType>> = {
   cancelled: 'order.cancelled',
   expired: 'order.expired',
   disputed: 'order.disputed',
+  closed: 'order.closed',
 };
 
 const REFUNDED: readonly OrderStatus[] = ['paid', 'partially_refunded', 'refunded'];

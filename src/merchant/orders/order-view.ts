@@ -1,6 +1,6 @@
 import { type CurrencyCode, formatMinor } from '../../shared/money.js';
 import type { OrderEventType } from './order-events.js';
-import type { OrderStatus } from './status.js';
+import type { CloseReason, OrderStatus } from './status.js';
 
 /**
  * What the views read of an order and of its current attempt: named here, so that the views (and the
@@ -21,6 +21,8 @@ export interface ViewedOrder {
   failure_code: string | null;
   needs_review: boolean;
   review_reason: string | null;
+  closed_reason: CloseReason | null;
+  closed_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -71,6 +73,8 @@ export function orderView(order: ViewedOrder, attempt?: ViewedAttempt | null) {
     failure_code: order.failure_code,
     needs_review: order.needs_review,
     review_reason: order.review_reason,
+    closed_reason: order.closed_reason,
+    closed_at: order.closed_at?.toISOString() ?? null,
     // An authorisation lapses unless captured or voided by then (sandbox.md section 11).
     capture_before: order.status === 'authorized' ? (attempt?.capture_before?.toISOString() ?? null) : null,
     payment: attempt
@@ -100,6 +104,8 @@ export function publicOrderView(order: ViewedOrder, attempt?: ViewedAttempt | nu
     id: order.id,
     reference: order.reference,
     status: order.status,
+    // Why it ended, once it did: the shop shows an expired order another way than a cancelled one.
+    closed_reason: order.closed_reason,
     ...amounts(order),
     next_action: nextAction(order, attempt),
     updated_at: order.updated_at.toISOString(),

@@ -129,6 +129,7 @@ function planOf(obs: Observation, target: TransitionTarget, options: ApplyOption
         currency: order.currency,
         reviewReason: order.needs_review ? order.review_reason : null,
         resolvedReasons: order.resolved_reasons,
+        closedReason: order.closed_reason,
       },
       facts,
       obs,

@@ -85,7 +85,12 @@ export async function attachMoney(
           ? money.transaction_type
           : undefined;
       attemptId = (
-        await deps.store.orders.startAttempt(order.id, { kind: 'card', ...(mode ? { mode } : {}) })
+        await deps.store.orders.startAttempt(order.id, {
+          kind: 'card',
+          ...(mode ? { mode } : {}),
+          // Money that exists: a closed order takes it too (applied, and flagged: closure.ts).
+          adopting: true,
+        })
       ).attempt.id;
     }
     const about: About = {

@@ -137,9 +137,13 @@ export function classify(
   if (order.needs_review) return verdict('mismatched', order.review_reason ?? 'flagged for review');
   const atGateway =
     attempt && (attempt.gateway_transaction_id !== null || attempt.payment_session_id !== null);
+  // A closed order with no money stands where its last payment does (issue 43, part 2).
+  const closed = order.status === 'closed' ? `closed (${order.closed_reason ?? 'no reason'}) unpaid: ` : '';
   if (!atGateway) {
     if (order.status === 'requires_action')
       return verdict('in_flight', 'the customer has not finished the 3D Secure challenge');
+    if (closed)
+      return verdict('matched', `${closed}${attempt ? 'nothing reached the gateway' : 'no payment'}`);
     return verdict('matched', order.current_attempt_id ? 'nothing reached the gateway' : 'not paid for yet');
   }
   // Nothing recorded yet: an answer on its way, or an order older than the record (refresh asks).
@@ -157,9 +161,10 @@ export function classify(
     );
   const refunded = attempt.gateway_refunded_minor ?? 0;
   if (attempt.gateway_status === 'pending')
-    return verdict('in_flight', 'the gateway has not finished the payment');
-  if (!statusesFor(attempt.gateway_status, refunded, attempt.gateway_captured_minor).includes(order.status))
-    return verdict('mismatched', `the order is ${order.status}, the gateway said ${attempt.gateway_status}`);
+    return verdict('in_flight', `${closed}the gateway has not finished the payment`);
+  const standing = closed ? attempt.status : order.status;
+  if (!statusesFor(attempt.gateway_status, refunded, attempt.gateway_captured_minor).includes(standing))
+    return verdict('mismatched', `the order is ${standing}, the gateway said ${attempt.gateway_status}`);
   const moneyMoved = ['captured', 'refunded', 'chargeback'].includes(attempt.gateway_status);
   if (moneyMoved && attempt.gateway_captured_minor === null)
     return verdict('in_flight', 'captured at the gateway; the amount comes with its event');
@@ -179,7 +184,7 @@ export function classify(
     deadline - expiry.now <= expiry.warningMs
   )
     return verdict('matched', 'auth_expiring');
-  return verdict('matched', '');
+  return verdict('matched', closed ? `${closed}its payment ${standing}` : '');
 }
 
 /** When the report is made, and how close to its `capture_before` an authorisation counts as expiring. */

@@ -6,6 +6,7 @@ import type { SecretBox } from '../../shared/secret-box.js';
 import { AttemptStore } from './attempts.js';
 import { AuditStore } from './audit.js';
 import { CheckpointStore } from './checkpoints.js';
+import { ClosureStore } from './closures.js';
 import { DisputeStore } from './disputes.js';
 import { HistoryStore } from './history.js';
 import { HoldStore } from './holds.js';
@@ -29,6 +30,8 @@ import { UnmatchedMoneyStore } from './unmatched.js';
  */
 export interface Store {
   orders: OrderStore;
+  /** Orders that end: closing one, and those ORDER_TTL may end. */
+  closures: ClosureStore;
   attempts: AttemptStore;
   history: HistoryStore;
   holds: HoldStore;
@@ -68,6 +71,7 @@ export function createStore({ sequelize, pool, transitionPool, clock, random, bo
   const disputes = new DisputeStore(sequelize, models, writer);
   return {
     orders: new OrderStore(models, writer, clock, random),
+    closures: new ClosureStore(sequelize, models, writer),
     attempts: new AttemptStore(pool, models),
     history,
     holds: new HoldStore(sequelize, models, clock),
@@ -88,6 +92,7 @@ export function createStore({ sequelize, pool, transitionPool, clock, random, bo
 }
 
 export type { AuditEntry, AuditLine } from './audit.js';
+export type { Closed, CloseRequest, ExpiryCursor, Standing as ClosingStanding } from './closures.js';
 export { isDispute, type LoseRefusal } from './disputes.js';
 export { OperatorExists } from './operators.js';
 export type {

@@ -73,6 +73,8 @@ export type OrderFields = Partial<
     | 'resolved_reasons'
     | 'current_attempt_id'
     | 'next_poll_at'
+    | 'closed_reason'
+    | 'closed_at'
   >
 >;
 
@@ -107,6 +109,11 @@ export interface OrderChange {
    * supersedes them, so answering an old challenge later sends no card anywhere.
    */
   started?: AttemptRecord | null;
+  /**
+   * The card data the order's attempts hold across a 3DS challenge, let go as a new attempt's start
+   * lets it go (the order closed): a challenge answered later pays nothing.
+   */
+  letGoHolds?: boolean;
   /**
    * The step's attempt undone, as if it never started (the gateway refused it before anything
    * existed there): deleted with its history lines. The shop was told nothing of it, and is told
@@ -321,18 +328,21 @@ export class OrderWriter {
   ): { order: OrderRecord; attempt: AttemptRecord | null } {
     const before = locked.order;
     let attempt = locked.attempt;
+    let letGo: readonly string[] = change.letGoHolds ? locked.holding : [];
     if (change.started) {
       attempt = change.started;
       writes.statement({ sql: 'INSERT INTO payment_attempts SET ?', values: [attempt] });
-      const superseded = locked.holding.filter((id) => id !== attempt!.id);
-      if (superseded.length > 0)
-        // Left expiring now, without its card: should this attempt be withdrawn and the process die
-        // before the old challenge is ended, the holds job ends it (HoldStore.take: expired).
-        writes.statement({
-          sql: 'UPDATE payment_attempts SET hold_sealed = NULL, hold_expires_at = ?, updated_at = ? WHERE id IN (?)',
-          values: [now, now, superseded],
-        });
-      rows.started(attempt, superseded);
+      letGo = locked.holding.filter((id) => id !== attempt!.id);
+      rows.started(attempt);
+    }
+    if (letGo.length > 0) {
+      // Left expiring now, without its card: should a new attempt be withdrawn and the process die
+      // before the old challenge is ended, the holds job ends it (HoldStore.take: expired).
+      writes.statement({
+        sql: 'UPDATE payment_attempts SET hold_sealed = NULL, hold_expires_at = ?, updated_at = ? WHERE id IN (?)',
+        values: [now, now, letGo],
+      });
+      rows.letGo(letGo);
     }
     if (attempt) {
       for (const [column, id] of Object.entries(change.release ?? {}))
@@ -506,9 +516,12 @@ class LockedRows {
     this.#attempts.set(attempt.id, attempt);
   }
 
-  started(attempt: AttemptRecord, superseded: readonly string[]): void {
+  started(attempt: AttemptRecord): void {
     this.#attempts.set(attempt.id, attempt);
-    for (const id of superseded) this.#holding.delete(id);
+  }
+
+  letGo(attemptIds: readonly string[]): void {
+    for (const id of attemptIds) this.#holding.delete(id);
   }
 
   withdrawn(attemptId: string): void {

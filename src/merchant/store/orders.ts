@@ -91,6 +91,11 @@ export interface AttemptStart {
   maxFailedAttempts?: number | null;
   /** What the history line says of it beyond its kind: the saved card that pays, say. */
   detail?: string;
+  /**
+   * It takes over money the gateway already holds (an operator attaching it): a closed order takes
+   * it too, and stays closed until the money is applied (statusOnNewAttempt).
+   */
+  adopting?: boolean;
 }
 
 export interface AttemptStarted {
@@ -255,7 +260,10 @@ export class OrderStore {
   async startAttempt(orderId: string, input: AttemptStart): Promise<AttemptStarted> {
     const id = randomId('att_', this.random);
     const done = await this.writer.one({ orderId }, ({ order, attempts, holding }, now) => {
-      const status = statusOnNewAttempt(order.status);
+      const status = statusOnNewAttempt(
+        { status: order.status, closedReason: order.closed_reason },
+        input.adopting,
+      );
       // Counted under the order's lock: two tries at once cannot both pass the last place.
       if (input.maxFailedAttempts != null) {
         const failed = attempts.filter(

@@ -1,6 +1,6 @@
 import { type DataType, DataTypes, type ModelAttributeColumnOptions } from 'sequelize';
 import { ACTION_URL_MAX } from '../orders/observation.js';
-import type { OrderStatus } from '../orders/status.js';
+import type { CloseReason, OrderStatus } from '../orders/status.js';
 
 /**
  * The hot tables (orders, their payment attempts, the webhook inbox), each described once: per column
@@ -194,6 +194,12 @@ export const ORDERS = table('orders', {
   version: integer().default(0),
   /** When the poller next asks the gateway about it; null: nothing to ask (final, or nothing at the gateway). */
   next_poll_at: datetime().nullable(),
+  /**
+   * Why the order ended (issue 43, part 2), once it did: `cancelled` or `expired` (ORDER_TTL). Kept
+   * when money reaches it after all: it takes no new attempt, whatever its status then.
+   */
+  closed_reason: varchar(16).as<CloseReason>().nullable(),
+  closed_at: datetime().nullable(),
   created_at: datetime(),
   /** The order's last change: what the polling schedule counts its age from. */
   updated_at: datetime(),

@@ -179,6 +179,44 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     expect(done.body.data.order.status).to.equal('voided');
   });
 
+  it('cancel (issue 43): closed (200, again 200), authorised voided first, paid (409), no token (401), bad input (422), unknown (404), then no payment (409 ORDER_CLOSED)', async () => {
+    const unpaid = await newOrder();
+    const closed = await call('POST', `/orders/${unpaid}/cancel`, '/orders/{id}/cancel', 200, {
+      ops: true,
+      body: { reason: 'the customer left' },
+    });
+    expect(closed.body.data.order).to.include({ status: 'closed', closed_reason: 'cancelled' });
+    await call('POST', `/orders/${unpaid}/cancel`, '/orders/{id}/cancel', 200, { ops: true, body: {} });
+    await call('POST', `/orders/${unpaid}/cancel`, '/orders/{id}/cancel', 401, { body: {} });
+    await call('POST', `/orders/${unpaid}/cancel`, '/orders/{id}/cancel', 422, {
+      ops: true,
+      body: { reason: 'x'.repeat(256) },
+    });
+    await call('POST', '/orders/ord_nobody/cancel', '/orders/{id}/cancel', 404, { ops: true, body: {} });
+    const refused = await call('POST', `/orders/${unpaid}/pay/card`, '/orders/{id}/pay/card', 409, {
+      body: { card: card(), mode: 'sale' },
+    });
+    expect(refused.body.code).to.equal('ORDER_CLOSED');
+    const shopper = await call('GET', `/orders/${unpaid}`, '/orders/{id}', 200);
+    expect(shopper.body.data.order.closed_reason).to.equal('cancelled');
+
+    const auth = await newOrder();
+    await call('POST', `/orders/${auth}/pay/card`, '/orders/{id}/pay/card', 200, {
+      body: { card: card(), mode: 'auth' },
+    });
+    await call('POST', `/orders/${auth}/cancel`, '/orders/{id}/cancel', 200, { ops: true, body: {} });
+
+    const paid = await newOrder();
+    await call('POST', `/orders/${paid}/pay/card`, '/orders/{id}/pay/card', 200, {
+      body: { card: card(), mode: 'sale' },
+    });
+    const conflict = await call('POST', `/orders/${paid}/cancel`, '/orders/{id}/cancel', 409, {
+      ops: true,
+      body: {},
+    });
+    expect(conflict.body.code).to.equal('ORDER_PAID');
+  });
+
   it('the receiver: a signed event (200), a repeat (200), a bad signature (401), not an event (400)', async () => {
     const id = await newOrder();
     const pay = await call('POST', `/orders/${id}/pay/card`, '/orders/{id}/pay/card', 200, {

@@ -14,6 +14,8 @@ const PUBLIC_KEYS = [
   'amount_formatted',
   'captured_amount',
   'captured_amount_formatted',
+  // Why the order ended, once it did (issue 43): the shop tells an expired order from a cancelled one.
+  'closed_reason',
   'currency',
   'disputed_amount',
   'disputed_amount_formatted',

@@ -256,6 +256,61 @@ const KINDS: Kind[] = [
     failAt: ['order_history'],
   },
   {
+    name: 'an order closed by ORDER_TTL (no payment in time)',
+    setup: async () => ({}),
+    change: (store, id) =>
+      store.closures.close(id, {
+        reason: 'expired',
+        actor: null,
+        note: 'no payment within ORDER_TTL (1d)',
+        sourceId: 'expiry:1',
+      }),
+    version: 1,
+    line: {
+      source: 'api',
+      outcome: 'applied',
+      detail: /^closed \(expired\): no payment within ORDER_TTL \(1d\)$/,
+    },
+    events: ['order.closed'],
+    also: (b, a) => {
+      expect(a.order).to.include({ status: 'closed', closed_reason: 'expired', next_poll_at: null });
+      expect(a.order.closed_at).to.be.instanceOf(Date);
+      expect(a.audit.length - b.audit.length, 'the kit, not a person: no audit line').to.equal(0);
+    },
+    failAt: ['order_history', 'order_events'],
+  },
+  {
+    name: 'an order cancelled by a person while a 3DS challenge held card data',
+    setup: async (store, id) => {
+      const { attempt } = await store.orders.startAttempt(id, { kind: 'card', mode: 'sale' });
+      await store.holds.put(attempt.id, 'sealed-card-data', new Date(Date.parse('2030-01-01T00:00:00Z')));
+      return { attempt: attempt.id };
+    },
+    change: (store, id) =>
+      store.closures.close(id, {
+        reason: 'cancelled',
+        actor: ada,
+        note: 'out of stock',
+        sourceId: 'cancel:req_1',
+      }),
+    version: 1,
+    line: {
+      source: 'api',
+      outcome: 'applied',
+      detail: /^closed \(cancelled\) by ada \(finance\): out of stock$/,
+    },
+    events: ['order.closed'],
+    also: (b, a) => {
+      expect(a.order).to.include({ status: 'closed', closed_reason: 'cancelled' });
+      expect(b.attempts[0]).to.include({ hold_sealed: 'sealed-card-data' });
+      // The challenge pays nothing afterwards: its card data is gone, its hold ends now.
+      expect(a.attempts[0]).to.include({ hold_sealed: null });
+      expect(a.audit.length - b.audit.length).to.equal(1);
+      expect(a.audit.at(-1)).to.include({ action: 'order.cancel', actor: 'ada', reason: 'out of stock' });
+    },
+    failAt: ['order_history', 'order_events', 'audit_log'],
+  },
+  {
     name: 'a dispute closed lost by an operator',
     setup: chargedBack,
     change: (store, _id, ctx) => store.disputes.lose(ctx.dispute!, { actor: ada, note: 'no evidence' }),

@@ -29,6 +29,8 @@ const order = (over: Partial<OrderRecord> = {}): OrderRecord => ({
   current_attempt_id: 'att_1',
   version: 3,
   next_poll_at: null,
+  closed_reason: null,
+  closed_at: null,
   created_at: T,
   updated_at: T,
   ...over,

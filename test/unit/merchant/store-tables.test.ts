@@ -48,6 +48,8 @@ const orderRow = (over: Record<string, unknown> = {}) => ({
   current_attempt_id: 'att_1',
   version: 3,
   next_poll_at: null,
+  closed_reason: null,
+  closed_at: null,
   created_at: at,
   updated_at: at,
   ...over,

@@ -10,7 +10,7 @@ import {
   publicOrderSchema,
   success,
 } from '../response-schemas.js';
-import { createOrderSchema, orderListQuerySchema, reviewSchema } from '../schemas.js';
+import { cancelSchema, createOrderSchema, orderListQuerySchema, reviewSchema } from '../schemas.js';
 import {
   BY,
   databaseDown,
@@ -23,6 +23,7 @@ import {
   orderPath,
   orderSecretHeader,
   rateLimited,
+  retryAfter,
   SHOPPER,
   shopperOrderNotFound,
   unauthorized,
@@ -93,6 +94,59 @@ export const orderRoutes: ApiRoute[] = [
       ...forbidden,
       ...shopperOrderNotFound,
       ...databaseDown,
+      ...internal,
+    },
+  },
+];
+
+/** An order ended by the shop (issue 43, part 2): POST /orders/{id}/cancel. */
+export const cancelRoutes: ApiRoute[] = [
+  {
+    method: 'post',
+    path: '/orders/{id}/cancel',
+    operationId: 'cancelOrder',
+    summary: 'Cancel an unpaid order: it ends, and takes no more payments',
+    description: `Ends an order nobody paid: it becomes \`closed\` with \`closed_reason: cancelled\`, takes no payment attempt again (a pay route answers 409 \`ORDER_CLOSED\`), is no longer polled, and the shop is sent \`order.closed\`. A 3DS challenge still open pays nothing afterwards. A payment at the gateway that may be under way (a session, a pending transaction) is asked about first: money wins, and a paid order is a 409 \`ORDER_PAID\`, to be refunded instead. An \`authorized\` order is voided first, as \`POST /orders/{id}/void\` without a key would (its history and audit lines too; the same request again finds the same void), then closed. A hosted checkout page the shopper is still on cannot be called off at the gateway: if it is paid in its last minutes, the money is applied and the order flagged for review (\`needs_review\`), never lost. Idempotent: a closed order answers 200 as it is, its first reason kept. The order's history gets a line naming who and why, and the audit log a line (\`order.cancel\`). Roles: storefront, operator, admin (the order's client secret alone may not).${BY}`,
+    tags: ['Orders'],
+    security: OPS,
+    requestParams: { path: orderPath },
+    requestBody: json(cancelSchema, { reason: 'the customer changed their mind' }),
+    responses: {
+      200: jsonAnswer(
+        'Closed (`closed_reason` says why; a closed order answers as it is).',
+        success(z.object({ order: orderSchema })),
+      ),
+      ...unauthorized,
+      ...forbidden,
+      ...orderNotFound,
+      409: jsonAnswer(
+        "`ORDER_PAID`: the order holds money (paid, refunded in part, disputed): nothing was done; refund it (`data.refund` names the route). `PAYMENT_IN_PROGRESS`: a payment of the order was under way for the whole wait (20 s): nothing was done; try again after `Retry-After`. `VOID_REFUSED`: the gateway refused to void the order's authorisation (`data.gateway_code`): the order stays `authorized`.",
+        failure(
+          ['ORDER_PAID', 'PAYMENT_IN_PROGRESS', 'VOID_REFUSED'],
+          z.object({
+            order: orderSchema,
+            refund: z
+              .object({ method: z.literal('POST'), path: z.string() })
+              .optional()
+              .meta({ description: 'With `ORDER_PAID`: the route that gives the money back.' }),
+            gateway_code: z
+              .string()
+              .optional()
+              .meta({ description: "With `VOID_REFUSED`: the gateway's code." }),
+          }),
+        ),
+        retryAfter.partial(),
+      ),
+      422: invalidInput,
+      503: jsonAnswer(
+        "`GATEWAY_UNAVAILABLE`: the gateway could not say whether the payment under way was paid; `OUTCOME_UNKNOWN`: the void of the authorisation had no answer; `UNAVAILABLE`: the database cannot be reached. Nothing was closed: send the same cancel again (the void's key is stored).",
+        failure(
+          ['GATEWAY_UNAVAILABLE', 'OUTCOME_UNKNOWN', 'UNAVAILABLE'],
+          z.object({ order: orderSchema }).nullable(),
+        ),
+        retryAfter,
+      ),
+      ...unreadable,
       ...internal,
     },
   },
