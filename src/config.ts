@@ -5,6 +5,7 @@ import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { unsafeSetting } from './config-guards.js';
 import { type JobSchedules, parseJobSchedules } from './job-schedules.js';
+import { orderTtlSetting } from './order-ttl.js';
 import { DATABASE_NAME_RULE, databaseNameIn } from './shared/database-url.js';
 import { type CurrencyCode, isCurrencyCode, parseMajor } from './shared/money.js';
 import { SettingError } from './shared/setting-error.js';
@@ -219,6 +220,7 @@ export const envSchema = z.object({
   AUTH_EXPIRY_POLICY: z
     .enum(['none', 'capture', 'void'], { error: 'must be none, capture or void' })
     .default('none'),
+  ORDER_TTL: orderTtlSetting,
   SHUTDOWN_GRACE_MS: milliseconds.default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: milliseconds.refine((n) => n >= 1000, 'must be at least 1000').default(30_000),
   GATEWAY_SANDBOX_STATE: z.string().min(1).default('var/sandbox-state.json'),
@@ -343,6 +345,8 @@ export interface Config {
    * (AUTH_EXPIRY_WARNING, hours), and what the kit does then, once (AUTH_EXPIRY_POLICY).
    */
   authorizations: { warningMs: number; policy: 'none' | 'capture' | 'void' };
+  /** ORDER_TTL (order-ttl.ts): an unpaid order older than this, nothing in flight, is closed; null: never. */
+  orderTtlMs: number | null;
   /**
    * What a customer's saved cards may pay in 24 hours with the shopper there (SAVED_CARD_DAILY_PAYMENTS,
    * and SAVED_CARD_DAILY_AMOUNT in major units, per currency); past it, an operator charges.
@@ -519,6 +523,7 @@ export function loadConfig(
     shopWebhooks: { urls: [...new Set(e.SHOP_WEBHOOK_URLS)], secret: e.SHOP_WEBHOOK_SECRET ?? null },
     orders: { currencies: [...new Set(e.ORDER_CURRENCIES)] as CurrencyCode[], maxAmount: e.ORDER_MAX_AMOUNT },
     authorizations: { warningMs: e.AUTH_EXPIRY_WARNING * 3_600_000, policy: e.AUTH_EXPIRY_POLICY },
+    orderTtlMs: e.ORDER_TTL,
     savedCards: { dailyPayments: e.SAVED_CARD_DAILY_PAYMENTS, dailyAmount: e.SAVED_CARD_DAILY_AMOUNT },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,

@@ -37,6 +37,7 @@ export class KitMetrics {
   readonly #orderEvents: Counter<'kind' | 'result'>;
   readonly #rateLimited: Counter<'limit'>;
   readonly #rateLimitFallbacks: Counter<'limit'>;
+  readonly #expiry: Counter<'result'>;
   #sources: MetricSources | null = null;
 
   constructor() {
@@ -105,6 +106,12 @@ export class KitMetrics {
       name: 'kit_rate_limit_fallbacks_total',
       help: 'Limit decisions this process took alone because Redis did not answer, by limit',
       labelNames: ['limit'],
+      registers,
+    });
+    this.#expiry = new Counter({
+      name: 'kit_order_expiry_total',
+      help: 'Orders past ORDER_TTL the expiry job looked at, asked the gateway about, and closed (expired)',
+      labelNames: ['result'],
       registers,
     });
     const metrics = this;
@@ -268,6 +275,13 @@ export class KitMetrics {
     this.#polls.inc({ result: 'changed' }, summary.changed);
     this.#polls.inc({ result: 'exhausted' }, summary.exhausted);
     this.#polls.inc({ result: 'failed' }, summary.failed);
+  }
+
+  /** An ORDER_TTL run (merchant/jobs/order-expiry.ts). */
+  expired(summary: { looked: number; asked: number; closed: number }): void {
+    this.#expiry.inc({ result: 'looked' }, summary.looked);
+    this.#expiry.inc({ result: 'asked' }, summary.asked);
+    this.#expiry.inc({ result: 'closed' }, summary.closed);
   }
 
   recovered(summary: {

@@ -3,6 +3,7 @@ import { OutageLog } from '../infra/outage-log.js';
 import { expireHolds } from '../merchant/checkout/card.js';
 import { type AuthorizationSummary, watchAuthorizations } from '../merchant/jobs/authorizations.js';
 import { endCutOffPayments } from '../merchant/jobs/cut-off.js';
+import { closeExpiredOrders, type ExpiryOptions, type ExpirySummary } from '../merchant/jobs/order-expiry.js';
 import {
   type PollAllSummary,
   type PollSummary,
@@ -41,6 +42,8 @@ export const JOB_TIMING: Record<JobName, { schedule: string; lockMs: number }> =
   report: { schedule: '0 10 0 * * *', lockMs: 5 * 60_000 },
   // Every 15 minutes: a 48-hour warning is said (and acted on) well before the deadline.
   authorizations: { schedule: '0 */15 * * * *', lockMs: 5 * 60_000 },
+  // Every 5 minutes, off the minute recovery starts on: an order past ORDER_TTL ends within 5 minutes.
+  expiry: { schedule: '40 */5 * * * *', lockMs: 60_000 },
 };
 
 /** The jobs' work, over the adapters: what the scheduler runs, and what tests and the CLI call. */
@@ -59,6 +62,8 @@ export interface Jobs {
   dailyReport(): Promise<Report>;
   /** Authorisations close to lapsing: warned of, counted, and acted on per AUTH_EXPIRY_POLICY. */
   watchAuthorizations(): Promise<AuthorizationSummary>;
+  /** Orders past ORDER_TTL with no money and nothing in flight: closed (`expired`). */
+  closeExpired(options?: ExpiryOptions): Promise<ExpirySummary>;
   /** A job run now as the scheduler runs it: under its lock; null when another instance holds it. */
   run(name: JobName): Promise<unknown | null>;
   /**
@@ -111,6 +116,12 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
       watchAuthorizations({ ...deps, checkout: a.checkout }, a.config.authorizations).then(
         tap((s) => a.metrics.authorizationsExpiring(s)),
       ),
+    closeExpired: (options) =>
+      closeExpiredOrders(
+        { store: a.store, checkout: a.checkout, logger: a.logger },
+        a.config.orderTtlMs,
+        options,
+      ).then(tap((s) => a.metrics.expired(s))),
   };
   const work: Record<JobName, () => Promise<unknown>> = {
     sweeper: jobs.sweep,
@@ -120,6 +131,7 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
     health: jobs.checkHealth,
     report: jobs.dailyReport,
     authorizations: jobs.watchAuthorizations,
+    expiry: () => jobs.closeExpired(),
   };
   return { ...jobs, work, run: (name) => locked(name, work[name]), underLock: locked };
 }

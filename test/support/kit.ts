@@ -118,6 +118,8 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
       poller: null,
       recovery: null,
       health: null,
+      // ORDER_TTL's job on the wall clock would close a test's orders once it moved the clock a day on.
+      expiry: null,
       ...options.schedules,
     },
     jobRetry: options.jobRetry ?? { attempts: 3, delayMs: 20 },
@@ -213,7 +215,7 @@ export async function startSiblingKit(t: TestKit, roles: string, logs: string[] 
     logger: createLogger('trace', collect(logs)),
     clock: t.clock,
     redisPrefix: t.redisPrefix,
-    schedules: { sweeper: null, holds: null, poller: null, recovery: null, health: null },
+    schedules: { sweeper: null, holds: null, poller: null, recovery: null, health: null, expiry: null },
     clientDeps: { sleep: virtualSleep(t.clock) },
   });
 }

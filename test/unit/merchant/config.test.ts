@@ -88,6 +88,13 @@ describe('merchant: configuration (loadConfig)', () => {
       });
     });
 
+    it('ORDER_TTL is a duration (default 24h), or off', () => {
+      expect(load({}).orderTtlMs).to.equal(24 * 3_600_000);
+      expect(load({ ORDER_TTL: '7d' }).orderTtlMs).to.equal(7 * 24 * 3_600_000);
+      expect(load({ ORDER_TTL: '1h30m' }).orderTtlMs).to.equal(5_400_000);
+      expect(load({ ORDER_TTL: 'off' }).orderTtlMs).to.equal(null);
+    });
+
     it('saved cards pay at most 5 times and 500.00 a day with the shopper there; an amount a currency cannot hold is refused', () => {
       expect(load({}).savedCards).to.deep.equal({ dailyPayments: 5, dailyAmount: '500.00' });
       expect(
@@ -223,6 +230,9 @@ describe('merchant: configuration (loadConfig)', () => {
       ['AUTH_EXPIRY_POLICY', { AUTH_EXPIRY_POLICY: 'later' }],
       ['AUTH_EXPIRY_WARNING', { AUTH_EXPIRY_WARNING: '0' }],
       ['AUTH_EXPIRY_WARNING', { AUTH_EXPIRY_WARNING: '1.5' }],
+      ['ORDER_TTL', { ORDER_TTL: '24' }],
+      ['ORDER_TTL', { ORDER_TTL: 'never' }],
+      ['ORDER_TTL', { ORDER_TTL: '10s' }],
       ['METRICS_TOKEN', { METRICS_TOKEN: 'short' }],
       ['METRICS_PORT', { METRICS_PORT: '70000' }],
       ['GATEWAY_BACKGROUND_PER_MINUTE', { GATEWAY_BACKGROUND_PER_MINUTE: '0' }],
