@@ -35,6 +35,8 @@ export interface Result {
   lapsed: number | null;
   /** The report's totals against the gateway's records; null: the check could not run. */
   money: MoneyVerdict | null;
+  /** Orders that ended (closed), by why; null: not read. */
+  closed: { cancelled: number; expired: number } | null;
 }
 
 /** The money check in figures (chaos/money.ts). */
@@ -69,6 +71,12 @@ export function table(r: Result): string {
       'chargebacks, reversals and lapses at the gateway',
       `${n(r.chargebacks)} charged back, ${n(r.reversals)} reversed, ` +
         `${r.lapsed === null ? 'unknown' : n(r.lapsed)} auths lapsed`,
+    ],
+    [
+      'orders that ended (closed)',
+      r.closed === null
+        ? 'not read'
+        : `${n(r.closed.cancelled)} cancelled by the shop, ${n(r.closed.expired)} expired (ORDER_TTL)`,
     ],
     ["report totals equal to the gateway's records (must be every currency)", moneyCell(r)],
     [

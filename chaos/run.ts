@@ -24,9 +24,11 @@ import { KitTables } from './tables.js';
  *
  * The storm: payments and shuffled duplicate events through the kit's processes while the run kills
  * the worker, flushes and restarts Redis, restarts MariaDB, rotates the webhook secret and cuts the
- * receiver off; then it waits for the kit to converge and prints the table. It passes only when
- * nothing was lost or applied twice, every order equals the gateway's truth in time, and the kit's
- * reconciliation report totals, in every currency, what the gateway's own records add up to.
+ * receiver off, while the shop cancels orders and ORDER_TTL (a minute, here) ends the unpaid ones;
+ * then it waits for the kit to converge and prints the table. It passes only when nothing was lost
+ * or applied twice, every order equals the gateway's truth in time (a closed one: a payment without
+ * money), and the kit's reconciliation report totals, in every currency, what the gateway's own
+ * records add up to.
  *
  * The crash points (chaos/crash-points.ts): the api SIGKILLed in the middle of each kind of payment
  * and operation, the shopper or operator trying again; a table row per case.
@@ -222,7 +224,16 @@ async function chaos(scale: Scale, seed: number, services: Services, cleanup: Cl
     log(`the money check could not run: ${error.message}`);
     return null;
   });
-  const result = resultOf(look, duplicates.posted, convergence.seconds, afterLapse, kit.crashed(), money);
+  const closed = await tables.closed();
+  const result = resultOf(
+    look,
+    duplicates.posted,
+    convergence.seconds,
+    afterLapse,
+    kit.crashed(),
+    money,
+    closed,
+  );
   explain(look, kit.crashed());
   if (money && money.notes.length > 0)
     log(`gateway money the report may not hold (${money.notes.length}):\n  ${money.notes.join('\n  ')}`);
@@ -243,7 +254,15 @@ async function setUp(
 ): Promise<FaultDeps> {
   const sandboxSeed = await seedWithAuthLifetime(cleanup, scale.authLifetimeSeconds);
   const kit = await KitProcesses.start(
-    { databaseUrl: db.url(DATABASE), redisUrl: redis.url, logDir: process.env.CHAOS_LOG_DIR, sandboxSeed },
+    {
+      databaseUrl: db.url(DATABASE),
+      redisUrl: redis.url,
+      logDir: process.env.CHAOS_LOG_DIR,
+      sandboxSeed,
+      // Orders end in the middle of the traffic (issue 43): the unpaid ones a minute old, every 10 s.
+      env: { ORDER_TTL: '1m' },
+      jobSchedules: 'expiry=*/10 * * * * *',
+    },
     cleanup,
   );
   log(`kit up: api ${kit.apiUrl} (sandbox ${kit.gatewayUrl}), a worker, a scheduler`);
@@ -330,6 +349,7 @@ function resultOf(
   afterLapse: Convergence | null,
   crashed: string[],
   money: MoneyCheck | null,
+  closed: Result['closed'],
 ): Result {
   return {
     orders: look.orders,
@@ -351,6 +371,7 @@ function resultOf(
     reversals: look.events.filter((e) => e.event_type === 'transaction.chargeback_reversed').length,
     lapsed: money?.lapsed ?? null,
     money: money && moneyVerdict(money),
+    closed,
   };
 }
 

@@ -8,8 +8,9 @@ import { between, type Random, weighted } from './random.js';
  * The payments: real shoppers and operators through the kit's API against the sandbox, every kind
  * the gateway has an event for (sales, auths, captures, partial and full refunds, voids, declines,
  * chargebacks in full and in part and reversed, auths left to lapse, redirects paid, cancelled and
- * left open), started at a steady rate while the faults happen. A step the faults cut short ends that
- * order's story: the order stays what the gateway made it, and must still end equal to it.
+ * left open, orders the shop cancels), started at a steady rate while the faults happen. A step the
+ * faults cut short ends that order's story: the order stays what the gateway made it, and must
+ * still end equal to it.
  */
 
 const CARD = { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvv: '123' };
@@ -140,6 +141,16 @@ class Shopper {
           };
     const done = (await this.api.operate(this.order.id, operation, body)).status === 200;
     if (done && operation !== 'refund') this.lapsesAt = null;
+    return done;
+  }
+
+  /**
+   * The shop calls the order off (POST /orders/{id}/cancel, issue 43): an authorisation is voided
+   * first; the order ends, closed. Retried while the kit is unavailable, as an operator's call is.
+   */
+  async cancel(): Promise<boolean> {
+    const done = (await this.api.operate(this.order.id, 'cancel', { reason: 'chaos' })).status === 200;
+    if (done) this.lapsesAt = null;
     return done;
   }
 
@@ -307,6 +318,25 @@ export const STORIES: readonly (readonly [string, number, Story])[] = [
     },
   ],
   ['redirect, left open', 0.5, async (s) => (await s.redirect()) !== null],
+  // Orders that end (issue 43): called off by the shop, the gateway's part ended first where it can be.
+  [
+    'auth, cancelled (voided, closed)',
+    1,
+    async (s) => (await s.pay('auth')) !== null && s.pause().then(() => s.cancel()),
+  ],
+  [
+    'declined card, cancelled',
+    0.5,
+    async (s) =>
+      (await s.api.call('POST', `/orders/${s.order.id}/pay/card`, { card: DECLINED_CARD, mode: 'sale' }))
+        .status === 402 && s.pause().then(() => s.cancel()),
+  ],
+  [
+    'redirect left open, cancelled',
+    0.5,
+    async (s) => (await s.redirect()) !== null && s.pause().then(() => s.cancel()),
+  ],
+  ['unpaid, cancelled', 0.25, (s) => s.pause().then(() => s.cancel())],
 ];
 
 const CURRENCIES = [

@@ -94,6 +94,19 @@ export class KitTables {
     return this.#select<OrderRow>(await this.#orders());
   }
 
+  /**
+   * How many orders ended, by why (issue 43): `cancelled` by the shop, `expired` by ORDER_TTL. Null
+   * on a kit whose orders do not end.
+   */
+  async closed(): Promise<{ cancelled: number; expired: number } | null> {
+    const rows = await this.#select<{ reason: string; n: number }>(
+      'SELECT closed_reason AS reason, COUNT(*) AS n FROM orders WHERE closed_reason IS NOT NULL GROUP BY closed_reason',
+    ).catch(() => null);
+    if (rows === null) return null;
+    const count = (reason: string) => Number(rows.find((r) => r.reason === reason)?.n ?? 0);
+    return { cancelled: count('cancelled'), expired: count('expired') };
+  }
+
   /** One order, by its reference, with its current attempt; null when there is none by that reference. */
   async order(reference: string): Promise<OrderRow | null> {
     const [rows] = await this.#pool.query<mysql.RowDataPacket[]>({

@@ -102,8 +102,14 @@ export function comparison(order: OrderColumns, truth: Truth): { got: Truth; wan
         ...(bothSay ? { disputed: got.disputed } : {}),
       };
   if (want.status === 'expired' && got.status === 'cancelled') want.status = 'cancelled';
+  // An order that ended (issue 43) stands for a payment without money: one that failed, was
+  // cancelled, expired or voided, or is still open at the gateway (a hosted page closed under it).
+  if (got.status === 'closed' && !HOLDING.includes(want.status)) want.status = 'closed';
   return { got, want };
 }
+
+/** Gateway truths with money held or moved: a closed order must not stand for one. */
+const HOLDING = [...MONEY_STATES, 'authorized'];
 
 export const sameTruth = (a: Truth, b: Truth) =>
   a.status === b.status &&

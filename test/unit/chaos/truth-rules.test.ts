@@ -36,4 +36,19 @@ describe('truth rules: chargebacks, reversals and lapses', () => {
     const unsaid = comparison({ ...order, disputed_minor: 1000 }, { ...truth, disputed: undefined });
     expect(sameTruth(unsaid.got, unsaid.want)).to.equal(true);
   });
+
+  it('a closed order stands for a payment without money, never for one with money', () => {
+    const closed = { status: 'closed', captured_minor: null, refunded_minor: 0 };
+    for (const status of ['failed', 'cancelled', 'expired', 'voided', 'requires_action']) {
+      const { got, want } = comparison(closed, { status, captured: null, refunded: 0 });
+      expect(sameTruth(got, want), status).to.equal(true);
+    }
+    for (const truth of [
+      { status: 'paid', captured: 1000, refunded: 0 },
+      { status: 'authorized', captured: null, refunded: 0 },
+    ]) {
+      const { got, want } = comparison(closed, truth);
+      expect(sameTruth(got, want), truth.status).to.equal(false);
+    }
+  });
 });
