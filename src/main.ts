@@ -11,7 +11,7 @@ const REPEAT_MS = 1000;
 /** Past the grace, closing the connections gets this long before the process exits anyway. */
 const OVERRUN_MS = 5000;
 
-/** `npm start`: the composition root. Configuration errors stop it with one line naming the variable. */
+/** `npm start`: the composition root. Bad settings stop it with one line for each, naming its variable. */
 const config = configOrExit();
 const pretty = wantsPrettyLogs(config.logFormat, { env: config.env, isTTY: process.stdout.isTTY === true });
 const logger = createLogger(

@@ -282,16 +282,23 @@ export class KitMetrics {
   }
 
   reported(
-    totals: readonly { currency: string; orders: number; in_flight: number; mismatched: number }[],
+    totals: readonly {
+      currency: string;
+      orders: number;
+      in_flight: number;
+      mismatched: number;
+      resolved: number;
+    }[],
   ): void {
     this.#report.reset();
     for (const t of totals) {
       this.#report.set(
         { currency: t.currency, classification: 'matched' },
-        t.orders - t.in_flight - t.mismatched,
+        t.orders - t.in_flight - t.mismatched - t.resolved,
       );
       this.#report.set({ currency: t.currency, classification: 'in_flight' }, t.in_flight);
       this.#report.set({ currency: t.currency, classification: 'mismatched' }, t.mismatched);
+      this.#report.set({ currency: t.currency, classification: 'resolved' }, t.resolved);
     }
   }
 

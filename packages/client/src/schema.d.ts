@@ -335,7 +335,7 @@ export interface paths {
         };
         /**
          * The reconciliation report
-         * @description One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight` or `mismatched` with the reason, and totals per currency in minor units; beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency. `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. Roles: finance, admin.
+         * @description One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight`, `mismatched` or `resolved` (a difference a person resolved the review of) with the reason and the order's `review`, and totals per currency in minor units; beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency. `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. Roles: finance, admin.
          */
         get: operations["reconciliationReport"];
         put?: never;
@@ -1063,6 +1063,8 @@ export interface components {
             net_formatted: string;
             in_flight: number;
             mismatched: number;
+            /** @description Orders that disagree with the gateway by a person's decision. */
+            resolved: number;
         };
         /** @description An order beside what the gateway last said of its payment. */
         ReportRow: {
@@ -1103,10 +1105,18 @@ export interface components {
             observed_source: ("webhook" | "replay" | "poll" | "api" | "recovery") | null;
             /** @description An authorized order: when its authorisation lapses (reason `auth_expiring` within AUTH_EXPIRY_WARNING). */
             capture_before: string | null;
-            /** @enum {string} */
-            classification: "matched" | "in_flight" | "mismatched";
+            /**
+             * @description `matched`: the order and the gateway agree. `in_flight`: only timing. `mismatched`: an open problem a person must look at. `resolved`: they still disagree, and a person resolved the order's review (`review` says how); until the order is flagged again.
+             * @enum {string}
+             */
+            classification: "matched" | "in_flight" | "mismatched" | "resolved";
             reason: string;
             match: boolean;
+            /** @description The order's review: `open` while it is flagged; else what a person last decided (POST /orders/{id}/review); null when it was never resolved. */
+            review: ("open" | "accepted" | "refunded" | "corrected" | "written_off" | "false_alarm") | null;
+            /** @description Who made the decision `review` names, as `name (role)`; null without one. */
+            reviewed_by: string | null;
+            reviewed_at: string | null;
         };
         /** @description A gateway transaction naming money that no payment attempt of the kit holds. */
         UnmatchedMoney: {

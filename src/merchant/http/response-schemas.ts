@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { customerSchema } from '../../shared/customer.js';
 import { OPERATOR_ROLES } from '../operators/roles.js';
 import { DISPUTE_OUTCOMES } from '../orders/disputes.js';
+import { REVIEW_RESOLUTIONS } from '../orders/review.js';
 import { ORDER_STATUSES } from '../orders/status.js';
 
 /**
@@ -290,9 +291,24 @@ export const reportRowSchema = z
       description:
         'An authorized order: when its authorisation lapses (reason `auth_expiring` within AUTH_EXPIRY_WARNING).',
     }),
-    classification: z.enum(['matched', 'in_flight', 'mismatched']),
+    classification: z.enum(['matched', 'in_flight', 'mismatched', 'resolved']).meta({
+      description:
+        "`matched`: the order and the gateway agree. `in_flight`: only timing. `mismatched`: an open problem a person must look at. `resolved`: they still disagree, and a person resolved the order's review (`review` says how); until the order is flagged again.",
+    }),
     reason: z.string(),
     match: z.boolean(),
+    review: z
+      .enum(['open', ...REVIEW_RESOLUTIONS])
+      .nullable()
+      .meta({
+        description:
+          "The order's review: `open` while it is flagged; else what a person last decided (POST /orders/{id}/review); null when it was never resolved.",
+      }),
+    reviewed_by: z
+      .string()
+      .nullable()
+      .meta({ description: 'Who made the decision `review` names, as `name (role)`; null without one.' }),
+    reviewed_at: timestamp.nullable(),
   })
   .meta({ id: 'ReportRow', description: 'An order beside what the gateway last said of its payment.' });
 
@@ -312,6 +328,10 @@ export const currencyTotalsSchema = z
     net_formatted: formatted,
     in_flight: z.number().int(),
     mismatched: z.number().int(),
+    resolved: z
+      .number()
+      .int()
+      .meta({ description: "Orders that disagree with the gateway by a person's decision." }),
   })
   .meta({ id: 'CurrencyTotals' });
 

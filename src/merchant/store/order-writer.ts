@@ -71,6 +71,9 @@ export type OrderFields = Partial<
     | 'needs_review'
     | 'review_reason'
     | 'resolved_reasons'
+    | 'review_resolution'
+    | 'review_resolved_by'
+    | 'review_resolved_at'
     | 'current_attempt_id'
     | 'next_poll_at'
   >

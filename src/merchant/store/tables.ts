@@ -1,5 +1,6 @@
 import { type DataType, DataTypes, type ModelAttributeColumnOptions } from 'sequelize';
 import { ACTION_URL_MAX } from '../orders/observation.js';
+import type { ReviewResolution } from '../orders/review.js';
 import type { OrderStatus } from '../orders/status.js';
 
 /**
@@ -190,6 +191,11 @@ export const ORDERS = table('orders', {
   review_reason: varchar(512).nullable(),
   /** The review reasons a person resolved (`; `-joined): the same finding again does not flag anew. */
   resolved_reasons: varchar(1024).nullable(),
+  /** What a person last decided about the order's review (POST /orders/{id}/review); null: never resolved. */
+  review_resolution: varchar(16).as<ReviewResolution>().nullable(),
+  /** Who decided it, as its history line names them: `ada (finance)`. */
+  review_resolved_by: varchar(96).nullable(),
+  review_resolved_at: datetime().nullable(),
   current_attempt_id: varchar(32).nullable(),
   version: integer().default(0),
   /** When the poller next asks the gateway about it; null: nothing to ask (final, or nothing at the gateway). */
