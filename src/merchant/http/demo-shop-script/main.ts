@@ -17,7 +17,7 @@ import { lastOrderId } from './storage.js';
  */
 
 onOrderShown(() => showPayLabel());
-onOrderShown((_id, order) => setOperator(order));
+onOrderShown(setOperator);
 
 for (const radio of document.querySelectorAll('input[name="kind"]'))
   radio.addEventListener('change', showKind);

@@ -5,11 +5,14 @@ import { $, say } from './page.js';
 /** The operator's actions on the order shown: capture, void, refund (an operator's token). */
 
 /**
- * The actions the order shown allows. Any order gets the panel: its token field is also what shows
- * the order whole.
+ * The actions the order shown allows, and what its message line says. Any order gets the panel: its
+ * token field is also what shows the order whole. What an action said is about the order it was
+ * done to (say's orderId): showing another order clears it, so "refund: done." never stands under an
+ * order it was not said of.
  */
-export function setOperator(order: ShownOrder | null): void {
+export function setOperator(id: string, order: ShownOrder | null): void {
   const ops = $('ops');
+  if ($('ops-message').dataset.orderId !== id) say('ops-message', '');
   const status = order?.status;
   const can = {
     capture: status === 'authorized',
@@ -51,7 +54,8 @@ export async function operate(action: Action): Promise<void> {
   const id = $('ops').dataset.orderId ?? '';
   // The token lives in this input only: never stored, so a reload forgets it.
   const operator: Headers | null = asOperator('ops-token');
-  if (!operator) return say('ops-message', 'Paste the operator token first (npm start prints it).', 'err');
+  if (!operator)
+    return say('ops-message', 'Paste the operator token first (npm start prints it).', 'err', id);
   const headers = { ...operator };
   let body = {};
   let refund: RefundPress | null = null;
@@ -65,13 +69,14 @@ export async function operate(action: Action): Promise<void> {
   const answer = await api('POST', `/orders/${encodeURIComponent(id)}/${action}`, body, headers);
   const lost = answer.status === 0 || answer.status >= 500;
   if (refund) lostRefund = lost ? refund : null;
-  if (answer.status === 200) say('ops-message', `${action}: done.`, 'ok');
+  if (answer.status === 200) say('ops-message', `${action}: done.`, 'ok', id);
   else if (refund && lost)
     say(
       'ops-message',
       `refund: ${problem(answer)}. The refund may or may not be done: pressing Refund again for this amount retries it (the same Idempotency-Key), never a second refund.`,
       'err',
+      id,
     );
-  else say('ops-message', `${action}: ${problem(answer)}`, 'err');
+  else say('ops-message', `${action}: ${problem(answer)}`, 'err', id);
   await showOrder(id, true);
 }

@@ -57,7 +57,7 @@ export async function showOrder(id: string, fresh: boolean): Promise<void> {
   const operator = asOperator('ops-token');
   let answer = await api<{ order: ShownOrder }>('GET', path, undefined, operator || asShopper(id));
   if (operator && (answer.status === 401 || answer.status === 403) && read === reads) {
-    say('ops-message', `The order is shown as a shopper sees it: ${problem(answer)}`, 'err');
+    say('ops-message', `The order is shown as a shopper sees it: ${problem(answer)}`, 'err', id);
     answer = await api('GET', path, undefined, asShopper(id));
   }
   if (read !== reads) return;

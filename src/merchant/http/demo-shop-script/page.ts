@@ -43,9 +43,14 @@ export function el<K extends keyof HTMLElementTagNameMap>(
 
 export type Tone = 'ok' | 'err' | 'wait';
 
-/** Says `text` in the message line `id`. */
-export function say(id: string, text: string, tone?: Tone | ''): void {
+/**
+ * Says `text` in the message line `id`. `orderId`: the order it is about, kept on the line
+ * (`data-order-id`), so that showing another order can clear what was said of this one.
+ */
+export function say(id: string, text: string, tone?: Tone | '', orderId?: string): void {
   const node = $(id);
   node.textContent = text;
   node.className = `message${tone ? ` ${tone}` : ''}`;
+  if (orderId === undefined) delete node.dataset.orderId;
+  else node.dataset.orderId = orderId;
 }
