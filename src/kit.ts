@@ -23,7 +23,7 @@ import { Shutdown } from './kit/shutdown.js';
 import { startWorker } from './kit/worker.js';
 import type { MerchantDeps } from './merchant/checkout/deps.js';
 import { type ChargeOutcome, chargeSavedCard } from './merchant/checkout/saved.js';
-import { demoShopOf } from './merchant/http/demo-shop.js';
+import { demoShopFor, demoShopOf } from './merchant/http/demo-shop.js';
 import { createMetricsApp } from './merchant/http/metrics-route.js';
 import { OpsAuth } from './merchant/http/ops-auth.js';
 import { type DispatcherDeps, dispatchOnce, startDispatcher } from './merchant/outbox/dispatcher.js';
@@ -72,6 +72,12 @@ export interface KitOptions {
   orderEvents?: OrderEventHandlers;
   /** The order event dispatcher's pause between passes. Default 1000 ms. */
   orderEventsEveryMs?: number;
+  /**
+   * Called once the API's port is bound (at once without the api role), before the database or the
+   * gateway is reached, just after the demo shop's address is logged: `npm start` prints its own
+   * first warnings here, so that the address is the first line a person reads.
+   */
+  onBound?: () => void;
 }
 
 export interface Kit {
@@ -200,6 +206,9 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     const demoShop = server ? demoShopOf(config) : Promise.resolve(null);
     demoShop.catch(() => {});
     const publicBaseUrl = config.publicBaseUrl ?? localUrl(config.host, port ?? config.port);
+    // The first line of the log (issue 42): where a newcomer opens the kit in a browser.
+    if (server && demoShopFor(config) !== null) logger.info(`demo shop: ${publicBaseUrl}/`);
+    options.onBound?.();
 
     const sandboxClock =
       config.gateway.baseUrl === null ? (options.sandbox?.clock ?? new OffsetClock()) : undefined;
