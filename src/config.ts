@@ -235,7 +235,7 @@ export const envSchema = z.object({
   SHUTDOWN_GRACE_MS: milliseconds.default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: milliseconds.refine((n) => n >= 1000, 'must be at least 1000').default(30_000),
   GATEWAY_SANDBOX_STATE: z.string().min(1).default('var/sandbox-state.json'),
-  // Checkout under abuse: limits per client address and per order (README, Limits).
+  // Checkout under abuse: limits per client address and per order (docs/api.md, Limits).
   TRUST_PROXY: z
     .string()
     .transform((v, ctx) => {
@@ -268,7 +268,7 @@ export const envSchema = z.object({
   // Customer tokens a credential mints: one a checkout; a leaked storefront credential mints no more.
   LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL: rateLimit.default({ count: 120, seconds: 60 }),
   // What a customer's saved cards pay with the shopper there (a token minted for the order), in 24 h;
-  // past it an operator charges (README, Saved cards). The amount: major units, the same number in
+  // past it an operator charges (docs/saved-cards.md). The amount: major units, the same number in
   // every currency, as ORDER_MAX_AMOUNT.
   SAVED_CARD_DAILY_PAYMENTS: z
     .string()
@@ -400,7 +400,7 @@ export interface Config {
   logFormat: 'auto' | 'json' | 'pretty';
 }
 
-/** The public routes' limits (README, Limits): per client address, per order. Null: that limit is off. */
+/** The public routes' limits (docs/api.md, Limits), per client address and per order; null: off. */
 export interface CheckoutLimits {
   /** POST /orders, per client address. */
   ordersPerAddress: RateLimit | null;

@@ -26,7 +26,7 @@ export interface LandingDeps extends MerchantDeps {
   shopUrl: string;
   /** The demo shop at `/`, with its script (demoShopOf); null or unset (production): the small page. */
   demoShop?: DemoShop | null;
-  /** The public routes' limits (README, Limits), counted per client address and per order. */
+  /** The public routes' limits (docs/api.md, Limits), counted per client address and per order. */
   limits: Limits;
 }
 

@@ -3,7 +3,7 @@ import { hasCardNumber } from '../../shared/card-numbers.js';
 /**
  * Who may do what over HTTP (issue, part 2): a named operator has one role; the bootstrap
  * `OPS_API_TOKEN` is `admin`, who may do everything the roles may, and nothing more. Pure: the
- * routes ask `may(role, permission)`, and the README's role table is checked against this one.
+ * routes ask `may(role, permission)`, and the role table of docs/operations.md is checked against this one.
  */
 
 /** The roles a named operator can be given (`cli operator add NAME --role ...`). */

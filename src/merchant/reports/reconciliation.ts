@@ -60,7 +60,7 @@ export interface ReportRow {
   reviewed_at: string | null;
 }
 
-/** The CSV's columns, in order: stable names (the README lists them). */
+/** The CSV's columns, in order: stable names (docs/finance.md lists them). */
 export const REPORT_COLUMNS: readonly (keyof ReportRow)[] = [
   'order_id',
   'reference',

@@ -87,7 +87,7 @@ export interface AttemptStart {
   paymentMethod?: string;
   /** The saved card that pays (`card_...`). */
   savedCardId?: string;
-  /** The cap on failed attempts (README, Limits): reached, TooManyAttempts and nothing starts. */
+  /** The cap on failed attempts (docs/api.md, Limits): reached, TooManyAttempts and nothing starts. */
   maxFailedAttempts?: number | null;
   /** What the history line says of it beyond its kind: the saved card that pays, say. */
   detail?: string;

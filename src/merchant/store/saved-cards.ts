@@ -11,7 +11,7 @@ import { type Models, plain, type SavedCardRow } from './models.js';
 import type { SavedCardRecord } from './records.js';
 import { type Resealed, resealColumn } from './reseal.js';
 
-/** What a customer's saved cards may pay in 24 hours with the shopper there (README, Saved cards). */
+/** What a customer's saved cards may pay in 24 hours with the shopper there (docs/saved-cards.md). */
 export interface DailyBound {
   payments: number;
   /** In the payment's currency. */

@@ -117,7 +117,7 @@ describe('merchant: configuration (loadConfig)', () => {
       );
     });
 
-    it('the limits on the public routes (README, Limits): defaults, a count per period, off', () => {
+    it('the limits on the public routes (docs/api.md, Limits): defaults, a count per period, off', () => {
       expect(load({}).limits).to.deep.equal({
         ordersPerAddress: { count: 60, seconds: 60 },
         payPerAddress: { count: 60, seconds: 60 },
