@@ -5,6 +5,7 @@ import {
   type ZodOpenApiOperationObject,
   type ZodOpenApiPathsObject,
   type ZodOpenApiResponseObject,
+  type ZodOpenApiResponsesObject,
 } from 'zod-openapi';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'delete' | 'patch';
@@ -18,7 +19,15 @@ export interface ApiRoute extends ZodOpenApiOperationObject {
   method: HttpMethod;
   /** In OpenAPI's form: `/orders/{id}` for the router's `/orders/:id`. */
   path: string;
+  /**
+   * Who may call it, said by every route: `[]` for anyone (a public page, a probe, a signed body), one
+   * entry a scheme, `{}` among them where none is needed. Never left out: an operation without it would
+   * read as the document's default, and a linter could not tell a public route from a forgotten one.
+   */
+  security: SecurityRequirement[];
 }
+
+type SecurityRequirement = NonNullable<ZodOpenApiOperationObject['security']>[number];
 
 /** Paths an app serves that its document leaves out on purpose (a third-party UI's files), and why. */
 export interface OutsideTheApi {
@@ -31,9 +40,17 @@ export interface ApiRegistry {
   info: ZodOpenApiObject['info'];
   tags?: ZodOpenApiObject['tags'];
   securitySchemes?: NonNullable<ZodOpenApiObject['components']>['securitySchemes'];
+  /**
+   * What the HTTP server itself may answer to any request before the app sees it (headers too large,
+   * a request too slow): added to every route's answers, its own of the same status winning.
+   */
+  serverAnswers?: ZodOpenApiResponsesObject;
   routes: readonly ApiRoute[];
   outside: readonly OutsideTheApi[];
 }
+
+/** Both apps serve their document themselves: the API is where it came from. */
+const SERVED_HERE = [{ url: '/', description: 'The server this document is served by.' }];
 
 /** The OpenAPI 3.1 document of a registry. Throws when a method and path are registered twice. */
 export function apiDocument(registry: ApiRegistry) {
@@ -41,12 +58,13 @@ export function apiDocument(registry: ApiRegistry) {
   for (const { method, path, ...operation } of registry.routes) {
     const item = paths[path] ?? {};
     if (item[method]) throw new Error(`${method.toUpperCase()} ${path} is registered twice`);
-    item[method] = operation;
+    item[method] = { ...operation, responses: { ...registry.serverAnswers, ...operation.responses } };
     paths[path] = item;
   }
   return createDocument({
     openapi: '3.1.0',
     info: registry.info,
+    servers: SERVED_HERE,
     tags: registry.tags,
     paths,
     components: registry.securitySchemes ? { securitySchemes: registry.securitySchemes } : undefined,

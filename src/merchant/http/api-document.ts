@@ -37,6 +37,28 @@ import { failure } from './response-schemas.js';
  */
 
 /**
+ * What the kit's HTTP server answers by itself, before the app sees the request
+ * (src/infra/http-server.ts): in the envelope, with an X-Request-Id, and the connection closed. Any
+ * route may get them: every operation lists them, from one component each.
+ */
+const serverAnswers = {
+  408: {
+    ...jsonAnswer(
+      '`REQUEST_TIMEOUT`: the request did not arrive whole within `HTTP_REQUEST_TIMEOUT_MS` (its headers, within 10 s); nothing was done.',
+      failure(['REQUEST_TIMEOUT']),
+    ),
+    id: 'RequestTimeout',
+  },
+  431: {
+    ...jsonAnswer(
+      '`HEADERS_TOO_LARGE`: the request headers are over 16 KiB; nothing was done.',
+      failure(['HEADERS_TOO_LARGE']),
+    ),
+    id: 'HeadersTooLarge',
+  },
+};
+
+/**
  * What every route answers while the kit starts (src/infra/http-server.ts: the port is bound before
  * the app is ready): 503 `STARTING` with `Retry-After: 1`, beside the route's own 503 if it has one.
  */
@@ -111,7 +133,13 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       description:
         "An operator's own token (`kop_...`, from `cli operator add NAME --role operator|finance|viewer`; stored as its SHA-256, refused once revoked), or the kit's `OPS_API_TOKEN` (the bootstrap administrator, role `admin`). Each route's description names the roles that may use it; another role is a 403 `FORBIDDEN`.",
     },
+    metricsToken: {
+      type: 'http',
+      scheme: 'bearer',
+      description: '`METRICS_TOKEN`, when it is set: `GET /metrics` alone.',
+    },
   },
+  serverAnswers,
   outside: [
     documentationOutside,
     {

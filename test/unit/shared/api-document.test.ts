@@ -10,6 +10,7 @@ describe('API documents: the registry and the route list', () => {
   const route = (method: ApiRoute['method'], path: string): ApiRoute => ({
     method,
     path,
+    security: [],
     responses: { 200: jsonAnswer('ok', z.object({ ok: z.boolean() })) },
   });
   const registry = (routes: ApiRoute[]) => ({ info: { title: 't', version: '1' }, routes, outside: [] });
@@ -23,6 +24,22 @@ describe('API documents: the registry and the route list', () => {
     expect(() => apiDocument(registry([route('get', '/things'), route('get', '/things')]))).to.throw(
       'GET /things is registered twice',
     );
+  });
+
+  it("gives every route the server's own answers, a route's own of the same status winning, and says where the API is", () => {
+    const own = {
+      ...route('get', '/things'),
+      responses: { 200: jsonAnswer('ok', z.null()), 431: { description: 'mine' } },
+    };
+    const doc = apiDocument({
+      ...registry([own, route('post', '/things')]),
+      serverAnswers: { 408: { description: 'too slow', id: 'Slow' }, 431: { description: 'too big' } },
+    });
+    const responses = (method: 'get' | 'post') => doc.paths?.['/things']?.[method]?.responses ?? {};
+    expect(responses('get')['408']).to.deep.equal({ $ref: '#/components/responses/Slow' });
+    expect(responses('get')['431']).to.deep.equal({ description: 'mine' });
+    expect(responses('post')['431']).to.deep.equal({ description: 'too big' });
+    expect(doc.servers).to.deep.equal([{ url: '/', description: 'The server this document is served by.' }]);
   });
 
   it("lists an app's routes in OpenAPI's form, without the router's HEAD and its use() layers", () => {
