@@ -671,7 +671,250 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "order.authorized": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment authorized, to capture or void
+         * @description The payment is authorized (`mode: auth`) and not yet captured: capture or void it before `capture_before`.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderAuthorizedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Order paid
+         * @description The order is paid: a sale approved, or an authorization captured.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderPaidEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.partially_refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Part of the payment refunded
+         * @description Part of the payment is refunded (`refunded_amount`, the running total); sent again for each further partial refund.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderPartiallyRefundedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment refunded in full
+         * @description The payment is refunded in full.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderRefundedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.voided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Authorization voided
+         * @description The authorization is voided: no money moved.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderVoidedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment failed
+         * @description The payment failed (`failure_code`, the gateway's code); the shopper may try again (a new attempt).
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment abandoned
+         * @description The payment was abandoned (the shopper cancelled the hosted checkout, or the gateway cancelled it); a new attempt may follow.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderCancelledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment timed out
+         * @description The payment timed out (the hosted checkout session expired), or an authorization lapsed uncaptured after `capture_before`.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderExpiredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.disputed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Chargeback
+         * @description A chargeback took the money back (`disputed_amount`).
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderDisputedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.dispute_won": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Chargeback reversed
+         * @description A chargeback was reversed: the order is back to paid (or partially refunded, or refunded) and `disputed_amount` is 0.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderDisputeWonEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.needs_review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Flagged for review
+         * @description The order was flagged for review with a new reason (`review_reason`): its money does not add up (another amount, a second capture). An operator resolves it. Sent after the change's status event, if it has one.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderNeedsReviewEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description The order as operators see it, and its client secret: what `POST /orders` answers. */
@@ -1250,6 +1493,160 @@ export interface components {
             gateway_code: string | null;
             /** @description The X-Request-Id of the request that did it: what to search the logs for. */
             request_id: string | null;
+        };
+        /** @description `order.authorized`: The payment is authorized (`mode: auth`) and not yet captured: capture or void it before `capture_before`. */
+        OrderAuthorizedEvent: {
+            /** @constant */
+            type: "order.authorized";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.paid`: The order is paid: a sale approved, or an authorization captured. */
+        OrderPaidEvent: {
+            /** @constant */
+            type: "order.paid";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.partially_refunded`: Part of the payment is refunded (`refunded_amount`, the running total); sent again for each further partial refund. */
+        OrderPartiallyRefundedEvent: {
+            /** @constant */
+            type: "order.partially_refunded";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.refunded`: The payment is refunded in full. */
+        OrderRefundedEvent: {
+            /** @constant */
+            type: "order.refunded";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.voided`: The authorization is voided: no money moved. */
+        OrderVoidedEvent: {
+            /** @constant */
+            type: "order.voided";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.failed`: The payment failed (`failure_code`, the gateway's code); the shopper may try again (a new attempt). */
+        OrderFailedEvent: {
+            /** @constant */
+            type: "order.failed";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.cancelled`: The payment was abandoned (the shopper cancelled the hosted checkout, or the gateway cancelled it); a new attempt may follow. */
+        OrderCancelledEvent: {
+            /** @constant */
+            type: "order.cancelled";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.expired`: The payment timed out (the hosted checkout session expired), or an authorization lapsed uncaptured after `capture_before`. */
+        OrderExpiredEvent: {
+            /** @constant */
+            type: "order.expired";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.disputed`: A chargeback took the money back (`disputed_amount`). */
+        OrderDisputedEvent: {
+            /** @constant */
+            type: "order.disputed";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.dispute_won`: A chargeback was reversed: the order is back to paid (or partially refunded, or refunded) and `disputed_amount` is 0. */
+        OrderDisputeWonEvent: {
+            /** @constant */
+            type: "order.dispute_won";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.needs_review`: The order was flagged for review with a new reason (`review_reason`): its money does not add up (another amount, a second capture). An operator resolves it. Sent after the change's status event, if it has one. */
+        OrderNeedsReviewEvent: {
+            /** @constant */
+            type: "order.needs_review";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
         };
     };
     responses: {
@@ -7217,6 +7614,886 @@ export interface operations {
                         request_id?: string | null;
                     };
                 };
+            };
+        };
+    };
+    orderAuthorizedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.authorized` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.authorized",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "authorized",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": "2026-03-09T09:30:00.000Z",
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "auth",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderAuthorizedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderPaidEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.paid` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.paid",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "paid",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderPaidEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderPartiallyRefundedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.partially_refunded` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.partially_refunded",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "partially_refunded",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 200,
+                 *           "refunded_amount_formatted": "2.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderPartiallyRefundedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderRefundedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.refunded` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.refunded",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "refunded",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 1234,
+                 *           "refunded_amount_formatted": "12.34",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderRefundedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderVoidedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.voided` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.voided",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "voided",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "auth",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderVoidedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.failed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.failed",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "failed",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": "ERR_CARD_DO_NOT_HONOR",
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderCancelledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.cancelled` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.cancelled",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "cancelled",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderExpiredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.expired` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.expired",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "expired",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderExpiredEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderDisputedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.disputed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.disputed",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "disputed",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 1234,
+                 *           "disputed_amount_formatted": "12.34",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderDisputedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderDisputeWonEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.dispute_won` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.dispute_won",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "paid",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderDisputeWonEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderNeedsReviewEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.needs_review` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.needs_review",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "paid",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": true,
+                 *           "review_reason": "captured 1500 exceeds the order's 1234",
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderNeedsReviewEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
