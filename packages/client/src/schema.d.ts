@@ -671,7 +671,250 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "order.authorized": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment authorized, to capture or void
+         * @description The payment is authorized (`mode: auth`) and not yet captured: capture or void it before `capture_before`.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderAuthorizedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Order paid
+         * @description The order is paid: a sale approved, or an authorization captured.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderPaidEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.partially_refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Part of the payment refunded
+         * @description Part of the payment is refunded (`refunded_amount`, the running total); sent again for each further partial refund.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderPartiallyRefundedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment refunded in full
+         * @description The payment is refunded in full.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderRefundedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.voided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Authorization voided
+         * @description The authorization is voided: no money moved.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderVoidedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment failed
+         * @description The payment failed (`failure_code`, the gateway's code); the shopper may try again (a new attempt).
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment abandoned
+         * @description The payment was abandoned (the shopper cancelled the hosted checkout, or the gateway cancelled it); a new attempt may follow.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderCancelledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment timed out
+         * @description The payment timed out (the hosted checkout session expired), or an authorization lapsed uncaptured after `capture_before`.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderExpiredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.disputed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Chargeback
+         * @description A chargeback took the money back (`disputed_amount`).
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderDisputedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.dispute_won": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Chargeback reversed
+         * @description A chargeback was reversed: the order is back to paid (or partially refunded, or refunded) and `disputed_amount` is 0.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderDisputeWonEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.needs_review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Flagged for review
+         * @description The order was flagged for review with a new reason (`review_reason`): its money does not add up (another amount, a second capture). An operator resolves it. Sent after the change's status event, if it has one.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderNeedsReviewEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description The order as operators see it, and its client secret: what `POST /orders` answers. */
@@ -1261,8 +1504,201 @@ export interface components {
             /** @description The X-Request-Id of the request that did it: what to search the logs for. */
             request_id: string | null;
         };
+        /** @description `order.authorized`: The payment is authorized (`mode: auth`) and not yet captured: capture or void it before `capture_before`. */
+        OrderAuthorizedEvent: {
+            /** @constant */
+            type: "order.authorized";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.paid`: The order is paid: a sale approved, or an authorization captured. */
+        OrderPaidEvent: {
+            /** @constant */
+            type: "order.paid";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.partially_refunded`: Part of the payment is refunded (`refunded_amount`, the running total); sent again for each further partial refund. */
+        OrderPartiallyRefundedEvent: {
+            /** @constant */
+            type: "order.partially_refunded";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.refunded`: The payment is refunded in full. */
+        OrderRefundedEvent: {
+            /** @constant */
+            type: "order.refunded";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.voided`: The authorization is voided: no money moved. */
+        OrderVoidedEvent: {
+            /** @constant */
+            type: "order.voided";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.failed`: The payment failed (`failure_code`, the gateway's code); the shopper may try again (a new attempt). */
+        OrderFailedEvent: {
+            /** @constant */
+            type: "order.failed";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.cancelled`: The payment was abandoned (the shopper cancelled the hosted checkout, or the gateway cancelled it); a new attempt may follow. */
+        OrderCancelledEvent: {
+            /** @constant */
+            type: "order.cancelled";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.expired`: The payment timed out (the hosted checkout session expired), or an authorization lapsed uncaptured after `capture_before`. */
+        OrderExpiredEvent: {
+            /** @constant */
+            type: "order.expired";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.disputed`: A chargeback took the money back (`disputed_amount`). */
+        OrderDisputedEvent: {
+            /** @constant */
+            type: "order.disputed";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.dispute_won`: A chargeback was reversed: the order is back to paid (or partially refunded, or refunded) and `disputed_amount` is 0. */
+        OrderDisputeWonEvent: {
+            /** @constant */
+            type: "order.dispute_won";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.needs_review`: The order was flagged for review with a new reason (`review_reason`): its money does not add up (another amount, a second capture). An operator resolves it. Sent after the change's status event, if it has one. */
+        OrderNeedsReviewEvent: {
+            /** @constant */
+            type: "order.needs_review";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
     };
-    responses: never;
+    responses: {
+        /** @description `REQUEST_TIMEOUT`: the request did not arrive whole within `HTTP_REQUEST_TIMEOUT_MS` (its headers, within 10 s); nothing was done. */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    success: false;
+                    message: string;
+                    /** @enum {string} */
+                    code: "REQUEST_TIMEOUT";
+                    data: null;
+                    errors?: components["schemas"]["FieldErrors"];
+                    /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                    request_id?: string | null;
+                };
+            };
+        };
+        /** @description `HEADERS_TOO_LARGE`: the request headers are over 16 KiB; nothing was done. */
+        HeadersTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    success: false;
+                    message: string;
+                    /** @enum {string} */
+                    code: "HEADERS_TOO_LARGE";
+                    data: null;
+                    errors?: components["schemas"]["FieldErrors"];
+                    /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                    request_id?: string | null;
+                };
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -1341,6 +1777,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -1381,6 +1818,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -1555,6 +1993,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `DUPLICATE_REFERENCE`: another order has this reference (`errors.reference`). */
             409: {
                 headers: {
@@ -1633,6 +2072,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -1779,6 +2219,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -1800,6 +2241,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -2024,6 +2466,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. */
             409: {
                 headers: {
@@ -2103,6 +2546,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -2332,6 +2776,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `SAVED_CARD_LIMIT`: the customer's saved cards have paid `SAVED_CARD_DAILY_PAYMENTS` times, or this would take them past `SAVED_CARD_DAILY_AMOUNT` in this currency, in the last 24 hours: nothing was charged, and an operator must charge it (`POST /customers/{id}/charges`); `data` what was paid and the bounds. */
             409: {
                 headers: {
@@ -2412,6 +2857,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -2619,6 +3065,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. */
             409: {
                 headers: {
@@ -2698,6 +3145,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -2777,6 +3225,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -2817,6 +3266,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -3012,6 +3462,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `EARLIER_REQUEST_SETTLED` (an earlier request of this kind under another key had no answer: it was settled first with its own key and this one not made; `data` the order and that operation; send this again if you mean another), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation). */
             409: {
                 headers: {
@@ -3089,6 +3540,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -3262,6 +3714,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `EARLIER_REQUEST_SETTLED` (an earlier request of this kind under another key had no answer: it was settled first with its own key and this one not made; `data` the order and that operation; send this again if you mean another), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation). */
             409: {
                 headers: {
@@ -3339,6 +3792,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -3509,6 +3963,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `EARLIER_REQUEST_SETTLED` (an earlier request of this kind under another key had no answer: it was settled first with its own key and this one not made; `data` the order and that operation; send this again if you mean another), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation). */
             409: {
                 headers: {
@@ -3586,6 +4041,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -3656,6 +4112,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -3713,6 +4171,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -3772,6 +4232,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -3831,6 +4293,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -3953,6 +4417,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `PAYLOAD_TOO_LARGE`: over 256 KiB. */
             413: {
                 headers: {
@@ -3972,6 +4437,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -4052,6 +4518,8 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4172,6 +4640,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -4193,6 +4662,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `NOT_READY`: with a reader's token, `data` names what is unavailable. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4325,6 +4795,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -4365,6 +4836,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -4454,6 +4926,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -4475,6 +4948,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4516,6 +4990,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4579,6 +5055,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: the form is over 4 KiB. */
             413: {
                 headers: {
@@ -4609,6 +5086,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4648,6 +5126,8 @@ export interface operations {
                 };
                 content?: never;
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4739,6 +5219,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -4779,6 +5260,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -4950,6 +5432,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE`: the money is attached or resolved already (`data` its resolution and the allowed one), or the order cannot start a new attempt (`data` its status and those allowed). `ORDER_HAS_PAYMENT`: the order holds another payment (`errors.order_id`). `ORDER_CHANGED`: another payment reached the order meanwhile; nothing was done. */
             409: {
                 headers: {
@@ -5028,6 +5511,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -5198,6 +5682,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE`: the money is attached or resolved already (`data` its resolution and the allowed one). */
             409: {
                 headers: {
@@ -5276,6 +5761,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -5424,6 +5910,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -5464,6 +5951,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -5598,6 +6086,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -5638,6 +6127,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -5779,6 +6269,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -5819,6 +6310,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -6074,6 +6566,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `IDEMPOTENCY_KEY_REUSED`: the key was used for a charge of another amount, currency, saved card or mode (`data.order` that one). `PAYMENT_IN_PROGRESS`: the gateway holds the charge, still pending, or the same charge has been under way for 20 s (the same key again waits for it). */
             409: {
                 headers: {
@@ -6152,6 +6645,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -6271,6 +6765,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -6311,6 +6806,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -6481,6 +6977,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE`: the dispute is won or lost already (`data` its outcome and the allowed one). */
             409: {
                 headers: {
@@ -6559,6 +7056,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -6732,6 +7230,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `NOT_FLAGGED`: the order is not flagged for review (never was, or someone resolved it first). */
             409: {
                 headers: {
@@ -6813,6 +7312,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -6933,6 +7433,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -6973,6 +7474,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -7057,6 +7559,8 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -7098,6 +7602,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -7118,6 +7624,886 @@ export interface operations {
                         request_id?: string | null;
                     };
                 };
+            };
+        };
+    };
+    orderAuthorizedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.authorized` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.authorized",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "authorized",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": "2026-03-09T09:30:00.000Z",
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "auth",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderAuthorizedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderPaidEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.paid` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.paid",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "paid",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderPaidEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderPartiallyRefundedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.partially_refunded` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.partially_refunded",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "partially_refunded",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 200,
+                 *           "refunded_amount_formatted": "2.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderPartiallyRefundedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderRefundedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.refunded` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.refunded",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "refunded",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 1234,
+                 *           "refunded_amount_formatted": "12.34",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderRefundedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderVoidedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.voided` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.voided",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "voided",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "auth",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderVoidedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.failed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.failed",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "failed",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": "ERR_CARD_DO_NOT_HONOR",
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderCancelledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.cancelled` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.cancelled",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "cancelled",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderExpiredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.expired` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.expired",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "expired",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderExpiredEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderDisputedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.disputed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.disputed",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "disputed",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 1234,
+                 *           "disputed_amount_formatted": "12.34",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderDisputedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderDisputeWonEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.dispute_won` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.dispute_won",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "paid",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderDisputeWonEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderNeedsReviewEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.needs_review` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.needs_review",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "paid",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": true,
+                 *           "review_reason": "captured 1500 exceeds the order's 1234",
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderNeedsReviewEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -94,6 +94,8 @@ describe('the merchant API document', () => {
         'post /orders': [{}, { opsToken: [] }],
         // Ready or not for anyone; the dependencies and the gateway key for a reader.
         'get /readyz': [{}, { opsToken: [] }],
+        // Open while METRICS_TOKEN is unset; then that token, or a reader's.
+        'get /metrics': [{}, { metricsToken: [] }, { opsToken: [] }],
       };
       const expected = customer[`${method} ${path}`] ?? (operator ? [{ opsToken: [] }] : []);
       expect(operation.security ?? [], `${method} ${path}`).to.deep.equal(expected);
