@@ -17,6 +17,7 @@ import * as operationKeyDigests from './2026-11-27-16-operation-key-digests.js';
 import * as inboxVaultTokens from './2026-11-28-17-inbox-vault-tokens.js';
 import * as orderClientSecret from './2026-11-28-18-order-client-secret.js';
 import * as savedCardSyncs from './2026-11-28-19-saved-card-syncs.js';
+import * as inboxRetention from './2026-11-30-21-inbox-retention.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   { name: '2026-11-28-17-inbox-vault-tokens', ...inboxVaultTokens },
   { name: '2026-11-28-18-order-client-secret', ...orderClientSecret },
   { name: '2026-11-28-19-saved-card-syncs', ...savedCardSyncs },
+  { name: '2026-11-30-21-inbox-retention', ...inboxRetention },
 ];

@@ -263,6 +263,11 @@ export const INBOX = table('webhook_inbox', {
   receipt: char(16).nullable(),
   /** Deliveries of the event after the first. */
   repeats: integer().default(0),
+  /**
+   * Its body was cleared after RETENTION_DAYS (`payload` is then empty); the row, its id, stays as
+   * long as the gateway may deliver the event again, so a late delivery is still a duplicate.
+   */
+  payload_cleared: boolean().default(false),
 });
 
 /** A table's Sequelize attributes, every one a new object (Sequelize writes into them). */
