@@ -73,6 +73,7 @@ describe("merchant: the README's role table against the routes (issue 41)", func
         headers: { accept: 'application/json' },
       }),
     'metrics.read': (token) => t.call('GET', '/metrics', { token }),
+    'customers.erase': (token) => t.call('POST', '/customers/cus-table-erased/erase', { token }),
   };
 
   it('every permission of the table has a request here, and the table names every permission', () => {
