@@ -55,7 +55,7 @@ describe("merchant: the README's role table against the routes (issue 41)", func
     'orders.reference': (token) =>
       t.call('POST', '/orders', {
         token,
-        body: { amount: '1.00', currency: 'EUR', reference: `ref-${Math.random()}` },
+        body: { amount: '1.00', currency: 'EUR', reference: `ref-${Math.random().toString(36).slice(2)}` },
       }),
     'reports.read': (token) => t.call('GET', '/reports/reconciliation', { token }),
     'audit.read': (token) => t.call('GET', '/audit', { token }),
