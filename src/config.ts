@@ -5,6 +5,7 @@ import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { parseEach, settingProblems } from './config-problems.js';
 import { type JobSchedules, parseJobSchedules } from './job-schedules.js';
+import { retentionDays } from './retention-days.js';
 import { DATABASE_NAME_RULE, databaseNameIn } from './shared/database-url.js';
 import { type CurrencyCode, isCurrencyCode } from './shared/money.js';
 import { SettingError } from './shared/setting-error.js';
@@ -300,6 +301,7 @@ export const envSchema = z.object({
       return Number(v);
     })
     .default(5),
+  RETENTION_DAYS: retentionDays,
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   METRICS_PORT: port.optional(),
 });
@@ -370,6 +372,8 @@ export interface Config {
    * `GET /customers/{id}/cards` from its own rows (SAVED_CARDS_SYNC_WINDOW_MS); 0: it asks each time.
    */
   savedCardsSyncWindowMs: number;
+  /** Webhook bodies and delivered order events older than this many days are removed (RETENTION_DAYS). */
+  retentionDays: number;
   opsApiToken: string;
   /** True when the token was generated for this run and must be shown to the developer. */
   opsApiTokenGenerated: boolean;
@@ -487,6 +491,7 @@ export function loadConfig(
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
     savedCardsSyncWindowMs: e.SAVED_CARDS_SYNC_WINDOW_MS,
+    retentionDays: e.RETENTION_DAYS,
     opsApiToken,
     opsApiTokenGenerated: e.OPS_API_TOKEN === undefined,
     encryptionKey: Buffer.from(e.APP_ENCRYPTION_KEY ?? DEV_ENCRYPTION_KEY, 'base64'),

@@ -11,6 +11,7 @@ export const JOB_NAMES = [
   'health',
   'report',
   'authorizations',
+  'retention',
 ] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 /** A job's cron expression (seconds first), or null: not run by the scheduler. */

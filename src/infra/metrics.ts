@@ -37,6 +37,7 @@ export class KitMetrics {
   readonly #orderEvents: Counter<'kind' | 'result'>;
   readonly #rateLimited: Counter<'limit'>;
   readonly #rateLimitFallbacks: Counter<'limit'>;
+  readonly #aged: Counter<'what'>;
   #sources: MetricSources | null = null;
 
   constructor() {
@@ -105,6 +106,12 @@ export class KitMetrics {
       name: 'kit_rate_limit_fallbacks_total',
       help: 'Limit decisions this process took alone because Redis did not answer, by limit',
       labelNames: ['limit'],
+      registers,
+    });
+    this.#aged = new Counter({
+      name: 'kit_retention_removed_total',
+      help: 'What the retention job removed after RETENTION_DAYS: webhook payloads cleared, webhook event ids deleted, order events, their deliveries and tries',
+      labelNames: ['what'],
       registers,
     });
     const metrics = this;
@@ -248,6 +255,21 @@ export class KitMetrics {
   /** The authorisations job's count: those still expiring once its policy acted. */
   authorizationsExpiring(summary: { expiring: number; acted: number }): void {
     this.#expiring.set(summary.expiring - summary.acted);
+  }
+
+  /** A retention run's removals, by kind (issue 43, part 5). */
+  aged(s: {
+    webhookPayloads: number;
+    webhookEvents: number;
+    orderEvents: number;
+    orderEventDeliveries: number;
+    orderEventTries: number;
+  }): void {
+    this.#aged.inc({ what: 'webhook_payloads' }, s.webhookPayloads);
+    this.#aged.inc({ what: 'webhook_events' }, s.webhookEvents);
+    this.#aged.inc({ what: 'order_events' }, s.orderEvents);
+    this.#aged.inc({ what: 'order_event_deliveries' }, s.orderEventDeliveries);
+    this.#aged.inc({ what: 'order_event_tries' }, s.orderEventTries);
   }
 
   observed(source: string, outcome: string): void {

@@ -11,6 +11,7 @@ import {
   type TickOptions,
 } from '../merchant/jobs/poller.js';
 import { type RecoveryOptions, type RecoverySummary, recoverEvents } from '../merchant/jobs/recovery.js';
+import { ageOut, type RetentionSummary } from '../merchant/jobs/retention.js';
 import { runLocked } from '../merchant/jobs/scheduler.js';
 import { sweepInbox } from '../merchant/jobs/sweeper.js';
 import {
@@ -41,6 +42,8 @@ export const JOB_TIMING: Record<JobName, { schedule: string; lockMs: number }> =
   report: { schedule: '0 10 0 * * *', lockMs: 5 * 60_000 },
   // Every 15 minutes: a 48-hour warning is said (and acted on) well before the deadline.
   authorizations: { schedule: '0 */15 * * * *', lockMs: 5 * 60_000 },
+  // Hourly, off the other jobs' minutes: what RETENTION_DAYS ages out, in small batches.
+  retention: { schedule: '0 40 * * * *', lockMs: 5 * 60_000 },
 };
 
 /** The jobs' work, over the adapters: what the scheduler runs, and what tests and the CLI call. */
@@ -59,6 +62,8 @@ export interface Jobs {
   dailyReport(): Promise<Report>;
   /** Authorisations close to lapsing: warned of, counted, and acted on per AUTH_EXPIRY_POLICY. */
   watchAuthorizations(): Promise<AuthorizationSummary>;
+  /** What RETENTION_DAYS ages out (webhook bodies, old event ids, delivered order events), removed and counted. */
+  ageOut(): Promise<RetentionSummary>;
   /** A job run now as the scheduler runs it: under its lock; null when another instance holds it. */
   run(name: JobName): Promise<unknown | null>;
   /**
@@ -111,6 +116,11 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
       watchAuthorizations({ ...deps, checkout: a.checkout }, a.config.authorizations).then(
         tap((s) => a.metrics.authorizationsExpiring(s)),
       ),
+    ageOut: () =>
+      ageOut(
+        { retention: a.store.retention, now: () => a.clock.now() },
+        { days: a.config.retentionDays },
+      ).then(tap((s) => a.metrics.aged(s))),
   };
   const work: Record<JobName, () => Promise<unknown>> = {
     sweeper: jobs.sweep,
@@ -120,6 +130,7 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
     health: jobs.checkHealth,
     report: jobs.dailyReport,
     authorizations: jobs.watchAuthorizations,
+    retention: jobs.ageOut,
   };
   return { ...jobs, work, run: (name) => locked(name, work[name]), underLock: locked };
 }

@@ -118,6 +118,7 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
       poller: null,
       recovery: null,
       health: null,
+      retention: null,
       ...options.schedules,
     },
     jobRetry: options.jobRetry ?? { attempts: 3, delayMs: 20 },

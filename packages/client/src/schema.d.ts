@@ -530,6 +530,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/customers/{id}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Forget a customer's personal data
+         * @description A data-protection erasure: the customer's saved cards are revoked at the gateway (the kit's and any the gateway lists for them) and deleted here; on every order of theirs `customer` becomes `{erased: true, erased_at}` (names, email, phone, address, IP address and the shop's id for them gone), in the order, in the bodies of its order events, and in the gateway payloads the kit kept; a card payment waiting on a 3DS challenge keeps its card, not their details, and is not saved for them; audit lines that named their id name their reference. Every money fact stays (amounts, statuses, ids, references, disputes, history): the report's totals do not move, later webhooks and polls still apply, and the orders still take refunds. The same request again answers zeros. When the gateway does not answer (503), nothing of the kit's was changed yet: send it again. The audit log gets a line naming the reference (`cer_...`), never the id. Role: admin (the bootstrap token; `cli customers erase` too).
+         */
+        post: operations["eraseCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/customers/{id}/charges": {
         parameters: {
             query?: never;
@@ -931,7 +951,7 @@ export interface components {
             amount_formatted: string;
             currency: string;
             description: string | null;
-            customer: {
+            customer: ({
                 merchant_customer_id?: string;
                 first_name?: string;
                 last_name?: string;
@@ -948,7 +968,7 @@ export interface components {
                  * @example 2001:db8::1
                  */
                 ip_address?: string;
-            } | null;
+            } | components["schemas"]["ErasedCustomer"]) | null;
             captured_amount: number | null;
             captured_amount_formatted: string | null;
             /** @description The gateway's running refunded total, in minor units. */
@@ -976,6 +996,16 @@ export interface components {
              * @example ocs_Gz8yX1vW3n4Q9pLk2sD7fB5hJ0mT6rEcA-_uYiOqZxw
              */
             client_secret: string;
+        };
+        /** @description The order's customer was erased (POST /customers/{id}/erase): names, email, phone, address, IP address and the shop's id for them are gone; the money is as it was. */
+        ErasedCustomer: {
+            /** @constant */
+            erased: true;
+            /**
+             * Format: date-time
+             * @description When the customer's personal data was erased.
+             */
+            erased_at: string;
         };
         /** @description The order's current payment attempt. */
         Payment: {
@@ -1030,7 +1060,7 @@ export interface components {
             amount_formatted: string;
             currency: string;
             description: string | null;
-            customer: {
+            customer: ({
                 merchant_customer_id?: string;
                 first_name?: string;
                 last_name?: string;
@@ -1047,7 +1077,7 @@ export interface components {
                  * @example 2001:db8::1
                  */
                 ip_address?: string;
-            } | null;
+            } | components["schemas"]["ErasedCustomer"]) | null;
             captured_amount: number | null;
             captured_amount_formatted: string | null;
             /** @description The gateway's running refunded total, in minor units. */
@@ -1118,7 +1148,7 @@ export interface components {
             amount_formatted: string;
             currency: string;
             description: string | null;
-            customer: {
+            customer: ({
                 merchant_customer_id?: string;
                 first_name?: string;
                 last_name?: string;
@@ -1135,7 +1165,7 @@ export interface components {
                  * @example 2001:db8::1
                  */
                 ip_address?: string;
-            } | null;
+            } | components["schemas"]["ErasedCustomer"]) | null;
             captured_amount: number | null;
             captured_amount_formatted: string | null;
             /** @description The gateway's running refunded total, in minor units. */
@@ -1452,6 +1482,32 @@ export interface components {
             created_at: string;
             revoked_at: string | null;
         };
+        Erasure: {
+            customer: {
+                /**
+                 * @description How the records name the erased customer: `cer_` and a keyed digest of their id (the id itself is kept nowhere). The same id gives the same reference.
+                 * @example cer_9f86d081884c7d659a2feaa0c55ad015
+                 */
+                reference: string;
+                /** Format: date-time */
+                erased_at: string;
+            };
+            /** @description Orders whose customer was erased now. */
+            orders: number;
+            saved_cards: {
+                revoked_at_gateway: number;
+                /** @description The kit's rows of their saved cards, deleted. */
+                removed: number;
+            };
+            /** @description Kept gateway payloads that held something of the customer, rewritten without it. */
+            webhook_events: number;
+            /** @description Order events in the outbox whose body lost the order's customer. */
+            order_events: number;
+            /** @description Card payments across an open 3DS challenge: the card still pays, the customer's details it held are gone. */
+            held_payments: number;
+            /** @description Audit lines that named the customer's id, now naming their reference. */
+            audit_lines: number;
+        };
         /** @description An operator's charge: the order as operators see it. */
         PaymentAnswer: {
             order: components["schemas"]["Order"];
@@ -1483,9 +1539,9 @@ export interface components {
             /** @description The operator's id (`opr_...`: the name is proven by their token), `bootstrap` (OPS_API_TOKEN: the name is as given), `cli`, or the kit's setting (`AUTH_EXPIRY_POLICY`). */
             credential: string;
             /** @enum {string} */
-            action: "capture" | "refund" | "void" | "review.resolve" | "unmatched.attach" | "unmatched.resolve" | "dispute.lost" | "operator.add" | "operator.revoke" | "card.revoke" | "card.charge" | "customer.vouch" | "card.pay";
+            action: "capture" | "refund" | "void" | "review.resolve" | "unmatched.attach" | "unmatched.resolve" | "dispute.lost" | "operator.add" | "operator.revoke" | "card.revoke" | "card.charge" | "customer.vouch" | "card.pay" | "customer.erase";
             order_id: string | null;
-            /** @description What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`). */
+            /** @description What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`), erased customer (`cer_`: a keyed digest of their id, never the id). */
             subject_id: string | null;
             currency: string | null;
             amount: number | null;
@@ -6369,6 +6425,205 @@ export interface operations {
                             /** @description The gateway's own error code. */
                             gateway_code: string;
                         } | null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+        };
+    };
+    eraseCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The shop's own id for the customer (`merchant_customer_id`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased: what was found and changed (zeros when nothing was left). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        /** @constant */
+                        code: "";
+                        data: components["schemas"]["Erasure"];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: no `Authorization: Bearer <token>`, or a token nobody holds (unknown, or revoked): an operator's own token or OPS_API_TOKEN. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                        data: components["schemas"]["Forbidden"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: an empty customer id (no such path). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `GATEWAY_ERROR`: the gateway refused the kit's request (a revoked key, a missing scope): the operator's to fix, not the caller's. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "GATEWAY_ERROR";
+                        data: {
+                            /** @description The gateway's own error code. */
+                            gateway_code: string;
+                        } | null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE";
+                        data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;

@@ -31,6 +31,18 @@ export const paymentSchema = z
   })
   .meta({ id: 'Payment', description: "The order's current payment attempt." });
 
+/** An order's `customer` once erased (issue 43): the person's fields are gone, and when they went. */
+export const erasedCustomerSchema = z
+  .object({
+    erased: z.literal(true),
+    erased_at: timestamp.meta({ description: "When the customer's personal data was erased." }),
+  })
+  .meta({
+    id: 'ErasedCustomer',
+    description:
+      "The order's customer was erased (POST /customers/{id}/erase): names, email, phone, address, IP address and the shop's id for them are gone; the money is as it was.",
+  });
+
 export const orderSchema = z
   .object({
     id: z.string().meta({ examples: ['ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N'] }),
@@ -40,7 +52,7 @@ export const orderSchema = z
     amount_formatted: formatted,
     currency: z.string(),
     description: z.string().nullable(),
-    customer: customerSchema.nullable(),
+    customer: z.union([customerSchema, erasedCustomerSchema]).nullable(),
     captured_amount: minor.nullable(),
     captured_amount_formatted: formatted.nullable(),
     refunded_amount: minor.meta({ description: "The gateway's running refunded total, in minor units." }),
@@ -464,11 +476,12 @@ export const auditEntrySchema = z
       'card.charge',
       'customer.vouch',
       'card.pay',
+      'customer.erase',
     ]),
     order_id: z.string().nullable(),
     subject_id: z.string().nullable().meta({
       description:
-        'What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`).',
+        'What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`), erased customer (`cer_`: a keyed digest of their id, never the id).',
     }),
     currency: z.string().nullable(),
     amount: minor.nullable(),
@@ -493,6 +506,40 @@ export const auditEntrySchema = z
 export const auditSchema = z
   .object({ from: timestamp, to: timestamp, entries: z.array(auditEntrySchema) })
   .meta({ id: 'AuditExport' });
+
+/** What an erasure did (issue 43; src/merchant/http/saved-cards.ts, erasureView). */
+export const erasureSchema = z
+  .object({
+    customer: z.object({
+      reference: z.string().meta({
+        description:
+          'How the records name the erased customer: `cer_` and a keyed digest of their id (the id itself is kept nowhere). The same id gives the same reference.',
+        examples: ['cer_9f86d081884c7d659a2feaa0c55ad015'],
+      }),
+      erased_at: timestamp,
+    }),
+    orders: z.number().int().meta({ description: 'Orders whose customer was erased now.' }),
+    saved_cards: z.object({
+      revoked_at_gateway: z.number().int(),
+      removed: z.number().int().meta({ description: "The kit's rows of their saved cards, deleted." }),
+    }),
+    webhook_events: z.number().int().meta({
+      description: 'Kept gateway payloads that held something of the customer, rewritten without it.',
+    }),
+    order_events: z
+      .number()
+      .int()
+      .meta({ description: "Order events in the outbox whose body lost the order's customer." }),
+    held_payments: z.number().int().meta({
+      description:
+        "Card payments across an open 3DS challenge: the card still pays, the customer's details it held are gone.",
+    }),
+    audit_lines: z
+      .number()
+      .int()
+      .meta({ description: "Audit lines that named the customer's id, now naming their reference." }),
+  })
+  .meta({ id: 'Erasure' });
 
 /** A customer's saved card (issue 21): what the gateway keeps of it, never a number or a vault token. */
 export const savedCardSchema = z

@@ -51,6 +51,11 @@ export const PERMISSIONS = {
   'queues.act': ['operator'],
   /** GET /metrics, when METRICS_TOKEN is set (operator tokens are accepted beside it). */
   'metrics.read': ['operator', 'finance', 'viewer'],
+  /**
+   * POST /customers/{id}/erase (issue 43): a customer's personal data forgotten, for good. No role
+   * holds it: the bootstrap token (admin) and the command line, which holds the database's keys.
+   */
+  'customers.erase': [],
 } as const satisfies Record<string, readonly OperatorRole[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

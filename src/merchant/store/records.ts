@@ -167,7 +167,9 @@ export type AuditAction =
   /** A customer token minted (the credential that vouched, the customer, the order it pays if any). */
   | 'customer.vouch'
   /** A saved card paying an order with the shopper there, on a token minted for it. */
-  | 'card.pay';
+  | 'card.pay'
+  /** A customer's personal data erased (issue 43): the subject is their reference (`cer_`), never their id. */
+  | 'customer.erase';
 
 /** One line of the audit log: who (name, role, credential) did what, on what, and why. */
 export interface AuditRecord {

@@ -208,6 +208,12 @@ export const ORDERS = table('orders', {
    * an order made before secrets. Out of the record: no view, event or log can carry it by mistake.
    */
   client_secret_hash: char(43).nullable().hide(),
+  /**
+   * The customer's id as `customer` says it (`merchant_customer_id`), computed by the database
+   * (VIRTUAL: never written) and indexed: how an erasure finds a customer's orders. Out of the record:
+   * `customer` is the one place a reader finds it.
+   */
+  customer_id: varchar(255).nullable().hide(),
 });
 
 /** A payment attempt. Its 3DS hold (ciphertext) is never part of the record: only the hold store reads it. */
@@ -269,6 +275,11 @@ export const INBOX = table('webhook_inbox', {
   receipt: char(16).nullable(),
   /** Deliveries of the event after the first. */
   repeats: integer().default(0),
+  /**
+   * Its body was cleared after RETENTION_DAYS (`payload` is then empty); the row, its id, stays as
+   * long as the gateway may deliver the event again, so a late delivery is still a duplicate.
+   */
+  payload_cleared: boolean().default(false),
 });
 
 /** A table's Sequelize attributes, every one a new object (Sequelize writes into them). */

@@ -55,7 +55,7 @@ describe("merchant: the operations guide's role table against the routes (issue 
     'orders.reference': (token) =>
       t.call('POST', '/orders', {
         token,
-        body: { amount: '1.00', currency: 'EUR', reference: `ref-${Math.random()}` },
+        body: { amount: '1.00', currency: 'EUR', reference: `ref-${Math.random().toString(36).slice(2)}` },
       }),
     'reports.read': (token) => t.call('GET', '/reports/reconciliation', { token }),
     'audit.read': (token) => t.call('GET', '/audit', { token }),
@@ -73,6 +73,7 @@ describe("merchant: the operations guide's role table against the routes (issue 
         headers: { accept: 'application/json' },
       }),
     'metrics.read': (token) => t.call('GET', '/metrics', { token }),
+    'customers.erase': (token) => t.call('POST', '/customers/cus-table-erased/erase', { token }),
   };
 
   it('every permission of the table has a request here, and the table names every permission', () => {

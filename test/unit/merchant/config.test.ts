@@ -166,6 +166,16 @@ describe('merchant: configuration (loadConfig)', () => {
       expect(load({ SAVED_CARDS_SYNC_WINDOW_MS: '0' }).savedCardsSyncWindowMs).to.equal(0);
     });
 
+    it('RETENTION_DAYS: whole days from 1 to 3650, 90 by default; anything else one line naming it', () => {
+      expect(load({}).retentionDays).to.equal(90);
+      expect(load({ RETENTION_DAYS: '7' }).retentionDays).to.equal(7);
+      expect(load({ RETENTION_DAYS: '3650' }).retentionDays).to.equal(3650);
+      for (const bad of ['0', '3651', '-1', '7.5', '90d', 'off', ' 9'])
+        expect(failure({ RETENTION_DAYS: bad }, 'RETENTION_DAYS').message).to.equal(
+          'RETENTION_DAYS: must be a whole number of days from 1 to 3650: webhook bodies and delivered order events older than that are removed',
+        );
+    });
+
     it('TRUST_PROXY is a count of proxies (default 0, true 1, false 0), PROXY_IP_HEADER a header name', () => {
       expect(load({}).trustProxy).to.equal(0);
       expect(load({}).proxyIpHeader).to.equal('X-Forwarded-For');
