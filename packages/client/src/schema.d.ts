@@ -6528,6 +6528,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -6568,6 +6569,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {

@@ -106,6 +106,7 @@ export async function showOrder(id: string, fresh: boolean): Promise<void> {
 /** The customer an order names, in one line (the operator's view only). */
 function customerText(c: OrderWithHistory['customer']): string | null {
   if (!c) return null;
+  if ('erased' in c) return `erased ${c.erased_at}`;
   const name = [c.first_name, c.last_name].filter(Boolean).join(' ');
   return [c.merchant_customer_id, name, c.email].filter(Boolean).join(', ');
 }

@@ -28,7 +28,9 @@ async function createOrder(messageId: string): Promise<CreatedOrder | null> {
   keepSecret(order.id, order.client_secret);
   remember(order.id);
   // The creator's answer names the customer: the one GET /orders/{id} shows only to operators.
-  if (order.customer?.merchant_customer_id === CUSTOMER.id) keepOwn(order.id, false);
+  const customer = order.customer;
+  if (customer && !('erased' in customer) && customer.merchant_customer_id === CUSTOMER.id)
+    keepOwn(order.id, false);
   saveChoices();
   return order;
 }
