@@ -8,6 +8,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
+# tsc, then the demo shop's browser script bundled into dist/ (esbuild): the image below carries
+# neither its TypeScript sources nor esbuild, and reads the bundle as it starts.
 RUN npm run build
 
 FROM node:24-slim

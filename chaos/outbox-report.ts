@@ -1,6 +1,9 @@
 import type { OutboxLook, OutboxRun } from './outbox-verdict.js';
 
-/** The outbox part's table, markdown as chaos/report.ts prints the storm's (it goes into the README as printed). */
+/**
+ * The outbox part's table, markdown as chaos/report.ts prints the storm's (it goes into
+ * docs/development.md as printed).
+ */
 
 /** What the run did, for the table: the payments, the outage, the kill. */
 export interface OutboxFacts {

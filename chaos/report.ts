@@ -1,6 +1,6 @@
 /**
- * The run's result as the issue asks for it: one markdown table (it goes into the README as printed),
- * and the verdict: what makes the run fail.
+ * The run's result as the issue asks for it: one markdown table (it goes into docs/development.md as
+ * printed), and the verdict: what makes the run fail.
  */
 
 export interface Result {

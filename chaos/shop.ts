@@ -88,7 +88,7 @@ export class Shop {
   }
 
   /**
-   * A new customer with a saved card, as the shop makes one (README, Saved cards): the customer's
+   * A new customer with a saved card, as the shop makes one (docs/saved-cards.md): the customer's
    * token (the bootstrap token may vouch, as the storefront's credential does), an order of theirs
    * paid with `save_card`, then their list of cards. Any step that does not go through throws.
    */
@@ -111,7 +111,7 @@ export class Shop {
 
   /**
    * The customer pays their order with their saved card (POST /orders/{id}/pay/saved), with a token
-   * the shop's server mints for that order (README, Saved cards).
+   * the shop's server mints for that order (docs/saved-cards.md).
    */
   async paySaved(step: string, order: Order, customer: Customer, mode: 'sale' | 'auth'): Promise<Answer> {
     const path = `/customers/${customer.id}/tokens`;

@@ -17,7 +17,10 @@ import * as operationKeyDigests from './2026-11-27-16-operation-key-digests.js';
 import * as inboxVaultTokens from './2026-11-28-17-inbox-vault-tokens.js';
 import * as orderClientSecret from './2026-11-28-18-order-client-secret.js';
 import * as savedCardSyncs from './2026-11-28-19-saved-card-syncs.js';
-import * as orderClosure from './2026-11-30-20-order-closure.js';
+import * as reviewResolutions from './2026-11-29-20-review-resolutions.js';
+import * as inboxRetention from './2026-11-30-21-inbox-retention.js';
+import * as orderCustomerIndex from './2026-11-30-22-order-customer-index.js';
+import * as orderClosure from './2026-11-30-23-order-closure.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -40,5 +43,8 @@ export const MIGRATIONS = [
   { name: '2026-11-28-17-inbox-vault-tokens', ...inboxVaultTokens },
   { name: '2026-11-28-18-order-client-secret', ...orderClientSecret },
   { name: '2026-11-28-19-saved-card-syncs', ...savedCardSyncs },
-  { name: '2026-11-30-20-order-closure', ...orderClosure },
+  { name: '2026-11-29-20-review-resolutions', ...reviewResolutions },
+  { name: '2026-11-30-21-inbox-retention', ...inboxRetention },
+  { name: '2026-11-30-22-order-customer-index', ...orderCustomerIndex },
+  { name: '2026-11-30-23-order-closure', ...orderClosure },
 ];

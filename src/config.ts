@@ -3,11 +3,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
-import { unsafeSetting } from './config-guards.js';
+import { parseEach, settingProblems } from './config-problems.js';
 import { type JobSchedules, parseJobSchedules } from './job-schedules.js';
 import { orderTtlSetting } from './order-ttl.js';
+import { retentionDays } from './retention-days.js';
 import { DATABASE_NAME_RULE, databaseNameIn } from './shared/database-url.js';
-import { type CurrencyCode, isCurrencyCode, parseMajor } from './shared/money.js';
+import { type CurrencyCode, isCurrencyCode } from './shared/money.js';
 import { SettingError } from './shared/setting-error.js';
 
 /** The embedded sandbox's merchant key (config/gateway-seed.json), the default when no gateway is configured. */
@@ -31,9 +32,22 @@ export const EMBEDDED = 'embedded';
 /** Who reads the settings: the kit (and its CLI), or the standalone sandbox, which is a gateway itself. */
 export type Reader = 'kit' | 'sandbox';
 
+/** Every bad setting of one start, a line each: `VARIABLE: why`. */
 export class ConfigError extends SettingError {
   override name = 'ConfigError';
   readonly label = 'configuration';
+  readonly problems: readonly string[];
+
+  constructor(problems: string | readonly string[]) {
+    const list = typeof problems === 'string' ? [problems] : [...problems];
+    super(list.join('\n'));
+    this.problems = list;
+  }
+
+  /** `configuration: VARIABLE: why`, one for each. */
+  override lines(): string[] {
+    return this.problems.map((p) => `${this.label}: ${p}`);
+  }
 }
 
 const port = z
@@ -224,7 +238,7 @@ export const envSchema = z.object({
   SHUTDOWN_GRACE_MS: milliseconds.default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: milliseconds.refine((n) => n >= 1000, 'must be at least 1000').default(30_000),
   GATEWAY_SANDBOX_STATE: z.string().min(1).default('var/sandbox-state.json'),
-  // Checkout under abuse: limits per client address and per order (README, Limits).
+  // Checkout under abuse: limits per client address and per order (docs/api.md, Limits).
   TRUST_PROXY: z
     .string()
     .transform((v, ctx) => {
@@ -257,7 +271,7 @@ export const envSchema = z.object({
   // Customer tokens a credential mints: one a checkout; a leaked storefront credential mints no more.
   LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL: rateLimit.default({ count: 120, seconds: 60 }),
   // What a customer's saved cards pay with the shopper there (a token minted for the order), in 24 h;
-  // past it an operator charges (README, Saved cards). The amount: major units, the same number in
+  // past it an operator charges (docs/saved-cards.md). The amount: major units, the same number in
   // every currency, as ORDER_MAX_AMOUNT.
   SAVED_CARD_DAILY_PAYMENTS: z
     .string()
@@ -289,6 +303,7 @@ export const envSchema = z.object({
       return Number(v);
     })
     .default(5),
+  RETENTION_DAYS: retentionDays,
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   METRICS_PORT: port.optional(),
 });
@@ -361,6 +376,8 @@ export interface Config {
    * `GET /customers/{id}/cards` from its own rows (SAVED_CARDS_SYNC_WINDOW_MS); 0: it asks each time.
    */
   savedCardsSyncWindowMs: number;
+  /** Webhook bodies and delivered order events older than this many days are removed (RETENTION_DAYS). */
+  retentionDays: number;
   opsApiToken: string;
   /** True when the token was generated for this run and must be shown to the developer. */
   opsApiTokenGenerated: boolean;
@@ -391,7 +408,7 @@ export interface Config {
   logFormat: 'auto' | 'json' | 'pretty';
 }
 
-/** The public routes' limits (README, Limits): per client address, per order. Null: that limit is off. */
+/** The public routes' limits (docs/api.md, Limits), per client address and per order; null: off. */
 export interface CheckoutLimits {
   /** POST /orders, per client address. */
   ordersPerAddress: RateLimit | null;
@@ -422,80 +439,31 @@ export interface CheckoutLimits {
 }
 
 /**
- * The only reader of the environment (merchant.md, Running it). A bad or missing value throws a
- * ConfigError of one line that names the variable.
+ * The only reader of the environment (merchant.md, Running it). Bad or missing values throw one
+ * ConfigError that names every one of them, a line each (config-problems.ts).
  */
 export function loadConfig(
   env: NodeJS.ProcessEnv,
   randomToken: () => string,
   reader: Reader = 'kit',
 ): Config {
-  const blankless = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = envSchema.safeParse(blankless);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`${issue.path.join('.')}: ${issue.message}`);
-  }
-  const e = parsed.data;
+  const blankless = Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '',
+    ),
+  );
+  const { settings: e, unreadable } = parseEach(envSchema, blankless);
   const production = e.NODE_ENV === 'production';
-  if (production && !e.APP_ENCRYPTION_KEY)
-    throw new ConfigError('APP_ENCRYPTION_KEY: is required in production (32 bytes, base64)');
-  if (e.APP_ENCRYPTION_KEY_PREVIOUS.length > 0 && !e.APP_ENCRYPTION_KEY)
-    throw new ConfigError(
-      'APP_ENCRYPTION_KEY_PREVIOUS: is set without APP_ENCRYPTION_KEY, the key replacing them',
-    );
-  const keyBytes = (k: string) => Buffer.from(k, 'base64');
-  // By the bytes: one key written with and without its padding is one key.
-  const current = e.APP_ENCRYPTION_KEY === undefined ? null : keyBytes(e.APP_ENCRYPTION_KEY);
-  if (current !== null && e.APP_ENCRYPTION_KEY_PREVIOUS.some((k) => keyBytes(k).equals(current)))
-    throw new ConfigError(
-      'APP_ENCRYPTION_KEY_PREVIOUS: lists APP_ENCRYPTION_KEY itself; list only the keys it replaced',
-    );
-  if (production && reader === 'kit') {
-    if (!e.OPS_API_TOKEN) throw new ConfigError('OPS_API_TOKEN: is required in production');
-    // A production kit without a gateway would take "payments" against its own sandbox: only on purpose.
-    if (!e.GATEWAY_BASE_URL)
-      throw new ConfigError(
-        `GATEWAY_BASE_URL: is required in production (the gateway's URL; ${EMBEDDED} runs the built-in sandbox, for a demo)`,
-      );
-  }
+  const current = e.APP_ENCRYPTION_KEY === undefined ? null : Buffer.from(e.APP_ENCRYPTION_KEY, 'base64');
   const remote =
     e.GATEWAY_BASE_URL !== undefined && e.GATEWAY_BASE_URL !== EMBEDDED ? e.GATEWAY_BASE_URL : null;
-  if (remote && !e.GATEWAY_API_KEY)
-    throw new ConfigError('GATEWAY_API_KEY: is required when GATEWAY_BASE_URL is set');
-  const unsafe =
-    reader === 'kit'
-      ? unsafeSetting({
-          production,
-          remoteGateway: remote,
-          allowRemoteGatewayInDevelopment: e.ALLOW_REMOTE_GATEWAY_IN_DEVELOPMENT,
-          opsApiToken: e.OPS_API_TOKEN,
-          encryptionKeyIsDevelopmentKey: current?.equals(DEV_ENCRYPTION_KEY_BYTES) ?? false,
-          roles: e.ROLES,
-          metricsToken: e.METRICS_TOKEN,
-          metricsPort: e.METRICS_PORT,
-        })
-      : null;
-  if (unsafe) throw new ConfigError(unsafe);
-  for (const currency of e.ORDER_CURRENCIES) {
-    // The limits must be expressible in each currency taken (no more decimals than its exponent).
-    if (!parseMajor(e.ORDER_MAX_AMOUNT, currency as CurrencyCode).ok)
-      throw new ConfigError(`ORDER_MAX_AMOUNT: has more decimals than ${currency} allows`);
-    if (!parseMajor(e.SAVED_CARD_DAILY_AMOUNT, currency as CurrencyCode).ok)
-      throw new ConfigError(`SAVED_CARD_DAILY_AMOUNT: has more decimals than ${currency} allows`);
-  }
-  if (e.SHOP_WEBHOOK_URLS.length > 0 && !e.SHOP_WEBHOOK_SECRET)
-    throw new ConfigError(
-      'SHOP_WEBHOOK_SECRET: is required when SHOP_WEBHOOK_URLS is set (whsec_ and 32 random bytes, base64-encoded)',
-    );
-  if (e.GATEWAY_BACKGROUND_PER_MINUTE >= e.GATEWAY_KEY_PER_MINUTE)
-    throw new ConfigError(
-      `GATEWAY_BACKGROUND_PER_MINUTE: must be below GATEWAY_KEY_PER_MINUTE (${e.GATEWAY_KEY_PER_MINUTE}), so that checkout always has a share`,
-    );
-  if (e.GATEWAY_BACKGROUND_RESERVED_PER_MINUTE > e.GATEWAY_BACKGROUND_PER_MINUTE)
-    throw new ConfigError(
-      `GATEWAY_BACKGROUND_RESERVED_PER_MINUTE: must be at most GATEWAY_BACKGROUND_PER_MINUTE (${e.GATEWAY_BACKGROUND_PER_MINUTE})`,
-    );
+  const problems = settingProblems(e, unreadable, {
+    reader,
+    remoteGateway: remote,
+    currentKey: current,
+    isDevelopmentKey: current?.equals(DEV_ENCRYPTION_KEY_BYTES) ?? false,
+  });
+  if (problems.length > 0) throw new ConfigError(problems);
   const opsApiToken = e.OPS_API_TOKEN ?? randomToken();
   return {
     env: e.NODE_ENV,
@@ -528,6 +496,7 @@ export function loadConfig(
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
     savedCardsSyncWindowMs: e.SAVED_CARDS_SYNC_WINDOW_MS,
+    retentionDays: e.RETENTION_DAYS,
     opsApiToken,
     opsApiTokenGenerated: e.OPS_API_TOKEN === undefined,
     encryptionKey: Buffer.from(e.APP_ENCRYPTION_KEY ?? DEV_ENCRYPTION_KEY, 'base64'),

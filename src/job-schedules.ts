@@ -11,6 +11,7 @@ export const JOB_NAMES = [
   'health',
   'report',
   'authorizations',
+  'retention',
   'expiry',
 ] as const;
 export type JobName = (typeof JOB_NAMES)[number];

@@ -23,6 +23,7 @@ import { Shutdown } from './kit/shutdown.js';
 import { startWorker } from './kit/worker.js';
 import type { MerchantDeps } from './merchant/checkout/deps.js';
 import { type ChargeOutcome, chargeSavedCard } from './merchant/checkout/saved.js';
+import { demoShopFor, demoShopOf } from './merchant/http/demo-shop.js';
 import { createMetricsApp } from './merchant/http/metrics-route.js';
 import { OpsAuth } from './merchant/http/ops-auth.js';
 import { type DispatcherDeps, dispatchOnce, startDispatcher } from './merchant/outbox/dispatcher.js';
@@ -71,6 +72,12 @@ export interface KitOptions {
   orderEvents?: OrderEventHandlers;
   /** The order event dispatcher's pause between passes. Default 1000 ms. */
   orderEventsEveryMs?: number;
+  /**
+   * Called once the API's port is bound (at once without the api role), before the database or the
+   * gateway is reached, just after the demo shop's address is logged: `npm start` prints its own
+   * first warnings here, so that the address is the first line a person reads.
+   */
+  onBound?: () => void;
 }
 
 export interface Kit {
@@ -193,7 +200,15 @@ export async function startKit(options: KitOptions): Promise<Kit> {
       : null;
     if (server) shutdown.work({ name: 'http', drain: server.drain, cutOff: server.cutOff });
     const port = server?.port ?? null;
+    // The demo shop's script is bundled (about 50 ms, in esbuild's own process) while the adapters are
+    // built; awaited before the API starts. Handled here too, so that a start-up failing before then
+    // leaves no unhandled rejection behind.
+    const demoShop = server ? demoShopOf(config) : Promise.resolve(null);
+    demoShop.catch(() => {});
     const publicBaseUrl = config.publicBaseUrl ?? localUrl(config.host, port ?? config.port);
+    // The first line of the log (issue 42): where a newcomer opens the kit in a browser.
+    if (server && demoShopFor(config) !== null) logger.info(`demo shop: ${publicBaseUrl}/`);
+    options.onBound?.();
 
     const sandboxClock =
       config.gateway.baseUrl === null ? (options.sandbox?.clock ?? new OffsetClock()) : undefined;
@@ -229,7 +244,7 @@ export async function startKit(options: KitOptions): Promise<Kit> {
       startScheduler(a, jobs, shutdown, random, { ...config.jobSchedules, ...options.schedules });
     // One count of wrong tokens for the API and METRICS_PORT alike (in Redis, for every process).
     const limits = server || config.metricsPort !== null ? limitsOf(a) : NO_LIMITS;
-    const app = server ? startApi(a, server, limits) : null;
+    const app = server ? startApi(a, server, limits, await demoShop) : null;
     if (config.metricsPort !== null) {
       const metricsServer = await bindHttpServer(
         config.metricsPort,

@@ -11,7 +11,7 @@ const REPEAT_MS = 1000;
 /** Past the grace, closing the connections gets this long before the process exits anyway. */
 const OVERRUN_MS = 5000;
 
-/** `npm start`: the composition root. Configuration errors stop it with one line naming the variable. */
+/** `npm start`: the composition root. Bad settings stop it with one line for each, naming its variable. */
 const config = configOrExit();
 const pretty = wantsPrettyLogs(config.logFormat, { env: config.env, isTTY: process.stdout.isTTY === true });
 const logger = createLogger(
@@ -19,21 +19,26 @@ const logger = createLogger(
   pretty ? prettyDestination(1, process.stdout.isTTY === true) : undefined,
 );
 routeConsoleWarnings(logger);
-if (config.encryptionKeyIsDevDefault)
-  logger.warn('APP_ENCRYPTION_KEY is not set: using the fixed development key. Never in production.');
-// `npm start` runs the source through tsx: right for development; production runs the build (the image does).
-if (config.env === 'production' && import.meta.url.endsWith('.ts'))
-  logger.warn(
-    'running the TypeScript source through a loader: in production, `npm run build` and run node dist/src/main.js',
-  );
-if (config.opsApiTokenGenerated) {
-  // merchant.md: in development a random token, printed at start (on stdout, not into the log stream).
-  console.log(`OPS_API_TOKEN for this run: ${config.opsApiToken}`);
+
+/** What start-up says once the kit has logged the demo shop's address, its first line (issue 42). */
+function afterAddress(): void {
+  if (config.encryptionKeyIsDevDefault)
+    logger.warn('APP_ENCRYPTION_KEY is not set: using the fixed development key. Never in production.');
+  // `npm start` runs the source through tsx: right for development; production runs the build (the
+  // image does).
+  if (config.env === 'production' && import.meta.url.endsWith('.ts'))
+    logger.warn(
+      'running the TypeScript source through a loader: in production, `npm run build` and run node dist/src/main.js',
+    );
+  if (config.opsApiTokenGenerated) {
+    // merchant.md: in development a random token, printed at start (on stdout, not into the log stream).
+    console.log(`OPS_API_TOKEN for this run: ${config.opsApiToken}`);
+  }
 }
 
 // Shutdown (issue 8). The handlers are in place before start-up begins: a signal during start-up stops
 // the kit as soon as it has started (bounded, like the rest, by the overrun timer).
-const starting = startKit({ config, logger });
+const starting = startKit({ config, logger, onBound: afterAddress });
 let firstSignalAt: number | null = null;
 const onSignal = (signal: NodeJS.Signals) => {
   if (firstSignalAt === null) {

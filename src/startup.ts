@@ -2,8 +2,8 @@ import { type Config, configFromEnvironment, type Reader } from './config.js';
 import { SettingError } from './shared/setting-error.js';
 
 /**
- * The configuration of an entry point (`npm start`, the CLI, the standalone sandbox). A bad value
- * ends the process with one line naming the variable, exit 1.
+ * The configuration of an entry point (`npm start`, the CLI, the standalone sandbox). Bad values end
+ * the process with one line for each, naming its variable, exit 1.
  */
 export function configOrExit(reader: Reader = 'kit'): Config {
   try {
@@ -14,12 +14,13 @@ export function configOrExit(reader: Reader = 'kit'): Config {
 }
 
 /**
- * The one line an operator reads when a process cannot start or a command cannot run, naming the
- * setting to fix; null for an error that is not a setting's (a bug: let it throw with its stack).
- * Shared by `npm start`, the CLI and the standalone sandbox.
+ * What an operator reads when a process cannot start or a command cannot run: a line naming the
+ * setting to fix, or one for each when the configuration has several (`\n`-joined); null for an error
+ * that is not a setting's (a bug: let it throw with its stack). Shared by `npm start`, the CLI and
+ * the standalone sandbox.
  */
 export function settingProblem(error: unknown): string | null {
-  if (error instanceof SettingError) return error.line();
+  if (error instanceof SettingError) return error.lines().join('\n');
   const e = error as {
     name?: string;
     code?: string;
@@ -43,7 +44,7 @@ export function settingProblem(error: unknown): string | null {
   return null;
 }
 
-/** Ends the process with a setting's one line and exit 1; anything else is thrown on, as the bug it is. */
+/** Ends the process with a setting's lines and exit 1; anything else is thrown on, as the bug it is. */
 export function exitOnSettingProblem(error: unknown): never {
   const line = settingProblem(error);
   if (line === null) throw error;

@@ -5,7 +5,10 @@ import { CLI_CREDENTIAL, cliActor, systemUser } from './input.js';
 import { kitAction } from './kit-session.js';
 import { fail, print } from './output.js';
 
-/** `customers token|cards`: a customer's token for trying the API by hand, and their saved cards. */
+/**
+ * `customers token|cards|erase`: a customer's token for trying the API by hand, their saved cards, and
+ * forgetting them (issue 43).
+ */
 export function addCustomers(program: Command): void {
   const customers = program
     .command('customers')
@@ -63,6 +66,26 @@ export function addCustomers(program: Command): void {
         const now = (await kit.clock()).now();
         const { savedCardView } = await import('../merchant/http/saved-cards.js');
         print(cards.map((card) => savedCardView(card, now)));
+      }),
+    );
+
+  customers
+    .command('erase <customer_id>')
+    .description(
+      'forget a customer, as POST /customers/{id}/erase does: their personal data on every order, in the kept webhook payloads and order events, their saved cards (revoked at the gateway); the money stays (JSON)',
+    )
+    .option('--by <name>', 'who asked for it, kept in the audit log (default: the system user)')
+    .action(
+      kitAction(async (kit, customerId: string, o: { by?: string }) => {
+        const problem = customerIdProblem(customerId);
+        if (problem) return fail(`<customer_id>: ${problem}`);
+        const actor = cliActor(o.by, systemUser);
+        const [{ adapters }, { eraseCustomer }, { erasureView }] = await Promise.all([
+          kit.adapters(),
+          import('../merchant/privacy/erase.js'),
+          import('../merchant/http/saved-cards.js'),
+        ]);
+        print(erasureView(await eraseCustomer(adapters.checkout, customerId, actor, 'cli')));
       }),
     );
 }

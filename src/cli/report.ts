@@ -44,6 +44,7 @@ export function addReport(program: Command): void {
               ['matched', counts('matched')],
               ['in flight', counts('in_flight')],
               ['mismatched', counts('mismatched')],
+              ['resolved by a review', counts('resolved')],
               ...report.totals.map((t): [string, string] => [
                 t.currency,
                 `captured ${t.captured_formatted}, refunded ${t.refunded_formatted}, disputed ${t.disputed_formatted}, net ${t.net_formatted}`,

@@ -37,6 +37,7 @@ export class KitMetrics {
   readonly #orderEvents: Counter<'kind' | 'result'>;
   readonly #rateLimited: Counter<'limit'>;
   readonly #rateLimitFallbacks: Counter<'limit'>;
+  readonly #aged: Counter<'what'>;
   readonly #expiry: Counter<'result'>;
   #sources: MetricSources | null = null;
 
@@ -106,6 +107,12 @@ export class KitMetrics {
       name: 'kit_rate_limit_fallbacks_total',
       help: 'Limit decisions this process took alone because Redis did not answer, by limit',
       labelNames: ['limit'],
+      registers,
+    });
+    this.#aged = new Counter({
+      name: 'kit_retention_removed_total',
+      help: 'What the retention job removed after RETENTION_DAYS: webhook payloads cleared, webhook event ids deleted, order events, their deliveries and tries',
+      labelNames: ['what'],
       registers,
     });
     this.#expiry = new Counter({
@@ -257,6 +264,21 @@ export class KitMetrics {
     this.#expiring.set(summary.expiring - summary.acted);
   }
 
+  /** A retention run's removals, by kind (issue 43, part 5). */
+  aged(s: {
+    webhookPayloads: number;
+    webhookEvents: number;
+    orderEvents: number;
+    orderEventDeliveries: number;
+    orderEventTries: number;
+  }): void {
+    this.#aged.inc({ what: 'webhook_payloads' }, s.webhookPayloads);
+    this.#aged.inc({ what: 'webhook_events' }, s.webhookEvents);
+    this.#aged.inc({ what: 'order_events' }, s.orderEvents);
+    this.#aged.inc({ what: 'order_event_deliveries' }, s.orderEventDeliveries);
+    this.#aged.inc({ what: 'order_event_tries' }, s.orderEventTries);
+  }
+
   observed(source: string, outcome: string): void {
     this.#observations.inc({ source, outcome });
   }
@@ -296,16 +318,23 @@ export class KitMetrics {
   }
 
   reported(
-    totals: readonly { currency: string; orders: number; in_flight: number; mismatched: number }[],
+    totals: readonly {
+      currency: string;
+      orders: number;
+      in_flight: number;
+      mismatched: number;
+      resolved: number;
+    }[],
   ): void {
     this.#report.reset();
     for (const t of totals) {
       this.#report.set(
         { currency: t.currency, classification: 'matched' },
-        t.orders - t.in_flight - t.mismatched,
+        t.orders - t.in_flight - t.mismatched - t.resolved,
       );
       this.#report.set({ currency: t.currency, classification: 'in_flight' }, t.in_flight);
       this.#report.set({ currency: t.currency, classification: 'mismatched' }, t.mismatched);
+      this.#report.set({ currency: t.currency, classification: 'resolved' }, t.resolved);
     }
   }
 

@@ -4,7 +4,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limite
 import type { RateLimit } from '../config.js';
 
 /**
- * The public routes' limits (README, Limits): each counted per client address or per order; and the
+ * The public routes' limits (docs/api.md, Limits): each counted per client address or per order; and the
  * wrong operator tokens per client address (the sign-in form's, and every bearer token's).
  */
 export const LIMIT_NAMES = [

@@ -5,7 +5,7 @@ import type { HttpServer } from '../infra/http-server.js';
 import { type Limits, RedisLimits } from '../infra/rate-limits.js';
 import { securityHeaderList } from '../infra/security-headers.js';
 import { createMerchantApp } from '../merchant/http/app.js';
-import { demoShopFor } from '../merchant/http/demo-shop.js';
+import type { DemoShop } from '../merchant/http/demo-shop.js';
 import type { MetricsEndpoint } from '../merchant/http/metrics-route.js';
 import { enqueueEvents } from '../merchant/reconciler/queue.js';
 import { deliveryListener, deliveryRoute, isDelivery } from '../merchant/webhooks/delivery-endpoint.js';
@@ -16,9 +16,15 @@ import { type Adapters, BATCHES } from './adapters.js';
 
 /**
  * The `api` role: the merchant API and the webhook receiver, on the server bound at start-up. `limits`:
- * limitsOf(a), shared with the METRICS_PORT app when there is one.
+ * limitsOf(a), shared with the METRICS_PORT app when there is one. `demoShop`: demoShopOf(config), the
+ * demo shop at `/` with its script (null in production).
  */
-export function startApi(a: Adapters, server: HttpServer, limits: Limits = limitsOf(a)): Koa {
+export function startApi(
+  a: Adapters,
+  server: HttpServer,
+  limits: Limits = limitsOf(a),
+  demoShop: DemoShop | null = null,
+): Koa {
   const { config, logger, clock, store, redis, sequelize } = a;
   const secrets = new SecretCache(() => store.secrets.active(config.gateway.extraWebhookSecrets), clock);
   const receiver: ReceiverDeps = {
@@ -36,7 +42,7 @@ export function startApi(a: Adapters, server: HttpServer, limits: Limits = limit
     ...a.checkout,
     opsApiToken: config.opsApiToken,
     shopUrl: config.shopUrl ?? `${a.checkout.publicBaseUrl}/`,
-    demoShop: demoShopFor(config),
+    demoShop,
     orderRules: config.orders,
     limits,
     savedCardsSyncWindowMs: config.savedCardsSyncWindowMs,

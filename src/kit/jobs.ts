@@ -12,6 +12,7 @@ import {
   type TickOptions,
 } from '../merchant/jobs/poller.js';
 import { type RecoveryOptions, type RecoverySummary, recoverEvents } from '../merchant/jobs/recovery.js';
+import { ageOut, type RetentionSummary } from '../merchant/jobs/retention.js';
 import { runLocked } from '../merchant/jobs/scheduler.js';
 import { sweepInbox } from '../merchant/jobs/sweeper.js';
 import {
@@ -42,6 +43,8 @@ export const JOB_TIMING: Record<JobName, { schedule: string; lockMs: number }> =
   report: { schedule: '0 10 0 * * *', lockMs: 5 * 60_000 },
   // Every 15 minutes: a 48-hour warning is said (and acted on) well before the deadline.
   authorizations: { schedule: '0 */15 * * * *', lockMs: 5 * 60_000 },
+  // Hourly, off the other jobs' minutes: what RETENTION_DAYS ages out, in small batches.
+  retention: { schedule: '0 40 * * * *', lockMs: 5 * 60_000 },
   // Every 5 minutes, off the minute recovery starts on: an order past ORDER_TTL ends within 5 minutes.
   expiry: { schedule: '40 */5 * * * *', lockMs: 60_000 },
 };
@@ -62,6 +65,8 @@ export interface Jobs {
   dailyReport(): Promise<Report>;
   /** Authorisations close to lapsing: warned of, counted, and acted on per AUTH_EXPIRY_POLICY. */
   watchAuthorizations(): Promise<AuthorizationSummary>;
+  /** What RETENTION_DAYS ages out (webhook bodies, old event ids, delivered order events), removed and counted. */
+  ageOut(): Promise<RetentionSummary>;
   /** Orders past ORDER_TTL with no money and nothing in flight: closed (`expired`). */
   closeExpired(options?: ExpiryOptions): Promise<ExpirySummary>;
   /** A job run now as the scheduler runs it: under its lock; null when another instance holds it. */
@@ -116,6 +121,11 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
       watchAuthorizations({ ...deps, checkout: a.checkout }, a.config.authorizations).then(
         tap((s) => a.metrics.authorizationsExpiring(s)),
       ),
+    ageOut: () =>
+      ageOut(
+        { retention: a.store.retention, now: () => a.clock.now() },
+        { days: a.config.retentionDays },
+      ).then(tap((s) => a.metrics.aged(s))),
     closeExpired: (options) =>
       closeExpiredOrders(
         { store: a.store, checkout: a.checkout, logger: a.logger },
@@ -131,6 +141,7 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
     health: jobs.checkHealth,
     report: jobs.dailyReport,
     authorizations: jobs.watchAuthorizations,
+    retention: jobs.ageOut,
     expiry: () => jobs.closeExpired(),
   };
   return { ...jobs, work, run: (name) => locked(name, work[name]), underLock: locked };

@@ -1,6 +1,6 @@
 import { requeueAlone } from '../merchant/reconciler/queue.js';
 import { keepUnmatched } from '../merchant/reconciler/unmatched.js';
-import { eventProcessor } from '../merchant/reconciler/worker.js';
+import { eventProcessor, UnmatchedEvent } from '../merchant/reconciler/worker.js';
 import type { Adapters } from './adapters.js';
 import type { Shutdown } from './shutdown.js';
 
@@ -29,10 +29,13 @@ export function startWorker(a: Adapters, shutdown: Shutdown, concurrency: number
   shutdown.work({ name: 'worker', drain: async () => void (await queue.pause(true)) });
   // Which process applied which event: with several workers, their lines show the split.
   queue.on('completed', (job, result) => logger.debug({ job: job.id, result }, 'reconciler job done'));
-  queue.on('failed', (job, error) =>
-    logger.warn(
-      { job: job.id, attempts: job.attemptsMade, err: { message: error.message } },
-      'reconciler job failed',
-    ),
-  );
+  queue.on('failed', (job, error) => {
+    const line = { job: job.id, attempts: job.attemptsMade, err: { message: error.message } };
+    // Money no attempt holds yet is the retries' normal path, not a failure: the attempt is often being
+    // written at that very moment, and what is still unmatched at the last attempt is kept, and logged
+    // once then (reconciler/unmatched.ts). A warning per retry would cry wolf on every stray payment.
+    if (error instanceof UnmatchedEvent)
+      logger.debug(line, 'reconciler job retried: no attempt holds its money yet');
+    else logger.warn(line, 'reconciler job failed');
+  });
 }

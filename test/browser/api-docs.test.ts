@@ -86,6 +86,23 @@ describe('browser: the API reference pages (/docs) in Chromium', function () {
     expectOnlyOwnOrigin(t.url);
   });
 
+  it("the kit's /docs: the order events it sends the shop, as webhooks with their signed headers and body", async () => {
+    await open(t.url, 'Merchant payment kit API');
+    const webhooks = page.locator('.webhooks');
+    await webhooks.waitFor({ timeout: 10_000 });
+    // One a type, each shown by its name, as Swagger UI shows the 3.1 document's webhooks.
+    for (const type of ['order.paid', 'order.partially_refunded', 'order.dispute_won', 'order.needs_review'])
+      expect(await webhooks.locator(`[data-path="${type}"]`).count(), type).to.equal(1);
+    const text = await expand('webhooks', 'orderPaidEvent');
+    for (const header of ['webhook-id', 'webhook-timestamp', 'webhook-signature'])
+      expect(text).to.contain(header);
+    // The example is a body the kit's own code wrote.
+    expect(text).to.contain('"type": "order.paid"');
+    expect(text).to.contain('"captured_amount_formatted": "12.34"');
+    await screenshot('kit-docs-order-paid-event');
+    expectOnlyOwnOrigin(t.url);
+  });
+
   it("the sandbox's /docs: the title, the sandbox controls, served from the sandbox alone", async () => {
     const sandbox = t.kit.gatewayUrl;
     await open(sandbox, 'Sandbox payment gateway API');

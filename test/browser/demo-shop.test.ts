@@ -316,6 +316,29 @@ describe('browser: the demo shop in Chromium', function () {
     await screenshot('operator-refunded');
   });
 
+  it("an operator action's result is said of its order only: another order shown, it is gone", async () => {
+    await openShop();
+    await page.fill('#amount', '21.00');
+    await page.click('#pay');
+    const refunded = await orderShown('paid');
+    await asOperator();
+    await page.fill('#refund-amount', '5.00');
+    await page.click('#refund');
+    await orderShown('partially_refunded');
+    expect(await page.locator('#ops-message').innerText()).to.equal('refund: done.');
+    // Another order placed and shown (the token still typed): nothing was done to it yet.
+    await page.fill('#amount', '22.00');
+    await page.click('#pay');
+    const other = await page.waitForSelector(
+      `#order .order[data-status="paid"]:not([data-order-id="${refunded}"])`,
+      { timeout: 15_000 },
+    );
+    expect(await other.innerText()).to.contain('22.00 EUR');
+    expect(await page.locator('#refund-amount').inputValue()).to.equal('22.00');
+    expect(await page.locator('#ops-message').innerText()).to.equal('');
+    await screenshot('operator-another-order');
+  });
+
   it('a payment the kit never answers: said so (not "Done."), and the next press pays the same order, not a new one', async () => {
     await openShop();
     await page.fill('#amount', '21.00');

@@ -125,3 +125,26 @@ export async function responseChecker(document: ApiDocument) {
     },
   };
 }
+
+/**
+ * Checks bodies an app sends to its webhooks against the document (JSON Schema 2020-12, objects
+ * closed as the code writes them): '' when the body is what the named webhook's says, else what is
+ * wrong with it.
+ */
+export async function webhookBodyChecker(document: ApiDocument) {
+  // biome-ignore lint/suspicious/noExplicitAny: walked as plain JSON
+  const doc = (await dereference(structuredClone(document) as never)) as any;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  const compiled = new Map<string, ValidateFunction>();
+  return (name: string, body: unknown): string => {
+    const schema = doc.webhooks?.[name]?.post?.requestBody?.content?.['application/json']?.schema;
+    if (!schema) return `the document has no webhook ${name} with a JSON body`;
+    let check = compiled.get(name);
+    if (!check) {
+      check = ajv.compile(schema as object);
+      compiled.set(name, check);
+    }
+    return check(body) ? '' : problems(check);
+  };
+}

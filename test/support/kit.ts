@@ -118,6 +118,7 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
       poller: null,
       recovery: null,
       health: null,
+      retention: null,
       // ORDER_TTL's job on the wall clock would close a test's orders once it moved the clock a day on.
       expiry: null,
       ...options.schedules,

@@ -1,7 +1,7 @@
 import type { Client, ClientOptions } from 'openapi-fetch';
-import type { components, operations, paths } from './schema.js';
+import type { components, operations, paths, webhooks } from './schema.js';
 
-export type { components, operations, paths };
+export type { components, operations, paths, webhooks };
 
 export interface KitClientOptions extends Omit<ClientOptions, 'headers'> {
   /** Where the kit answers: `http://127.0.0.1:3000`. */
@@ -60,3 +60,29 @@ export type FieldErrors = Schemas['FieldErrors'];
 export type PaymentMethods = Schemas['PaymentMethods'];
 export type SavedCard = Schemas['SavedCard'];
 export type CustomerToken = Schemas['CustomerToken'];
+
+/**
+ * The order events the kit POSTs to the shop's endpoints (`SHOP_WEBHOOK_URLS`): the document's
+ * webhooks, one a type. Verify the raw body with a Standard Webhooks library and the
+ * `SHOP_WEBHOOK_SECRET` first; what it gives back is an `OrderEvent` (`isOrderEvent` tells one
+ * apart from a type this client does not know yet). Its id is the `webhook-id` header.
+ */
+export type OrderEventType = keyof webhooks;
+/** The body of one type of event: `OrderEventOf<'order.paid'>`. */
+export type OrderEventOf<Type extends OrderEventType> =
+  webhooks[Type]['post']['requestBody']['content']['application/json'];
+/** Any order event: a union by `type`, so a `switch (event.type)` narrows it. */
+export type OrderEvent = { [Type in OrderEventType]: OrderEventOf<Type> }[OrderEventType];
+/** The headers each event comes with: `webhook-id`, `webhook-timestamp`, `webhook-signature`. */
+export type OrderEventHeaders = webhooks[OrderEventType]['post']['parameters']['header'];
+
+/** Every order event type this client knows, in the document's order. */
+export declare const ORDER_EVENT_TYPES: readonly OrderEventType[];
+
+/**
+ * Whether a verified, parsed body is an order event of a type this client knows (an object with a
+ * known `type`, a `timestamp` and `data.order`). A kit newer than the client may send a type it does
+ * not know: false, to be logged and answered 2xx rather than refused (a refusal is tried again for
+ * three days).
+ */
+export function isOrderEvent(value: unknown): value is OrderEvent;

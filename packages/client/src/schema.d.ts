@@ -355,7 +355,7 @@ export interface paths {
         };
         /**
          * The reconciliation report
-         * @description One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight` or `mismatched` with the reason, and totals per currency in minor units; beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency. `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. Roles: finance, admin.
+         * @description One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight`, `mismatched` or `resolved` (a difference a person resolved the review of) with the reason and the order's `review`, and totals per currency in minor units; beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency. `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. Roles: finance, admin.
          */
         get: operations["reconciliationReport"];
         put?: never;
@@ -550,6 +550,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/customers/{id}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Forget a customer's personal data
+         * @description A data-protection erasure: the customer's saved cards are revoked at the gateway (the kit's and any the gateway lists for them) and deleted here; on every order of theirs `customer` becomes `{erased: true, erased_at}` (names, email, phone, address, IP address and the shop's id for them gone), in the order, in the bodies of its order events, and in the gateway payloads the kit kept; a card payment waiting on a 3DS challenge keeps its card, not their details, and is not saved for them; audit lines that named their id name their reference. Every money fact stays (amounts, statuses, ids, references, disputes, history): the report's totals do not move, later webhooks and polls still apply, and the orders still take refunds. The same request again answers zeros. When the gateway does not answer (503), nothing of the kit's was changed yet: send it again. The audit log gets a line naming the reference (`cer_...`), never the id. Role: admin (the bootstrap token; `cli customers erase` too).
+         */
+        post: operations["eraseCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/customers/{id}/charges": {
         parameters: {
             query?: never;
@@ -691,7 +711,272 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "order.authorized": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment authorized, to capture or void
+         * @description The payment is authorized (`mode: auth`) and not yet captured: capture or void it before `capture_before`.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderAuthorizedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Order paid
+         * @description The order is paid: a sale approved, or an authorization captured.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderPaidEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.partially_refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Part of the payment refunded
+         * @description Part of the payment is refunded (`refunded_amount`, the running total); sent again for each further partial refund.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderPartiallyRefundedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment refunded in full
+         * @description The payment is refunded in full.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderRefundedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.voided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Authorization voided
+         * @description The authorization is voided: no money moved.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderVoidedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment failed
+         * @description The payment failed (`failure_code`, the gateway's code); the shopper may try again (a new attempt).
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment abandoned
+         * @description The payment was abandoned (the shopper cancelled the hosted checkout, or the gateway cancelled it); a new attempt may follow.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderCancelledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payment timed out
+         * @description The payment timed out (the hosted checkout session expired), or an authorization lapsed uncaptured after `capture_before`.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderExpiredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.disputed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Chargeback
+         * @description A chargeback took the money back (`disputed_amount`).
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderDisputedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.dispute_won": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Chargeback reversed
+         * @description A chargeback was reversed: the order is back to paid (or partially refunded, or refunded) and `disputed_amount` is 0.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderDisputeWonEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.needs_review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Flagged for review
+         * @description The order was flagged for review with a new reason (`review_reason`): its money does not add up (another amount, a second capture). An operator resolves it. Sent after the change's status event, if it has one.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderNeedsReviewEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Order ended: cancelled, or expired unpaid
+         * @description The order ended (`closed`): cancelled by the shop (`POST /orders/{id}/cancel`) or unpaid past `ORDER_TTL` (`closed_reason`: `cancelled` or `expired`). It takes no more payments. Money that still reaches it (a hosted page paid at the last second) is applied and flagged: `order.paid` and `order.needs_review` follow.
+         *
+         *     POSTed to each URL of `SHOP_WEBHOOK_URLS` (`User-Agent: merchant-kit-order-events`), signed as the Standard Webhooks specification says; an order's events reach each endpoint in the order they happened.
+         */
+        post: operations["orderClosedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description The order as operators see it, and its client secret: what `POST /orders` answers. */
@@ -708,7 +993,7 @@ export interface components {
             amount_formatted: string;
             currency: string;
             description: string | null;
-            customer: {
+            customer: ({
                 merchant_customer_id?: string;
                 first_name?: string;
                 last_name?: string;
@@ -725,7 +1010,7 @@ export interface components {
                  * @example 2001:db8::1
                  */
                 ip_address?: string;
-            } | null;
+            } | components["schemas"]["ErasedCustomer"]) | null;
             captured_amount: number | null;
             captured_amount_formatted: string | null;
             /** @description The gateway's running refunded total, in minor units. */
@@ -757,6 +1042,16 @@ export interface components {
              * @example ocs_Gz8yX1vW3n4Q9pLk2sD7fB5hJ0mT6rEcA-_uYiOqZxw
              */
             client_secret: string;
+        };
+        /** @description The order's customer was erased (POST /customers/{id}/erase): names, email, phone, address, IP address and the shop's id for them are gone; the money is as it was. */
+        ErasedCustomer: {
+            /** @constant */
+            erased: true;
+            /**
+             * Format: date-time
+             * @description When the customer's personal data was erased.
+             */
+            erased_at: string;
         };
         /** @description The order's current payment attempt. */
         Payment: {
@@ -811,7 +1106,7 @@ export interface components {
             amount_formatted: string;
             currency: string;
             description: string | null;
-            customer: {
+            customer: ({
                 merchant_customer_id?: string;
                 first_name?: string;
                 last_name?: string;
@@ -828,7 +1123,7 @@ export interface components {
                  * @example 2001:db8::1
                  */
                 ip_address?: string;
-            } | null;
+            } | components["schemas"]["ErasedCustomer"]) | null;
             captured_amount: number | null;
             captured_amount_formatted: string | null;
             /** @description The gateway's running refunded total, in minor units. */
@@ -905,7 +1200,7 @@ export interface components {
             amount_formatted: string;
             currency: string;
             description: string | null;
-            customer: {
+            customer: ({
                 merchant_customer_id?: string;
                 first_name?: string;
                 last_name?: string;
@@ -922,7 +1217,7 @@ export interface components {
                  * @example 2001:db8::1
                  */
                 ip_address?: string;
-            } | null;
+            } | components["schemas"]["ErasedCustomer"]) | null;
             captured_amount: number | null;
             captured_amount_formatted: string | null;
             /** @description The gateway's running refunded total, in minor units. */
@@ -1105,6 +1400,8 @@ export interface components {
             net_formatted: string;
             in_flight: number;
             mismatched: number;
+            /** @description Orders that disagree with the gateway by a person's decision. */
+            resolved: number;
         };
         /** @description An order beside what the gateway last said of its payment. */
         ReportRow: {
@@ -1145,10 +1442,18 @@ export interface components {
             observed_source: ("webhook" | "replay" | "poll" | "api" | "recovery") | null;
             /** @description An authorized order: when its authorisation lapses (reason `auth_expiring` within AUTH_EXPIRY_WARNING). */
             capture_before: string | null;
-            /** @enum {string} */
-            classification: "matched" | "in_flight" | "mismatched";
+            /**
+             * @description `matched`: the order and the gateway agree. `in_flight`: only timing. `mismatched`: an open problem a person must look at. `resolved`: they still disagree, and a person resolved the order's review (`review` says how); until the order is flagged again.
+             * @enum {string}
+             */
+            classification: "matched" | "in_flight" | "mismatched" | "resolved";
             reason: string;
             match: boolean;
+            /** @description The order's review: `open` while it is flagged; else what a person last decided (POST /orders/{id}/review); null when it was never resolved. */
+            review: ("open" | "accepted" | "refunded" | "corrected" | "written_off" | "false_alarm") | null;
+            /** @description Who made the decision `review` names, as `name (role)`; null without one. */
+            reviewed_by: string | null;
+            reviewed_at: string | null;
         };
         /** @description A gateway transaction naming money that no payment attempt of the kit holds. */
         UnmatchedMoney: {
@@ -1241,6 +1546,32 @@ export interface components {
             created_at: string;
             revoked_at: string | null;
         };
+        Erasure: {
+            customer: {
+                /**
+                 * @description How the records name the erased customer: `cer_` and a keyed digest of their id (the id itself is kept nowhere). The same id gives the same reference.
+                 * @example cer_9f86d081884c7d659a2feaa0c55ad015
+                 */
+                reference: string;
+                /** Format: date-time */
+                erased_at: string;
+            };
+            /** @description Orders whose customer was erased now. */
+            orders: number;
+            saved_cards: {
+                revoked_at_gateway: number;
+                /** @description The kit's rows of their saved cards, deleted. */
+                removed: number;
+            };
+            /** @description Kept gateway payloads that held something of the customer, rewritten without it. */
+            webhook_events: number;
+            /** @description Order events in the outbox whose body lost the order's customer. */
+            order_events: number;
+            /** @description Card payments across an open 3DS challenge: the card still pays, the customer's details it held are gone. */
+            held_payments: number;
+            /** @description Audit lines that named the customer's id, now naming their reference. */
+            audit_lines: number;
+        };
         /** @description An operator's charge: the order as operators see it. */
         PaymentAnswer: {
             order: components["schemas"]["Order"];
@@ -1272,9 +1603,9 @@ export interface components {
             /** @description The operator's id (`opr_...`: the name is proven by their token), `bootstrap` (OPS_API_TOKEN: the name is as given), `cli`, or the kit's setting (`AUTH_EXPIRY_POLICY`). */
             credential: string;
             /** @enum {string} */
-            action: "capture" | "refund" | "void" | "review.resolve" | "unmatched.attach" | "unmatched.resolve" | "dispute.lost" | "operator.add" | "operator.revoke" | "card.revoke" | "card.charge" | "customer.vouch" | "card.pay" | "order.cancel";
+            action: "capture" | "refund" | "void" | "review.resolve" | "unmatched.attach" | "unmatched.resolve" | "dispute.lost" | "operator.add" | "operator.revoke" | "card.revoke" | "card.charge" | "customer.vouch" | "card.pay" | "customer.erase" | "order.cancel";
             order_id: string | null;
-            /** @description What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`). */
+            /** @description What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`), erased customer (`cer_`: a keyed digest of their id, never the id). */
             subject_id: string | null;
             currency: string | null;
             amount: number | null;
@@ -1293,8 +1624,215 @@ export interface components {
             /** @description The X-Request-Id of the request that did it: what to search the logs for. */
             request_id: string | null;
         };
+        /** @description `order.authorized`: The payment is authorized (`mode: auth`) and not yet captured: capture or void it before `capture_before`. */
+        OrderAuthorizedEvent: {
+            /** @constant */
+            type: "order.authorized";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.paid`: The order is paid: a sale approved, or an authorization captured. */
+        OrderPaidEvent: {
+            /** @constant */
+            type: "order.paid";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.partially_refunded`: Part of the payment is refunded (`refunded_amount`, the running total); sent again for each further partial refund. */
+        OrderPartiallyRefundedEvent: {
+            /** @constant */
+            type: "order.partially_refunded";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.refunded`: The payment is refunded in full. */
+        OrderRefundedEvent: {
+            /** @constant */
+            type: "order.refunded";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.voided`: The authorization is voided: no money moved. */
+        OrderVoidedEvent: {
+            /** @constant */
+            type: "order.voided";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.failed`: The payment failed (`failure_code`, the gateway's code); the shopper may try again (a new attempt). */
+        OrderFailedEvent: {
+            /** @constant */
+            type: "order.failed";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.cancelled`: The payment was abandoned (the shopper cancelled the hosted checkout, or the gateway cancelled it); a new attempt may follow. */
+        OrderCancelledEvent: {
+            /** @constant */
+            type: "order.cancelled";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.expired`: The payment timed out (the hosted checkout session expired), or an authorization lapsed uncaptured after `capture_before`. */
+        OrderExpiredEvent: {
+            /** @constant */
+            type: "order.expired";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.disputed`: A chargeback took the money back (`disputed_amount`). */
+        OrderDisputedEvent: {
+            /** @constant */
+            type: "order.disputed";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.dispute_won`: A chargeback was reversed: the order is back to paid (or partially refunded, or refunded) and `disputed_amount` is 0. */
+        OrderDisputeWonEvent: {
+            /** @constant */
+            type: "order.dispute_won";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.needs_review`: The order was flagged for review with a new reason (`review_reason`): its money does not add up (another amount, a second capture). An operator resolves it. Sent after the change's status event, if it has one. */
+        OrderNeedsReviewEvent: {
+            /** @constant */
+            type: "order.needs_review";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /** @description `order.closed`: The order ended (`closed`): cancelled by the shop (`POST /orders/{id}/cancel`) or unpaid past `ORDER_TTL` (`closed_reason`: `cancelled` or `expired`). It takes no more payments. Money that still reaches it (a hosted page paid at the last second) is applied and flagged: `order.paid` and `order.needs_review` follow. */
+        OrderClosedEvent: {
+            /** @constant */
+            type: "order.closed";
+            /**
+             * Format: date-time
+             * @description When the order changed: the time of the change, not of this try.
+             */
+            timestamp: string;
+            /** @description The order just after the change, as the operators see it (`GET /orders/{id}` with a reader's token shows it with its history). */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
     };
-    responses: never;
+    responses: {
+        /** @description `REQUEST_TIMEOUT`: the request did not arrive whole within `HTTP_REQUEST_TIMEOUT_MS` (its headers, within 10 s); nothing was done. */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    success: false;
+                    message: string;
+                    /** @enum {string} */
+                    code: "REQUEST_TIMEOUT";
+                    data: null;
+                    errors?: components["schemas"]["FieldErrors"];
+                    /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                    request_id?: string | null;
+                };
+            };
+        };
+        /** @description `HEADERS_TOO_LARGE`: the request headers are over 16 KiB; nothing was done. */
+        HeadersTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    success: false;
+                    message: string;
+                    /** @enum {string} */
+                    code: "HEADERS_TOO_LARGE";
+                    data: null;
+                    errors?: components["schemas"]["FieldErrors"];
+                    /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                    request_id?: string | null;
+                };
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -1373,6 +1911,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -1413,6 +1952,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -1587,6 +2127,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `DUPLICATE_REFERENCE`: another order has this reference (`errors.reference`). */
             409: {
                 headers: {
@@ -1665,6 +2206,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -1811,6 +2353,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -1832,6 +2375,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -2056,6 +2600,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `ORDER_CLOSED`: the order ended (`closed`: cancelled, or expired by `ORDER_TTL`) and takes no payment again: a new order is needed; `data` the reason and the order. */
             409: {
                 headers: {
@@ -2135,6 +2680,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -2364,6 +2910,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `ORDER_CLOSED`: the order ended (`closed`: cancelled, or expired by `ORDER_TTL`) and takes no payment again: a new order is needed; `data` the reason and the order. `SAVED_CARD_LIMIT`: the customer's saved cards have paid `SAVED_CARD_DAILY_PAYMENTS` times, or this would take them past `SAVED_CARD_DAILY_AMOUNT` in this currency, in the last 24 hours: nothing was charged, and an operator must charge it (`POST /customers/{id}/charges`); `data` what was paid and the bounds. */
             409: {
                 headers: {
@@ -2444,6 +2991,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -2651,6 +3199,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `ORDER_CLOSED`: the order ended (`closed`: cancelled, or expired by `ORDER_TTL`) and takes no payment again: a new order is needed; `data` the reason and the order. */
             409: {
                 headers: {
@@ -2730,6 +3279,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -2809,6 +3359,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -2849,6 +3400,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -3044,6 +3596,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `EARLIER_REQUEST_SETTLED` (an earlier request of this kind under another key had no answer: it was settled first with its own key and this one not made; `data` the order and that operation; send this again if you mean another), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation). */
             409: {
                 headers: {
@@ -3121,6 +3674,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -3294,6 +3848,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `EARLIER_REQUEST_SETTLED` (an earlier request of this kind under another key had no answer: it was settled first with its own key and this one not made; `data` the order and that operation; send this again if you mean another), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation). */
             409: {
                 headers: {
@@ -3371,6 +3926,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -3541,6 +4097,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `EARLIER_REQUEST_SETTLED` (an earlier request of this kind under another key had no answer: it was settled first with its own key and this one not made; `data` the order and that operation; send this again if you mean another), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation). */
             409: {
                 headers: {
@@ -3618,6 +4175,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -3788,6 +4346,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `ORDER_PAID`: the order holds money (paid, refunded in part, disputed): nothing was done; refund it (`data.refund` names the route). `PAYMENT_IN_PROGRESS`: a payment of the order was under way for the whole wait (20 s): nothing was done; try again after `Retry-After`. `VOID_REFUSED`: the gateway refused to void the order's authorisation (`data.gateway_code`): the order stays `authorized`. */
             409: {
                 headers: {
@@ -3877,6 +4436,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -3949,6 +4509,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4006,6 +4568,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4065,6 +4629,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4124,6 +4690,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4246,6 +4814,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `PAYLOAD_TOO_LARGE`: over 256 KiB. */
             413: {
                 headers: {
@@ -4265,6 +4834,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -4345,6 +4915,8 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4465,6 +5037,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -4486,6 +5059,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `NOT_READY`: with a reader's token, `data` names what is unavailable. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4618,6 +5192,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -4658,6 +5233,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -4747,6 +5323,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -4768,6 +5345,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4809,6 +5387,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4872,6 +5452,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: the form is over 4 KiB. */
             413: {
                 headers: {
@@ -4902,6 +5483,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -4941,6 +5523,8 @@ export interface operations {
                 };
                 content?: never;
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -5032,6 +5616,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -5072,6 +5657,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -5243,6 +5829,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE`: the money is attached or resolved already (`data` its resolution and the allowed one), or the order cannot start a new attempt (`data` its status and those allowed). `ORDER_HAS_PAYMENT`: the order holds another payment (`errors.order_id`). `ORDER_CHANGED`: another payment reached the order meanwhile; nothing was done. */
             409: {
                 headers: {
@@ -5321,6 +5908,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -5491,6 +6079,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE`: the money is attached or resolved already (`data` its resolution and the allowed one). */
             409: {
                 headers: {
@@ -5569,6 +6158,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -5717,6 +6307,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -5757,6 +6348,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -5891,6 +6483,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -5931,6 +6524,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -6072,6 +6666,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -6112,6 +6707,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -6170,6 +6766,207 @@ export interface operations {
                             /** @description The gateway's own error code. */
                             gateway_code: string;
                         } | null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+        };
+    };
+    eraseCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The shop's own id for the customer (`merchant_customer_id`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased: what was found and changed (zeros when nothing was left). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        /** @constant */
+                        code: "";
+                        data: components["schemas"]["Erasure"];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: no `Authorization: Bearer <token>`, or a token nobody holds (unknown, or revoked): an operator's own token or OPS_API_TOKEN. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                        data: components["schemas"]["Forbidden"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: an empty customer id (no such path). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `GATEWAY_ERROR`: the gateway refused the kit's request (a revoked key, a missing scope): the operator's to fix, not the caller's. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "GATEWAY_ERROR";
+                        data: {
+                            /** @description The gateway's own error code. */
+                            gateway_code: string;
+                        } | null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `UNAVAILABLE`: the database cannot be reached; nothing was done. Retry after `Retry-After` seconds. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE";
+                        data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -6367,6 +7164,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `IDEMPOTENCY_KEY_REUSED`: the key was used for a charge of another amount, currency, saved card or mode (`data.order` that one). `PAYMENT_IN_PROGRESS`: the gateway holds the charge, still pending, or the same charge has been under way for 20 s (the same key again waits for it). */
             409: {
                 headers: {
@@ -6445,6 +7243,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -6564,6 +7363,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -6604,6 +7404,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -6774,6 +7575,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `INVALID_STATE`: the dispute is won or lost already (`data` its outcome and the allowed one). */
             409: {
                 headers: {
@@ -6852,6 +7654,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -7025,6 +7828,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `NOT_FLAGGED`: the order is not flagged for review (never was, or someone resolved it first). */
             409: {
                 headers: {
@@ -7106,6 +7910,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -7226,6 +8031,7 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {
@@ -7266,6 +8072,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
             500: {
                 headers: {
@@ -7350,6 +8157,8 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -7391,6 +8200,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
             503: {
                 headers: {
@@ -7411,6 +8222,990 @@ export interface operations {
                         request_id?: string | null;
                     };
                 };
+            };
+        };
+    };
+    orderAuthorizedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.authorized` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.authorized",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "authorized",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "closed_reason": null,
+                 *           "closed_at": null,
+                 *           "capture_before": "2026-03-09T09:30:00.000Z",
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "auth",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderAuthorizedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderPaidEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.paid` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.paid",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "paid",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "closed_reason": null,
+                 *           "closed_at": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderPaidEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderPartiallyRefundedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.partially_refunded` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.partially_refunded",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "partially_refunded",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 200,
+                 *           "refunded_amount_formatted": "2.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "closed_reason": null,
+                 *           "closed_at": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderPartiallyRefundedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderRefundedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.refunded` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.refunded",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "refunded",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 1234,
+                 *           "refunded_amount_formatted": "12.34",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "closed_reason": null,
+                 *           "closed_at": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderRefundedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderVoidedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.voided` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.voided",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "voided",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "closed_reason": null,
+                 *           "closed_at": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "auth",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderVoidedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.failed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.failed",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "failed",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": "ERR_CARD_DO_NOT_HONOR",
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "closed_reason": null,
+                 *           "closed_at": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderCancelledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.cancelled` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.cancelled",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "cancelled",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "closed_reason": null,
+                 *           "closed_at": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderExpiredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.expired` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.expired",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "expired",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "closed_reason": null,
+                 *           "closed_at": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderExpiredEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderDisputedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.disputed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.disputed",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "disputed",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 1234,
+                 *           "disputed_amount_formatted": "12.34",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "closed_reason": null,
+                 *           "closed_at": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderDisputedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderDisputeWonEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.dispute_won` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.dispute_won",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "paid",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "closed_reason": null,
+                 *           "closed_at": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderDisputeWonEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderNeedsReviewEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.needs_review` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.needs_review",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "paid",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": 1234,
+                 *           "captured_amount_formatted": "12.34",
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": true,
+                 *           "review_reason": "captured 1500 exceeds the order's 1234",
+                 *           "closed_reason": null,
+                 *           "closed_at": null,
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderNeedsReviewEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderClosedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`oev_...`): the same on every try and on a replay. Deduplicate by it: an event may come more than once. */
+                "webhook-id": string;
+                /** @description When this try was sent, in Unix seconds (the kit's wall clock). Refuse one too far from your own clock: Standard Webhooks libraries allow 5 minutes either way. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by `SHOP_WEBHOOK_SECRET` (`whsec_<base64 key>`): verify over the raw bytes, before parsing them, with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `order.closed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "order.closed",
+                 *       "timestamp": "2026-03-02T09:30:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "reference": "shop-10042",
+                 *           "status": "closed",
+                 *           "amount": 1234,
+                 *           "amount_formatted": "12.34",
+                 *           "currency": "EUR",
+                 *           "captured_amount": null,
+                 *           "captured_amount_formatted": null,
+                 *           "refunded_amount": 0,
+                 *           "refunded_amount_formatted": "0.00",
+                 *           "disputed_amount": 0,
+                 *           "disputed_amount_formatted": "0.00",
+                 *           "description": "Two books",
+                 *           "customer": {
+                 *             "merchant_customer_id": "cus-77",
+                 *             "email": "ada@example.com",
+                 *             "country_code": "GB"
+                 *           },
+                 *           "failure_code": null,
+                 *           "needs_review": false,
+                 *           "review_reason": null,
+                 *           "closed_reason": "cancelled",
+                 *           "closed_at": "2026-03-02T09:30:00.000Z",
+                 *           "capture_before": null,
+                 *           "payment": {
+                 *             "attempt_id": "att_5Hq2Lm8Xv0Rt3Ws9Ka1Yp7Dn4",
+                 *             "kind": "card",
+                 *             "mode": "sale",
+                 *             "payment_method": null,
+                 *             "saved_card_id": null,
+                 *             "gateway_transaction_id": "txn_8f2c41d0",
+                 *             "payment_session_id": null
+                 *           },
+                 *           "created_at": "2026-03-02T09:28:00.000Z",
+                 *           "updated_at": "2026-03-02T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderClosedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx. The body of the answer is not read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: any other status (a redirect is not followed), or no answer within 10 s. Tried again after 5 s, 30 s, 2, 5, 15 and 30 minutes, then hourly, and given up three days after the event (`order-events replay` sends it again). The order's next event waits for this one. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

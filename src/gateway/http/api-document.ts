@@ -15,6 +15,22 @@ import { webhookRoutes } from './api-document/webhooks.js';
  * response-schemas.ts.
  */
 
+/**
+ * What Node's HTTP server answers by itself, before the app sees the request (the sandbox keeps
+ * Node's defaults): no body, and the connection closed. Any route may get them.
+ */
+const serverAnswers = {
+  408: {
+    description:
+      "The request did not arrive whole within 5 minutes (its headers, within a minute): Node's own answer, with no body.",
+    id: 'RequestTimeout',
+  },
+  431: {
+    description: "The request headers are over 16 KiB: Node's own answer, with no body.",
+    id: 'HeadersTooLarge',
+  },
+};
+
 export const gatewayApi: ApiRegistry = {
   info: {
     title: 'Sandbox payment gateway API',
@@ -56,6 +72,7 @@ Every call of \`/api/v1\` sends \`Authorization: Bearer <API_KEY>\`. Request amo
       description: "A merchant or partner API key (the seed's, e.g. `sk_test_merchant_1001`).",
     },
   },
+  serverAnswers,
   outside: [documentationOutside],
   routes: [
     // In the document's order: a path's first route places it.

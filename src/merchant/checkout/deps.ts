@@ -70,7 +70,7 @@ export interface MerchantDeps extends CheckoutDeps {
   customerTokens: CustomerTokens;
   /** AUTH_EXPIRY_WARNING: the report's `auth_expiring` rows. */
   authExpiryWarningMs?: number;
-  /** What a customer's saved cards may pay in 24 hours with the shopper there (README, Saved cards). */
+  /** What a customer's saved cards may pay in 24 hours with the shopper there (docs/saved-cards.md). */
   savedCardBounds: { dailyPayments: number; dailyAmount: string };
 }
 

@@ -21,3 +21,12 @@ export function sealHold(box: SecretBox, attemptId: string, hold: CardHold): str
 export function openHold(box: SecretBox, attemptId: string, sealed: string): CardHold {
   return JSON.parse(box.open(sealed, `hold:${attemptId}`)) as CardHold;
 }
+
+/**
+ * A hold without what it kept of the customer (issue 43, part 4: they were erased while the challenge
+ * was open): the card and the mode still pay, money wins; the customer's details, the device address
+ * and the consent to keep the card for them are gone, so nothing of theirs is sent or saved after.
+ */
+export function withoutCustomer(hold: CardHold): CardHold {
+  return { card: hold.card, mode: hold.mode };
+}

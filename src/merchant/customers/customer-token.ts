@@ -37,6 +37,7 @@ const signingKey = (secret: Uint8Array) =>
 export class CustomerTokens {
   readonly #key: Buffer;
   readonly #previous: readonly Buffer[];
+  readonly #erasureKey: Buffer;
 
   /**
    * `secret`: the kit's encryption key; the signing key is derived from it for this use alone.
@@ -45,6 +46,20 @@ export class CustomerTokens {
   constructor(secret: Uint8Array, previous: readonly Uint8Array[] = []) {
     this.#key = signingKey(secret);
     this.#previous = previous.map(signingKey);
+    this.#erasureKey = Buffer.from(
+      hkdfSync('sha256', secret, Buffer.alloc(0), 'kit customer erasure v1', 32),
+    );
+  }
+
+  /**
+   * How the records name a customer once erased (issue 43, part 4): `cer_` and an HMAC of their id,
+   * under a key derived from the kit's for this use alone. The id is not in it and cannot be guessed
+   * back from it without the key; the same id gives the same reference, so whoever holds an id can
+   * ask whether that customer was erased (`cli customers erase` prints it). A new APP_ENCRYPTION_KEY
+   * makes new references.
+   */
+  erasureReference(customerId: string): string {
+    return `cer_${createHmac('sha256', this.#erasureKey).update(customerId).digest('hex').slice(0, 32)}`;
   }
 
   /** A token for the customer's cards; with `order`, also for paying that order (and the credential that vouched). */

@@ -13,6 +13,7 @@ import { disputeRoutes } from './api-document/disputes.js';
 import { auditRoutes, reconciliationRoutes } from './api-document/finance.js';
 import { landingRoutes } from './api-document/landings.js';
 import { operationRoutes } from './api-document/operations.js';
+import { orderEventWebhooks } from './api-document/order-events.js';
 import { cancelRoutes, orderRoutes, reviewQueueRoutes } from './api-document/orders.js';
 import { paymentRoutes } from './api-document/payments.js';
 import { metricsRoutes, receiverAndHealthRoutes } from './api-document/platform.js';
@@ -35,6 +36,28 @@ import { failure } from './response-schemas.js';
  * third-party UI mounted under a prefix (a queue board) is not the API: add `{ prefix, why }` to
  * `outside` instead.
  */
+
+/**
+ * What the kit's HTTP server answers by itself, before the app sees the request
+ * (src/infra/http-server.ts): in the envelope, with an X-Request-Id, and the connection closed. Any
+ * route may get them: every operation lists them, from one component each.
+ */
+const serverAnswers = {
+  408: {
+    ...jsonAnswer(
+      '`REQUEST_TIMEOUT`: the request did not arrive whole within `HTTP_REQUEST_TIMEOUT_MS` (its headers, within 10 s); nothing was done.',
+      failure(['REQUEST_TIMEOUT']),
+    ),
+    id: 'RequestTimeout',
+  },
+  431: {
+    ...jsonAnswer(
+      '`HEADERS_TOO_LARGE`: the request headers are over 16 KiB; nothing was done.',
+      failure(['HEADERS_TOO_LARGE']),
+    ),
+    id: 'HeadersTooLarge',
+  },
+};
 
 /**
  * What every route answers while the kit starts (src/infra/http-server.ts: the port is bound before
@@ -70,7 +93,9 @@ export const merchantApi: ApiRegistry = {
     version: '1',
     description: `The kit's HTTP interface (merchant.md): orders and their payments for the storefront, capture, refund and void for operators, the landings a customer's browser returns to, the gateway's webhook receiver, and health.
 
-Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give minor units with \`*_formatted\` beside. Every answer is the envelope \`{success, message, code, data}\`; errors add \`errors\` (field -> messages) for bad input and \`request_id\`. Every answer carries \`X-Request-Id\` (the caller's, when it sends a plain token). While the kit starts, every request is answered \`503 STARTING\` with \`Retry-After: 1\`; while its database cannot be reached, a request that needs it is answered \`503 UNAVAILABLE\` with \`Retry-After: 5\`; a request not complete within \`HTTP_REQUEST_TIMEOUT_MS\` is answered 408. The public routes have limits per client address (and per order on the payments): over one, \`429 RATE_LIMITED\` with \`Retry-After\` in seconds; a landing over its limit shows the stored order instead.`,
+Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give minor units with \`*_formatted\` beside. Every answer is the envelope \`{success, message, code, data}\`; errors add \`errors\` (field -> messages) for bad input and \`request_id\`. Every answer carries \`X-Request-Id\` (the caller's, when it sends a plain token). While the kit starts, every request is answered \`503 STARTING\` with \`Retry-After: 1\`; while its database cannot be reached, a request that needs it is answered \`503 UNAVAILABLE\` with \`Retry-After: 5\`; a request not complete within \`HTTP_REQUEST_TIMEOUT_MS\` is answered 408. The public routes have limits per client address (and per order on the payments): over one, \`429 RATE_LIMITED\` with \`Retry-After\` in seconds; a landing over its limit shows the stored order instead.
+
+The order events the kit sends to the shop's endpoints (\`SHOP_WEBHOOK_URLS\`) are this document's webhooks, one a type (\`order.paid\`, \`order.refunded\`, ...): a POST of \`{type, timestamp, data: {order}}\` signed with \`SHOP_WEBHOOK_SECRET\` as the Standard Webhooks specification says, at least once (deduplicate by \`webhook-id\`) and in order per order.`,
   },
   tags: [
     { name: 'Orders', description: 'The storefront creates orders and reads them.' },
@@ -111,7 +136,13 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
       description:
         "An operator's own token (`kop_...`, from `cli operator add NAME --role operator|finance|viewer`; stored as its SHA-256, refused once revoked), or the kit's `OPS_API_TOKEN` (the bootstrap administrator, role `admin`). Each route's description names the roles that may use it; another role is a 403 `FORBIDDEN`.",
     },
+    metricsToken: {
+      type: 'http',
+      scheme: 'bearer',
+      description: '`METRICS_TOKEN`, when it is set: `GET /metrics` alone.',
+    },
   },
+  serverAnswers,
   outside: [
     documentationOutside,
     {
@@ -142,4 +173,5 @@ Requests carry amounts in major units (\`"12.34"\` or \`12.34\`); answers give m
     ...auditRoutes,
     ...documentationRoutes('Documentation'),
   ]),
+  webhooks: orderEventWebhooks,
 };

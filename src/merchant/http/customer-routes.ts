@@ -8,6 +8,7 @@ import type { CustomerTokens } from '../customers/customer-token.js';
 import { gatewayFailure } from '../errors/answer.js';
 import { HttpError, invalid } from '../errors/http-error.js';
 import { orderRuleErrors } from '../orders/order-rules.js';
+import { eraseCustomer } from '../privacy/erase.js';
 import type { KnownInstrument } from '../store/index.js';
 import type { SavedCardRecord } from '../store/records.js';
 import { customerOrOperator } from './customer-auth.js';
@@ -16,7 +17,7 @@ import { clientKey, customerKey, enforce } from './limits.js';
 import type { OpsAuth } from './ops-auth.js';
 import { actorOf } from './ops-auth.js';
 import { answerPayment, operatorKey, type RouteDeps } from './routes.js';
-import { customerIdOf, customersCard, savedCardView } from './saved-cards.js';
+import { customerIdOf, customersCard, erasureView, savedCardView } from './saved-cards.js';
 import { chargeSchema, customerTokenSchema } from './schemas.js';
 import { orderView } from './views.js';
 
@@ -151,6 +152,13 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
     );
     if (revoked.kind === 'not_found') throw new Error('a saved card vanished while it was revoked');
     ok(ctx, { card: savedCardView(revoked.card, deps.clock.now()) }, 200, 'The card is removed.');
+  });
+
+  router.post('/customers/:id/erase', async (ctx) => {
+    const who = await deps.ops.require(ctx, 'customers.erase');
+    const customerId = customerIdOf(ctx);
+    const summary = await eraseCustomer(deps, customerId, actorOf(ctx, who));
+    ok(ctx, erasureView(summary), 200, 'The customer is erased.');
   });
 
   router.post('/customers/:id/charges', async (ctx) => {

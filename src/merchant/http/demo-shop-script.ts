@@ -1,36 +1,86 @@
-import { CALLS } from './demo-shop-script/calls.js';
-import { OPERATOR } from './demo-shop-script/operator.js';
-import { ORDER } from './demo-shop-script/order.js';
-import { PAYING } from './demo-shop-script/paying.js';
-import { START } from './demo-shop-script/start.js';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 
-/** What the demo shop's page hands its script: rendered as JSON in the page's `#demo-settings` element. */
-export interface DemoShopScriptSettings {
-  /** Statuses still being confirmed: the order is fetched again while it has one. */
-  waiting: readonly string[];
-  refreshMs: number;
-  maxRefreshes: number;
-  /** The review queue's page size. */
-  queuePage: number;
-  /** What a person may say of a flagged order (POST /orders/{id}/review). */
-  resolutions: readonly string[];
-  /** The signed-in customer the page acts for, with the token the shop's server made for it. */
-  customer: { id: string; token: string; expires_at: string };
-  /** The header the customer's token goes in. */
-  tokenHeader: string;
-  /** The header an order's client secret goes in (its reads and payments as the shopper). */
-  secretHeader: string;
+export type { DemoShopScriptSettings } from './demo-shop-script/settings.js';
+
+/**
+ * The demo shop's script as the kit serves it: one file, the same for every page and every customer
+ * (what differs per page, the customer's token included, it reads from the page's JSON settings).
+ */
+export interface DemoShopScript {
+  /** One browser script (an IIFE): the modules of demo-shop-script/, bundled. */
+  source: string;
+  /** The first 16 hex digits of its SHA-256: the page asks for the file by it (`?v=`). */
+  version: string;
 }
 
 /**
- * The demo shop's script: plain browser JavaScript in a string, so there is no build step and
- * nothing to fetch from elsewhere (it works offline). It calls the kit's own storefront API, as a shop's
- * front end would, and writes what it shows with textContent only: no value from an answer becomes
- * markup. The page's markup (demo-shop.ts) names the element ids used here. A constant, served as a
- * file of the kit's (no inline script under the Content-Security-Policy) and the same for every page:
- * what differs per page, the customer's token included, it reads from the page's JSON settings.
- *
- * Written in five parts by concern (demo-shop-script/), joined here in their order: one script, one
- * scope, so a function of one part calls another's as before the split.
+ * The script's modules: browser TypeScript with a tsconfig of its own (DOM, no Node), checked by
+ * `npm run typecheck` and linted with the rest. Present in a source checkout (`npm start`, the tests).
  */
-export const DEMO_SHOP_SCRIPT = [CALLS, ORDER, PAYING, OPERATOR, START].join('');
+const SOURCES = new URL('./demo-shop-script/', import.meta.url);
+/**
+ * The bundle `npm run build` writes beside this module's compiled form in dist/ (src/build-assets.ts):
+ * what an image runs, which carries neither the sources nor esbuild.
+ */
+export const BUNDLE = new URL('./demo-shop-script.bundle.js', import.meta.url);
+
+/**
+ * The script's modules bundled by esbuild (a direct devDependency; tsx runs on it too), in memory.
+ * Paths in the bundle's comments are relative to the sources, so the bundle (and its version) is the
+ * same wherever the kit is checked out or started from. About 50 ms, once per process.
+ */
+export async function bundleDemoShopScript(sources: URL = SOURCES): Promise<string> {
+  // Imported here only: an image without devDependencies reads the bundle and never loads esbuild.
+  const esbuild = await import('esbuild');
+  // Its service process stays, idle (about 15 MB, a source run only): it keeps no process alive, and
+  // esbuild.stop() left it a zombie under the kit's process (esbuild 0.28).
+  const result = await esbuild.build({
+    entryPoints: [fileURLToPath(new URL('main.ts', sources))],
+    absWorkingDir: fileURLToPath(sources),
+    tsconfig: fileURLToPath(new URL('tsconfig.json', sources)),
+    bundle: true,
+    write: false,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2022',
+    // Non-ASCII as escapes: the file reads the same whatever charset it is taken in.
+    charset: 'ascii',
+    logLevel: 'silent',
+  });
+  const [output] = result.outputFiles;
+  if (!output) throw new Error("esbuild wrote no bundle of the demo shop's script");
+  return output.text;
+}
+
+/**
+ * The script, from its sources when they are there (a checkout: always what the sources say now),
+ * else from the bundle `npm run build` wrote (an image). A kit with neither cannot show the demo shop.
+ */
+export async function loadDemoShopScript(
+  where: { sources?: URL; bundle?: URL } = {},
+): Promise<DemoShopScript> {
+  const sources = where.sources ?? SOURCES;
+  const bundle = where.bundle ?? BUNDLE;
+  let source: string;
+  if (existsSync(new URL('main.ts', sources))) source = await bundleDemoShopScript(sources);
+  else if (existsSync(bundle)) source = await readFile(bundle, 'utf8');
+  else
+    throw new Error(
+      `The demo shop's script is missing: neither its sources (${fileURLToPath(sources)}) nor the bundle npm run build writes (${fileURLToPath(bundle)})`,
+    );
+  return { source, version: createHash('sha256').update(source).digest('hex').slice(0, 16) };
+}
+
+let loaded: Promise<DemoShopScript> | null = null;
+
+/** loadDemoShopScript's, once per process (every kit a test starts shares it); a failure is not kept. */
+export function demoShopScript(): Promise<DemoShopScript> {
+  loaded ??= loadDemoShopScript().catch((error: unknown) => {
+    loaded = null;
+    throw error;
+  });
+  return loaded;
+}

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Config } from '../../config.js';
 import { escapeHtml, HEAD_START, jsonForScript } from '../../shared/html.js';
@@ -7,7 +6,7 @@ import { ORDER_SECRET_HEADER } from '../orders/client-secret.js';
 import { REVIEW_RESOLUTIONS } from '../orders/review.js';
 import { ORDER_STATUSES } from '../orders/status.js';
 import { CUSTOMER_TOKEN_HEADER } from './customer-auth.js';
-import { DEMO_SHOP_SCRIPT, type DemoShopScriptSettings } from './demo-shop-script.js';
+import { type DemoShopScript, type DemoShopScriptSettings, demoShopScript } from './demo-shop-script.js';
 import { groupDigits, TEST_CARDS, type TestCard } from './demo-test-cards.js';
 import { isWaiting } from './landing.js';
 
@@ -24,6 +23,20 @@ export interface DemoShopSettings {
 export function demoShopFor(config: Pick<Config, 'env' | 'orders'>): DemoShopSettings | null {
   if (config.env === 'production') return null;
   return { currencies: config.orders.currencies, maxAmount: config.orders.maxAmount };
+}
+
+/** The demo shop as the kit serves it: what it offers, and its script. */
+export interface DemoShop extends DemoShopSettings {
+  script: DemoShopScript;
+}
+
+/**
+ * demoShopFor's, with its script (bundled as the kit starts, or read from the build: demo-shop-script.ts);
+ * null in production, where no script is loaded either.
+ */
+export async function demoShopOf(config: Pick<Config, 'env' | 'orders'>): Promise<DemoShop | null> {
+  const settings = demoShopFor(config);
+  return settings && { ...settings, script: await demoShopScript() };
 }
 
 /** The one customer the demo shop acts for, as if signed in: whose cards it saves, lists and pays with. */
@@ -78,7 +91,7 @@ const QUEUE_PAGE = 5;
  * can check that everything shown or embedded is escaped.
  */
 export function renderDemoShop(
-  settings: DemoShopSettings,
+  settings: DemoShop,
   customer: DemoCustomer,
   cards: readonly TestCard[] = TEST_CARDS,
 ): string {
@@ -200,7 +213,7 @@ Any operator's token reads the queue; resolving an order needs the role finance 
 </section>
 </div>
 <script type="application/json" id="demo-settings">${jsonForScript(scriptSettings)}</script>
-<script src="${DEMO_SHOP_SCRIPT_URL}"></script>
+<script src="${DEMO_SHOP_SCRIPT_PATH}?v=${settings.script.version}"></script>
 </body></html>`;
 }
 
@@ -208,25 +221,24 @@ Any operator's token reads the queue; resolving an order needs the role finance 
  * `GET /` outside production: the demo shop, never cached (it shows the kit's current settings, and
  * carries a customer token of its own).
  */
-export function demoShopPage(ctx: Context, settings: DemoShopSettings, customer: DemoCustomer): void {
+export function demoShopPage(ctx: Context, settings: DemoShop, customer: DemoCustomer): void {
   ctx.type = 'html';
   ctx.set('Cache-Control', 'no-store');
   ctx.body = renderDemoShop(settings, customer);
 }
 
-/** Where the kit serves the demo shop's script (outside production only, as the shop). */
-export const DEMO_SHOP_SCRIPT_PATH = '/assets/demo-shop.js';
 /**
- * The page asks for the script by its content's hash: a kit with another script is another URL, so a
- * browser may keep the file a day without ever running an older script against a newer page.
+ * Where the kit serves the demo shop's script (outside production only, as the shop). The page asks
+ * for it by its content's hash (`?v=`, DemoShopScript's version): a kit with another script is another
+ * URL, so a browser may keep the file a day without ever running an older script against a newer page.
  */
-const DEMO_SHOP_SCRIPT_URL = `${DEMO_SHOP_SCRIPT_PATH}?v=${createHash('sha256').update(DEMO_SHOP_SCRIPT).digest('hex').slice(0, 16)}`;
+export const DEMO_SHOP_SCRIPT_PATH = '/assets/demo-shop.js';
 
 /** `GET /assets/demo-shop.js`: the same for every page and every customer, so it may be cached. */
-export function demoShopScriptFile(ctx: Context): void {
+export function demoShopScriptFile(ctx: Context, script: DemoShopScript): void {
   ctx.type = 'js';
   ctx.set('Cache-Control', 'public, max-age=86400');
-  ctx.body = DEMO_SHOP_SCRIPT;
+  ctx.body = script.source;
 }
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:68rem;margin:2rem auto;padding:0 1rem;color:#1f2933;line-height:1.45}

@@ -11,7 +11,7 @@ import type { OrderRecord } from '../store/records.js';
 import {
   DEMO_ORDER_TOKEN_PATH,
   DEMO_SHOP_SCRIPT_PATH,
-  type DemoShopSettings,
+  type DemoShop,
   demoCustomer,
   demoOrderToken,
   demoShopPage,
@@ -24,9 +24,9 @@ import { allows, clientKey } from './limits.js';
 export interface LandingDeps extends MerchantDeps {
   /** Where the landing pages link back to. */
   shopUrl: string;
-  /** The demo shop at `/`; null or unset (production): the small page. */
-  demoShop?: DemoShopSettings | null;
-  /** The public routes' limits (README, Limits), counted per client address and per order. */
+  /** The demo shop at `/`, with its script (demoShopOf); null or unset (production): the small page. */
+  demoShop?: DemoShop | null;
+  /** The public routes' limits (docs/api.md, Limits), counted per client address and per order. */
   limits: Limits;
 }
 
@@ -58,7 +58,8 @@ export function landingRoutes(router: Router, deps: LandingDeps): void {
     deps.demoShop ? demoShopPage(ctx, deps.demoShop, demoCustomer(deps)) : homePage(ctx),
   );
   // The page's script, a file (the Content-Security-Policy allows no inline script): only with the shop.
-  if (deps.demoShop) router.get(DEMO_SHOP_SCRIPT_PATH, demoShopScriptFile);
+  const shop = deps.demoShop;
+  if (shop) router.get(DEMO_SHOP_SCRIPT_PATH, (ctx) => demoShopScriptFile(ctx, shop.script));
   // A token that pays one of the page's orders with a saved card, as a shop's server mints one.
   if (deps.demoShop)
     router.post(DEMO_ORDER_TOKEN_PATH, async (ctx) => {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { customerSchema } from '../../shared/customer.js';
 import { OPERATOR_ROLES } from '../operators/roles.js';
 import { DISPUTE_OUTCOMES } from '../orders/disputes.js';
+import { REVIEW_RESOLUTIONS } from '../orders/review.js';
 import { CLOSE_REASONS, ORDER_STATUSES } from '../orders/status.js';
 
 /**
@@ -30,6 +31,18 @@ export const paymentSchema = z
   })
   .meta({ id: 'Payment', description: "The order's current payment attempt." });
 
+/** An order's `customer` once erased (issue 43): the person's fields are gone, and when they went. */
+export const erasedCustomerSchema = z
+  .object({
+    erased: z.literal(true),
+    erased_at: timestamp.meta({ description: "When the customer's personal data was erased." }),
+  })
+  .meta({
+    id: 'ErasedCustomer',
+    description:
+      "The order's customer was erased (POST /customers/{id}/erase): names, email, phone, address, IP address and the shop's id for them are gone; the money is as it was.",
+  });
+
 export const orderSchema = z
   .object({
     id: z.string().meta({ examples: ['ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N'] }),
@@ -39,7 +52,7 @@ export const orderSchema = z
     amount_formatted: formatted,
     currency: z.string(),
     description: z.string().nullable(),
-    customer: customerSchema.nullable(),
+    customer: z.union([customerSchema, erasedCustomerSchema]).nullable(),
     captured_amount: minor.nullable(),
     captured_amount_formatted: formatted.nullable(),
     refunded_amount: minor.meta({ description: "The gateway's running refunded total, in minor units." }),
@@ -304,9 +317,24 @@ export const reportRowSchema = z
       description:
         'An authorized order: when its authorisation lapses (reason `auth_expiring` within AUTH_EXPIRY_WARNING).',
     }),
-    classification: z.enum(['matched', 'in_flight', 'mismatched']),
+    classification: z.enum(['matched', 'in_flight', 'mismatched', 'resolved']).meta({
+      description:
+        "`matched`: the order and the gateway agree. `in_flight`: only timing. `mismatched`: an open problem a person must look at. `resolved`: they still disagree, and a person resolved the order's review (`review` says how); until the order is flagged again.",
+    }),
     reason: z.string(),
     match: z.boolean(),
+    review: z
+      .enum(['open', ...REVIEW_RESOLUTIONS])
+      .nullable()
+      .meta({
+        description:
+          "The order's review: `open` while it is flagged; else what a person last decided (POST /orders/{id}/review); null when it was never resolved.",
+      }),
+    reviewed_by: z
+      .string()
+      .nullable()
+      .meta({ description: 'Who made the decision `review` names, as `name (role)`; null without one.' }),
+    reviewed_at: timestamp.nullable(),
   })
   .meta({ id: 'ReportRow', description: 'An order beside what the gateway last said of its payment.' });
 
@@ -326,6 +354,10 @@ export const currencyTotalsSchema = z
     net_formatted: formatted,
     in_flight: z.number().int(),
     mismatched: z.number().int(),
+    resolved: z
+      .number()
+      .int()
+      .meta({ description: "Orders that disagree with the gateway by a person's decision." }),
   })
   .meta({ id: 'CurrencyTotals' });
 
@@ -458,12 +490,13 @@ export const auditEntrySchema = z
       'card.charge',
       'customer.vouch',
       'card.pay',
+      'customer.erase',
       'order.cancel',
     ]),
     order_id: z.string().nullable(),
     subject_id: z.string().nullable().meta({
       description:
-        'What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`).',
+        'What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`), erased customer (`cer_`: a keyed digest of their id, never the id).',
     }),
     currency: z.string().nullable(),
     amount: minor.nullable(),
@@ -488,6 +521,40 @@ export const auditEntrySchema = z
 export const auditSchema = z
   .object({ from: timestamp, to: timestamp, entries: z.array(auditEntrySchema) })
   .meta({ id: 'AuditExport' });
+
+/** What an erasure did (issue 43; src/merchant/http/saved-cards.ts, erasureView). */
+export const erasureSchema = z
+  .object({
+    customer: z.object({
+      reference: z.string().meta({
+        description:
+          'How the records name the erased customer: `cer_` and a keyed digest of their id (the id itself is kept nowhere). The same id gives the same reference.',
+        examples: ['cer_9f86d081884c7d659a2feaa0c55ad015'],
+      }),
+      erased_at: timestamp,
+    }),
+    orders: z.number().int().meta({ description: 'Orders whose customer was erased now.' }),
+    saved_cards: z.object({
+      revoked_at_gateway: z.number().int(),
+      removed: z.number().int().meta({ description: "The kit's rows of their saved cards, deleted." }),
+    }),
+    webhook_events: z.number().int().meta({
+      description: 'Kept gateway payloads that held something of the customer, rewritten without it.',
+    }),
+    order_events: z
+      .number()
+      .int()
+      .meta({ description: "Order events in the outbox whose body lost the order's customer." }),
+    held_payments: z.number().int().meta({
+      description:
+        "Card payments across an open 3DS challenge: the card still pays, the customer's details it held are gone.",
+    }),
+    audit_lines: z
+      .number()
+      .int()
+      .meta({ description: "Audit lines that named the customer's id, now naming their reference." }),
+  })
+  .meta({ id: 'Erasure' });
 
 /** A customer's saved card (issue 21): what the gateway keeps of it, never a number or a vault token. */
 export const savedCardSchema = z

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { type CurrencyCode, formatMoney, parseMajor } from '../../shared/money.js';
 import type { MerchantDeps } from '../checkout/deps.js';
+import type { ErasureSummary } from '../customers/erasure.js';
 import { cardExpired, cardRefusal, customerIdProblem } from '../customers/saved-card.js';
 import { HttpError, invalid } from '../errors/http-error.js';
 import type { Actor } from '../operators/roles.js';
@@ -24,6 +25,19 @@ export function savedCardView(card: SavedCardRecord, now: number) {
     status: card.status,
     created_at: card.created_at.toISOString(),
     revoked_at: card.revoked_at?.toISOString() ?? null,
+  };
+}
+
+/** What an erasure did (issue 43), as `POST /customers/{id}/erase` and `cli customers erase` say it. */
+export function erasureView(s: ErasureSummary) {
+  return {
+    customer: { reference: s.reference, erased_at: s.erasedAt.toISOString() },
+    orders: s.orders,
+    saved_cards: { revoked_at_gateway: s.cardsRevoked, removed: s.cardsRemoved },
+    webhook_events: s.webhookEvents,
+    order_events: s.orderEvents,
+    held_payments: s.heldPayments,
+    audit_lines: s.auditLines,
   };
 }
 

@@ -3,7 +3,7 @@ import { hasCardNumber } from '../../shared/card-numbers.js';
 /**
  * Who may do what over HTTP (issue, part 2): a named operator has one role; the bootstrap
  * `OPS_API_TOKEN` is `admin`, who may do everything the roles may, and nothing more. Pure: the
- * routes ask `may(role, permission)`, and the README's role table is checked against this one.
+ * routes ask `may(role, permission)`, and the role table of docs/operations.md is checked against this one.
  */
 
 /** The roles a named operator can be given (`cli operator add NAME --role ...`). */
@@ -52,6 +52,11 @@ export const PERMISSIONS = {
   'queues.act': ['operator'],
   /** GET /metrics, when METRICS_TOKEN is set (operator tokens are accepted beside it). */
   'metrics.read': ['operator', 'finance', 'viewer'],
+  /**
+   * POST /customers/{id}/erase (issue 43): a customer's personal data forgotten, for good. No role
+   * holds it: the bootstrap token (admin) and the command line, which holds the database's keys.
+   */
+  'customers.erase': [],
 } as const satisfies Record<string, readonly OperatorRole[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

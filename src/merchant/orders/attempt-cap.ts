@@ -1,5 +1,5 @@
 /**
- * The cap on an order's failed payment attempts (README, Limits): card testing tries card after card
+ * The cap on an order's failed payment attempts (docs/api.md, Limits): card testing tries card after card
  * on one order, and each try is a decline. Only failures that say something about the payer count:
  * a gateway that was down, busy or slow failed the attempt, not the shopper, who may simply try again.
  */

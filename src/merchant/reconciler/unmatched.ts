@@ -42,7 +42,8 @@ export async function keepUnmatched(deps: KeepDeps, obs: TransactionObservation)
     orderId: order?.id ?? null,
   });
   if (order) await flagOrder(deps, order, obs);
-  deps.logger.warn(
+  // One warning per transaction, when it is first kept; its later news is the same money seen again.
+  deps.logger[kept.first ? 'warn' : 'info'](
     {
       unmatched: kept.money.id,
       transaction: t.id,
@@ -53,7 +54,9 @@ export async function keepUnmatched(deps: KeepDeps, obs: TransactionObservation)
       source: obs.source,
       source_id: obs.sourceId,
     },
-    'gateway money with no attempt: kept for an operator',
+    kept.first
+      ? 'gateway money with no attempt: kept for an operator'
+      : 'gateway money with no attempt: seen again, already kept for an operator',
   );
   return kept;
 }

@@ -1,5 +1,6 @@
 import { type CurrencyCode, formatMinor, isCurrencyCode } from '../../shared/money.js';
 import type { DisputeOutcome } from '../orders/disputes.js';
+import type { ReviewResolution } from '../orders/review.js';
 import type { AttemptRecord, DisputeRecord, OrderRecord } from '../store/records.js';
 
 /**
@@ -11,8 +12,14 @@ import type { AttemptRecord, DisputeRecord, OrderRecord } from '../store/records
  *   open), or has not yet said everything (a capture's amount): they will agree once events land.
  * - `mismatched`: an integrity problem a person must look at: another amount or currency, a second
  *   capture, money on a superseded attempt, anything the reconciler flagged (`needs_review`).
+ * - `resolved`: the order and the gateway still disagree, and a person has resolved the order's
+ *   review (`review` says how: an accepted difference, one written off...): decided, no longer
+ *   open. Only until the order is flagged again: a new finding is `mismatched` anew.
  */
-export type Classification = 'matched' | 'in_flight' | 'mismatched';
+export type Classification = 'matched' | 'in_flight' | 'mismatched' | 'resolved';
+
+/** The order's review: `open` while it is flagged, else what a person last decided; null: never resolved. */
+export type ReviewColumn = 'open' | ReviewResolution | null;
 
 export interface ReportRow {
   order_id: string;
@@ -47,9 +54,13 @@ export interface ReportRow {
   classification: Classification;
   reason: string;
   match: boolean;
+  review: ReviewColumn;
+  /** Who made the decision `review` names, and when; null while the review is open or was never resolved. */
+  reviewed_by: string | null;
+  reviewed_at: string | null;
 }
 
-/** The CSV's columns, in order: stable names (the README lists them). */
+/** The CSV's columns, in order: stable names (docs/finance.md lists them). */
 export const REPORT_COLUMNS: readonly (keyof ReportRow)[] = [
   'order_id',
   'reference',
@@ -80,6 +91,9 @@ export const REPORT_COLUMNS: readonly (keyof ReportRow)[] = [
   'classification',
   'reason',
   'match',
+  'review',
+  'reviewed_by',
+  'reviewed_at',
 ];
 
 export interface CurrencyTotals {
@@ -97,6 +111,8 @@ export interface CurrencyTotals {
   net_formatted: string;
   in_flight: number;
   mismatched: number;
+  /** Orders that disagree with the gateway by a person's decision (`resolved`). */
+  resolved: number;
 }
 
 /** The order statuses a gateway status may stand behind (the reconciler's mapping, read backwards). */
@@ -127,14 +143,31 @@ function statusesFor(gatewayStatus: string, refunded: number, captured: number |
   }
 }
 
-/** Classifies one order against the gateway's last word, with the reason in plain words. */
+/**
+ * Classifies one order against the gateway's last word, with the reason in plain words. A flagged
+ * order is `mismatched` with its review reason; one whose review a person resolved, and that still
+ * disagrees, is `resolved` with what disagrees.
+ */
 export function classify(
   order: OrderRecord,
   attempt: AttemptRecord | null,
   expiry?: AuthExpiry,
 ): { classification: Classification; reason: string } {
+  if (order.needs_review)
+    return { classification: 'mismatched', reason: order.review_reason ?? 'flagged for review' };
+  const compared = compare(order, attempt, expiry);
+  if (compared.classification === 'mismatched' && order.review_resolution !== null)
+    return { classification: 'resolved', reason: compared.reason };
+  return compared;
+}
+
+/** The order beside its attempt's record of the gateway, its review apart. */
+function compare(
+  order: OrderRecord,
+  attempt: AttemptRecord | null,
+  expiry?: AuthExpiry,
+): { classification: Classification; reason: string } {
   const verdict = (classification: Classification, reason: string) => ({ classification, reason });
-  if (order.needs_review) return verdict('mismatched', order.review_reason ?? 'flagged for review');
   const atGateway =
     attempt && (attempt.gateway_transaction_id !== null || attempt.payment_session_id !== null);
   // A closed order with no money stands where its last payment does (issue 43, part 2).
@@ -235,6 +268,17 @@ export function reportRow(
     classification,
     reason,
     match: classification === 'matched',
+    ...reviewOf(order),
+  };
+}
+
+/** The review columns: open while flagged; else the last resolution, who and when; else none. */
+function reviewOf(order: OrderRecord): Pick<ReportRow, 'review' | 'reviewed_by' | 'reviewed_at'> {
+  if (order.needs_review) return { review: 'open', reviewed_by: null, reviewed_at: null };
+  return {
+    review: order.review_resolution,
+    reviewed_by: order.review_resolution === null ? null : order.review_resolved_by,
+    reviewed_at: order.review_resolution === null ? null : (order.review_resolved_at?.toISOString() ?? null),
   };
 }
 
@@ -251,6 +295,7 @@ export function totalsOf(rows: readonly ReportRow[]): CurrencyTotals[] {
       net: 0,
       in_flight: 0,
       mismatched: 0,
+      resolved: 0,
     };
     t.orders += 1;
     t.captured += row.captured_amount ?? 0;
@@ -259,6 +304,7 @@ export function totalsOf(rows: readonly ReportRow[]): CurrencyTotals[] {
     t.net = t.captured - t.refunded - t.disputed;
     if (row.classification === 'in_flight') t.in_flight += 1;
     if (row.classification === 'mismatched') t.mismatched += 1;
+    if (row.classification === 'resolved') t.resolved += 1;
     by.set(row.currency, t);
   }
   return [...by.values()]

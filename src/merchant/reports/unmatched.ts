@@ -32,7 +32,7 @@ export interface UnmatchedMoneyRow {
   resolved_at: string | null;
 }
 
-/** The CSV's second part: its columns, in order (the README lists them). */
+/** The CSV's second part: its columns, in order (docs/finance.md lists them). */
 export const UNMATCHED_COLUMNS: readonly (keyof UnmatchedMoneyRow)[] = [
   'id',
   'transaction_id',

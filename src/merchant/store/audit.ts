@@ -1,5 +1,6 @@
 import { Op, type Transaction } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
+import { detailWithout } from '../customers/erasure.js';
 import type { Actor } from '../operators/roles.js';
 import type { Statement } from './batch-writes.js';
 import { type Models, plain } from './models.js';
@@ -10,7 +11,7 @@ export interface AuditEntry {
   actor: Actor;
   action: AuditAction;
   orderId?: string | null;
-  /** What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`). */
+  /** What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`), erased customer (`cer_`). */
   subjectId?: string | null;
   amountMinor?: number | null;
   currency?: string | null;
@@ -56,7 +57,8 @@ export function auditStatement(entry: AuditEntry, at: Date): Statement {
 }
 
 /**
- * The audit log (issue, part 2): append only. Each act is written in the transaction that does it
+ * The audit log (issue, part 2): append only, save an erasure's rewrite of a customer's id
+ * (forgetCustomer). Each act is written in the transaction that does it
  * when the store does it (an operation stored, a review resolved, a dispute lost, an operator added
  * or revoked, money resolved); an attach, which goes through the apply path, is written once applied.
  */
@@ -68,6 +70,28 @@ export class AuditStore {
 
   async record(entry: AuditEntry, tx?: Transaction): Promise<void> {
     await this.models.Audit.create(auditRow(entry, new Date(this.clock.now())), { transaction: tx });
+  }
+
+  /**
+   * The lines whose detail names a customer by id (`customer <id>`: a saved card's charge, payment or
+   * removal, a token vouched for), rewritten to name them by `label` instead: an erasure (issue 43,
+   * part 4), the one change the log takes after a line is written. Who did what stays; whom for is
+   * forgotten. Answers how many lines changed.
+   */
+  async forgetCustomer(customerId: string, label: string): Promise<number> {
+    const like = `customer ${customerId.replace(/[\\%_]/g, '\\$&')}%`;
+    const rows = await this.models.Audit.findAll({
+      attributes: ['id', 'detail'],
+      where: { detail: { [Op.like]: like } },
+    });
+    let changed = 0;
+    for (const row of rows) {
+      const detail = detailWithout(row.detail ?? '', customerId, label);
+      if (detail === row.detail) continue;
+      await this.models.Audit.update({ detail }, { where: { id: row.id } });
+      changed += 1;
+    }
+    return changed;
   }
 
   /**

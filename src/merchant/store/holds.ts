@@ -52,6 +52,32 @@ export class HoldStore {
     });
   }
 
+  /** The attempts of an order that hold sealed card data now (a 3DS challenge open). */
+  async holding(orderId: string): Promise<string[]> {
+    const rows = await this.models.Attempt.findAll({
+      attributes: ['id'],
+      where: { order_id: orderId, hold_sealed: { [Op.ne]: null } },
+    });
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Seals the hold again as `change` makes it (an erasure takes the customer out of it), under the
+   * attempt's lock, so it is never taken half changed; its expiry stays. False when none is held now
+   * (taken, expired or erased meanwhile).
+   */
+  async rewrite(attemptId: string, change: (sealed: string) => string): Promise<boolean> {
+    return transaction(this.sequelize, async (tx) => {
+      const attempt = await this.models.Attempt.findByPk(attemptId, {
+        transaction: tx,
+        lock: tx.LOCK.UPDATE,
+      });
+      if (!attempt?.hold_sealed) return false;
+      await attempt.update({ hold_sealed: change(attempt.hold_sealed) }, { transaction: tx });
+      return true;
+    });
+  }
+
   /** Attempts whose hold outlived its 15 minutes and is still stored. */
   async expired(limit = 500): Promise<string[]> {
     const rows = await this.models.Attempt.findAll({

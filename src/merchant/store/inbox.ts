@@ -179,6 +179,53 @@ export class InboxStore {
     await this.models.Inbox.update({ last_error: error.slice(0, 512) }, { where: { event_id: eventId } });
   }
 
+  /**
+   * The kept payloads about an order (an erasure reads them): the events its history names (each
+   * observation applied, or not, writes its line, with the event id as its source id), and the
+   * events not applied yet about its transactions (its attempts', their captures', the operations').
+   * Bodies the retention job cleared are not among them.
+   */
+  async keptOfOrder(orderId: string): Promise<{ eventId: string; payload: string }[]> {
+    // From the order's history to the inbox, in that order (STRAIGHT_JOIN): the inbox's rows not
+    // cleared are most of it, the order's lines a handful.
+    const [named] = await this.pool.query<RowDataPacket[]>(
+      `SELECT STRAIGHT_JOIN DISTINCT i.event_id, i.payload
+         FROM order_history h JOIN webhook_inbox i ON i.event_id = h.source_id
+        WHERE h.order_id = ? AND h.source IN ('webhook', 'replay', 'recovery') AND i.payload_cleared = 0`,
+      [orderId],
+    );
+    const [ids] = await this.pool.query<RowDataPacket[]>(
+      `SELECT gateway_transaction_id AS id FROM payment_attempts WHERE order_id = ?
+        UNION SELECT capture_id FROM payment_attempts WHERE order_id = ?
+        UNION SELECT result_transaction_id FROM gateway_operations WHERE order_id = ?`,
+      [orderId, orderId, orderId],
+    );
+    const transactions = ids.map((r) => r.id as string | null).filter((id) => id !== null);
+    const [pending] =
+      transactions.length === 0
+        ? [[] as RowDataPacket[]]
+        : await this.pool.query<RowDataPacket[]>(
+            `SELECT event_id, payload FROM webhook_inbox
+              WHERE processed_at IS NULL AND payload_cleared = 0 AND transaction_id IN (?)`,
+            [transactions],
+          );
+    const kept = new Map<string, string>();
+    for (const r of [...named, ...pending]) kept.set(r.event_id as string, r.payload as string);
+    return [...kept].map(([eventId, payload]) => ({ eventId, payload }));
+  }
+
+  /**
+   * A kept payload written again (an erasure's, without the person), unless it changed since it was
+   * read (the retention job cleared it): whether it was written.
+   */
+  async rewrite(eventId: string, before: string, after: string): Promise<boolean> {
+    const [done] = await this.pool.query<ResultSetHeader>(
+      'UPDATE webhook_inbox SET payload = ? WHERE event_id = ? AND payload = ?',
+      [after, eventId, before],
+    );
+    return done.affectedRows === 1;
+  }
+
   /** When the oldest event still unprocessed was stored; null when none is (the metrics' inbox lag). */
   async oldestUnprocessed(): Promise<Date | null> {
     const row = await this.models.Inbox.findOne({

@@ -19,6 +19,7 @@ import { OrderStore } from './orders.js';
 import { OutboxStore } from './outbox.js';
 import { PollStore } from './polls.js';
 import { ReportStore } from './reports.js';
+import { RetentionStore } from './retention.js';
 import { ReviewStore } from './reviews.js';
 import { SavedCardStore } from './saved-cards.js';
 import { SecretStore } from './secrets.js';
@@ -48,6 +49,8 @@ export interface Store {
   audit: AuditStore;
   reviews: ReviewStore;
   savedCards: SavedCardStore;
+  /** What ages out after RETENTION_DAYS (issue 43, part 5). */
+  retention: RetentionStore;
 }
 
 export interface StoreDeps {
@@ -88,6 +91,7 @@ export function createStore({ sequelize, pool, transitionPool, clock, random, bo
     audit,
     reviews: new ReviewStore(models, writer, random),
     savedCards: new SavedCardStore(sequelize, models, audit, box, clock, random),
+    retention: new RetentionStore(pool),
   };
 }
 
@@ -107,6 +111,7 @@ export { DuplicateReference, OrderNotFound } from './orders.js';
 export type { PollTarget } from './polls.js';
 export type * from './records.js';
 export type { ReportCursor, ReportSource } from './reports.js';
+export type { Pruned, ScannedEvent } from './retention.js';
 export type { ListPosition, OrderListQuery, OrderPage } from './reviews.js';
 export type { KnownInstrument, Revocation } from './saved-cards.js';
 export type { Decided, Kept, SeenMoney } from './unmatched.js';

@@ -14,13 +14,13 @@ import { ATTEMPTS, ORDERS, recordFrom, selectList } from './tables.js';
 /*
  * The one writer of an order. Every change the kit makes to an order (gateway news through `decide`,
  * an attempt started or withdrawn, a review flag and its resolution, a dispute, an operator's request
- * recorded) is an `OrderChange` value handed to `OrderWriter.write`, which in one transaction locks the
- * order (and reads its attempts), lets a pure plan say what changes, and writes the row (its version
- * bumped once, `updated_at` its time, when a column of it changes), the history line and the outbox
- * events that `orderEventsOf` names.
+ * recorded, its customer erased) is an `OrderChange` value handed to `OrderWriter.write`, which in one
+ * transaction locks the order (and reads its attempts), lets a pure plan say what changes, and writes
+ * the row (its version bumped once, `updated_at` its time, when a column of it changes), the history
+ * line and the outbox events that `orderEventsOf` names.
  *
- * Nothing else in src/ updates `orders` or inserts into `order_history` or `order_events` (a test reads
- * the source to keep it so). The two exceptions are leases, not facts, and change no version: the
+ * Nothing else in src/ updates `orders`, inserts into `order_history` or `order_events`, or rewrites an
+ * order event's body (a test reads the source to keep it so). The two exceptions are leases, not facts, and change no version: the
  * poller's `next_poll_at` lease (store/polls.ts) and the sealed card hold across a 3DS challenge
  * (store/holds.ts).
  */
@@ -71,6 +71,9 @@ export type OrderFields = Partial<
     | 'needs_review'
     | 'review_reason'
     | 'resolved_reasons'
+    | 'review_resolution'
+    | 'review_resolved_by'
+    | 'review_resolved_at'
     | 'current_attempt_id'
     | 'next_poll_at'
     | 'closed_reason'
@@ -120,6 +123,14 @@ export interface OrderChange {
    * nothing of its undoing: the events are those between `order` and the order before it started.
    */
   withdrawn?: { before: OrderFields } | null;
+  /**
+   * The order's customer forgotten (issue 43, part 4): `customer` becomes this marker, on the row and
+   * in the body of every order event of the order already in the outbox, which holds the order as it
+   * was at each event. Who paid is not a fact of the payment: the version moves (a reader holding the
+   * row sees it changed), `updated_at` (the payment's last change, the poller's clock) does not, and
+   * no order event is made.
+   */
+  erasure?: { customer: Record<string, unknown> } | null;
   /**
    * Rows of other tables that belong to the change and stand or fall with it (an operation stored
    * before its call, an audit line), written after the order's own writes.
@@ -362,13 +373,30 @@ export class OrderWriter {
     const changed = Object.entries(change.order ?? {}).filter(
       ([field, value]) => !same(before[field as keyof OrderRecord], value),
     );
+    const erased =
+      change.erasure && JSON.stringify(before.customer) !== JSON.stringify(change.erasure.customer)
+        ? change.erasure.customer
+        : null;
     let after = before;
-    if (changed.length > 0) {
-      const columns = { ...Object.fromEntries(changed), version: before.version + 1, updated_at: now };
+    if (changed.length > 0 || erased) {
+      const columns = {
+        ...Object.fromEntries(changed),
+        ...(erased ? { customer: erased } : {}),
+        version: before.version + 1,
+        // A payment's change only: an erasure alone leaves the payment's age where it was.
+        ...(changed.length > 0 ? { updated_at: now } : {}),
+      };
       after = { ...before, ...columns } as OrderRecord;
       writes.update(ORDERS, after, columns);
       rows.setOrder(after);
     }
+    if (erased)
+      // The outbox's bodies of the order, already written: the order as each event told it, less its customer.
+      writes.statement({
+        sql: `UPDATE order_events SET payload = JSON_SET(payload, '$.data.order.customer', JSON_QUERY(?, '$'))
+               WHERE order_id = ?`,
+        values: [JSON.stringify(erased), before.id],
+      });
     if (change.withdrawn && attempt) {
       writes.statement({
         sql: 'DELETE FROM order_history WHERE order_id = ? AND attempt_id = ?',

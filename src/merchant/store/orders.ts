@@ -1,6 +1,7 @@
-import { UniqueConstraintError } from 'sequelize';
+import { Op, UniqueConstraintError } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
+import { isErased } from '../customers/erasure.js';
 import { countsTowardCap, TooManyAttempts } from '../orders/attempt-cap.js';
 import { clientSecretHash, newClientSecret, secretMatches } from '../orders/client-secret.js';
 import { INITIAL_PAYMENT } from '../orders/decide.js';
@@ -87,7 +88,7 @@ export interface AttemptStart {
   paymentMethod?: string;
   /** The saved card that pays (`card_...`). */
   savedCardId?: string;
-  /** The cap on failed attempts (README, Limits): reached, TooManyAttempts and nothing starts. */
+  /** The cap on failed attempts (docs/api.md, Limits): reached, TooManyAttempts and nothing starts. */
   maxFailedAttempts?: number | null;
   /** What the history line says of it beyond its kind: the saved card that pays, say. */
   detail?: string;
@@ -254,6 +255,45 @@ export class OrderStore {
       };
     });
     return done?.result ? { outcome: done.result, order: done.order } : null;
+  }
+
+  /**
+   * The ids of the orders whose customer is `customerId` (the indexed `customer_id`), after `after`,
+   * in id order: an erased order names nobody, and is not among them.
+   */
+  async idsOfCustomer(customerId: string, after: string, limit: number): Promise<string[]> {
+    const rows = await this.models.Order.findAll({
+      attributes: ['id'],
+      where: { customer_id: customerId, id: { [Op.gt]: after } },
+      order: [['id', 'ASC']],
+      limit,
+    });
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Forgets the order's customer (issue 43, part 4): `customer` becomes `marker`, on the row and in
+   * the bodies of the order's events in the outbox, with a history line; every fact of the money stays
+   * as it is. Answers what `customer` was (to look for in the kept copies); null when the order names
+   * nobody now (erased already: an erasure is idempotent).
+   */
+  async eraseCustomer(
+    orderId: string,
+    marker: Record<string, unknown>,
+    line: { sourceId: string; detail: string },
+  ): Promise<Record<string, unknown> | null> {
+    const done = await this.writer.one({ orderId }, ({ order }) =>
+      order.customer === null || isErased(order.customer)
+        ? { change: null, result: null }
+        : {
+            change: {
+              erasure: { customer: marker },
+              history: { source: 'api', sourceId: line.sourceId, outcome: 'applied', detail: line.detail },
+            },
+            result: order.customer,
+          },
+    );
+    return done!.result;
   }
 
   /** A new attempt supersedes the last; the order goes back to pending (merchant.md: "a new attempt may follow"). */

@@ -299,6 +299,16 @@ export class OutboxStore {
     }));
   }
 
+  /** How many events of these orders the outbox holds. */
+  async countOf(orderIds: readonly string[]): Promise<number> {
+    if (orderIds.length === 0) return 0;
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      'SELECT COUNT(*) AS n FROM order_events WHERE order_id IN (?)',
+      [orderIds],
+    );
+    return Number(rows[0]!.n);
+  }
+
   /** Events written and not fanned out yet: the dispatcher's lag. */
   async unfannedCount(): Promise<number> {
     const [rows] = await this.pool.query<RowDataPacket[]>(

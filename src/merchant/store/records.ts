@@ -168,6 +168,8 @@ export type AuditAction =
   | 'customer.vouch'
   /** A saved card paying an order with the shopper there, on a token minted for it. */
   | 'card.pay'
+  /** A customer's personal data erased (issue 43): the subject is their reference (`cer_`), never their id. */
+  | 'customer.erase'
   /** An order cancelled (POST /orders/{id}/cancel): closed, its authorisation voided first if it had one. */
   | 'order.cancel';
 

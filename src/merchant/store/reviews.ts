@@ -1,7 +1,7 @@
 import { Op, type WhereOptions } from 'sequelize';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { type Actor, actorLabel } from '../operators/roles.js';
-import { withResolved } from '../orders/review.js';
+import { type ReviewResolution, withResolved } from '../orders/review.js';
 import type { OrderStatus } from '../orders/status.js';
 import { auditStatement } from './audit.js';
 import { attemptRecord, type Models, orderRecord } from './models.js';
@@ -37,7 +37,7 @@ export interface OrderPage {
 /** What a person decided about a flagged order. */
 export interface Resolution {
   actor: Actor;
-  resolution: string;
+  resolution: ReviewResolution;
   note: string;
 }
 
@@ -104,7 +104,8 @@ export class ReviewStore {
    * Clears a flagged order's review under its row lock: `needs_review` false, `review_reason` null, and
    * the reasons it had added to `resolved_reasons`, so that the same finding seen again (the next poll
    * of a payment whose amount differs) is recorded but does not flag the order anew; a new reason still
-   * does. A history line (`resolved`) and an audit line say who, the resolution, the note and what was
+   * does. The order keeps the resolution, who and when (what the reconciliation report shows); a
+   * history line (`resolved`) and an audit line say who, the resolution, the note and what was
    * cleared, in the same transaction.
    */
   async resolve(orderId: string, r: Resolution): Promise<ResolveOutcome> {
@@ -118,6 +119,9 @@ export class ReviewStore {
             needs_review: false,
             review_reason: null,
             resolved_reasons: withResolved(order.resolved_reasons, cleared),
+            review_resolution: r.resolution,
+            review_resolved_by: actorLabel(r.actor),
+            review_resolved_at: now,
           },
           history: {
             source: 'api',

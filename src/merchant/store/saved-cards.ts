@@ -11,7 +11,7 @@ import { type Models, plain, type SavedCardRow } from './models.js';
 import type { SavedCardRecord } from './records.js';
 import { type Resealed, resealColumn } from './reseal.js';
 
-/** What a customer's saved cards may pay in 24 hours with the shopper there (README, Saved cards). */
+/** What a customer's saved cards may pay in 24 hours with the shopper there (docs/saved-cards.md). */
 export interface DailyBound {
   payments: number;
   /** In the payment's currency. */
@@ -295,6 +295,30 @@ export class SavedCardStore {
           tx,
         );
       return { kind: 'revoked', card: record(row) };
+    });
+  }
+
+  /** The vault tokens of a customer's active cards, opened to revoke them at the gateway (an erasure). */
+  async activeTokens(customerId: string): Promise<string[]> {
+    const rows = await this.models.SavedCard.findAll({
+      attributes: ['id', 'token_sealed'],
+      where: { customer_id: customerId, status: 'active' },
+    });
+    return rows.map((r) => this.box.open(r.token_sealed, `saved-card:${r.id}`));
+  }
+
+  /**
+   * Every row the kit keeps of a customer's saved cards, active or revoked, and when it last listed
+   * them, deleted (an erasure, issue 43 part 4: the gateway revoked them first). Answers the cards removed.
+   */
+  async forget(customerId: string): Promise<number> {
+    return transaction(this.sequelize, async (tx) => {
+      const removed = await this.models.SavedCard.destroy({
+        where: { customer_id: customerId },
+        transaction: tx,
+      });
+      await this.models.SavedCardSync.destroy({ where: { customer_id: customerId }, transaction: tx });
+      return removed;
     });
   }
 

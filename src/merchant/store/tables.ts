@@ -1,5 +1,6 @@
 import { type DataType, DataTypes, type ModelAttributeColumnOptions } from 'sequelize';
 import { ACTION_URL_MAX } from '../orders/observation.js';
+import type { ReviewResolution } from '../orders/review.js';
 import type { CloseReason, OrderStatus } from '../orders/status.js';
 
 /**
@@ -190,6 +191,11 @@ export const ORDERS = table('orders', {
   review_reason: varchar(512).nullable(),
   /** The review reasons a person resolved (`; `-joined): the same finding again does not flag anew. */
   resolved_reasons: varchar(1024).nullable(),
+  /** What a person last decided about the order's review (POST /orders/{id}/review); null: never resolved. */
+  review_resolution: varchar(16).as<ReviewResolution>().nullable(),
+  /** Who decided it, as its history line names them: `ada (finance)`. */
+  review_resolved_by: varchar(96).nullable(),
+  review_resolved_at: datetime().nullable(),
   current_attempt_id: varchar(32).nullable(),
   version: integer().default(0),
   /** When the poller next asks the gateway about it; null: nothing to ask (final, or nothing at the gateway). */
@@ -208,6 +214,12 @@ export const ORDERS = table('orders', {
    * an order made before secrets. Out of the record: no view, event or log can carry it by mistake.
    */
   client_secret_hash: char(43).nullable().hide(),
+  /**
+   * The customer's id as `customer` says it (`merchant_customer_id`), computed by the database
+   * (VIRTUAL: never written) and indexed: how an erasure finds a customer's orders. Out of the record:
+   * `customer` is the one place a reader finds it.
+   */
+  customer_id: varchar(255).nullable().hide(),
 });
 
 /** A payment attempt. Its 3DS hold (ciphertext) is never part of the record: only the hold store reads it. */
@@ -269,6 +281,11 @@ export const INBOX = table('webhook_inbox', {
   receipt: char(16).nullable(),
   /** Deliveries of the event after the first. */
   repeats: integer().default(0),
+  /**
+   * Its body was cleared after RETENTION_DAYS (`payload` is then empty); the row, its id, stays as
+   * long as the gateway may deliver the event again, so a late delivery is still a duplicate.
+   */
+  payload_cleared: boolean().default(false),
 });
 
 /** A table's Sequelize attributes, every one a new object (Sequelize writes into them). */

@@ -7,7 +7,7 @@ import { createRedis } from '../../../src/infra/redis.js';
 import { manualNow } from '../../support/budget.js';
 
 /**
- * The burst measurement of the budget's shares (README, One budget for the API key): two kit
+ * The burst measurement of the budget's shares (docs/orders.md, One budget for the API key): two kit
  * processes on one Redis budget, a checkout burst far past what the key allows beside background
  * work that always has more to do, on a manual clock. Admissions are counted per caller in every 60 s
  * window, so the figures are exact and the same on every run. The same load under the policy without

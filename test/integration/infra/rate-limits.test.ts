@@ -8,7 +8,7 @@ import { createRedis } from '../../../src/infra/redis.js';
 
 /**
  * The public routes' limits in Redis (rate-limiter-flexible), against a real Redis: one count for
- * every process, and what happens when Redis is gone (README, Limits: each process counts alone).
+ * every process, and what happens when Redis is gone (docs/api.md, Limits: each process counts alone).
  */
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const off = Object.fromEntries(LIMIT_NAMES.map((n) => [n, null])) as Record<LimitName, null>;

@@ -239,7 +239,7 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     await receiver('{"id": 1}', 400, { secret });
   });
 
-  it('the landings, health and the document itself', async () => {
+  it('the landings, health, the document itself, and the server answering headers too large (431)', async () => {
     for (const path of ['/checkout/return', '/checkout/cancel']) {
       await call('GET', `${path}?payment_session_id=ps_unknown`, path, 404);
     }
@@ -249,6 +249,8 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     await call('GET', '/readyz', '/readyz', 200);
     await call('GET', '/readyz', '/readyz', 200, { ops: true });
     await call('GET', '/docs', '/docs', 200);
+    // The server's own answer, before the app: every operation lists it.
+    await call('GET', '/healthz', '/healthz', 431, { headers: { 'X-Big': 'a'.repeat(20_000) } });
   });
 
   it('the report (JSON and CSV, 401, 422), the metrics and the operator sign-in form', async () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { getOrder, startTestKit, storeOrder, type TestKit } from '../../support/kit.js';
 
 /**
- * Checkout now goes through the key's budget (README, One budget for the API key), through HTTP: a
+ * Checkout now goes through the key's budget (docs/orders.md, One budget for the API key), through HTTP: a
  * checkout burst past its share is answered 503 GATEWAY_BUSY with Retry-After, nothing sent and
  * the attempt not counted against the order, while the poller still gets its reserved share. Small
  * numbers, so that a few payments fill a minute: 20 calls a minute in all, background at most 10

@@ -3,7 +3,7 @@ import { MERCHANT_KEY } from '../../support/gateway.js';
 import { landingStatus, pressButton, startTestKit, storeOrder, type TestKit } from '../../support/kit.js';
 
 /**
- * Checkout under abuse (README, Limits), through HTTP against the real kit: the limits per client
+ * Checkout under abuse (docs/api.md, Limits), through HTTP against the real kit: the limits per client
  * address and per order on POST /orders, /pay/* and the landings' gateway questions, the cap on an
  * order's failed attempts, TRUST_PROXY and the address the gateway is told. Each limit is set small
  * here; the defaults are in config.ts.

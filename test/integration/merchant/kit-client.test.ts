@@ -23,13 +23,13 @@ function answered<Data>(outcome: Outcome<Data>, status: number): Data {
 }
 
 /**
- * The README's walkthrough, through @merchant-kit/client alone, against a real kit (its MySQL, Redis
+ * The walkthrough of docs/api.md, through @merchant-kit/client alone, against a real kit (its MySQL, Redis
  * and embedded sandbox): the routes, bodies and answers the storefront's types promise are the ones
  * the kit serves. Three ways to drift, three checks: the types against the document (the drift test),
  * this file against the types (`npm run typecheck`), and every answer against the served document
  * (checked by a middleware on each client, as the document test does).
  */
-describe('kit client: the README walkthrough through @merchant-kit/client', function () {
+describe('kit client: the walkthrough of docs/api.md through @merchant-kit/client', function () {
   this.timeout(60_000);
   let t: TestKit;
   let checker: Awaited<ReturnType<typeof responseChecker>>;

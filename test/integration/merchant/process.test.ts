@@ -55,6 +55,49 @@ describe('merchant: the real entry points as processes', function () {
       expect(await databaseExists(database), 'nothing started: no database created').to.equal(false);
     });
 
+    it('several bad settings in production: exits 1, one line on stderr for each, naming it, and no stack trace', async () => {
+      const database = databaseName('proc', 'many');
+      databases.push(database);
+      const env = {
+        NODE_ENV: 'production',
+        PORT: 'abc',
+        DATABASE_URL: `postgres://127.0.0.1:5432/${database}`,
+        GATEWAY_PORT: String(await freePort()),
+        GATEWAY_BASE_URL: 'https://gateway.example.com',
+        OPS_API_TOKEN: 'change-me-to-a-long-random-token',
+        LIMIT_PAY_PER_ORDER: 'lots',
+        GATEWAY_BACKGROUND_PER_MINUTE: '300',
+        GATEWAY_KEY_PER_MINUTE: '200',
+      };
+      const expected = [
+        'PORT',
+        'DATABASE_URL',
+        'LIMIT_PAY_PER_ORDER',
+        'APP_ENCRYPTION_KEY',
+        'GATEWAY_API_KEY',
+        'OPS_API_TOKEN',
+        'METRICS_TOKEN',
+        'GATEWAY_BACKGROUND_PER_MINUTE',
+      ];
+      // `npm start` and a CLI command read the settings alike.
+      for (const [script, args] of [
+        ['src/main.ts', []],
+        ['src/cli.ts', ['migrate']],
+      ] as const) {
+        const p = track(start(script, [...args], env));
+        const { code } = await exitWithin(p, 15_000);
+        expect(code, p.stderr()).to.equal(1);
+        const errLines = lines(p.stderr());
+        expect(
+          errLines.map((l) => /^configuration: ([A-Z_]+): \S/.exec(l)?.[1]),
+          p.stderr(),
+        ).to.deep.equal(expected);
+        expect(p.stderr(), 'no stack trace').to.not.match(/\n\s+at /);
+        expect(p.stderr(), 'no secret echoed').to.not.contain('change-me-to-a-long-random-token');
+      }
+      expect(await databaseExists(database), 'nothing started: no database created').to.equal(false);
+    });
+
     it('a Redis that answers and refuses REDIS_URL: one line naming it, before anything is created', async () => {
       const database = databaseName('proc', 'redis');
       databases.push(database);

@@ -57,6 +57,21 @@ describe('merchant: the review queue (issue, part 3)', function () {
   };
   const review = (id: string, body: unknown) =>
     t.call('POST', `/orders/${id}/review`, { token: finance, body });
+  /** The report's range of the day an order was created in. */
+  const rangeOf = (createdAt: string) => {
+    const day = Math.floor(Date.parse(createdAt) / (24 * HOUR)) * 24 * HOUR;
+    const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    return `from=${date(day)}&to=${date(day + 24 * HOUR)}`;
+  };
+  /** The order's row of the reconciliation report (JSON), as finance reads it. */
+  const reportRowOf = async (id: string) => {
+    const order = await getOrder(t, id);
+    const report = await t.call('GET', `/reports/reconciliation?${rangeOf(order.created_at)}`, {
+      token: finance,
+    });
+    expect(report.status, report.text).to.equal(200);
+    return report.body.data.rows.find((r: { order_id: string }) => r.order_id === id);
+  };
 
   it('lists orders newest first with filters (needs_review, status, currency, created range), a page at a time', async () => {
     const start = t.clock.now();
@@ -205,6 +220,14 @@ describe('merchant: the review queue (issue, part 3)', function () {
 
     const done = await review(order.id, { resolution: 'accepted', note: 'a deposit of 5.00, agreed' });
     expect(done.status, done.text).to.equal(200);
+    // The report: the difference stands by a person's decision, no longer an open mismatch.
+    expect(await reportRowOf(order.id)).to.include({
+      classification: 'resolved',
+      reason: 'amount 500 at the gateway, 1234 on the order',
+      match: false,
+      review: 'accepted',
+      reviewed_by: 'fran (finance)',
+    });
     const poll = (n: number, amountMinor: number): TransactionObservation => ({
       source: 'poll',
       sourceId: `poll:test:${n}`,
@@ -226,9 +249,54 @@ describe('merchant: the review queue (issue, part 3)', function () {
     expect(seen.decision!.note).to.contain('(resolved by a person before)');
     expect(await getOrder(t, order.id)).to.include({ needs_review: false, review_reason: null });
     // Another amount is another finding: flagged again.
+    expect(await reportRowOf(order.id), 'the same finding again: still resolved').to.include({
+      classification: 'resolved',
+      review: 'accepted',
+    });
     const other = await t.kit.apply(poll(2, 700));
     expect(other.decision).to.include({ outcome: 'flagged' });
     expect(await getOrder(t, order.id)).to.include({ needs_review: true });
+    expect(await reportRowOf(order.id), 'a new finding: open again').to.include({
+      classification: 'mismatched',
+      review: 'open',
+      reviewed_by: null,
+    });
+  });
+
+  it('the report shows each resolution, who and when; its CSV has the columns review, reviewed_by, reviewed_at', async () => {
+    const order = await create('3.00');
+    await flag(order.id, 'looked odd');
+    expect(await reportRowOf(order.id)).to.include({ classification: 'mismatched', review: 'open' });
+    const before = Date.now();
+    const done = await review(order.id, { resolution: 'false_alarm', note: 'nothing wrong after all' });
+    expect(done.status, done.text).to.equal(200);
+    // Nothing at the gateway disagrees: matched, and the review's outcome still shown.
+    const row = await reportRowOf(order.id);
+    expect(row).to.include({
+      classification: 'matched',
+      reason: 'not paid for yet',
+      review: 'false_alarm',
+      reviewed_by: 'fran (finance)',
+    });
+    expect(Date.parse(row.reviewed_at)).to.be.within(before - 1000, t.clock.now() + 1000);
+
+    const csv = await t.call('GET', `/reports/reconciliation?${rangeOf(order.created_at)}&format=csv`, {
+      token: finance,
+    });
+    expect(csv.status, csv.text).to.equal(200);
+    // The orders' table (a second one, of money with no order, may follow a blank line).
+    const records = parseCsv(csv.text.split('\n\n')[0]!, { columns: true }) as Record<string, string>[];
+    expect(records.find((r) => r.order_id === order.id)).to.include({
+      classification: 'matched',
+      review: 'false_alarm',
+      reviewed_by: 'fran (finance)',
+      reviewed_at: row.reviewed_at,
+    });
+    const never = records.find((r) => r.review === '' && r.classification === 'matched');
+    expect(never, 'an order never flagged: the review columns empty').to.include({
+      reviewed_by: '',
+      reviewed_at: '',
+    });
   });
 });
 

@@ -15,6 +15,7 @@ import {
 } from '../../support/events.js';
 import { card } from '../../support/gateway.js';
 import { cliEnv, getOrder, startTestKit, type TestKit } from '../../support/kit.js';
+import { suiteLogLines } from '../../support/log-sink.js';
 import { exitWithin, freePort, lines, start, waitFor } from '../../support/process.js';
 import { keepStraySale } from '../../support/unmatched.js';
 
@@ -592,6 +593,73 @@ describe('merchant: news the kit cannot place yet is retried before it is kept',
     const now = await getOrder(t, id);
     expect(now).to.include({ status: 'partially_refunded', refunded_amount: 100, needs_review: false });
     expect(await count(t, 'unmatched_money')).to.equal(0);
+  });
+});
+
+describe('merchant: gateway money with no order, on its normal path, is logged once', function () {
+  this.timeout(60_000);
+  let t: TestKit;
+  before(async () => {
+    // The queue's own retries (8 attempts, as in production), close together.
+    t = await startTestKit({ jobRetry: { attempts: 8, delayMs: 10 } });
+    await deliveriesOff(t);
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  it('seven retries then kept: no "reconciler job failed" among the log lines, one warning that it is kept', async () => {
+    const secret = await storedSecret(t);
+    const mark = suiteLogLines.length;
+    const e = event('transaction.captured', record({ id: '900300001', reference: null, amount: 250 }));
+    expect((await post(t, e.body, secret)).status).to.equal(200);
+    expect((await processed(t, e.id)).outcome).to.equal('unmatched');
+    expect((await inboxRow(t, e.id))!.attempts, 'retried before it was kept').to.equal(7);
+
+    const written = suiteLogLines.slice(mark);
+    expect(written.filter((l) => l.includes('reconciler job failed'))).to.deep.equal([]);
+    const entries = written.flatMap((l) => {
+      try {
+        return [JSON.parse(l) as { level: number; msg: string; transaction?: string; job?: string }];
+      } catch {
+        return [];
+      }
+    });
+    expect(entries.filter((l) => l.level >= 40).map((l) => l.msg)).to.deep.equal([
+      'gateway money with no attempt: kept for an operator',
+    ]);
+    const retries = entries.filter((l) => l.job === e.id && l.msg.startsWith('reconciler job retried'));
+    expect(retries, 'each retry is still told, at debug').to.have.length(7);
+    expect(retries.every((l) => l.level === 20)).to.equal(true);
+
+    // Its later news is the same money seen again: told at info, not warned of anew.
+    const mark2 = suiteLogLines.length;
+    const again = event('transaction.refunded', {
+      ...record({ id: '900300001', reference: null, amount: 250 }),
+      refunded_amount: 250,
+    });
+    expect((await post(t, again.body, secret)).status).to.equal(200);
+    expect((await processed(t, again.id)).outcome).to.equal('unmatched');
+    const later = suiteLogLines.slice(mark2).join('\n');
+    expect(later).to.not.contain('reconciler job failed');
+    expect(later).to.contain('seen again, already kept for an operator');
+    expect(later).to.not.contain('"msg":"gateway money with no attempt: kept for an operator"');
+  });
+
+  it('a job that fails for another reason is still warned of', async () => {
+    const secret = await storedSecret(t);
+    const mark = suiteLogLines.length;
+    await t.kit.sequelize.query('RENAME TABLE unmatched_money TO unmatched_money_away');
+    try {
+      const e = event('transaction.captured', record({ id: '900300002', reference: null, amount: 100 }));
+      expect((await post(t, e.body, secret)).status).to.equal(200);
+      await waitFor('the job in the failed set', async () =>
+        (await t.kit.queue.getFailed()).find((j) => String(j.id) === e.id),
+      );
+    } finally {
+      await t.kit.sequelize.query('RENAME TABLE unmatched_money_away TO unmatched_money');
+    }
+    expect(suiteLogLines.slice(mark).filter((l) => l.includes('reconciler job failed'))).to.have.length(1);
   });
 });
 

@@ -4,7 +4,7 @@ import { orderKey } from '../../../src/merchant/http/limits.js';
 import { countsTowardCap } from '../../../src/merchant/orders/attempt-cap.js';
 import { addressKey, normalizeAddress } from '../../../src/shared/ip-address.js';
 
-/** The pure parts of checkout's limits (README, Limits): addresses, keys, the cap's rule, Retry-After. */
+/** The pure parts of checkout's limits (docs/api.md, Limits): addresses, keys, the cap, Retry-After. */
 describe('checkout limits: the pure parts', () => {
   describe('normalizeAddress: the client address as it is kept, counted and sent to the gateway', () => {
     const cases: [string | undefined, string | null][] = [

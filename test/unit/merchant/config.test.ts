@@ -16,8 +16,8 @@ describe('merchant: configuration (loadConfig)', () => {
   const KEY_2 = Buffer.alloc(32, 4).toString('base64');
   const load = (env: Record<string, string | undefined>): Config => loadConfig(env, () => GENERATED);
 
-  /** The ConfigError loading `env` throws: asserted to be one line starting with `variable`. */
-  const failure = (env: Record<string, string | undefined>, variable: string): ConfigError => {
+  /** Every line of the ConfigError loading `env` throws: each one line, none blank, one per variable. */
+  const problemsOf = (env: Record<string, string | undefined>): readonly string[] => {
     let caught: unknown;
     try {
       load(env);
@@ -25,11 +25,25 @@ describe('merchant: configuration (loadConfig)', () => {
       caught = error;
     }
     expect(caught, `${JSON.stringify(env)} should stop start-up`).to.be.instanceOf(ConfigError);
-    const message = (caught as ConfigError).message;
-    expect(message.split(/\r?\n/), message).to.have.length(1);
-    expect(message.trim(), message).to.not.equal('');
-    expect(message, `${JSON.stringify(env)}: ${message}`).to.match(new RegExp(`^${variable}(?![A-Z_0-9])`));
-    return caught as ConfigError;
+    const { problems, message } = caught as ConfigError;
+    expect(message, 'the message is the lines').to.equal(problems.join('\n'));
+    for (const line of problems) {
+      expect(line.split(/\r?\n/), line).to.have.length(1);
+      expect(line, line).to.match(/^[A-Z][A-Z0-9_]*: \S/);
+    }
+    const names = problems.map((line) => line.slice(0, line.indexOf(':')));
+    expect(new Set(names).size, `one line per variable: ${message}`).to.equal(names.length);
+    return problems;
+  };
+
+  /** The line naming `variable` among those loading `env` throws (others may name other variables). */
+  const failure = (env: Record<string, string | undefined>, variable: string): { message: string } => {
+    const problems = problemsOf(env);
+    const line = problems.find((l) => new RegExp(`^${variable}(?![A-Z_0-9])`).test(l));
+    expect(line, `${JSON.stringify(env)}: no line names ${variable}: ${problems.join(' | ')}`).to.be.a(
+      'string',
+    );
+    return { message: line! };
   };
 
   describe("the defaults of merchant.md's table", () => {
@@ -110,7 +124,7 @@ describe('merchant: configuration (loadConfig)', () => {
       );
     });
 
-    it('the limits on the public routes (README, Limits): defaults, a count per period, off', () => {
+    it('the limits on the public routes (docs/api.md, Limits): defaults, a count per period, off', () => {
       expect(load({}).limits).to.deep.equal({
         ordersPerAddress: { count: 60, seconds: 60 },
         payPerAddress: { count: 60, seconds: 60 },
@@ -157,6 +171,16 @@ describe('merchant: configuration (loadConfig)', () => {
       // How long a customer's cards are answered from the kit's rows after a gateway list.
       expect(load({}).savedCardsSyncWindowMs).to.equal(30_000);
       expect(load({ SAVED_CARDS_SYNC_WINDOW_MS: '0' }).savedCardsSyncWindowMs).to.equal(0);
+    });
+
+    it('RETENTION_DAYS: whole days from 1 to 3650, 90 by default; anything else one line naming it', () => {
+      expect(load({}).retentionDays).to.equal(90);
+      expect(load({ RETENTION_DAYS: '7' }).retentionDays).to.equal(7);
+      expect(load({ RETENTION_DAYS: '3650' }).retentionDays).to.equal(3650);
+      for (const bad of ['0', '3651', '-1', '7.5', '90d', 'off', ' 9'])
+        expect(failure({ RETENTION_DAYS: bad }, 'RETENTION_DAYS').message).to.equal(
+          'RETENTION_DAYS: must be a whole number of days from 1 to 3650: webhook bodies and delivered order events older than that are removed',
+        );
     });
 
     it('TRUST_PROXY is a count of proxies (default 0, true 1, false 0), PROXY_IP_HEADER a header name', () => {
@@ -313,8 +337,12 @@ describe('merchant: configuration (loadConfig)', () => {
       failure({ GATEWAY_BASE_URL: 'https://gateway.example.com' }, 'GATEWAY_API_KEY');
     });
 
-    it('several bad values still make one line, naming one of them', () => {
-      failure({ PORT: 'abc', LOG_LEVEL: 'loud', ROLES: 'nope' }, '(PORT|LOG_LEVEL|ROLES)');
+    it('three bad values: each named on a line of its own, in one error', () => {
+      const problems = problemsOf({ PORT: 'abc', LOG_LEVEL: 'loud', ROLES: 'nope' });
+      expect(problems).to.have.length(3);
+      expect(problems).to.include('PORT: must be a port number from 0 to 65535');
+      expect(problems).to.include('ROLES: must list some of api, worker, scheduler');
+      expect(problems.find((l) => l.startsWith('LOG_LEVEL: '))).to.contain('"info"');
     });
   });
 
@@ -327,6 +355,56 @@ describe('merchant: configuration (loadConfig)', () => {
       GATEWAY_BASE_URL: 'https://gateway.example.com',
       GATEWAY_API_KEY: 'sk_live_merchant_1001',
     };
+
+    const names = (lines: readonly string[]) => lines.map((l) => l.slice(0, l.indexOf(':')));
+
+    it('lists every bad setting at once: values that do not parse, a missing secret, the guards, settings that contradict', () => {
+      const problems = problemsOf({
+        ...production,
+        PORT: 'abc',
+        DATABASE_URL: 'x',
+        APP_ENCRYPTION_KEY: undefined,
+        OPS_API_TOKEN: 'x'.repeat(40),
+        METRICS_TOKEN: undefined,
+        GATEWAY_BACKGROUND_PER_MINUTE: '300',
+        GATEWAY_KEY_PER_MINUTE: '200',
+      });
+      expect(names(problems)).to.deep.equal([
+        'PORT',
+        'DATABASE_URL',
+        'APP_ENCRYPTION_KEY',
+        'OPS_API_TOKEN',
+        'METRICS_TOKEN',
+        'GATEWAY_BACKGROUND_PER_MINUTE',
+      ]);
+      expect(problems[2]).to.equal('APP_ENCRYPTION_KEY: is required in production (32 bytes, base64)');
+      expect(problems[3]).to.contain('at least 16 different characters');
+      expect(problems[5]).to.contain('must be below GATEWAY_KEY_PER_MINUTE (200)');
+    });
+
+    it('names a variable once, by its first problem: a missing token is missing, not also short', () => {
+      expect(problemsOf({ ...production, OPS_API_TOKEN: undefined })).to.deep.equal([
+        'OPS_API_TOKEN: is required in production',
+      ]);
+    });
+
+    it('runs no check over a value that did not parse: its own line says what is wrong', () => {
+      // The guard on /metrics cannot tell whether METRICS_PORT serves it apart: it says nothing.
+      expect(problemsOf({ ...production, METRICS_TOKEN: undefined, METRICS_PORT: 'abc' })).to.deep.equal([
+        'METRICS_PORT: must be a port number from 0 to 65535',
+      ]);
+      // Neither production's rules nor development's judge a NODE_ENV that is neither.
+      expect(
+        names(problemsOf({ NODE_ENV: 'prod', GATEWAY_BASE_URL: 'https://gateway.example.com' })),
+      ).to.deep.equal(['NODE_ENV', 'GATEWAY_API_KEY']);
+      expect(names(problemsOf({ ORDER_CURRENCIES: 'EUR,XXX', ORDER_MAX_AMOUNT: '10.5' }))).to.deep.equal([
+        'ORDER_CURRENCIES',
+      ]);
+      expect(problemsOf({ ORDER_MAX_AMOUNT: '10.5', SAVED_CARD_DAILY_AMOUNT: '1.25' })).to.deep.equal([
+        'ORDER_MAX_AMOUNT: has more decimals than JPY allows',
+        'SAVED_CARD_DAILY_AMOUNT: has more decimals than JPY allows',
+      ]);
+    });
 
     it('refuses to start without a gateway: no silent sandbox taking "payments" in production', () => {
       failure({ ...production, GATEWAY_BASE_URL: undefined }, 'GATEWAY_BASE_URL');

@@ -1,5 +1,10 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Script } from 'node:vm';
 import Router from '@koa/router';
 import { expect } from 'chai';
@@ -10,16 +15,23 @@ import { CustomerTokens } from '../../../src/merchant/customers/customer-token.j
 import {
   DEMO_CUSTOMER_ID,
   type DemoCustomer,
+  type DemoShop,
   demoShopFor,
+  demoShopOf,
   renderDemoShop,
 } from '../../../src/merchant/http/demo-shop.js';
-import { DEMO_SHOP_SCRIPT } from '../../../src/merchant/http/demo-shop-script.js';
+import { demoShopScript, loadDemoShopScript } from '../../../src/merchant/http/demo-shop-script.js';
 import { groupDigits, TEST_CARDS, type TestCard } from '../../../src/merchant/http/demo-test-cards.js';
 import { type LandingDeps, landingRoutes } from '../../../src/merchant/http/landing-routes.js';
 
 /** The demo shop at `/`: outside production only; in production `/` stays the small page. */
 
 const settings = { currencies: ['EUR', 'USD', 'GBP', 'JPY'], maxAmount: '1000000.00' };
+/** The shop with its script, bundled from its sources once for the process (as a kit does as it starts). */
+let shop: DemoShop;
+const withScript = async () => {
+  shop = { ...settings, script: await demoShopScript() };
+};
 const customer: DemoCustomer = {
   id: DEMO_CUSTOMER_ID,
   token: 'ct1.1795000000.c2lnbmF0dXJl',
@@ -36,10 +48,13 @@ const settingsTextOf = (html: string) => {
 const settingsOf = (html: string) => JSON.parse(settingsTextOf(html));
 /** The page's script elements, in order: the settings (data) and the script file of the kit's. */
 const scriptTagsOf = (html: string) => html.match(/<script[^>]*>/g) ?? [];
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 describe('merchant: the demo shop (renderDemoShop)', () => {
+  before(withScript);
+
   it('lists every test card: its number, what 3DS and the transaction do, and a choice in the form', () => {
-    const html = renderDemoShop(settings, customer);
+    const html = renderDemoShop(shop, customer);
     expect(TEST_CARDS).to.have.length(15);
     for (const card of TEST_CARDS) {
       expect(html).to.contain(`<td class="number">${groupDigits(card.number)}</td>`);
@@ -68,7 +83,10 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
   });
 
   it('offers the currencies the shop takes, and its maximum', () => {
-    const html = renderDemoShop({ currencies: ['GBP', 'SEK'], maxAmount: '500.00' }, customer);
+    const html = renderDemoShop(
+      { currencies: ['GBP', 'SEK'], maxAmount: '500.00', script: shop.script },
+      customer,
+    );
     expect(html).to.contain('<option value="GBP" selected>GBP</option><option value="SEK">SEK</option>');
     expect(html).to.contain('At most 500.00 in any currency.');
   });
@@ -80,7 +98,11 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
       transaction: "it's <b>approved</b> & done",
       outcome: '</option><script>alert(2)</script>',
     };
-    const html = renderDemoShop({ currencies: ['<EUR>'], maxAmount: '"><i>1</i>' }, customer, [hostile]);
+    const html = renderDemoShop(
+      { currencies: ['<EUR>'], maxAmount: '"><i>1</i>', script: shop.script },
+      customer,
+      [hostile],
+    );
     expect(html).to.not.contain('<img');
     expect(html).to.not.contain('<b>');
     expect(html).to.not.contain('<i>');
@@ -95,13 +117,18 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
   });
 
   it('has no inline script: its settings are data, its script a file of the kit (a constant, valid JavaScript)', () => {
-    const html = renderDemoShop(settings, customer);
+    const html = renderDemoShop(shop, customer);
     const [data, file, ...others] = scriptTagsOf(html);
     expect(others).to.deep.equal([]);
     expect(data).to.equal(SETTINGS_ELEMENT);
-    expect(file).to.match(/^<script src="\/assets\/demo-shop\.js\?v=[0-9a-f]{16}">$/);
-    expect(() => new Script(DEMO_SHOP_SCRIPT)).to.not.throw();
-    expect(DEMO_SHOP_SCRIPT).to.contain("JSON.parse(document.getElementById('demo-settings').textContent)");
+    // Named by its content's hash: another script is another URL.
+    expect(file).to.equal(`<script src="/assets/demo-shop.js?v=${shop.script.version}">`);
+    expect(shop.script.version).to.equal(sha256(shop.script.source).slice(0, 16));
+    // One classic script (the modules bundled into one function's scope), reading its settings as data.
+    expect(() => new Script(shop.script.source)).to.not.throw();
+    expect(shop.script.source).to.match(/^"use strict";\n\(\(\) => \{\n/);
+    expect(shop.script.source).to.contain('JSON.parse(\n    document.getElementById("demo-settings")');
+    expect(shop.script.source).to.not.match(/\b(eval|Function)\(|\bimport\(/);
     expect(html).to.not.match(/\b(src|href)="(https?:)?\/\//);
     expect(html).to.not.match(/<link[^>]+src=/);
     // The statuses it waits on are the landing's (pending, requires_action).
@@ -109,7 +136,7 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
   });
 
   it("acts for its signed-in customer: the id shown, and the token in the script's settings with its header", () => {
-    const html = renderDemoShop(settings, customer);
+    const html = renderDemoShop(shop, customer);
     expect(html).to.contain('Signed in as <code id="customer-id">demo-customer</code>');
     expect(html).to.contain('<code>GET /customers/demo-customer/cards</code>');
     expect(html).to.contain('<input type="checkbox" id="save-card"> Save this card for next time');
@@ -126,7 +153,7 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
       token: 'ct1.</script><script>alert(1)</script><!--',
       expiresAt: new Date('2026-11-01T13:00:00Z'),
     };
-    const html = renderDemoShop(settings, hostile);
+    const html = renderDemoShop(shop, hostile);
     expect(html).to.not.contain('<b>');
     expect(html).to.not.contain('<img');
     expect(html).to.not.contain('alert("id")');
@@ -152,11 +179,20 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
 });
 
 describe('merchant: where `/` is the demo shop', () => {
+  before(withScript);
+
   it('outside production: the demo shop, with the currencies and maximum of the configuration', () => {
     for (const env of ['development', 'test'] as const) {
       const c = config({ NODE_ENV: env, ORDER_CURRENCIES: 'EUR,GBP', ORDER_MAX_AMOUNT: '250.00' });
       expect(demoShopFor(c)).to.deep.equal({ currencies: ['EUR', 'GBP'], maxAmount: '250.00' });
     }
+  });
+
+  it('outside production, as the kit starts: the demo shop with its script, loaded once for the process', async () => {
+    const c = config({ NODE_ENV: 'development', ORDER_CURRENCIES: 'EUR', ORDER_MAX_AMOUNT: '250.00' });
+    const started = await demoShopOf(c);
+    expect(started).to.deep.equal({ currencies: ['EUR'], maxAmount: '250.00', script: shop.script });
+    expect(started!.script).to.equal(shop.script);
   });
 
   it('in production: none, so `/` stays the small page', () => {
@@ -169,6 +205,44 @@ describe('merchant: where `/` is the demo shop', () => {
       GATEWAY_API_KEY: 'sk_live_0123456789',
     });
     expect(demoShopFor(c)).to.equal(null);
+  });
+
+  describe("the script's file (demo-shop-script.ts)", () => {
+    let dir: string;
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'demo-shop-script-'));
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+    const url = (name: string) => pathToFileURL(join(dir, name));
+
+    it('from a checkout: bundled from its sources, the same bundle wherever it is loaded from', async () => {
+      const again = await loadDemoShopScript({ bundle: url('none.js') });
+      expect(again).to.deep.equal(shop.script);
+      expect(again.source).to.contain('// main.ts');
+      expect(again.source).to.not.contain('src/merchant');
+    });
+
+    it('from a build (no sources beside it): the bundle npm run build wrote, as it is', async () => {
+      writeFileSync(join(dir, 'demo-shop-script.bundle.js'), 'console.log("built");\n');
+      const built = await loadDemoShopScript({
+        sources: url('sources/'),
+        bundle: url('demo-shop-script.bundle.js'),
+      });
+      expect(built).to.deep.equal({
+        source: 'console.log("built");\n',
+        version: sha256('console.log("built");\n').slice(0, 16),
+      });
+    });
+
+    it('with neither: an error naming both places', async () => {
+      const missing = await loadDemoShopScript({ sources: url('sources/'), bundle: url('missing.js') }).then(
+        () => null,
+        (error: Error) => error.message,
+      );
+      expect(missing).to.contain("The demo shop's script is missing");
+      expect(missing).to.contain(join(dir, 'sources'));
+      expect(missing).to.contain(join(dir, 'missing.js'));
+    });
   });
 
   describe('the route', () => {
@@ -194,7 +268,7 @@ describe('merchant: where `/` is the demo shop', () => {
     });
 
     it('with the demo shop set: the demo shop, with a token of an hour good for the demo customer alone', async () => {
-      const { status, type, html } = await serve(settings);
+      const { status, type, html } = await serve(shop);
       expect(status).to.equal(200);
       expect(type).to.match(/^text\/html/);
       expect(html).to.contain('<title>Demo shop</title>');
@@ -207,12 +281,12 @@ describe('merchant: where `/` is the demo shop', () => {
     });
 
     it('with the demo shop set: the script the page names, as JavaScript that a browser may keep', async () => {
-      const src = /<script src="([^"]+)">/.exec((await serve(settings)).html)![1]!;
-      const { status, type, cache, html } = await serve(settings, src);
+      const src = /<script src="([^"]+)">/.exec((await serve(shop)).html)![1]!;
+      const { status, type, cache, html } = await serve(shop, src);
       expect(status).to.equal(200);
       expect(type).to.match(/^text\/javascript/);
       expect(cache).to.equal('public, max-age=86400');
-      expect(html).to.equal(DEMO_SHOP_SCRIPT);
+      expect(html).to.equal(shop.script.source);
     });
 
     for (const demoShop of [null, undefined]) {

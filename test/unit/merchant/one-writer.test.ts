@@ -3,9 +3,9 @@ import { join, relative } from 'node:path';
 import { expect } from 'chai';
 
 /**
- * One order, one writer (store/order-writer.ts): nothing else in src/ updates `orders` or inserts
- * into `order_events` or `order_history`, however it is written (SQL text, the models, the batch
- * writes). The two leases are the documented exceptions: the poller's `next_poll_at` (store/polls.ts),
+ * One order, one writer (store/order-writer.ts): nothing else in src/ updates `orders`, inserts
+ * into `order_events` or `order_history`, or rewrites an order event's body (an erasure does, through
+ * the writer), however it is written (SQL text, the models, the batch writes). The two leases are the documented exceptions: the poller's `next_poll_at` (store/polls.ts),
  * and the sealed card hold, which lives on the attempts and is not matched here.
  */
 const SRC = join(import.meta.dirname, '../../../src');
@@ -16,6 +16,11 @@ const WRITES: readonly { what: string; pattern: RegExp }[] = [
   { what: 'INSERT INTO orders', pattern: /\bINSERT\s+(?:IGNORE\s+)?INTO\s+`?orders`?\s*(?:\(|SET|VALUES)/gi },
   { what: 'DELETE FROM orders', pattern: /\bDELETE\s+FROM\s+`?orders`?\b/gi },
   { what: 'INSERT INTO order_events', pattern: /\bINSERT\s+(?:IGNORE\s+)?INTO\s+`?order_events`?/gi },
+  // An event's body is the order as the writer wrote it; only the writer rewrites it (an erasure).
+  {
+    what: "an order event's body rewritten",
+    pattern: /\bUPDATE\s+`?order_events`?\s+SET\s+(?:[^;]*?[\s,])?payload\s*=/gi,
+  },
   {
     what: 'a history write',
     pattern: /\b(?:INSERT\s+(?:IGNORE\s+)?INTO|UPDATE|DELETE\s+FROM)\s+`?order_history`?/gi,
@@ -57,7 +62,7 @@ function sources(dir: string): string[] {
 }
 
 describe('merchant: one order, one writer', () => {
-  it('nothing in src/ writes orders, their history or their events but the writer (and the poll lease)', () => {
+  it('nothing in src/ writes orders, their history or their events (or their bodies) but the writer (and the poll lease)', () => {
     const stray = sources(SRC).flatMap((file) =>
       strayWrites(relative(SRC, file).replaceAll('\\', '/'), readFileSync(file, 'utf8')),
     );
@@ -69,6 +74,8 @@ describe('merchant: one order, one writer', () => {
       "await this.sequelize.query('UPDATE orders SET status = ? WHERE id = ?', { replacements });",
       'await db.query(`update `orders` set needs_review = 1`);',
       "await this.sequelize.query('INSERT INTO order_events (id, order_id) VALUES (?, ?)');",
+      "await pool.query('UPDATE order_events SET payload = ? WHERE order_id = ?', [body, id]);",
+      "await pool.query('UPDATE `order_events` SET fanned_out_at = ?, payload = ? WHERE seq = ?');",
       "await pool.query('INSERT INTO order_history SET ?', [row]);",
       "await pool.query('DELETE FROM order_history WHERE attempt_id = ?', [id]);",
       'await this.models.Order.update({ status: "paid" }, { where: { id } });',
@@ -79,6 +86,13 @@ describe('merchant: one order, one writer', () => {
       'await this.models.Order.update({ next_poll_at: at, status: "paid" }, { where: { id } });',
     ];
     for (const v of violations) expect(strayWrites('merchant/store/polls.ts', v), v).to.have.length(1);
+    // The outbox's own bookkeeping of an event is not its body.
+    expect(
+      strayWrites(
+        'merchant/store/outbox.ts',
+        "db.query('UPDATE order_events SET fanned_out_at = ? WHERE seq IN (?)')",
+      ),
+    ).to.deep.equal([]);
     // The writer itself, and the lease alone, pass.
     expect(strayWrites(WRITER, violations.join('\n'))).to.deep.equal([]);
     expect(

@@ -26,6 +26,9 @@ const order = (over: Partial<OrderRecord> = {}): OrderRecord => ({
   needs_review: false,
   review_reason: null,
   resolved_reasons: null,
+  review_resolution: null,
+  review_resolved_by: null,
+  review_resolved_at: null,
   current_attempt_id: 'att_1',
   version: 3,
   next_poll_at: null,
@@ -139,6 +142,78 @@ describe('merchant: the reconciliation report (classify, rows, totals)', () => {
     ).to.equal('mismatched');
   });
 
+  describe('a review a person resolved (issue 42, part 6)', () => {
+    const AT = new Date(Date.UTC(2026, 10, 24, 9, 30));
+    const accepted = (over: Partial<OrderRecord> = {}) =>
+      order({
+        review_resolution: 'accepted',
+        review_resolved_by: 'fran (finance)',
+        review_resolved_at: AT,
+        resolved_reasons: "amount 500 differs from the order's 1000",
+        ...over,
+      });
+    const differs = attempt({ gateway_amount_minor: 500, gateway_captured_minor: 500 });
+
+    it('accepted: what still differs is resolved, not an open mismatch; the row says who decided it and when', () => {
+      const row = reportRow(accepted(), differs);
+      expect(row).to.include({
+        classification: 'resolved',
+        reason: 'amount 500 at the gateway, 1000 on the order',
+        match: false,
+        review: 'accepted',
+        reviewed_by: 'fran (finance)',
+        reviewed_at: AT.toISOString(),
+      });
+      // Unresolved, the same row is an open mismatch, with no review.
+      expect(reportRow(order(), differs)).to.include({
+        classification: 'mismatched',
+        review: null,
+        reviewed_by: null,
+        reviewed_at: null,
+      });
+    });
+
+    it('every resolution is a decision: refunded, corrected, written off, a false alarm', () => {
+      for (const resolution of ['refunded', 'corrected', 'written_off', 'false_alarm'] as const)
+        expect(reportRow(accepted({ review_resolution: resolution }), differs), resolution).to.include({
+          classification: 'resolved',
+          review: resolution,
+        });
+    });
+
+    it('resolved and now agreeing: matched, the review still shown', () => {
+      expect(reportRow(accepted(), attempt())).to.include({
+        classification: 'matched',
+        reason: '',
+        match: true,
+        review: 'accepted',
+      });
+    });
+
+    it('flagged again after a resolution: an open mismatch, review open, the new reason', () => {
+      const again = accepted({ needs_review: true, review_reason: 'a second capture 7 after 5' });
+      expect(reportRow(again, differs)).to.include({
+        classification: 'mismatched',
+        reason: 'a second capture 7 after 5',
+        review: 'open',
+        reviewed_by: null,
+        reviewed_at: null,
+      });
+      expect(reportRow(order({ needs_review: true, review_reason: 'x' }), attempt())).to.include({
+        review: 'open',
+      });
+    });
+
+    it('totals count resolved orders apart from the open mismatches', () => {
+      const totals = totalsOf([
+        reportRow(accepted({ id: 'a' }), differs),
+        reportRow(order({ id: 'b' }), differs),
+        reportRow(order({ id: 'c' }), attempt()),
+      ]);
+      expect(totals[0]).to.include({ orders: 3, mismatched: 1, resolved: 1, in_flight: 0 });
+    });
+  });
+
   it('a row carries both sides in minor units and formatted, and the boolean match', () => {
     const row = reportRow(
       order({ currency: 'KWD', amount_minor: 1234, captured_minor: 1234 }),
@@ -198,6 +273,7 @@ describe('merchant: the reconciliation report (classify, rows, totals)', () => {
         net: 1201,
         in_flight: 0,
         mismatched: 1,
+        resolved: 0,
         captured_formatted: '30.01',
         refunded_formatted: '8.00',
         disputed_formatted: '10.00',
@@ -212,6 +288,7 @@ describe('merchant: the reconciliation report (classify, rows, totals)', () => {
         net: 500,
         in_flight: 0,
         mismatched: 0,
+        resolved: 0,
         captured_formatted: '500',
         refunded_formatted: '0',
         disputed_formatted: '0',

@@ -18,6 +18,16 @@ describe('startup: the one line for a bad setting', () => {
     );
   });
 
+  it('a configuration with several bad settings: a line for each, each naming its setting', () => {
+    const error = new ConfigError([
+      'PORT: must be a port number from 0 to 65535',
+      'OPS_API_TOKEN: is required in production',
+    ]);
+    expect(settingProblem(error)).to.equal(
+      'configuration: PORT: must be a port number from 0 to 65535\nconfiguration: OPS_API_TOKEN: is required in production',
+    );
+  });
+
   it('a database that refuses or a port in use names DATABASE_URL or the ports', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3307'), { code: 'ECONNREFUSED' });
     expect(settingProblem(refused)).to.equal('DATABASE_URL: cannot connect to the database (ECONNREFUSED)');

@@ -1,8 +1,9 @@
-/** A customer's token and saved cards: listed, removed, charged (merchant-initiated). */
+/** A customer's token and saved cards: listed, removed, charged (merchant-initiated); a customer erased. */
 import { z } from 'zod';
 import { type ApiRoute, jsonAnswer } from '../../../shared/api-document.js';
 import {
   customerTokenSchema,
+  erasureSchema,
   failure,
   paymentAnswerSchema,
   savedCardSchema,
@@ -38,7 +39,7 @@ const savedCardPath = customerPath.extend({
 const emptyCustomer = '`NOT_FOUND`: an empty customer id (no such path).';
 const noCustomer = { 404: jsonAnswer(emptyCustomer, failure(['NOT_FOUND'])) };
 
-/** /customers/{id}/tokens, /cards, /cards/{card} and /charges. */
+/** /customers/{id}/tokens, /cards, /cards/{card}, /erase and /charges. */
 export const customerRoutes: ApiRoute[] = [
   {
     method: 'post',
@@ -119,6 +120,30 @@ export const customerRoutes: ApiRoute[] = [
       404: jsonAnswer(`${cardNotFound} ${emptyCustomer}`, failure(['CARD_NOT_FOUND', 'NOT_FOUND'])),
       422: invalidInput,
       ...gatewayFailed,
+      ...internal,
+    },
+  },
+  {
+    method: 'post',
+    path: '/customers/{id}/erase',
+    operationId: 'eraseCustomer',
+    summary: "Forget a customer's personal data",
+    description:
+      "A data-protection erasure: the customer's saved cards are revoked at the gateway (the kit's and any the gateway lists for them) and deleted here; on every order of theirs `customer` becomes `{erased: true, erased_at}` (names, email, phone, address, IP address and the shop's id for them gone), in the order, in the bodies of its order events, and in the gateway payloads the kit kept; a card payment waiting on a 3DS challenge keeps its card, not their details, and is not saved for them; audit lines that named their id name their reference. Every money fact stays (amounts, statuses, ids, references, disputes, history): the report's totals do not move, later webhooks and polls still apply, and the orders still take refunds. The same request again answers zeros. When the gateway does not answer (503), nothing of the kit's was changed yet: send it again. The audit log gets a line naming the reference (`cer_...`), never the id. Role: admin (the bootstrap token; `cli customers erase` too).",
+    tags: ['Customers'],
+    security: OPS,
+    requestParams: { path: customerPath },
+    responses: {
+      200: jsonAnswer(
+        'Erased: what was found and changed (zeros when nothing was left).',
+        success(erasureSchema),
+      ),
+      ...unauthorized,
+      ...forbidden,
+      ...noCustomer,
+      422: invalidInput,
+      ...gatewayFailed,
+      ...databaseDown,
       ...internal,
     },
   },

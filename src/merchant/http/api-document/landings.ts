@@ -32,6 +32,7 @@ function sessionLanding(name: 'return' | 'cancel', summary: string): ApiRoute {
     summary,
     description: `The payment session's \`${name === 'return' ? 'success_url' : 'cancel_url'}\`. It decides nothing from the query: it asks the gateway while the order is open and shows the order.`,
     tags: ['Browser'],
+    security: [],
     requestParams: { query: sessionLandingQuery },
     responses: landingAnswers,
   };
@@ -46,6 +47,7 @@ export const landingRoutes: ApiRoute[] = [
     summary: "The kit's home page",
     description: 'Where "Back to the shop" leads while `SHOP_URL` is not set: a page in words, not a 404.',
     tags: ['Browser'],
+    security: [],
     responses: { 200: htmlAnswer('The page.') },
   },
   {
@@ -56,6 +58,7 @@ export const landingRoutes: ApiRoute[] = [
     description:
       "The challenge's `auth_url`: finishes the card payment held across the challenge (once; a reload shows the order as it stands) and shows where the payment stands.",
     tags: ['Browser'],
+    security: [],
     requestParams: {
       query: z.object({
         card_verification_id: z.string().optional().meta({ description: 'The 3DS record (`tds_...`).' }),

@@ -214,6 +214,7 @@ export const paymentRoutes: ApiRoute[] = [
     description:
       "The gateway's advisory list; with `country` or `currency`, each says whether it is available.",
     tags: ['Payments'],
+    security: [],
     requestParams: { query: methodsQuerySchema },
     responses: {
       200: jsonAnswer('The list.', success(paymentMethodsSchema)),

@@ -47,6 +47,8 @@ export const receiverAndHealthRoutes: ApiRoute[] = [
     description:
       'Verifies `X-Service-Signature` on the raw body (at most 256 KiB) against every active secret before anything else, stores the event in the inbox (its id is the key: a repeat is a no-op), queues it and answers.',
     tags: ['Gateway'],
+    // No credential: the gateway signs the body (X-Service-Signature), and nothing else is read first.
+    security: [],
     requestParams: {
       header: z.object({
         'X-Service-Signature': z.string().meta({ description: '`t=<unix seconds>,v1=<hex HMAC-SHA256>`.' }),
@@ -82,6 +84,7 @@ export const receiverAndHealthRoutes: ApiRoute[] = [
     operationId: 'liveness',
     summary: 'Liveness',
     tags: ['Platform'],
+    security: [],
     responses: { 200: jsonAnswer('The process answers.', success(z.object({ status: z.literal('ok') }))) },
   },
   {
@@ -128,6 +131,8 @@ export const metricsRoutes: ApiRoute[] = [
     description:
       "This process's metrics in Prometheus text. Open unless `METRICS_TOKEN` is set; then `Authorization: Bearer <METRICS_TOKEN>`, or an operator's token (roles operator, finance, viewer, admin; another token is a 401).",
     tags: ['Platform'],
+    // Open while METRICS_TOKEN is unset; else that token or a reader's.
+    security: [{}, { metricsToken: [] }, { opsToken: [] }],
     responses: {
       200: { description: 'Prometheus text.', content: { 'text/plain': { schema: { type: 'string' } } } },
       401: jsonAnswer(

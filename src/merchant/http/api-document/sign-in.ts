@@ -14,6 +14,8 @@ export const signInRoutes: ApiRoute[] = [
     description:
       "A form for an operator's token: the browser way into the queue board. With a live session cookie: who is signed in, a link to the board and a sign-out button.",
     tags: ['Operator'],
+    // The way in: it takes the token in its form (POST), and reads only the session cookie it set.
+    security: [],
     responses: { 200: htmlAnswer('The form, or the signed-in page.') },
   },
   {
@@ -24,6 +26,7 @@ export const signInRoutes: ApiRoute[] = [
     description:
       "With an operator's token (their own, or OPS_API_TOKEN), sets a cookie for `/ops` good for 30 minutes (HttpOnly, SameSite=Strict, and Secure whenever PUBLIC_BASE_URL is https) and sends the browser to the queue board at `/ops/queues`: with its actions for the roles operator and admin, read only for finance and viewer. A revoked operator's session ends with their next request. Wrong tokens are counted per client address (`LIMIT_LOGIN_FAILURES_PER_ADDRESS`, default 5 in 15 minutes): past them every attempt from that address, a right token included, is a 429 until the window ends.",
     tags: ['Operator'],
+    security: [],
     requestBody: {
       content: { 'application/x-www-form-urlencoded': { schema: z.object({ token: z.string() }) } },
     },
@@ -48,6 +51,7 @@ export const signInRoutes: ApiRoute[] = [
     description:
       'Ends the session of the cookie sent, for good: the cookie is cleared, and the session is recorded as ended until it would have expired, so that a copy of the cookie opens nothing either. Without a live session it only clears the cookie.',
     tags: ['Operator'],
+    security: [],
     responses: { 303: { description: 'To `/ops/login`, with the cookie cleared.' } },
   },
 ];

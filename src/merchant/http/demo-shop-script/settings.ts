@@ -1,0 +1,20 @@
+/**
+ * What the demo shop's page hands its script: rendered by the server (demo-shop.ts) as JSON in the
+ * page's `#demo-settings` element, read once by the script (page.ts). A type only, shared by both sides.
+ */
+export interface DemoShopScriptSettings {
+  /** Statuses still being confirmed: the order is fetched again while it has one. */
+  waiting: readonly string[];
+  refreshMs: number;
+  maxRefreshes: number;
+  /** The review queue's page size. */
+  queuePage: number;
+  /** What a person may say of a flagged order (POST /orders/{id}/review). */
+  resolutions: readonly string[];
+  /** The signed-in customer the page acts for, with the token the shop's server made for it. */
+  customer: { id: string; token: string; expires_at: string };
+  /** The header the customer's token goes in. */
+  tokenHeader: string;
+  /** The header an order's client secret goes in (its reads and payments as the shopper). */
+  secretHeader: string;
+}

@@ -1,0 +1,136 @@
+import type { Caller } from '../../client/budget.js';
+import { GatewayError } from '../../client/errors.js';
+import type { GatewayClient } from '../../client/gateway-client.js';
+import type { Clock } from '../../shared/clock.js';
+import type { SecretBox } from '../../shared/secret-box.js';
+import { openHold, sealHold, withoutCustomer } from '../checkout/hold.js';
+import type { CustomerTokens } from '../customers/customer-token.js';
+import {
+  type ErasureSummary,
+  erasedCustomer,
+  erasureDetail,
+  personalValues,
+  scrubJson,
+} from '../customers/erasure.js';
+import { type Actor, actorLabel } from '../operators/roles.js';
+import type { Store } from '../store/index.js';
+
+/** What an erasure runs with: the kit's store, the gateway (the saved cards), the key that seals holds. */
+export interface ErasureDeps {
+  store: Pick<Store, 'orders' | 'inbox' | 'holds' | 'outbox' | 'audit' | 'savedCards'>;
+  gateway: Pick<GatewayClient, 'listPaymentInstruments' | 'revokePaymentInstrument'>;
+  box: SecretBox;
+  clock: Clock;
+  customerTokens: Pick<CustomerTokens, 'erasureReference'>;
+}
+
+/** Orders erased per read of the customer's ids. */
+const PAGE = 100;
+/** The gateway's list of a customer's instruments, at most this many pages of 100. */
+const INSTRUMENT_PAGES = 20;
+
+/**
+ * Forgets a customer (issue 43, part 4: `POST /customers/{id}/erase`, `cli customers erase`). In turn:
+ * 1. their saved cards are revoked at the gateway (the kit's, and any the gateway lists for them that
+ *    the kit never heard of): a gateway that does not answer stops the erasure here, before anything
+ *    of the kit's is changed, and the same request again starts it over (every step is idempotent);
+ * 2. the kit's rows of those cards are deleted;
+ * 3. each of their orders, through the order's one writer: `customer` becomes the marker, in the
+ *    order and in the bodies of its events in the outbox, with a history line; then the webhook
+ *    payloads kept about it lose what they held of the person, and a payment across an open 3DS
+ *    challenge keeps its card but not the customer's details (money wins: the payment completes, and
+ *    reconciles, as any other);
+ * 4. audit lines that named the customer's id name their reference instead;
+ * 5. an audit line of the erasure, naming the reference (`cer_...`), never the id.
+ * Every money fact stays: amounts, statuses, ids, references, disputes, history, so the report does
+ * not move. A second erasure finds nothing left and says so (zeros).
+ */
+export async function eraseCustomer(
+  deps: ErasureDeps,
+  customerId: string,
+  actor: Actor,
+  caller: Caller = 'operator',
+): Promise<ErasureSummary> {
+  const reference = deps.customerTokens.erasureReference(customerId);
+  const erasedAt = new Date(deps.clock.now());
+  const summary: ErasureSummary = {
+    reference,
+    erasedAt,
+    orders: 0,
+    cardsRevoked: await revokeAtGateway(deps, customerId, caller),
+    cardsRemoved: await deps.store.savedCards.forget(customerId),
+    webhookEvents: 0,
+    orderEvents: 0,
+    heldPayments: 0,
+    auditLines: 0,
+  };
+  const marker = { ...erasedCustomer(erasedAt) };
+  const line = { sourceId: `erase:${reference}`, detail: `customer erased by ${actorLabel(actor)}` };
+  const erased: string[] = [];
+  for (let after = ''; ; ) {
+    const ids = await deps.store.orders.idsOfCustomer(customerId, after, PAGE);
+    for (const orderId of ids) {
+      const customer = await deps.store.orders.eraseCustomer(orderId, marker, line);
+      if (customer === null) continue; // another erasure had it first
+      erased.push(orderId);
+      const values = personalValues(customer, customerId);
+      for (const kept of await deps.store.inbox.keptOfOrder(orderId)) {
+        const scrubbed = scrubJson(kept.payload, values);
+        if (
+          scrubbed !== kept.payload &&
+          (await deps.store.inbox.rewrite(kept.eventId, kept.payload, scrubbed))
+        )
+          summary.webhookEvents += 1;
+      }
+      for (const attemptId of await deps.store.holds.holding(orderId))
+        if (await deps.store.holds.rewrite(attemptId, (sealed) => resealed(deps.box, attemptId, sealed)))
+          summary.heldPayments += 1;
+    }
+    if (ids.length < PAGE) break;
+    after = ids.at(-1)!;
+  }
+  summary.orders = erased.length;
+  summary.orderEvents = await deps.store.outbox.countOf(erased);
+  summary.auditLines = await deps.store.audit.forgetCustomer(customerId, reference);
+  await deps.store.audit.record({
+    actor,
+    action: 'customer.erase',
+    subjectId: reference,
+    detail: erasureDetail(summary),
+  });
+  return summary;
+}
+
+/** A held payment's sealed details without the customer's (checkout/hold.ts), sealed again to its attempt. */
+function resealed(box: SecretBox, attemptId: string, sealed: string): string {
+  return sealHold(box, attemptId, withoutCustomer(openHold(box, attemptId, sealed)));
+}
+
+/**
+ * Every instrument of the customer's revoked at the gateway: the kit's active cards, and any the
+ * gateway lists (saved by a payment whose answer the kit never heard). Revoking one revoked already, or
+ * unknown there, is no failure; a gateway without the list operation (404) lists none. Answers how
+ * many were revoked.
+ */
+async function revokeAtGateway(deps: ErasureDeps, customerId: string, caller: Caller): Promise<number> {
+  const tokens = new Set(await deps.store.savedCards.activeTokens(customerId));
+  try {
+    for (let page = 1; page <= INSTRUMENT_PAGES; page++) {
+      const answer = await deps.gateway.listPaymentInstruments(customerId, { page, perPage: 100, caller });
+      for (const i of answer.data.payment_instruments) tokens.add(i.vault_token);
+      const p = answer.data.pagination;
+      if (!p || p.current_page >= p.last_page) break;
+    }
+  } catch (error) {
+    if (!(error instanceof GatewayError && error.status === 404)) throw error;
+  }
+  let revoked = 0;
+  for (const token of tokens)
+    try {
+      await deps.gateway.revokePaymentInstrument(token, caller);
+      revoked += 1;
+    } catch (error) {
+      if (!(error instanceof GatewayError && error.status === 404)) throw error;
+    }
+  return revoked;
+}
