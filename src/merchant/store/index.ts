@@ -13,6 +13,7 @@ import { InboxStore } from './inbox.js';
 import { defineModels } from './models.js';
 import { OperationStore } from './operations.js';
 import { OperatorStore } from './operators.js';
+import { OrderRequestStore } from './order-requests.js';
 import { OrderWriter } from './order-writer.js';
 import { OrderStore } from './orders.js';
 import { OutboxStore } from './outbox.js';
@@ -30,6 +31,8 @@ import { UnmatchedMoneyStore } from './unmatched.js';
  */
 export interface Store {
   orders: OrderStore;
+  /** The Idempotency-Keys of POST /orders, each with the order it made. */
+  orderRequests: OrderRequestStore;
   attempts: AttemptStore;
   history: HistoryStore;
   holds: HoldStore;
@@ -58,7 +61,7 @@ export interface StoreDeps {
   transitionPool: Pool;
   clock: Clock;
   random: RandomSource;
-  /** Seals the webhook signing secrets and saved cards' vault tokens. */
+  /** Seals the webhook signing secrets, saved cards' vault tokens and the client secrets kept for a replay. */
   box: SecretBox;
 }
 
@@ -69,8 +72,10 @@ export function createStore({ sequelize, pool, transitionPool, clock, random, bo
   const history = new HistoryStore(models);
   const audit = new AuditStore(models, clock);
   const disputes = new DisputeStore(sequelize, models, writer);
+  const orders = new OrderStore(sequelize, models, writer, clock, random);
   return {
-    orders: new OrderStore(models, writer, clock, random),
+    orders,
+    orderRequests: new OrderRequestStore(models, orders, box, clock),
     attempts: new AttemptStore(pool, models),
     history,
     holds: new HoldStore(sequelize, models, clock),
@@ -94,6 +99,7 @@ export function createStore({ sequelize, pool, transitionPool, clock, random, bo
 export type { AuditEntry, AuditLine } from './audit.js';
 export { isDispute, type LoseRefusal } from './disputes.js';
 export { OperatorExists } from './operators.js';
+export type { OrderOnce, OrderRequestKey } from './order-requests.js';
 export type {
   Change,
   CreatedOrder,
