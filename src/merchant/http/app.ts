@@ -11,6 +11,7 @@ import { withDeadline } from '../../shared/deadline.js';
 import { failureEnvelope, successEnvelope } from '../../shared/envelope.js';
 import { WEBHOOK_PATH } from '../webhooks/delivery-endpoint.js';
 import { merchantApi } from './api-document.js';
+import { createOrderRoute } from './create-order.js';
 import { customerRoutes } from './customer-routes.js';
 import { disputeRoutes } from './dispute-routes.js';
 import { errorMiddleware, ok } from './errors.js';
@@ -105,6 +106,7 @@ export function createMerchantApp(
     ctx.body = ready ? successEnvelope(data, 'ready') : failureEnvelope('NOT_READY', 'not ready', { data });
   });
   router.post(WEBHOOK_PATH, deps.receiver);
+  createOrderRoute(router, routeDeps);
   merchantRoutes(router, routeDeps);
   landingRoutes(router, deps);
   reportRoutes(router, routeDeps);
