@@ -12,6 +12,7 @@ export const JOB_NAMES = [
   'report',
   'authorizations',
   'retention',
+  'idempotency-keys',
 ] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 /** A job's cron expression (seconds first), or null: not run by the scheduler. */

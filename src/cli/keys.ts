@@ -6,10 +6,12 @@ import { kitAction } from './kit-session.js';
 export function addKeys(program: Command): void {
   program
     .command('keys')
-    .description('what APP_ENCRYPTION_KEY seals: the webhook signing secrets and the saved cards')
+    .description(
+      "what APP_ENCRYPTION_KEY seals: the webhook signing secrets, the saved cards and the orders' client secrets kept for Idempotency-Key replays",
+    )
     .command('discard-lost')
     .description(
-      'forget what a lost key sealed: delete the webhook secrets no key opens, revoke the saved cards whose token no key opens',
+      'forget what a lost key sealed: delete the webhook secrets no key opens, revoke the saved cards whose token no key opens, forget the Idempotency-Keys of POST /orders whose client secret no key opens',
     )
     .option('--yes', 'do it (without: only counted)')
     .option(
@@ -27,11 +29,19 @@ export function addKeys(program: Command): void {
           console.log(
             `${secrets} webhook secret(s) in use and ${cards.length} active saved card(s) do not open under the keys given; --yes discards them`,
           );
+          const keys = (await store.orderRequests.unopened()).length;
+          if (keys > 0)
+            console.log(
+              `${keys} Idempotency-Key(s) of POST /orders keep a client secret that does not open; --yes forgets them (a retry with one makes a new order)`,
+            );
           return;
         }
         const secrets = await store.secrets.discardUnopened();
         for (const card of cards) await store.savedCards.revoke(card.customerId, card.id, { actor });
-        console.log(`discarded ${secrets} webhook secret(s), revoked ${cards.length} saved card(s)`);
+        const keys = await store.orderRequests.discardUnopened();
+        console.log(
+          `discarded ${secrets} webhook secret(s), revoked ${cards.length} saved card(s), forgot ${keys} Idempotency-Key(s) of POST /orders`,
+        );
         if (secrets > 0)
           console.log(
             'the gateway still signs with a discarded secret: `npm run cli -- webhook rotate` gets a new one',

@@ -44,6 +44,9 @@ export const JOB_TIMING: Record<JobName, { schedule: string; lockMs: number }> =
   authorizations: { schedule: '0 */15 * * * *', lockMs: 5 * 60_000 },
   // Hourly, off the other jobs' minutes: what RETENTION_DAYS ages out, in small batches.
   retention: { schedule: '0 40 * * * *', lockMs: 5 * 60_000 },
+  // Hourly: a key past its 24 hours names nothing already (it is read with its expiry); its row and
+  // the sealed client secret in it go within the hour.
+  'idempotency-keys': { schedule: '0 7 * * * *', lockMs: 5 * 60_000 },
 };
 
 /** The jobs' work, over the adapters: what the scheduler runs, and what tests and the CLI call. */
@@ -64,6 +67,8 @@ export interface Jobs {
   watchAuthorizations(): Promise<AuthorizationSummary>;
   /** What RETENTION_DAYS ages out (webhook bodies, old event ids, delivered order events), removed and counted. */
   ageOut(): Promise<RetentionSummary>;
+  /** Deletes the Idempotency-Keys of POST /orders past their 24 hours; how many. */
+  purgeOrderKeys(): Promise<number>;
   /** A job run now as the scheduler runs it: under its lock; null when another instance holds it. */
   run(name: JobName): Promise<unknown | null>;
   /**
@@ -121,6 +126,7 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
         { retention: a.store.retention, now: () => a.clock.now() },
         { days: a.config.retentionDays },
       ).then(tap((s) => a.metrics.aged(s))),
+    purgeOrderKeys: () => a.store.orderRequests.purgeExpired(),
   };
   const work: Record<JobName, () => Promise<unknown>> = {
     sweeper: jobs.sweep,
@@ -131,6 +137,7 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
     report: jobs.dailyReport,
     authorizations: jobs.watchAuthorizations,
     retention: jobs.ageOut,
+    'idempotency-keys': jobs.purgeOrderKeys,
   };
   return { ...jobs, work, run: (name) => locked(name, work[name]), underLock: locked };
 }
