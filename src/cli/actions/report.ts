@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { reportCsv } from '../../merchant/reports/csv.js';
 import { reconciliationReport } from '../../merchant/reports/generate.js';
@@ -6,10 +7,14 @@ import type { KitSession } from '../kit-session.js';
 import { openForWriting } from '../output.js';
 import { summaryLines, withProgressBar } from '../progress.js';
 
-/** `report` (registered in ../report.ts): the CSV into `--out`, the totals on stdout. */
+/**
+ * `report` (registered in ../report.ts). Into `--out`, the totals on stdout; without it the CSV is
+ * stdout (`npm run -s cli -- report ... > day.csv`, or piped on), and the totals go to stderr so
+ * that stdout holds nothing but the CSV.
+ */
 export async function report(
   kit: KitSession,
-  options: { from: string; to: string; out: string; refresh?: boolean },
+  options: { from: string; to: string; out?: string; refresh?: boolean },
 ) {
   const range = { from: timestamp('--from', options.from), to: timestamp('--to', options.to) };
   if (range.to.getTime() <= range.from.getTime()) {
@@ -17,7 +22,8 @@ export async function report(
     process.exit(1);
   }
   // Opened before the report is made: a path it cannot write is said before any work (or gateway call).
-  const out = await openForWriting('--out', options.out);
+  const out: Writable =
+    options.out === undefined ? process.stdout : await openForWriting('--out', options.out);
   const made = await withProgressBar(async (bar) =>
     reconciliationReport((await kit.adapters()).adapters.checkout, range, {
       refresh: options.refresh === true,
@@ -25,7 +31,8 @@ export async function report(
       onProgress: (...at) => bar.update(...at),
     }),
   );
-  await pipeline(reportCsv(made.rows, made.unmatched.rows), out);
+  // stdout is not ended with the CSV: the process writes nothing more there, and exits when done.
+  await pipeline(reportCsv(made.rows, made.unmatched.rows), out, { end: out !== process.stdout });
   const counts = (k: string) => made.rows.filter((r) => r.classification === k).length;
   const summary = summaryLines(
     `reconciliation of the orders created from ${made.from.toISOString()} to ${made.to.toISOString()}`,
@@ -44,8 +51,9 @@ export async function report(
         `  ${t.currency}`,
         `${t.open} open; captured ${t.captured_formatted}, refunded ${t.refunded_formatted}, net ${t.net_formatted}`,
       ]),
-      ['written to', options.out],
+      ['written to', options.out ?? 'stdout'],
     ],
   );
-  console.log(summary);
+  if (options.out === undefined) console.error(summary);
+  else console.log(summary);
 }
