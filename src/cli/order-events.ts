@@ -33,7 +33,7 @@ export function addOrderEvents(program: Command): void {
   orderEvents
     .command('status')
     .description(
-      'per subscriber: deliveries waiting, given up, the oldest waiting, the last delivered and the last error',
+      'per subscriber: deliveries waiting, given up, the oldest waiting, the last delivered and the last error; with no endpoint configured, says so and how many events wait',
     )
     .action(kitAction(async (kit) => (await run()).status(kit)));
 }

@@ -24,7 +24,25 @@ export async function replay(kit: KitSession, id: string) {
   print({ event: id, deliveries: n, status: 'pending' });
 }
 
-/** Per subscriber: what waits, what was given up, the oldest waiting, the last delivered, the last error. */
+/**
+ * Per subscriber, as the deliveries stand (JSON on stdout). Events are fanned out to the subscribers
+ * configured when the dispatcher (worker role) comes to them: with no endpoint configured
+ * (SHOP_WEBHOOK_URLS) and no handler in the kit's code, to no one, and they wait in the outbox, which
+ * an empty list would hide. So with no endpoint the answer says so first, and how many wait; with
+ * endpoints, events not fanned out yet are counted on stderr, the JSON left as it is.
+ */
 export async function status(kit: KitSession) {
-  print(await (await kit.store()).outbox.status());
+  const store = await kit.store();
+  const [subscribers, waiting] = await Promise.all([store.outbox.status(), store.outbox.unfannedCount()]);
+  const events = `${waiting} event${waiting === 1 ? '' : 's'}`;
+  if (kit.config.shopWebhooks.urls.length === 0) {
+    console.log(
+      `no order-events endpoint is configured (SHOP_WEBHOOK_URLS): ${events} wait${waiting === 1 ? 's' : ''} in the outbox, to go to the first endpoint (or handler in the kit's code) configured`,
+    );
+    if (subscribers.length > 0) print(subscribers);
+    return;
+  }
+  print(subscribers);
+  if (waiting > 0)
+    console.error(`${events} not fanned out yet: the dispatcher (worker role) makes their deliveries`);
 }
