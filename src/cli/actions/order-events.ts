@@ -18,7 +18,9 @@ export async function show(kit: KitSession, id: string) {
 }
 
 export async function replay(kit: KitSession, id: string) {
-  const n = await (await kit.store()).outbox.replay(id, new Date());
+  const store = await kit.store();
+  // Due now on the kit's clock, which its dispatcher reckons with (ahead after `sandbox advance`).
+  const n = await store.outbox.replay(id, new Date((await kit.clock()).now()));
   if (n === null) return fail(`${id}: no order event has this id`);
   if (n === 0) return fail(`${id}: not fanned out yet: the dispatcher sends it on its own`);
   print({ event: id, deliveries: n, status: 'pending' });

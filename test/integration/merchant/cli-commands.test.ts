@@ -9,6 +9,7 @@ import {
   databaseName,
   exitWithin,
   freePort,
+  healthy,
   leftovers,
   lines,
   type Proc,
@@ -16,12 +17,14 @@ import {
   startNpm,
 } from '../../support/process.js';
 
+const HOUR = 3_600_000;
+
 /**
  * CLI commands as an operator runs them, on a database of their own: `order-events status` with and
- * without the shop's endpoint configured, and `npm run cli` itself (the compiled CLI, built when the
- * sources change).
+ * without the shop's endpoint configured, the audit lines the CLI writes while the kit is stopped
+ * after `sandbox advance`, and `npm run cli` itself (the compiled CLI, built when the sources change).
  */
-describe('merchant: the CLI’s order-events status, and npm run cli', function () {
+describe('merchant: the CLI’s order-events status and audit lines, and npm run cli', function () {
   this.timeout(180_000);
   const { databases, track, cleanUp } = leftovers();
   const database = databaseName('clicmd', 'main');
@@ -111,5 +114,42 @@ describe('merchant: the CLI’s order-events status, and npm run cli', function 
     const answer = await run(p);
     expect(answer.code, answer.err.join('\n')).to.equal(0);
     expect(JSON.parse(answer.out)[0]).to.include({ subscriber: `url:${shop.SHOP_WEBHOOK_URLS}`, pending: 2 });
+  });
+
+  it('after sandbox advance, audit lines the CLI writes while the kit is stopped come after the kit’s, not hours before', async () => {
+    const startKit = async () => {
+      const kit = track(start('src/main.ts', [], env));
+      await healthy(kit, `http://127.0.0.1:${env.PORT}`, 60_000);
+      return kit;
+    };
+    const stop = async (kit: Proc) => {
+      kit.child.kill('SIGTERM');
+      expect((await exitWithin(kit, 30_000)).code, kit.stderr()).to.equal(0);
+    };
+    const addOperator = async (name: string) => {
+      const added = await cli(['operator', 'add', name, '--role', 'viewer']);
+      expect(added.code, added.err.join('\n')).to.equal(0);
+    };
+
+    const kit = await startKit();
+    const advanced = await cli(['sandbox', 'advance', '2h']);
+    expect(advanced.code, advanced.err.join('\n')).to.equal(0);
+    await addOperator('ada'); // beside the running kit: its sandbox's clock, asked
+    await stop(kit); // the sandbox's state file keeps its clock's last reading
+    await addOperator('bob'); // no kit answering: the time the kit resumes from
+    const again = await startKit();
+    await addOperator('cy');
+    await stop(again);
+
+    const [rows] = await db.query<mysql.RowDataPacket[]>(
+      `SELECT at FROM audit_log WHERE action = 'operator.add' ORDER BY id`,
+    );
+    expect(rows).to.have.length(3);
+    const at = rows.map((r) => (r.at as Date).getTime());
+    // In the order written, which is the audit export's order, and all on the kit's clock, ahead.
+    expect(at, at.map((t) => new Date(t).toISOString()).join(', ')).to.deep.equal(
+      [...at].sort((a, b) => a - b),
+    );
+    for (const t of at) expect(t - Date.now()).to.be.above(HOUR);
   });
 });
