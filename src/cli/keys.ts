@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
-import { cliActor, systemUser } from './input.js';
 import { kitAction } from './kit-session.js';
 
-/** `keys discard-lost`: what APP_ENCRYPTION_KEY seals, when the key that sealed it is lost. */
+/**
+ * `keys discard-lost`: what APP_ENCRYPTION_KEY seals, when the key that sealed it is lost. What
+ * runs is in actions/keys.ts, loaded when it runs.
+ */
 export function addKeys(program: Command): void {
   program
     .command('keys')
@@ -19,33 +21,8 @@ export function addKeys(program: Command): void {
       'who discards them (kept in the audit log for each card; default: this system user)',
     )
     .action(
-      kitAction(async (kit, options: { yes?: boolean; by?: string }) => {
-        const actor = cliActor(options.by, systemUser);
-        // Not the start-up's check of the key: what no key opens is what this command is for.
-        const store = await kit.store({ keyCheck: false });
-        const cards = await store.savedCards.unopened();
-        if (options.yes !== true) {
-          const secrets = await store.secrets.unopened();
-          console.log(
-            `${secrets} webhook secret(s) in use and ${cards.length} active saved card(s) do not open under the keys given; --yes discards them`,
-          );
-          const keys = (await store.orderRequests.unopened()).length;
-          if (keys > 0)
-            console.log(
-              `${keys} Idempotency-Key(s) of POST /orders keep a client secret that does not open; --yes forgets them (a retry with one makes a new order)`,
-            );
-          return;
-        }
-        const secrets = await store.secrets.discardUnopened();
-        for (const card of cards) await store.savedCards.revoke(card.customerId, card.id, { actor });
-        const keys = await store.orderRequests.discardUnopened();
-        console.log(
-          `discarded ${secrets} webhook secret(s), revoked ${cards.length} saved card(s), forgot ${keys} Idempotency-Key(s) of POST /orders`,
-        );
-        if (secrets > 0)
-          console.log(
-            'the gateway still signs with a discarded secret: `npm run cli -- webhook rotate` gets a new one',
-          );
-      }),
+      kitAction(async (kit, o: { yes?: boolean; by?: string }) =>
+        (await import('./actions/keys.js')).discardLost(kit, o),
+      ),
     );
 }
