@@ -23,8 +23,12 @@
  *    (3) alternating rounds of three sides: the reconciler a merchant writes by hand (one process,
  *    bull with 8 jobs at once, one transaction an event: bench/handwritten-reconciler.mjs, its events
  *    stored and queued by the hand-written receiver), then the kit with one worker process, then two.
+ * 4. The CLI's start: `npm run cli -- --help`, `operator list` and `order-events status` to their
+ *    exit, each a child process, beside `node -e 0`, BENCH_CLI_ROUNDS (7) alternating rounds
+ *    (bench/cli.ts). Run first, before the kit's processes start: it needs only the database.
  *
- * BENCH_ONLY=receiver,latency,reconciler picks sections; BENCH_KIT_NODE_ARGS (e.g.
+ * BENCH_ONLY=cli,receiver,latency,reconciler picks sections (BENCH_ONLY=cli: neither the build nor a
+ * kit process is started); BENCH_KIT_NODE_ARGS (e.g.
  * `--cpu-prof --cpu-prof-dir=prof`) are node's arguments for the kit's processes: a profile under load;
  * BENCH_KIT=tsx runs the kit through the TypeScript loader (what `npm start` does) instead of the build. Needs MySQL and Redis, like the tests.
  */
@@ -35,10 +39,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
+import { cliSection } from './cli.js';
 import { cpuUs, pidOf } from './cpu.js';
 import type { LoadResult } from './load.js';
 import { seedOrders } from './orders.js';
 import { type Child, freePort, runToEnd, spawnChild, waitUntil } from './processes.js';
+import { median, percentile } from './stats.js';
 
 const env = process.env;
 const SECONDS = Number(env.BENCH_SECONDS ?? 8);
@@ -57,7 +63,10 @@ const KIT_COMMAND = [
   ...(env.BENCH_KIT_NODE_ARGS ?? '').split(' ').filter(Boolean),
   ...(env.BENCH_KIT === 'tsx' ? ['--import', 'tsx', 'src/main.ts'] : ['dist/src/main.js']),
 ];
-const ONLY = new Set((env.BENCH_ONLY ?? 'receiver,latency,reconciler').split(','));
+const CLI_ROUNDS = Number(env.BENCH_CLI_ROUNDS ?? 7);
+const ONLY = new Set((env.BENCH_ONLY ?? 'cli,receiver,latency,reconciler').split(','));
+/** The sections that run the kit's processes (the compiled build, an API). */
+const KIT_SECTIONS = ['receiver', 'latency', 'reconciler'].filter((s) => ONLY.has(s));
 const ADMIN_URL = 'mysql://root@127.0.0.1:3306';
 const DATABASE = `merchant_bench_${process.pid}`;
 const REDIS_URL = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -100,14 +109,6 @@ async function load(url: string, options: Record<string, unknown>): Promise<Load
   return JSON.parse(out.trim().split('\n').at(-1)!) as Load;
 }
 
-/** The middle value; of an even count, the mean of the two in the middle. */
-const median = (xs: number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-const percentile = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.ceil((p / 100) * xs.length) - 1]!;
 const f0 = (n: number) => Math.round(n).toLocaleString('en');
 const f1 = (n: number) => n.toFixed(1);
 
@@ -430,16 +431,37 @@ async function reconcilerSection(db: mysql.Connection, apiUrl: string): Promise<
 }
 
 async function main(): Promise<void> {
-  console.error('building (npm run build): the bench runs the compiled kit, as production does');
-  execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
+  if (KIT_SECTIONS.length > 0) {
+    console.error('building (npm run build): the bench runs the compiled kit, as production does');
+    execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
+  }
   const admin = await mysql.createConnection(ADMIN_URL);
   await admin.query(`CREATE DATABASE \`${DATABASE}\``);
   const db = await mysql.createConnection(`${ADMIN_URL}/${DATABASE}`);
-  const api = await startApi();
   const report = [
     `npm run bench, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${(await import('node:os')).cpus().length} CPUs`,
   ];
+  let api: { child: Child; url: string } | null = null;
   try {
+    if (ONLY.has('cli')) {
+      console.error(`the CLI's start: --help, operator list, order-events status, beside node -e 0`);
+      // As an operator beside a kit in development runs it: the bench's database, no kit answering.
+      const cliEnv = {
+        NODE_ENV: 'development',
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: `${ADMIN_URL}/${DATABASE}`,
+        REDIS_URL,
+        REDIS_PREFIX: PREFIX,
+        GATEWAY_PORT: String(await freePort()),
+        GATEWAY_SANDBOX_STATE: 'memory',
+      };
+      execFileSync('npm', ['run', '-s', 'cli', '--', 'migrate'], {
+        env: { ...env, ...cliEnv },
+        stdio: 'ignore',
+      });
+      report.push('', ...(await cliSection(CLI_ROUNDS, cliEnv)));
+    }
+    if (KIT_SECTIONS.length > 0) api = await startApi();
     if (ONLY.has('receiver')) {
       console.error('receiver beside a bare route, the durable floor and a hand-written receiver');
       // A database and queue of its own: its events pay nobody, and their jobs must not stand in
@@ -454,17 +476,17 @@ async function main(): Promise<void> {
         await receiverApi.child.stop();
       }
     }
-    if (ONLY.has('latency')) {
+    if (ONLY.has('latency') && api) {
       console.error(`event-to-order latency at ${RATES.join(', ')} events/s`);
       report.push('', ...(await latencySection(db, api.url)));
     }
-    if (ONLY.has('reconciler')) {
+    if (ONLY.has('reconciler') && api) {
       console.error('reconciler throughput: hand-written, then the kit with one and two workers');
       report.push('', ...(await reconcilerSection(db, api.url)));
     }
     console.log(report.join('\n'));
   } finally {
-    await api.child.stop();
+    await api?.child.stop();
     await db.end();
     await admin.query(`DROP DATABASE IF EXISTS \`${DATABASE}\``);
     await admin.query(`DROP DATABASE IF EXISTS \`${DATABASE}_receiver\``);

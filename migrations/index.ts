@@ -20,7 +20,8 @@ import * as savedCardSyncs from './2026-11-28-19-saved-card-syncs.js';
 import * as reviewResolutions from './2026-11-29-20-review-resolutions.js';
 import * as inboxRetention from './2026-11-30-21-inbox-retention.js';
 import * as orderCustomerIndex from './2026-11-30-22-order-customer-index.js';
-import * as orderClosure from './2026-11-30-23-order-closure.js';
+import * as orderRequests from './2026-11-30-23-order-requests.js';
+import * as orderClosure from './2026-11-30-24-order-closure.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -46,5 +47,6 @@ export const MIGRATIONS = [
   { name: '2026-11-29-20-review-resolutions', ...reviewResolutions },
   { name: '2026-11-30-21-inbox-retention', ...inboxRetention },
   { name: '2026-11-30-22-order-customer-index', ...orderCustomerIndex },
-  { name: '2026-11-30-23-order-closure', ...orderClosure },
+  { name: '2026-11-30-23-order-requests', ...orderRequests },
+  { name: '2026-11-30-24-order-closure', ...orderClosure },
 ];

@@ -1,7 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUNDLE, bundleDemoShopScript } from './merchant/http/demo-shop-script.js';
+import { bundleDemoShopScript } from './merchant/http/demo-shop-bundler.js';
+import { BUNDLE } from './merchant/http/demo-shop-script.js';
 
 /**
  * `npm run build`'s second step, after tsc (run from the sources, with tsx): the demo shop's script

@@ -12,6 +12,7 @@ export const JOB_NAMES = [
   'report',
   'authorizations',
   'retention',
+  'idempotency-keys',
   'expiry',
 ] as const;
 export type JobName = (typeof JOB_NAMES)[number];

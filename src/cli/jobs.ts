@@ -1,14 +1,13 @@
 import type { Command } from 'commander';
-import { timestamp } from './input.js';
-import { kitAction, whenLockFree } from './kit-session.js';
-import { fail } from './output.js';
-import { summaryLines, withProgressBar } from './progress.js';
+import { kitAction } from './kit-session.js';
 
 /**
  * `recover` and `poll`: background jobs of the kit, run now beside it, each under its job's lock (so
  * never beside a scheduler's run of it) and within the key's shared budget; a summary on stdout.
+ * What runs is in actions/jobs.ts, loaded by the command that runs.
  */
 export function addJobs(program: Command): void {
+  const run = () => import('./actions/jobs.js');
   program
     .command('recover')
     .description(
@@ -18,56 +17,12 @@ export function addJobs(program: Command): void {
       '--since <timestamp>',
       'list events created from this ISO 8601 time instead of the stored checkpoint',
     )
-    .action(
-      kitAction(async (kit, options: { since?: string }) => {
-        const since = options.since === undefined ? undefined : timestamp('--since', options.since);
-        const s = await withProgressBar(async (bar) => {
-          const { jobs } = await kit.adapters();
-          // Under the job's lock: never beside a scheduler's recovery, which would fetch the same events.
-          return whenLockFree(jobs, 'recovery', () =>
-            jobs.recover({ since, onProgress: (...at) => bar.update(...at) }),
-          );
-        });
-        console.log(
-          summaryLines(`recovery from ${s.from}`, [
-            ['listed', s.listed],
-            ['missing', s.missing],
-            ['recovered', s.recovered],
-            ['replayed', s.replayed],
-            ['failed', s.failed],
-            ['gateway calls', s.gatewayCalls],
-            ['checkpoint', s.checkpoint],
-          ]),
-        );
-      }),
-    );
+    .action(kitAction(async (kit, o: { since?: string }) => (await run()).recover(kit, o)));
 
   program
     .command('poll')
     .description(
       'ask the gateway now about every watched order, whatever its schedule, within the shared budget',
     )
-    .action(
-      kitAction(async (kit) => {
-        const s = await withProgressBar(async (bar) => {
-          const { jobs } = await kit.adapters();
-          // Under the poller's lock: a scheduler's tick beside it would ask about the same orders again.
-          return whenLockFree(jobs, 'poller', () =>
-            jobs.pollAll((done, total) => bar.update('polling', done, total)),
-          );
-        });
-        console.log(
-          summaryLines(`polled ${s.orders} orders`, [
-            ['changed', s.changed],
-            ['flagged (open 30 days)', s.exhausted],
-            ['failed', s.failed],
-            ['gateway calls', s.gatewayCalls],
-          ]),
-        );
-        if (s.stopped)
-          fail(
-            `stopped: the gateway does not answer (${s.stopped}); ${s.total - s.orders} of ${s.total} orders not asked: the poller asks them on its schedule`,
-          );
-      }),
-    );
+    .action(kitAction(async (kit) => (await run()).poll(kit)));
 }

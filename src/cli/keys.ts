@@ -1,15 +1,19 @@
 import type { Command } from 'commander';
-import { cliActor, systemUser } from './input.js';
 import { kitAction } from './kit-session.js';
 
-/** `keys discard-lost`: what APP_ENCRYPTION_KEY seals, when the key that sealed it is lost. */
+/**
+ * `keys discard-lost`: what APP_ENCRYPTION_KEY seals, when the key that sealed it is lost. What
+ * runs is in actions/keys.ts, loaded when it runs.
+ */
 export function addKeys(program: Command): void {
   program
     .command('keys')
-    .description('what APP_ENCRYPTION_KEY seals: the webhook signing secrets and the saved cards')
+    .description(
+      "what APP_ENCRYPTION_KEY seals: the webhook signing secrets, the saved cards and the orders' client secrets kept for Idempotency-Key replays",
+    )
     .command('discard-lost')
     .description(
-      'forget what a lost key sealed: delete the webhook secrets no key opens, revoke the saved cards whose token no key opens',
+      'forget what a lost key sealed: delete the webhook secrets no key opens, revoke the saved cards whose token no key opens, forget the Idempotency-Keys of POST /orders whose client secret no key opens',
     )
     .option('--yes', 'do it (without: only counted)')
     .option(
@@ -17,25 +21,8 @@ export function addKeys(program: Command): void {
       'who discards them (kept in the audit log for each card; default: this system user)',
     )
     .action(
-      kitAction(async (kit, options: { yes?: boolean; by?: string }) => {
-        const actor = cliActor(options.by, systemUser);
-        // Not the start-up's check of the key: what no key opens is what this command is for.
-        const store = await kit.store({ keyCheck: false });
-        const cards = await store.savedCards.unopened();
-        if (options.yes !== true) {
-          const secrets = await store.secrets.unopened();
-          console.log(
-            `${secrets} webhook secret(s) in use and ${cards.length} active saved card(s) do not open under the keys given; --yes discards them`,
-          );
-          return;
-        }
-        const secrets = await store.secrets.discardUnopened();
-        for (const card of cards) await store.savedCards.revoke(card.customerId, card.id, { actor });
-        console.log(`discarded ${secrets} webhook secret(s), revoked ${cards.length} saved card(s)`);
-        if (secrets > 0)
-          console.log(
-            'the gateway still signs with a discarded secret: `npm run cli -- webhook rotate` gets a new one',
-          );
-      }),
+      kitAction(async (kit, o: { yes?: boolean; by?: string }) =>
+        (await import('./actions/keys.js')).discardLost(kit, o),
+      ),
     );
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { GatewayClient } from '../client/gateway-client.js';
 import type { SandboxControls } from '../client/sandbox-controls.js';
-import { type Config, localUrl } from '../config.js';
+import type { Config } from '../config.js';
 import type { AdapterOptions, Adapters } from '../kit/adapters.js';
 import type { JobName, Jobs } from '../kit/jobs.js';
 import type { KitParts } from '../kit/parts.js';
@@ -82,8 +82,10 @@ function openSession(config: Config): { kit: KitSession; close: () => Promise<vo
   const clock = once(async (warn?: (line: string) => void) =>
     (await import('./kit-clock.js')).kitClock(config, warn),
   );
-  const options = once(
-    async (): Promise<AdapterOptions> => ({
+  const options = once(async (): Promise<AdapterOptions> => {
+    // Read already (configOrExit): imported here so that loading this module loads no schema.
+    const { localUrl } = await import('../config.js');
+    return {
       config,
       logger: await logger(),
       // No kit answering: nothing to agree with, and the commands that need its gateway say so.
@@ -94,8 +96,8 @@ function openSession(config: Config): { kit: KitSession; close: () => Promise<vo
       // No `startSandbox`: without GATEWAY_BASE_URL the gateway is the running kit's sandbox.
       // Beside a kit that has run: a database that does not exist is a mistyped name, said, not made.
       createDatabase: false,
-    }),
-  );
+    };
+  });
   // The kit's parts, loaded when a command first uses one: `--help` and the commands that touch
   // neither the database nor the gateway load none of them.
   const parts = once(

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
-import { isOperatorRole, OPERATOR_ROLES, operatorNameProblem } from '../merchant/operators/roles.js';
-import { cliActor, systemUser } from './input.js';
 import { kitAction } from './kit-session.js';
-import { fail, print } from './output.js';
 
-/** `operator add|list|revoke`: named operators' tokens, each person their own, with a role. */
+/**
+ * `operator add|list|revoke`: named operators' tokens, each person their own, with a role. What runs
+ * is in actions/operators.ts, loaded by the command that runs: `--help` loads none of it.
+ */
 export function addOperators(program: Command): void {
+  const run = () => import('./actions/operators.js');
   const operator = program
     .command('operator')
     .description(
@@ -21,48 +22,20 @@ export function addOperators(program: Command): void {
     )
     .option('--by <name>', 'who adds them (kept in the audit log; default: this system user)')
     .action(
-      kitAction(async (kit, name: string, options: { role: string; by?: string }) => {
-        const problem = operatorNameProblem(name);
-        if (problem) return fail(`<name>: ${problem}`);
-        if (!isOperatorRole(options.role))
-          return fail(`--role: must be ${OPERATOR_ROLES.join(', ')} (got "${options.role}")`);
-        const role = options.role;
-        const actor = cliActor(options.by, systemUser);
-        // Before the kit's first start too: the database is made if missing.
-        const store = await kit.store({ create: true });
-        const { OperatorExists } = await import('../merchant/store/index.js');
-        const added = await store.operators
-          .add({ name, role, by: actor })
-          .catch((error: Error) =>
-            error instanceof OperatorExists ? fail(`<name>: ${error.message}`) : Promise.reject(error),
-          );
-        console.log(`operator ${added.operator.name} added: role ${role}, id ${added.operator.id}`);
-        console.log('token (shown this once: hand it to them now; it cannot be shown again, only revoked):');
-        console.log(added.token);
-      }),
+      kitAction(async (kit, name: string, o: { role: string; by?: string }) =>
+        (await run()).add(kit, name, o),
+      ),
     );
 
   operator
     .command('list')
     .description('operators with a live token, newest first (JSON on stdout); never a token')
     .option('--all', 'the revoked too')
-    .action(
-      kitAction(async (kit, options: { all?: boolean }) => {
-        const list = await (await kit.store()).operators.list({ all: options.all === true });
-        print(list.map(({ token_hash: _hash, active_name: _active, ...o }) => o));
-      }),
-    );
+    .action(kitAction(async (kit, o: { all?: boolean }) => (await run()).list(kit, o)));
 
   operator
     .command('revoke <name>')
     .description("revoke an operator's token (by name, or by id opr_...): refused from the next request on")
     .option('--by <name>', 'who revokes it (kept in the audit log; default: this system user)')
-    .action(
-      kitAction(async (kit, name: string, options: { by?: string }) => {
-        const actor = cliActor(options.by, systemUser);
-        const revoked = await (await kit.store()).operators.revoke(name, actor);
-        if (!revoked) return fail(`<name>: no live operator token has the name or id ${name}`);
-        console.log(`operator ${revoked.name} (${revoked.role}, ${revoked.id}) revoked`);
-      }),
-    );
+    .action(kitAction(async (kit, name: string, o: { by?: string }) => (await run()).revoke(kit, name, o)));
 }

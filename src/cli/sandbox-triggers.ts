@@ -1,4 +1,3 @@
-import type { Command } from 'commander';
 import { GatewayError, GatewayNetworkError } from '../client/errors.js';
 import type { SandboxControls } from '../client/sandbox-controls.js';
 import type { Config } from '../config.js';
@@ -44,64 +43,8 @@ export interface TriggerDeps {
   sleep: (ms: number) => Promise<void>;
 }
 
-/** How long the order is watched for the webhook's change by default, and how often it is read. */
-export const DEFAULT_WAIT_S = 5;
+/** How often the order is read while it is watched for the webhook's change (`--wait`, sandbox.ts). */
 const WATCH_EVERY_MS = 200;
-
-/**
- * The commands, under the CLI's `sandbox` group. `withDeps` runs one with its deps, built when it runs
- * (the configuration read then), and closes what they opened after.
- */
-export function addSandboxTriggers(
-  sandbox: Command,
-  withDeps: (run: (d: TriggerDeps) => Promise<void>) => Promise<void>,
-): void {
-  const wait = [
-    '--wait <seconds>',
-    "how long to watch the kit's order for the change",
-    String(DEFAULT_WAIT_S),
-  ];
-
-  sandbox
-    .command('advance <duration>')
-    .description(
-      'move the sandbox clock forward (90s, 15m, 2h, 7d, 1h30m): expiries, retries and windows follow',
-    )
-    .action((duration: string) => withDeps((d) => advance(d, duration)));
-
-  sandbox
-    .command('tick')
-    .description('run every webhook delivery, expiry and retry due at the sandbox clock, now')
-    .action(() => withDeps((d) => tick(d)));
-
-  sandbox
-    .command('settle <order> <outcome>')
-    .description("settle an order's payment session (or a session ps_...) paid, failed or cancelled")
-    .option(wait[0]!, wait[1]!, wait[2])
-    .action((id: string, outcome: string, o: { wait: string }) =>
-      withDeps((d) => settle(d, id, outcome, o.wait)),
-    );
-
-  sandbox
-    .command('chargeback <order>')
-    .description("charge back the order's payment at the gateway (default: all captured and not refunded)")
-    .option('--amount <amount>', "in major units, such as 5.00 (the order's currency)")
-    .option(wait[0]!, wait[1]!, wait[2])
-    .action((id: string, o: { amount?: string; wait: string }) =>
-      withDeps((d) => chargeback(d, id, o.amount, o.wait)),
-    );
-
-  sandbox
-    .command('reverse <order>')
-    .description("reverse the chargeback of the order's payment (the dispute won): captured again")
-    .option(wait[0]!, wait[1]!, wait[2])
-    .action((id: string, o: { wait: string }) => withDeps((d) => reverse(d, id, o.wait)));
-
-  sandbox
-    .command('outage <duration>')
-    .description("fail every webhook delivery to this key's merchant for a while of sandbox clock")
-    .action((duration: string) => withDeps((d) => outage(d, duration)));
-}
 
 export async function advance(d: TriggerDeps, duration: string): Promise<void> {
   const seconds = valid('<duration>', parseDuration(duration));

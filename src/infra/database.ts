@@ -1,7 +1,5 @@
 import mysql from 'mysql2/promise';
-import { ConnectionError, Sequelize, type Transaction } from 'sequelize';
-import { SequelizeStorage, Umzug } from 'umzug';
-import { MIGRATIONS } from '../../migrations/index.js';
+import { ConnectionError, QueryTypes, Sequelize, type Transaction } from 'sequelize';
 import { DATABASE_NAME_RULE, databaseNameIn } from '../shared/database-url.js';
 import { SettingError } from '../shared/setting-error.js';
 
@@ -143,20 +141,36 @@ function poolOptions(url: string, multipleStatements: boolean): mysql.PoolOption
   };
 }
 
-export function migrator(sequelize: Sequelize) {
-  return new Umzug({
-    migrations: MIGRATIONS.map((m) => ({ name: m.name, up: m.up, down: m.down })),
-    context: sequelize.getQueryInterface(),
-    storage: new SequelizeStorage({ sequelize, tableName: 'schema_migrations' }),
-    logger: undefined,
-  });
-}
+/** Where umzug records the migrations applied (infra/migrator.ts): one row each, its name in `name`. */
+export const MIGRATIONS_TABLE = 'schema_migrations';
 
-/** Creates the database if missing and applies every pending migration; returns their names. */
+/**
+ * Creates the database if missing and applies every pending migration (infra/migrator.ts, umzug);
+ * returns their names. A schema already current, as every start but the first after an upgrade
+ * finds it, is told by one query of umzug's own table, and umzug is not loaded: it loads its command
+ * line with itself, a couple of hundred modules, which a CLI command that reads a table would wait
+ * for (and every process of the kit at its start).
+ */
 export async function migrate(url: string, sequelize: Sequelize): Promise<string[]> {
   await ensureDatabase(url);
+  const { MIGRATIONS } = await import('../../migrations/index.js');
+  if (await allRecorded(sequelize, MIGRATIONS)) return [];
+  const { migrator } = await import('./migrator.js');
   const applied = await migrator(sequelize).up();
   return applied.map((m) => m.name);
+}
+
+/** Whether umzug's table records every one of `migrations` (false while the table does not exist). */
+async function allRecorded(sequelize: Sequelize, migrations: readonly { name: string }[]): Promise<boolean> {
+  const recorded = await sequelize
+    .query<{ name: string }>(`SELECT name FROM \`${MIGRATIONS_TABLE}\``, { type: QueryTypes.SELECT })
+    .catch((error) => {
+      if (errnoOf(error) === NO_SUCH_TABLE) return null;
+      throw error;
+    });
+  if (recorded === null) return false;
+  const names = new Set(recorded.map((r) => r.name));
+  return migrations.every((m) => names.has(m.name));
 }
 
 // The codes with which mysql2 (or Node's socket under it) says the server cannot be reached or went away.
@@ -183,6 +197,9 @@ export function databaseUnavailable(error: unknown): boolean {
   const code = e?.code ?? e?.parent?.code;
   return typeof code === 'string' && UNREACHABLE.has(code);
 }
+
+/** MySQL's `ER_NO_SUCH_TABLE`. */
+const NO_SUCH_TABLE = 1146;
 
 /** MariaDB's deadlock: it rolled this transaction back so that another could go on. */
 const DEADLOCK = 1213;

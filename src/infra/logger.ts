@@ -1,6 +1,7 @@
+import { createRequire } from 'node:module';
 import { format } from 'node:util';
 import { type DestinationStream, type Logger, pino, stdSerializers } from 'pino';
-import pretty from 'pino-pretty';
+import type pinoPretty from 'pino-pretty';
 import { currentRequestId } from './request-context.js';
 
 /**
@@ -62,6 +63,9 @@ export function prettyDestination(
   destination: 1 | 2 | NodeJS.WritableStream = 1,
   colorize = true,
 ): DestinationStream {
+  // Loaded here, when lines are to be readable: a process logging JSON (production, a pipe, the
+  // CLI's commands run by a script) never loads pino-pretty and its dependencies.
+  const pretty = createRequire(import.meta.url)('pino-pretty') as typeof pinoPretty;
   return pretty({
     destination,
     sync: true,

@@ -9,7 +9,7 @@ export class EncryptionKeyError extends SettingError {
 }
 
 /** What the database holds sealed under APP_ENCRYPTION_KEY and must open for the kit to work. */
-type Sealed = Pick<Store, 'secrets' | 'savedCards'>;
+type Sealed = Pick<Store, 'secrets' | 'savedCards' | 'orderRequests'>;
 
 const WHAT_TO_DO =
   'set the key that sealed them (to replace a key: the new one here, the old one in APP_ENCRYPTION_KEY_PREVIOUS); if that key is lost, `npm run cli -- keys discard-lost --yes` forgets what it sealed';
@@ -28,9 +28,10 @@ export async function settleEncryptionKeys(
   if (options.rotating) {
     const secrets = await sealed.secrets.reseal();
     const cards = await sealed.savedCards.reseal();
-    if (secrets.resealed + cards.resealed > 0)
+    const orders = await sealed.orderRequests.reseal();
+    if (secrets.resealed + cards.resealed + orders.resealed > 0)
       options.logger?.info(
-        { webhook_secrets: secrets.resealed, saved_cards: cards.resealed },
+        { webhook_secrets: secrets.resealed, saved_cards: cards.resealed, order_secrets: orders.resealed },
         'sealed again under APP_ENCRYPTION_KEY: what APP_ENCRYPTION_KEY_PREVIOUS sealed',
       );
   }
@@ -43,5 +44,9 @@ export async function settleEncryptionKeys(
   if (!(await sealed.savedCards.newestOpens()))
     throw new EncryptionKeyError(
       `${opener} the saved cards stored in this database (sealed under another key): ${WHAT_TO_DO}`,
+    );
+  if (!(await sealed.orderRequests.newestOpens()))
+    throw new EncryptionKeyError(
+      `${opener} the orders' client secrets kept for Idempotency-Key replays (sealed under another key): ${WHAT_TO_DO}`,
     );
 }

@@ -45,6 +45,9 @@ export const JOB_TIMING: Record<JobName, { schedule: string; lockMs: number }> =
   authorizations: { schedule: '0 */15 * * * *', lockMs: 5 * 60_000 },
   // Hourly, off the other jobs' minutes: what RETENTION_DAYS ages out, in small batches.
   retention: { schedule: '0 40 * * * *', lockMs: 5 * 60_000 },
+  // Hourly: a key past its 24 hours names nothing already (it is read with its expiry); its row and
+  // the sealed client secret in it go within the hour.
+  'idempotency-keys': { schedule: '0 7 * * * *', lockMs: 5 * 60_000 },
   // Every 5 minutes, off the minute recovery starts on: an order past ORDER_TTL ends within 5 minutes.
   expiry: { schedule: '40 */5 * * * *', lockMs: 60_000 },
 };
@@ -67,6 +70,8 @@ export interface Jobs {
   watchAuthorizations(): Promise<AuthorizationSummary>;
   /** What RETENTION_DAYS ages out (webhook bodies, old event ids, delivered order events), removed and counted. */
   ageOut(): Promise<RetentionSummary>;
+  /** Deletes the Idempotency-Keys of POST /orders past their 24 hours; how many. */
+  purgeOrderKeys(): Promise<number>;
   /** Orders past ORDER_TTL with no money and nothing in flight: closed (`expired`). */
   closeExpired(options?: ExpiryOptions): Promise<ExpirySummary>;
   /** A job run now as the scheduler runs it: under its lock; null when another instance holds it. */
@@ -126,6 +131,7 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
         { retention: a.store.retention, now: () => a.clock.now() },
         { days: a.config.retentionDays },
       ).then(tap((s) => a.metrics.aged(s))),
+    purgeOrderKeys: () => a.store.orderRequests.purgeExpired(),
     closeExpired: (options) =>
       closeExpiredOrders(
         { store: a.store, checkout: a.checkout, logger: a.logger },
@@ -142,6 +148,7 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
     report: jobs.dailyReport,
     authorizations: jobs.watchAuthorizations,
     retention: jobs.ageOut,
+    'idempotency-keys': jobs.purgeOrderKeys,
     expiry: () => jobs.closeExpired(),
   };
   return { ...jobs, work, run: (name) => locked(name, work[name]), underLock: locked };

@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
-import { DEFAULT_BUDGET } from '../client/budget.js';
 import type { Config } from '../config.js';
 import {
   createPool,
@@ -10,16 +9,15 @@ import {
   migrate,
   requireDatabase,
 } from '../infra/database.js';
-import { RedisBudget } from '../infra/gateway-budget.js';
-import { OutageLog } from '../infra/outage-log.js';
-import { createRedis, type RedisHealth, redisRefusal } from '../infra/redis.js';
+import type { RedisBudget } from '../infra/gateway-budget.js';
+import type { RedisHealth } from '../infra/redis.js';
 import { createStore, type Store } from '../merchant/store/index.js';
 import { type Clock, systemClock } from '../shared/clock.js';
 import type { RandomSource } from '../shared/ids.js';
 import { once } from '../shared/once.js';
 import { SecretBox } from '../shared/secret-box.js';
 import { settleEncryptionKeys } from './encryption-keys.js';
-import { type ConnectOptions, connectGateway, type GatewayConnection } from './gateway.js';
+import type { ConnectOptions, GatewayConnection } from './gateway.js';
 import type { Shutdown } from './shutdown.js';
 
 export interface PartOptions
@@ -86,8 +84,12 @@ export interface KitParts {
 
 export function kitParts(o: PartOptions, shutdown: Shutdown): KitParts {
   const { config, logger, clock, random } = o;
+  // The modules of Redis, the budget and the gateway client are loaded by the first part that uses
+  // them: a CLI command that reads a table loads neither ioredis nor the client.
+  const redisModule = () => import('../infra/redis.js');
 
   const redisChecked = once(async () => {
+    const { redisRefusal } = await redisModule();
     const refusal = await redisRefusal(config.redisUrl);
     if (refusal) throw refusal;
   });
@@ -115,7 +117,11 @@ export function kitParts(o: PartOptions, shutdown: Shutdown): KitParts {
   });
 
   const redis = once(async (): Promise<RedisPart> => {
-    await redisChecked();
+    const [{ createRedis }, { OutageLog }] = await Promise.all([
+      redisModule(),
+      import('../infra/outage-log.js'),
+      redisChecked(),
+    ]);
     // Every client's failures in one log, paced by real time whatever clock the kit runs on.
     const outage = OutageLog.of('redis', logger, systemClock);
     const health = { failed: (e: Error) => outage.failed(e), available: () => outage.available() };
@@ -125,7 +131,11 @@ export function kitParts(o: PartOptions, shutdown: Shutdown): KitParts {
   });
 
   const budget = once(async (): Promise<RedisBudget> => {
-    const { redis: client } = await redis();
+    const [{ redis: client }, { DEFAULT_BUDGET }, { RedisBudget }] = await Promise.all([
+      redis(),
+      import('../client/budget.js'),
+      import('../infra/gateway-budget.js'),
+    ]);
     // One budget for the API key in every process of this kit (api, worker, scheduler, the CLI), in
     // two shares: checkout traffic's (checkout, landings, operators) and background work's (the
     // poller, recovery, the CLI's bulk commands), each with a part the other cannot take.
@@ -144,6 +154,7 @@ export function kitParts(o: PartOptions, shutdown: Shutdown): KitParts {
   });
 
   const gateway = once(async (): Promise<GatewayConnection> => {
+    const { connectGateway } = await import('./gateway.js');
     return connectGateway({
       ...o,
       shutdown,

@@ -15,14 +15,19 @@ export function shopperOrderOf(method: string, path: string): string | null {
   return (pays ? method === 'POST' : method === 'GET') ? decodeURIComponent(match[1]!) : null;
 }
 
-/** Keeps the secret a POST /orders answered (201), under its order's id. */
+/** Keeps the secret a POST /orders answered (201, or 200 for an Idempotency-Key's replay), under its order's id. */
 export function keepSecret(
   secrets: Map<string, string>,
   method: string,
   path: string,
   answer: { status: number; body: unknown },
 ): void {
-  if (method !== 'POST' || !/^\/orders\/?(?:[?#]|$)/.test(path) || answer.status !== 201) return;
+  if (
+    method !== 'POST' ||
+    !/^\/orders\/?(?:[?#]|$)/.test(path) ||
+    (answer.status !== 201 && answer.status !== 200)
+  )
+    return;
   const order = (answer.body as { data?: { order?: { id?: unknown; client_secret?: unknown } } } | null)?.data
     ?.order;
   if (typeof order?.id === 'string' && typeof order.client_secret === 'string')

@@ -14,13 +14,13 @@ export interface paths {
         };
         /**
          * Orders, and the review queue
-         * @description Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `created_from` (inclusive) and `created_to` (exclusive). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
+         * @description Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `reference` (the one order that carries it: what a 409 `DUPLICATE_REFERENCE` is about), `created_from` (inclusive) and `created_to` (exclusive). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
          */
         get: operations["listOrders"];
         put?: never;
         /**
          * Create an order
-         * @description An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`, made by anyone. Its `reference` is unique; without one the kit makes one (the order's id). A `reference` of the caller's own needs the storefront's or an operator's token (`Authorization: Bearer`): otherwise a stranger could take the shop's next reference first. The answer carries the order's `client_secret`, which no read shows again: the order's pay routes and its public view need it beside the id (`Order-Secret`), so that an order id seen in a URL or a log lets nobody pay it, spend its attempts or read it.
+         * @description An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`, made by anyone. Its `reference` is unique; without one the kit makes one (the order's id). A `reference` of the caller's own needs the storefront's or an operator's token (`Authorization: Bearer`): otherwise a stranger could take the shop's next reference first. The answer carries the order's `client_secret`, which no read shows again: the order's pay routes and its public view need it beside the id (`Order-Secret`), so that an order id seen in a URL or a log lets nobody pay it, spend its attempts or read it. With an `Idempotency-Key` the order is made once: the same key and body within 24 hours answer the order it made (200, `Idempotency-Replayed: true`) with its client secret, however many requests with it arrive at once; the same key with another body is a 409 `IDEMPOTENCY_KEY_REUSED`. A key belongs to the token that sent it (each operator's own, OPS_API_TOKEN's); without a token, every caller shares the keys, so a key must then be a secret (at least 16 characters: a UUID).
          */
         post: operations["createOrder"];
         delete?: never;
@@ -979,6 +979,92 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description The order an earlier request with the same `Idempotency-Key` and body made, as it now stands, and its client secret. */
+        ReplayedOrder: {
+            /** @example ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N */
+            id: string;
+            /** @description Sent to the gateway as the payment reference. */
+            reference: string;
+            /** @enum {string} */
+            status: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed" | "closed";
+            /** @description Minor units (cents): 1234 is 12.34 EUR. */
+            amount: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            amount_formatted: string;
+            currency: string;
+            description: string | null;
+            customer: ({
+                merchant_customer_id?: string;
+                first_name?: string;
+                last_name?: string;
+                /** Format: email */
+                email?: string;
+                phone?: string;
+                address?: string;
+                city?: string;
+                postal_code?: string;
+                country_code?: string;
+                /**
+                 * @description An IPv4 or IPv6 address.
+                 * @example 203.0.113.9
+                 * @example 2001:db8::1
+                 */
+                ip_address?: string;
+            } | components["schemas"]["ErasedCustomer"]) | null;
+            captured_amount: number | null;
+            captured_amount_formatted: string | null;
+            /** @description The gateway's running refunded total, in minor units. */
+            refunded_amount: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            refunded_amount_formatted: string;
+            /** @description What a chargeback took back while the order is disputed; 0 otherwise (a dispute won gives it back). */
+            disputed_amount: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            disputed_amount_formatted: string;
+            /** @description Why the last attempt failed: a gateway code. */
+            failure_code: string | null;
+            /** @description Set when money does not add up (another amount, a second capture). */
+            needs_review: boolean;
+            review_reason: string | null;
+            /** @description Why the order ended, once it did: `cancelled` (`POST /orders/{id}/cancel`) or `expired` (`ORDER_TTL`). A closed order takes no payment. Kept when money reaches it after all (a payment finished at the last second): the status then says the money, and the order is flagged for review. */
+            closed_reason: ("cancelled" | "expired") | null;
+            /** @description When the order ended; null while it is open. */
+            closed_at: string | null;
+            /** @description An authorized order: when its authorisation lapses unless captured or voided (the gateway says; null when it does not, and in every other status). */
+            capture_before: string | null;
+            payment: components["schemas"]["Payment"] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * @description The order's client secret, as the first answer gave it: kept sealed beside the key for its 24 hours.
+             * @example ocs_Gz8yX1vW3n4Q9pLk2sD7fB5hJ0mT6rEcA-_uYiOqZxw
+             */
+            client_secret: string;
+        };
+        /** @description The order's customer was erased (POST /customers/{id}/erase): names, email, phone, address, IP address and the shop's id for them are gone; the money is as it was. */
+        ErasedCustomer: {
+            /** @constant */
+            erased: true;
+            /**
+             * Format: date-time
+             * @description When the customer's personal data was erased.
+             */
+            erased_at: string;
+        };
+        /** @description The order's current payment attempt. */
+        Payment: {
+            attempt_id: string;
+            /** @enum {string} */
+            kind: "card" | "redirect";
+            mode: ("sale" | "auth") | null;
+            payment_method: string | null;
+            /** @description The saved card it pays with (`card_...`), or null. */
+            saved_card_id: string | null;
+            gateway_transaction_id: string | null;
+            payment_session_id: string | null;
+        };
         /** @description The order as operators see it, and its client secret: what `POST /orders` answers. */
         CreatedOrder: {
             /** @example ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N */
@@ -1043,28 +1129,6 @@ export interface components {
              */
             client_secret: string;
         };
-        /** @description The order's customer was erased (POST /customers/{id}/erase): names, email, phone, address, IP address and the shop's id for them are gone; the money is as it was. */
-        ErasedCustomer: {
-            /** @constant */
-            erased: true;
-            /**
-             * Format: date-time
-             * @description When the customer's personal data was erased.
-             */
-            erased_at: string;
-        };
-        /** @description The order's current payment attempt. */
-        Payment: {
-            attempt_id: string;
-            /** @enum {string} */
-            kind: "card" | "redirect";
-            mode: ("sale" | "auth") | null;
-            payment_method: string | null;
-            /** @description The saved card it pays with (`card_...`), or null. */
-            saved_card_id: string | null;
-            gateway_transaction_id: string | null;
-            payment_session_id: string | null;
-        };
         /** @description Field (dotted path) -> what is wrong with it. */
         FieldErrors: {
             [key: string]: string[];
@@ -1077,6 +1141,11 @@ export interface components {
             role: "admin" | "operator" | "finance" | "viewer" | "storefront";
             /** @description The roles that may do this. */
             allowed: ("admin" | "operator" | "finance" | "viewer" | "storefront")[];
+        };
+        /** @description The order the refusal is about. */
+        NamedOrder: {
+            /** @description The order (`ord_...`). */
+            order_id: string;
         };
         /** @description Which limit turned the request away, and for how long. */
         RateLimited: {
@@ -1846,6 +1915,7 @@ export interface operations {
                 needs_review?: "true" | "false";
                 status?: string;
                 currency?: string;
+                reference?: string;
                 created_from?: string;
                 created_to?: string;
                 limit?: string;
@@ -2008,7 +2078,10 @@ export interface operations {
     createOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the order once: a retry with the same key and body, within 24 hours, answers the order the first made, with its client secret. Any text up to 255 characters, kept only as a digest; without a token, at least 16 characters (a UUID). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2052,6 +2125,26 @@ export interface operations {
             };
         };
         responses: {
+            /** @description A replay: an earlier request with this `Idempotency-Key` and the same body made the order. The order as it now stands, and its `client_secret`; nothing new was made. */
+            200: {
+                headers: {
+                    /** @description The answer is a replay. */
+                    "Idempotency-Replayed": "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        /** @constant */
+                        code: "";
+                        data: {
+                            order: components["schemas"]["ReplayedOrder"];
+                        };
+                    };
+                };
+            };
             /** @description Created: `pending`. The order carries its `client_secret`, this once: the order's shopper routes need it. */
             201: {
                 headers: {
@@ -2089,7 +2182,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAUTHORIZED`: a `reference` was given without a token, or with a token nobody holds. */
+            /** @description `UNAUTHORIZED`: a `reference` was given without a token; or a `reference` or an `Idempotency-Key` came with a token nobody holds (a token that is sent must be good: it says whose key it is). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2128,7 +2221,7 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            /** @description `DUPLICATE_REFERENCE`: another order has this reference (`errors.reference`). */
+            /** @description `DUPLICATE_REFERENCE`: another order has this reference (`errors.reference`; `data.order_id` names it, and `GET /orders?reference=` finds it). `IDEMPOTENCY_KEY_REUSED`: this `Idempotency-Key` made another order (another amount, currency, reference, description or customer) within 24 hours; `data.order_id` names it to the token whose key it is (null without a token). Nothing was made. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2139,8 +2232,8 @@ export interface operations {
                         success: false;
                         message: string;
                         /** @enum {string} */
-                        code: "DUPLICATE_REFERENCE";
-                        data: null;
+                        code: "DUPLICATE_REFERENCE" | "IDEMPOTENCY_KEY_REUSED";
+                        data: components["schemas"]["NamedOrder"] | null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;

@@ -12,6 +12,7 @@ import { failureEnvelope, successEnvelope } from '../../shared/envelope.js';
 import { WEBHOOK_PATH } from '../webhooks/delivery-endpoint.js';
 import { merchantApi } from './api-document.js';
 import { cancelRoutes } from './cancel-routes.js';
+import { createOrderRoute } from './create-order.js';
 import { customerRoutes } from './customer-routes.js';
 import { disputeRoutes } from './dispute-routes.js';
 import { errorMiddleware, ok } from './errors.js';
@@ -106,6 +107,7 @@ export function createMerchantApp(
     ctx.body = ready ? successEnvelope(data, 'ready') : failureEnvelope('NOT_READY', 'not ready', { data });
   });
   router.post(WEBHOOK_PATH, deps.receiver);
+  createOrderRoute(router, routeDeps);
   merchantRoutes(router, routeDeps);
   cancelRoutes(router, routeDeps);
   landingRoutes(router, deps);

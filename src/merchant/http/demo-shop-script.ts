@@ -20,7 +20,7 @@ export interface DemoShopScript {
  * The script's modules: browser TypeScript with a tsconfig of its own (DOM, no Node), checked by
  * `npm run typecheck` and linted with the rest. Present in a source checkout (`npm start`, the tests).
  */
-const SOURCES = new URL('./demo-shop-script/', import.meta.url);
+export const SOURCES = new URL('./demo-shop-script/', import.meta.url);
 /**
  * The bundle `npm run build` writes beside this module's compiled form in dist/ (src/build-assets.ts):
  * what an image runs, which carries neither the sources nor esbuild.
@@ -28,31 +28,14 @@ const SOURCES = new URL('./demo-shop-script/', import.meta.url);
 export const BUNDLE = new URL('./demo-shop-script.bundle.js', import.meta.url);
 
 /**
- * The script's modules bundled by esbuild (a direct devDependency; tsx runs on it too), in memory.
- * Paths in the bundle's comments are relative to the sources, so the bundle (and its version) is the
- * same wherever the kit is checked out or started from. About 50 ms, once per process.
+ * The bundler, in a module of its own that the build leaves out (tsconfig.build.json): it imports
+ * esbuild, a devDependency, which an image does not install. Named by a URL rather than a literal
+ * import so that neither tsc nor the compiled kit follows it; a source run (tsx) loads it as it is.
  */
-export async function bundleDemoShopScript(sources: URL = SOURCES): Promise<string> {
-  // Imported here only: an image without devDependencies reads the bundle and never loads esbuild.
-  const esbuild = await import('esbuild');
-  // Its service process stays, idle (about 15 MB, a source run only): it keeps no process alive, and
-  // esbuild.stop() left it a zombie under the kit's process (esbuild 0.28).
-  const result = await esbuild.build({
-    entryPoints: [fileURLToPath(new URL('main.ts', sources))],
-    absWorkingDir: fileURLToPath(sources),
-    tsconfig: fileURLToPath(new URL('tsconfig.json', sources)),
-    bundle: true,
-    write: false,
-    format: 'iife',
-    platform: 'browser',
-    target: 'es2022',
-    // Non-ASCII as escapes: the file reads the same whatever charset it is taken in.
-    charset: 'ascii',
-    logLevel: 'silent',
-  });
-  const [output] = result.outputFiles;
-  if (!output) throw new Error("esbuild wrote no bundle of the demo shop's script");
-  return output.text;
+const BUNDLER = new URL('./demo-shop-bundler.ts', import.meta.url);
+/** What demo-shop-bundler.ts exports (a type import of it would put it back in the build). */
+interface Bundler {
+  bundleDemoShopScript(sources: URL): Promise<string>;
 }
 
 /**
@@ -65,7 +48,8 @@ export async function loadDemoShopScript(
   const sources = where.sources ?? SOURCES;
   const bundle = where.bundle ?? BUNDLE;
   let source: string;
-  if (existsSync(new URL('main.ts', sources))) source = await bundleDemoShopScript(sources);
+  if (existsSync(new URL('main.ts', sources)))
+    source = await ((await import(BUNDLER.href)) as Bundler).bundleDemoShopScript(sources);
   else if (existsSync(bundle)) source = await readFile(bundle, 'utf8');
   else
     throw new Error(

@@ -139,6 +139,26 @@ export const createdOrderSchema = orderSchema
     description: 'The order as operators see it, and its client secret: what `POST /orders` answers.',
   });
 
+/** What `POST /orders` answers again for an Idempotency-Key (issue 43, part 1). */
+export const replayedOrderSchema = orderSchema
+  .extend({
+    client_secret: z.string().meta({
+      description:
+        "The order's client secret, as the first answer gave it: kept sealed beside the key for its 24 hours.",
+      examples: ['ocs_Gz8yX1vW3n4Q9pLk2sD7fB5hJ0mT6rEcA-_uYiOqZxw'],
+    }),
+  })
+  .meta({
+    id: 'ReplayedOrder',
+    description:
+      'The order an earlier request with the same `Idempotency-Key` and body made, as it now stands, and its client secret.',
+  });
+
+/** A 409 that names an order: the one holding a reference, or the one an Idempotency-Key made. */
+export const namedOrderSchema = z
+  .object({ order_id: z.string().meta({ description: 'The order (`ord_...`).' }) })
+  .meta({ id: 'NamedOrder', description: 'The order the refusal is about.' });
+
 export const orderWithHistorySchema = orderSchema
   .extend({
     history: z.array(historyEntrySchema),

@@ -25,6 +25,7 @@ export function reviewRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth
       needsReview: q.needs_review,
       statuses: q.status,
       currency: q.currency,
+      reference: q.reference,
       createdFrom: q.created_from,
       createdTo: q.created_to,
       after,

@@ -14,7 +14,7 @@ import { payBySavedCard } from '../checkout/saved.js';
 import { HttpError, invalid, invalidState } from '../errors/http-error.js';
 import { may } from '../operators/roles.js';
 import { ORDER_SECRET_HEADER } from '../orders/client-secret.js';
-import { type OrderRules, orderRuleErrors } from '../orders/order-rules.js';
+import type { OrderRules } from '../orders/order-rules.js';
 import { InvalidTransition } from '../orders/status.js';
 import { OrderNotFound } from '../store/index.js';
 import type { AttemptRecord, OperationKind, OperationRecord, OrderRecord } from '../store/records.js';
@@ -22,12 +22,11 @@ import { requireCustomer, requireOrderToken } from './customer-auth.js';
 import { jsonBody, ok, parse, parseQuery, validate } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
 import { clientAddress, clientKey, enforce, orderKey } from './limits.js';
-import { actorOf, bearerOf, type OpsAuth } from './ops-auth.js';
+import { actorOf, type OpsAuth } from './ops-auth.js';
 import { shopperOrder } from './order-access.js';
 import { customerIdOfOrder, customersCard, usable, vouchSavedCardPayment } from './saved-cards.js';
 import {
   captureSchema,
-  createOrderSchema,
   methodsQuerySchema,
   payCardSchema,
   payRedirectSchema,
@@ -53,34 +52,6 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     const order = await existing(orderId);
     return orderView(order, await currentAttempt(order));
   };
-
-  router.post('/orders', async (ctx) => {
-    await enforce(deps.limits, [['orders_per_address', clientKey(ctx)]]);
-    const body = parse(createOrderSchema, await jsonBody(ctx));
-    // Anyone may make an order; only the shop names one, or a stranger could take the shop's next
-    // reference first (the shop's own order would then be a 409). Without one, the kit makes one.
-    if (body.reference !== undefined) {
-      if (bearerOf(ctx) === '')
-        throw new HttpError(
-          401,
-          'UNAUTHORIZED',
-          "A reference of your own needs the storefront's or an operator's token (Authorization: Bearer); leave reference out and the kit makes one.",
-        );
-      await deps.ops.require(ctx, 'orders.reference');
-    }
-    const refused = orderRuleErrors(deps.orderRules, body.currency, body.minor);
-    if (refused) throw invalid(refused);
-    const { order, clientSecret } = await orders.create({
-      amountMinor: body.minor,
-      currency: body.currency,
-      reference: body.reference,
-      description: body.description,
-      customer: body.customer,
-    });
-    // The client secret, once: the shopper's routes of this order need it (order-access.ts). No read
-    // of the order shows it again; the kit keeps only its hash.
-    ok(ctx, { order: { ...orderView(order), client_secret: clientSecret } }, 201, 'Order created.');
-  });
 
   /**
    * Who holds an order's client secret (the shopper's browser, the storefront that made it) reads

@@ -292,6 +292,11 @@ export const orderListQuerySchema = z.object({
     .transform((list) => list as OrderStatus[])
     .optional(),
   currency: currency.optional(),
+  /** The order that carries this reference (unique: at most one). */
+  reference: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 printable characters without spaces')
+    .optional(),
   /** Created from here (inclusive). */
   created_from: isoTime.optional(),
   /** Created before here (exclusive). */

@@ -14,6 +14,7 @@ import { InboxStore } from './inbox.js';
 import { defineModels } from './models.js';
 import { OperationStore } from './operations.js';
 import { OperatorStore } from './operators.js';
+import { OrderRequestStore } from './order-requests.js';
 import { OrderWriter } from './order-writer.js';
 import { OrderStore } from './orders.js';
 import { OutboxStore } from './outbox.js';
@@ -31,6 +32,8 @@ import { UnmatchedMoneyStore } from './unmatched.js';
  */
 export interface Store {
   orders: OrderStore;
+  /** The Idempotency-Keys of POST /orders, each with the order it made. */
+  orderRequests: OrderRequestStore;
   /** Orders that end: closing one, and those ORDER_TTL may end. */
   closures: ClosureStore;
   attempts: AttemptStore;
@@ -61,7 +64,7 @@ export interface StoreDeps {
   transitionPool: Pool;
   clock: Clock;
   random: RandomSource;
-  /** Seals the webhook signing secrets and saved cards' vault tokens. */
+  /** Seals the webhook signing secrets, saved cards' vault tokens and the client secrets kept for a replay. */
   box: SecretBox;
 }
 
@@ -72,8 +75,10 @@ export function createStore({ sequelize, pool, transitionPool, clock, random, bo
   const history = new HistoryStore(models);
   const audit = new AuditStore(models, clock);
   const disputes = new DisputeStore(sequelize, models, writer);
+  const orders = new OrderStore(sequelize, models, writer, clock, random);
   return {
-    orders: new OrderStore(models, writer, clock, random),
+    orders,
+    orderRequests: new OrderRequestStore(models, orders, box, clock),
     closures: new ClosureStore(sequelize, models, writer),
     attempts: new AttemptStore(pool, models),
     history,
@@ -99,6 +104,7 @@ export type { AuditEntry, AuditLine } from './audit.js';
 export type { Closed, CloseRequest, ExpiryCursor, Standing as ClosingStanding } from './closures.js';
 export { isDispute, type LoseRefusal } from './disputes.js';
 export { OperatorExists } from './operators.js';
+export type { OrderOnce, OrderRequestKey } from './order-requests.js';
 export type {
   Change,
   CreatedOrder,

@@ -67,6 +67,17 @@ export type SavedCardRow = Row<
 >;
 /** When the kit last had the gateway's list of a customer's saved cards. */
 export type SavedCardSyncRow = Row<{ customer_id: string; synced_at: Date }>;
+/** An Idempotency-Key of POST /orders and the order it made (store/order-requests.ts). */
+export interface OrderRequestColumns {
+  key_digest: string;
+  scope: string;
+  request_digest: string;
+  order_id: string;
+  client_secret_sealed: string;
+  created_at: Date;
+  expires_at: Date;
+}
+export type OrderRequestRow = Row<OrderRequestColumns>;
 
 export interface Models {
   Order: ModelStatic<OrderRow>;
@@ -82,6 +93,7 @@ export interface Models {
   Audit: ModelStatic<AuditRow>;
   SavedCard: ModelStatic<SavedCardRow>;
   SavedCardSync: ModelStatic<SavedCardSyncRow>;
+  OrderRequest: ModelStatic<OrderRequestRow>;
 }
 
 // Factories: Sequelize writes into attribute definitions, so two attributes must never share one object.
@@ -252,6 +264,19 @@ export function defineModels(sequelize: Sequelize): Models {
     { customer_id: { type: DataTypes.STRING(255), primaryKey: true }, synced_at: when() },
     options('saved_card_syncs'),
   );
+  const OrderRequest = sequelize.define<OrderRequestRow>(
+    'OrderRequest',
+    {
+      key_digest: { type: DataTypes.CHAR(43), primaryKey: true },
+      scope: str(32, false),
+      request_digest: { type: DataTypes.CHAR(43), allowNull: false },
+      order_id: str(32, false),
+      client_secret_sealed: str(255, false),
+      created_at: when(),
+      expires_at: when(),
+    },
+    options('order_requests'),
+  );
   return {
     Order,
     Attempt,
@@ -266,6 +291,7 @@ export function defineModels(sequelize: Sequelize): Models {
     Audit,
     SavedCard,
     SavedCardSync,
+    OrderRequest,
   };
 }
 

@@ -1,4 +1,5 @@
-import { Op, UniqueConstraintError } from 'sequelize';
+import { Op, type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
+import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { isErased } from '../customers/erasure.js';
@@ -24,7 +25,27 @@ export { OrderNotFound };
 
 export class DuplicateReference extends Error {
   override name = 'DuplicateReference';
+  constructor(
+    message: string,
+    /** The order that holds the reference (null when it could not be read: gone meanwhile). */
+    readonly orderId: string | null = null,
+  ) {
+    super(message);
+  }
 }
+
+/** A new order's id and secret, before its row is written: what a claim made with it keeps. */
+export interface OrderToBe {
+  orderId: string;
+  clientSecret: string;
+  now: Date;
+}
+
+/**
+ * Rows that stand or fall with a new order, written first in its transaction (an Idempotency-Key's
+ * row: store/order-requests.ts). A claim that throws makes no order.
+ */
+export type OrderClaim = (order: OrderToBe, tx: Transaction) => Promise<void>;
 
 /** A new order, and its client secret: answered by POST /orders once, kept nowhere. */
 export interface CreatedOrder {
@@ -160,6 +181,7 @@ export function beforeAttempt(order: OrderRecord): OrderBeforeAttempt {
  */
 export class OrderStore {
   constructor(
+    private readonly sequelize: Sequelize,
     private readonly models: Models,
     private readonly writer: OrderWriter,
     private readonly clock: Clock,
@@ -168,36 +190,46 @@ export class OrderStore {
 
   /**
    * A new order is a row, not a change: nothing happened to it yet, so it has no history or event.
-   * Its client secret is made here and answered once; the row keeps only its hash.
+   * Its client secret is made here and answered once; the row keeps only its hash. With a `claim`,
+   * the claim's rows are written first, in one transaction with the order's: both or neither.
+   * A reference another order holds is DuplicateReference, naming that order.
    */
-  async create(input: NewOrder): Promise<CreatedOrder> {
+  async create(input: NewOrder, claim?: OrderClaim): Promise<CreatedOrder> {
     const id = randomId('ord_', this.random);
     const clientSecret = newClientSecret(this.random);
     const now = new Date(this.clock.now());
+    const values = {
+      id,
+      reference: input.reference ?? id,
+      amount_minor: input.amountMinor,
+      currency: input.currency,
+      description: input.description ?? null,
+      customer: input.customer ?? null,
+      status: 'pending' as const,
+      captured_minor: null,
+      failure_code: null,
+      review_reason: null,
+      resolved_reasons: null,
+      current_attempt_id: null,
+      created_at: now,
+      updated_at: now,
+      client_secret_hash: clientSecretHash(clientSecret),
+    };
     try {
-      const row = await this.models.Order.create({
-        id,
-        reference: input.reference ?? id,
-        amount_minor: input.amountMinor,
-        currency: input.currency,
-        description: input.description ?? null,
-        customer: input.customer ?? null,
-        status: 'pending',
-        captured_minor: null,
-        failure_code: null,
-        review_reason: null,
-        resolved_reasons: null,
-        current_attempt_id: null,
-        created_at: now,
-        updated_at: now,
-        client_secret_hash: clientSecretHash(clientSecret),
-      });
+      const row = claim
+        ? await transaction(this.sequelize, async (tx) => {
+            await claim({ orderId: id, clientSecret, now }, tx);
+            return this.models.Order.create(values, { transaction: tx });
+          })
+        : await this.models.Order.create(values);
       // What it was not given (next_poll_at, say) is NULL, as the record says.
       return { order: orderRecord(row), clientSecret };
     } catch (error) {
-      if (error instanceof UniqueConstraintError)
-        throw new DuplicateReference(`reference ${input.reference} is already used`);
-      throw error;
+      // The order's own insert: its one unique column besides the id is the reference. A claim
+      // answers its own duplicates.
+      if (!(error instanceof UniqueConstraintError)) throw error;
+      const holder = input.reference === undefined ? null : await this.byReference(input.reference);
+      throw new DuplicateReference(`reference ${input.reference} is already used`, holder?.id ?? null);
     }
   }
 

@@ -18,16 +18,25 @@ const PAGE = 500;
 export async function resealColumn(
   model: ModelStatic<Model>,
   column: string,
-  aadOf: (id: string | number) => string,
+  aadOf: (id: string | number, row: Model) => string,
   box: SecretBox,
-  { where = {}, write = true }: { where?: WhereOptions; write?: boolean } = {},
+  {
+    where = {},
+    write = true,
+    read = [],
+  }: {
+    where?: WhereOptions;
+    write?: boolean;
+    /** Other columns the AAD is made of (`aadOf` reads them from the row). */
+    read?: readonly string[];
+  } = {},
 ): Promise<Resealed> {
   const key = model.primaryKeyAttribute;
   const found: Resealed = { resealed: 0, unopened: [] };
   let after: string | number | null = null;
   for (;;) {
     const rows: Model[] = await model.findAll({
-      attributes: [key, column],
+      attributes: [key, column, ...read],
       where: after === null ? where : { [Op.and]: [where, { [key]: { [Op.gt]: after } }] },
       order: [[key, 'ASC']],
       limit: PAGE,
@@ -37,7 +46,7 @@ export async function resealColumn(
       const sealed = row.get(column) as string;
       let next: string | null;
       try {
-        next = box.resealed(sealed, aadOf(id));
+        next = box.resealed(sealed, aadOf(id, row));
       } catch (error) {
         if (!(error instanceof NotSealedHere)) throw error;
         found.unopened.push(id);

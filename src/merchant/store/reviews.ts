@@ -14,6 +14,8 @@ export interface OrderListQuery {
   needsReview?: boolean;
   statuses?: readonly OrderStatus[];
   currency?: string;
+  /** The order that carries this reference: at most one. */
+  reference?: string;
   /** Created from here (inclusive) to there (exclusive). */
   createdFrom?: Date;
   createdTo?: Date;
@@ -62,6 +64,7 @@ export class ReviewStore {
     if (q.needsReview !== undefined) where.push({ needs_review: q.needsReview });
     if (q.statuses && q.statuses.length > 0) where.push({ status: { [Op.in]: [...q.statuses] } });
     if (q.currency) where.push({ currency: q.currency });
+    if (q.reference !== undefined) where.push({ reference: q.reference });
     if (q.createdFrom) where.push({ created_at: { [Op.gte]: q.createdFrom } });
     if (q.createdTo) where.push({ created_at: { [Op.lt]: q.createdTo } });
     if (q.after)

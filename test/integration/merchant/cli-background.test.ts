@@ -178,7 +178,7 @@ describe('merchant: the CLI’s recover and poll beside a running kit', function
     expect(run.out).to.equal('');
   });
 
-  it('report writes the day as CSV, totals on stdout, exit 0; a bad --from is one line and exit 1', async () => {
+  it('report writes the day as CSV into --out (totals on stdout) or on stdout (totals on stderr), exit 0; a bad --from is one line and exit 1', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kit-report-'));
     const out = join(dir, 'day.csv');
     const today = new Date().toISOString().slice(0, 10);
@@ -192,6 +192,14 @@ describe('merchant: the CLI’s recover and poll beside a running kit', function
       `reconciliation of the orders created from ${today}T00:00:00.000Z to ${tomorrow}T00:00:00.000Z`,
     );
     expect(summary(run.out)).to.include({ orders: '3', mismatched: '0', 'written to': out });
+
+    // Without --out the CSV is stdout, byte for byte the file's, and the totals go to stderr.
+    const piped = await cli('report', '--from', today, '--to', tomorrow);
+    expect(piped.code, piped.err).to.equal(0);
+    expect(piped.out).to.equal(readFileSync(out, 'utf8'));
+    const said = lines(piped.err).filter((l) => !l.startsWith('{')); // the JSON log lines aside
+    expect(said[0]).to.equal(lines(run.out)[0]);
+    expect(summary(said.join('\n'))).to.include({ orders: '3', mismatched: '0', 'written to': 'stdout' });
     for (const from of ['today', '2026-02-30']) {
       const bad = await cli('report', '--from', from, '--to', tomorrow, '--out', out);
       expect(bad.code, from).to.equal(1);

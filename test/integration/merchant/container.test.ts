@@ -117,7 +117,9 @@ describe('merchant: the container as it will run (the build, with plain node, NO
       for (const file of filesUnder(join(ROOT, 'dist')).filter((f) => f.endsWith('.js'))) {
         const text = readFileSync(file, 'utf8');
         const specifiers = [
-          ...text.matchAll(/^(?:import|export)\s[^;]*?\bfrom\s*['"]([^'"\n]+)['"]/gm), // static
+          // static: no parenthesis on the way to `from`, or a function's body (`export async function
+          // f(o) { const r = { from: g('--from'` ...) would read as an import of what follows
+          ...text.matchAll(/^(?:import|export)\s[^;()]*?\bfrom\s*['"]([^'"\n]+)['"]/gm),
           ...text.matchAll(/^import\s*['"]([^'"\n]+)['"]/gm), // for its effect
           ...text.matchAll(/\bimport\(\s*['"]([^'"\n]+)['"]\s*\)/g), // dynamic
         ];

@@ -64,6 +64,7 @@ describe('merchant: the encryption key over what the database holds sealed', fun
     await sequelize.query('DELETE FROM webhook_secrets');
     await sequelize.query('DELETE FROM saved_cards');
     await sequelize.query('DELETE FROM audit_log');
+    await sequelize.query('DELETE FROM order_requests');
     // What a kit running under key A left: a secret rotated away (still in its grace), the active one,
     // two saved cards.
     const a = storeUnder(KEY_A);
@@ -103,7 +104,7 @@ describe('merchant: the encryption key over what the database holds sealed', fun
     const told: unknown[] = [];
     const logger = { info: (fields: unknown) => void told.push(fields) };
     await settleEncryptionKeys(storeUnder(KEY_B, [KEY_C, KEY_A]), { rotating: true, logger });
-    expect(told).to.deep.equal([{ webhook_secrets: 2, saved_cards: 2 }]);
+    expect(told).to.deep.equal([{ webhook_secrets: 2, saved_cards: 2, order_secrets: 0 }]);
 
     // The new key alone now opens all of it; the old one nothing.
     const b = storeUnder(KEY_B);
@@ -116,6 +117,34 @@ describe('merchant: the encryption key over what the database holds sealed', fun
     // A second start with the same settings finds nothing left to move.
     await settleEncryptionKeys(storeUnder(KEY_B, [KEY_A]), { rotating: true, logger });
     expect(told).to.have.length(1);
+  });
+
+  it("an order's client secret kept for an Idempotency-Key replay: checked at start-up, sealed again, forgotten when lost", async () => {
+    const key = { scope: 'bootstrap', keyDigest: 'd'.repeat(43), requestDigest: 'r'.repeat(43) };
+    const made = await storeUnder(KEY_A).orderRequests.create(key, { amountMinor: 500, currency: 'EUR' });
+    expect(made.kind).to.equal('created');
+    const secret = made.kind === 'created' ? made.clientSecret : '';
+    // Only the order's secret left under key A: start-up under B is refused, naming it.
+    await sequelize.query('DELETE FROM webhook_secrets');
+    await sequelize.query('DELETE FROM saved_cards');
+    const error = await refusal(settleEncryptionKeys(storeUnder(KEY_B), { rotating: false }));
+    expect(error.line()).to.match(/^APP_ENCRYPTION_KEY: does not open the orders' client secrets kept/);
+    expect(error.line()).to.not.contain(secret);
+
+    const told: unknown[] = [];
+    await settleEncryptionKeys(storeUnder(KEY_B, [KEY_A]), {
+      rotating: true,
+      logger: { info: (fields: unknown) => void told.push(fields) },
+    });
+    expect(told).to.deep.equal([{ webhook_secrets: 0, saved_cards: 0, order_secrets: 1 }]);
+    const replay = await storeUnder(KEY_B).orderRequests.earlier(key);
+    expect(replay).to.deep.include({ kind: 'replayed', clientSecret: secret });
+
+    // Under a key that opens nothing: counted, then forgotten.
+    const lost = storeUnder(KEY_C);
+    expect(await lost.orderRequests.unopened()).to.deep.equal([key.keyDigest]);
+    expect(await lost.orderRequests.discardUnopened()).to.equal(1);
+    expect(await lost.orderRequests.earlier(key)).to.equal(null);
   });
 
   it('counting what no key opens changes nothing, even what a previous key would seal again', async () => {

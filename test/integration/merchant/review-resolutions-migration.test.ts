@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { Sequelize } from 'sequelize';
-import { createSequelize, ensureDatabase, migrator } from '../../../src/infra/database.js';
+import { createSequelize, ensureDatabase } from '../../../src/infra/database.js';
+import { migrator } from '../../../src/infra/migrator.js';
 import { ADMIN_URL, dropDatabases } from '../../support/process.js';
 
 /**

@@ -177,7 +177,7 @@ describe('the merchant API document', () => {
       // A route's own 503 beside STARTING is one of two envelopes.
       return (schema.anyOf ?? [schema]).flatMap((s) => s.properties.code.enum ?? []);
     };
-    expect(codes('/orders', 'post', '409')).to.deep.equal(['DUPLICATE_REFERENCE']);
+    expect(codes('/orders', 'post', '409')).to.deep.equal(['DUPLICATE_REFERENCE', 'IDEMPOTENCY_KEY_REUSED']);
     expect(codes('/orders/{id}', 'get', '404')).to.deep.equal(['NOT_FOUND']);
     expect(codes('/orders/{id}/capture', 'post', '503')).to.deep.equal(['OUTCOME_UNKNOWN', 'STARTING']);
     // Every route answers 503 STARTING while the kit starts (the port is bound before the app is ready).

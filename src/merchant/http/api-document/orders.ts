@@ -4,10 +4,12 @@ import { type ApiRoute, jsonAnswer } from '../../../shared/api-document.js';
 import {
   createdOrderSchema,
   failure,
+  namedOrderSchema,
   orderListSchema,
   orderSchema,
   orderWithHistorySchema,
   publicOrderSchema,
+  replayedOrderSchema,
   success,
 } from '../response-schemas.js';
 import { cancelSchema, createOrderSchema, orderListQuerySchema, reviewSchema } from '../schemas.js';
@@ -39,9 +41,17 @@ export const orderRoutes: ApiRoute[] = [
     operationId: 'createOrder',
     summary: 'Create an order',
     description:
-      "An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`, made by anyone. Its `reference` is unique; without one the kit makes one (the order's id). A `reference` of the caller's own needs the storefront's or an operator's token (`Authorization: Bearer`): otherwise a stranger could take the shop's next reference first. The answer carries the order's `client_secret`, which no read shows again: the order's pay routes and its public view need it beside the id (`Order-Secret`), so that an order id seen in a URL or a log lets nobody pay it, spend its attempts or read it.",
+      "An order in a currency the shop takes (`ORDER_CURRENCIES`) and at most `ORDER_MAX_AMOUNT`, made by anyone. Its `reference` is unique; without one the kit makes one (the order's id). A `reference` of the caller's own needs the storefront's or an operator's token (`Authorization: Bearer`): otherwise a stranger could take the shop's next reference first. The answer carries the order's `client_secret`, which no read shows again: the order's pay routes and its public view need it beside the id (`Order-Secret`), so that an order id seen in a URL or a log lets nobody pay it, spend its attempts or read it. With an `Idempotency-Key` the order is made once: the same key and body within 24 hours answer the order it made (200, `Idempotency-Replayed: true`) with its client secret, however many requests with it arrive at once; the same key with another body is a 409 `IDEMPOTENCY_KEY_REUSED`. A key belongs to the token that sent it (each operator's own, OPS_API_TOKEN's); without a token, every caller shares the keys, so a key must then be a secret (at least 16 characters: a UUID).",
     tags: ['Orders'],
     security: [{}, { opsToken: [] }],
+    requestParams: {
+      header: z.object({
+        'Idempotency-Key': z.string().min(1).max(255).optional().meta({
+          description:
+            'Makes the order once: a retry with the same key and body, within 24 hours, answers the order the first made, with its client secret. Any text up to 255 characters, kept only as a digest; without a token, at least 16 characters (a UUID).',
+        }),
+      }),
+    },
     requestBody: json(createOrderSchema, {
       amount: '12.34',
       currency: 'EUR',
@@ -53,14 +63,21 @@ export const orderRoutes: ApiRoute[] = [
         "Created: `pending`. The order carries its `client_secret`, this once: the order's shopper routes need it.",
         success(z.object({ order: createdOrderSchema })),
       ),
+      200: jsonAnswer(
+        'A replay: an earlier request with this `Idempotency-Key` and the same body made the order. The order as it now stands, and its `client_secret`; nothing new was made.',
+        success(z.object({ order: replayedOrderSchema })),
+        z.object({
+          'Idempotency-Replayed': z.literal('true').meta({ description: 'The answer is a replay.' }),
+        }),
+      ),
       401: jsonAnswer(
-        '`UNAUTHORIZED`: a `reference` was given without a token, or with a token nobody holds.',
+        '`UNAUTHORIZED`: a `reference` was given without a token; or a `reference` or an `Idempotency-Key` came with a token nobody holds (a token that is sent must be good: it says whose key it is).',
         failure(['UNAUTHORIZED']),
       ),
       ...forbidden,
       409: jsonAnswer(
-        '`DUPLICATE_REFERENCE`: another order has this reference (`errors.reference`).',
-        failure(['DUPLICATE_REFERENCE']),
+        '`DUPLICATE_REFERENCE`: another order has this reference (`errors.reference`; `data.order_id` names it, and `GET /orders?reference=` finds it). `IDEMPOTENCY_KEY_REUSED`: this `Idempotency-Key` made another order (another amount, currency, reference, description or customer) within 24 hours; `data.order_id` names it to the token whose key it is (null without a token). Nothing was made.',
+        failure(['DUPLICATE_REFERENCE', 'IDEMPOTENCY_KEY_REUSED'], namedOrderSchema.nullable()),
       ),
       422: invalidInput,
       ...rateLimited(`too many orders from this client address (\`orders_per_address\`), or ${WRONG_TOKENS}`),
@@ -160,7 +177,7 @@ export const reviewQueueRoutes: ApiRoute[] = [
     operationId: 'listOrders',
     summary: 'Orders, and the review queue',
     description:
-      'Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `created_from` (inclusive) and `created_to` (exclusive). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).',
+      'Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `reference` (the one order that carries it: what a 409 `DUPLICATE_REFERENCE` is about), `created_from` (inclusive) and `created_to` (exclusive). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).',
     tags: ['Operator'],
     security: OPS,
     requestParams: { query: orderListQuerySchema },

@@ -1,0 +1,32 @@
+import { cliActor, systemUser } from '../input.js';
+import type { KitSession } from '../kit-session.js';
+
+/** `keys discard-lost` (registered in ../keys.ts). */
+export async function discardLost(kit: KitSession, options: { yes?: boolean; by?: string }) {
+  const actor = cliActor(options.by, systemUser);
+  // Not the start-up's check of the key: what no key opens is what this command is for.
+  const store = await kit.store({ keyCheck: false });
+  const cards = await store.savedCards.unopened();
+  if (options.yes !== true) {
+    const secrets = await store.secrets.unopened();
+    console.log(
+      `${secrets} webhook secret(s) in use and ${cards.length} active saved card(s) do not open under the keys given; --yes discards them`,
+    );
+    const keys = (await store.orderRequests.unopened()).length;
+    if (keys > 0)
+      console.log(
+        `${keys} Idempotency-Key(s) of POST /orders keep a client secret that does not open; --yes forgets them (a retry with one makes a new order)`,
+      );
+    return;
+  }
+  const secrets = await store.secrets.discardUnopened();
+  for (const card of cards) await store.savedCards.revoke(card.customerId, card.id, { actor });
+  const keys = await store.orderRequests.discardUnopened();
+  console.log(
+    `discarded ${secrets} webhook secret(s), revoked ${cards.length} saved card(s), forgot ${keys} Idempotency-Key(s) of POST /orders`,
+  );
+  if (secrets > 0)
+    console.log(
+      'the gateway still signs with a discarded secret: `npm run cli -- webhook rotate` gets a new one',
+    );
+}
