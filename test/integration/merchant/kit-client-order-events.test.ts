@@ -44,6 +44,8 @@ function summary(event: OrderEvent): string {
       return `refunded ${order.refunded_amount_formatted} ${order.currency}`;
     case 'order.failed':
       return `failed: ${order.failure_code}`;
+    case 'order.closed':
+      return `closed: ${order.closed_reason}`;
     case 'order.voided':
     case 'order.cancelled':
     case 'order.expired':

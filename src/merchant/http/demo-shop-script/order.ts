@@ -119,6 +119,7 @@ const TONES: Partial<Record<ShownOrder['status'], 'good' | 'wait' | 'bad'>> = {
   failed: 'bad',
   cancelled: 'bad',
   expired: 'bad',
+  closed: 'bad',
 };
 
 type Row = [term: string, value: string | null | undefined];
