@@ -1,8 +1,9 @@
 import type { Context } from 'koa';
-import { escapeHtml, HEAD_START } from '../../shared/html.js';
+import { escapeHtml } from '../../shared/html.js';
 import { type CurrencyCode, formatMoney } from '../../shared/money.js';
 import type { OrderStatus } from '../orders/status.js';
 import type { OrderRecord } from '../store/records.js';
+import { page } from './page-shell.js';
 
 /** Seconds between two reloads of a landing whose payment is still being confirmed. */
 export const REFRESH_SECONDS = 3;
@@ -190,18 +191,6 @@ export function landingPage(ctx: Context, order: OrderRecord | null, view: Landi
   ctx.body = html;
 }
 
-const STYLE = `body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1f2933;line-height:1.5}
-.card{border:1px solid #d9dee3;border-top:6px solid #7b8794;border-radius:8px;padding:1.25rem 1.5rem}
-.card>:last-child{margin-bottom:0}
-.tone-good{border-top-color:#2f9e44}.tone-wait{border-top-color:#f59f00}.tone-bad{border-top-color:#e03131}.tone-info{border-top-color:#1c7ed6}
-h1{font-size:1.5rem;line-height:1.25;margin:0 0 .75rem;text-wrap:balance}
-.next{margin:0 0 1rem}
-dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.25rem 1rem;margin:0;padding-top:1rem;border-top:1px solid #eef0f2}
-dt{color:#616e7c}dd{margin:0;font-weight:600;overflow-wrap:break-word}
-.hint{color:#616e7c;font-size:.9rem;margin:1rem 0 0}
-.continue{margin:1rem 0 0;font-weight:600}
-.back{margin:1.5rem 0 0}`;
-
 /**
  * The kit's own `/`, where "Back to the shop" leads while SHOP_URL is not set: a shopper who follows
  * it reads a page, not an API's 404.
@@ -215,14 +204,4 @@ export function homePage(ctx: Context): void {
 <p class="next">This address handles the shop's payments; it has no storefront of its own.</p>
 <p class="hint">For the shop's developers: set <code>SHOP_URL</code> so that the payment pages link back to your storefront.</p></main>`,
   );
-}
-
-/** A whole page; `refresh` is a meta refresh's content (no script anywhere). */
-function page(title: string, refresh: string | null, body: string): string {
-  const meta = refresh ? `\n<meta http-equiv="refresh" content="${escapeHtml(refresh)}">` : '';
-  return `<!doctype html><html lang="en"><head>${HEAD_START}<title>${escapeHtml(title)}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">${meta}
-<style>${STYLE}</style></head>
-<body>${body}</body></html>`;
 }

@@ -1,7 +1,8 @@
 /** Finance's reads: the reconciliation report and the audit export. */
 import type { ApiRoute } from '../../../shared/api-document.js';
+import { auditSchema, reportSchema } from '../finance-schemas.js';
 import { reportQuerySchema } from '../report-routes.js';
-import { auditSchema, reportSchema, success } from '../response-schemas.js';
+import { success } from '../response-schemas.js';
 import { auditQuerySchema } from '../schemas.js';
 import { databaseDown, forbidden, internal, invalidInput, OPS, unauthorized } from './common.js';
 

@@ -1,13 +1,8 @@
 /** Gateway money with no order: listed, attached to an order, resolved with a note. */
 import { z } from 'zod';
 import { type ApiRoute, jsonAnswer } from '../../../shared/api-document.js';
-import {
-  failure,
-  invalidStateSchema,
-  orderSchema,
-  success,
-  unmatchedMoneySchema,
-} from '../response-schemas.js';
+import { unmatchedMoneySchema } from '../finance-schemas.js';
+import { failure, invalidStateSchema, orderSchema, success } from '../response-schemas.js';
 import { attachSchema, resolveSchema, unmatchedListQuerySchema } from '../schemas.js';
 import {
   BY,
