@@ -5,7 +5,7 @@ import { suiteLogLines } from './log-sink.js';
 /**
  * Root hooks (.mocharc.json `require`): after the whole suite, every log line any kit or process of it
  * wrote is read once more. Card data never reaches a log (merchant.md, Card data), nor a signing
- * secret or an order's client secret; an expected refusal (4xx) logs no stack trace; and every line of a request names it.
+ * secret, an order's client secret or a payment link's token; an expected refusal (4xx) logs no stack trace; and every line of a request names it.
  */
 
 const json = (line: string): Record<string, unknown> | null => {
@@ -22,7 +22,9 @@ export const mochaHooks = {
     const lines = suiteLogLines;
     const leaks = lines.filter(
       (l) =>
-        TEST_CARDS.some((n) => l.includes(n)) || l.includes('whsec_') || /\bocs_[A-Za-z0-9_-]{43}/.test(l),
+        TEST_CARDS.some((n) => l.includes(n)) ||
+        l.includes('whsec_') ||
+        /\b(?:ocs|plt)_[A-Za-z0-9_-]{43}/.test(l),
     );
     expect(
       leaks.slice(0, 3),

@@ -209,6 +209,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/orders/{id}/payment-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a payment link for an order
+         * @description A URL of the kit's (`PUBLIC_BASE_URL/pay/<token>`) the shop sends its shopper (an invoice, an e-mail, a chat): each visit sends the browser to the order's open hosted checkout page, or opens a new hosted session of `payment_method` when none is open (the last one failed, was cancelled or expired). One payment at most, however often the link is opened or shared. While the link lives (`expires_in`: a minute to 30 days), the order does not end by `ORDER_TTL`; once it is over, the order ends as any other. `payment_method` must be one the gateway offers for the order's currency (and its customer's country, when the order names one): the gateway's list is asked first. An order may have several links. The token is in the URL alone and the kit keeps its SHA-256: the URL is shown this once. The order's history gets a line and the audit log an `order.payment_link` line, each naming who made it. Roles: storefront, operator, admin. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
+         */
+        post: operations["createPaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pay/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open a payment link
+         * @description What the shopper's browser opens (no credential: the token is the link). A visit sends the browser (303) to the order's open hosted checkout page, asking the gateway first whether the current session is still open; when none is, it opens a new hosted session of the link's method (the order's customer as the order names them, the device address the kit sees) and sends the browser there. Visits take the order's payment turn one at a time, so visits at once, from any number of browsers, go to one session: one payment at most. A paid order, a closed one and an expired link answer a small page saying so. Each visit that would ask the gateway counts toward `LIMIT_LANDING_PER_ADDRESS` and `LIMIT_LANDING_PER_ORDER`; past them it still answers, from the database (to a session it knows is open, else a 429 page).
+         */
+        get: operations["visitPaymentLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/": {
         parameters: {
             query?: never;
@@ -1433,6 +1473,30 @@ export interface components {
             status: "disputed";
             disputed_amount: number;
         };
+        PaymentLink: {
+            /**
+             * @description The link as the records name it (`plk_...`): its history and audit lines.
+             * @example plk_7Tq2Lm9Xc4Vb1Nz8Rk3Wd6Ys
+             */
+            id: string;
+            /**
+             * Format: uri
+             * @description What the shopper opens: `PUBLIC_BASE_URL/pay/<token>`. Shown this once: the kit keeps only the token's SHA-256.
+             */
+            url: string;
+            order_id: string;
+            /** @description The hosted checkout a visit opens. */
+            payment_method: string;
+            /**
+             * Format: date-time
+             * @description Until then the link opens, and the order does not end by `ORDER_TTL`.
+             */
+            expires_at: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Who made it: `name (role)`. */
+            created_by: string;
+        };
         ReconciliationReport: {
             /** Format: date-time */
             from: string;
@@ -1672,9 +1736,9 @@ export interface components {
             /** @description The operator's id (`opr_...`: the name is proven by their token), `bootstrap` (OPS_API_TOKEN: the name is as given), `cli`, or the kit's setting (`AUTH_EXPIRY_POLICY`). */
             credential: string;
             /** @enum {string} */
-            action: "capture" | "refund" | "void" | "review.resolve" | "unmatched.attach" | "unmatched.resolve" | "dispute.lost" | "operator.add" | "operator.revoke" | "card.revoke" | "card.charge" | "customer.vouch" | "card.pay" | "customer.erase" | "order.cancel";
+            action: "capture" | "refund" | "void" | "review.resolve" | "unmatched.attach" | "unmatched.resolve" | "dispute.lost" | "operator.add" | "operator.revoke" | "card.revoke" | "card.charge" | "customer.vouch" | "card.pay" | "customer.erase" | "order.cancel" | "order.payment_link";
             order_id: string | null;
-            /** @description What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`), erased customer (`cer_`: a keyed digest of their id, never the id). */
+            /** @description What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`), erased customer (`cer_`: a keyed digest of their id, never the id), payment link (`plk_`). */
             subject_id: string | null;
             currency: string | null;
             amount: number | null;
@@ -4570,6 +4634,375 @@ export interface operations {
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
                     } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+        };
+    };
+    createPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order id (`ord_...`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_in": 604800,
+                 *       "payment_method": "ideal"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Seconds the link lives: a minute to 30 days.
+                     * @example 604800
+                     */
+                    expires_in: number;
+                    /** @description The hosted checkout's method a visit opens (`ideal`, `psc`, ...). */
+                    payment_method: string;
+                    by?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Made. `payment_link.url` is what the shopper opens; it is not shown again. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        /** @constant */
+                        code: "";
+                        data: {
+                            payment_link: components["schemas"]["PaymentLink"];
+                        };
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: the body could not be read. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "BAD_REQUEST";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: no `Authorization: Bearer <token>`, or a token nobody holds (unknown, or revoked): an operator's own token or OPS_API_TOKEN. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                        data: components["schemas"]["Forbidden"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: no order has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /** @description `ORDER_CLOSED`: the order ended (`closed`: cancelled, or expired by `ORDER_TTL`; `data.closed_reason`). `ORDER_PAID`: the order holds money (paid, authorised, refunded, disputed): there is nothing to pay. `INVALID_STATE`: the order is past paying for (`voided`). `PAYMENT_IN_PROGRESS`: a payment of the order was under way for the whole wait (20 s); try again after `Retry-After`. Nothing was made; `data.order` is the order as it stands. */
+            409: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "ORDER_CLOSED" | "ORDER_PAID" | "INVALID_STATE" | "PAYMENT_IN_PROGRESS";
+                        data: {
+                            order: components["schemas"]["Order"];
+                            /** @enum {string} */
+                            status?: "pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed" | "closed";
+                            closed_reason?: ("cancelled" | "expired") | null;
+                            allowed?: ("pending" | "requires_action" | "authorized" | "paid" | "partially_refunded" | "refunded" | "voided" | "failed" | "cancelled" | "expired" | "disputed" | "closed")[];
+                        };
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: the body is over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: `errors` names each field: `expires_in` (whole seconds, 60 to 2592000), `payment_method` (missing, or not one the gateway offers for this order: the message lists those it does). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: too many wrong bearer tokens from this client address (`token_failures_per_address`); a right token is never refused for them (`data.limit` names the one spent; each is a setting). Nothing was done; send the request again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        data: components["schemas"]["RateLimited"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `GATEWAY_ERROR`: the gateway refused the kit's request (a revoked key, a missing scope): the operator's to fix, not the caller's. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "GATEWAY_ERROR";
+                        data: {
+                            /** @description The gateway's own error code. */
+                            gateway_code: string;
+                        } | null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `GATEWAY_UNAVAILABLE`: the gateway's list of methods could not be read (down, or slowing the key down); `GATEWAY_BUSY`: the API key's budget for checkout traffic is spent for now; `UNAVAILABLE`: the database cannot be reached. Nothing was made: send the request again (after `Retry-After` when given). `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "GATEWAY_UNAVAILABLE" | "GATEWAY_BUSY" | "UNAVAILABLE";
+                        data: {
+                            gateway_code: string;
+                        } | null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+        };
+    };
+    visitPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link's token (`plt_...`). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page in words (`data-link` on its `main`): the order is already paid (`paid`), closed (`ended`), a payment of it is being confirmed (`wait`), or the gateway refused to open a session (`refused`: a provider refusal, the failed-attempt cap). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description To the order's hosted checkout page (the gateway's), open or just opened. */
+            303: {
+                headers: {
+                    /** @description The hosted checkout page. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No link has this token: a page that says so. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /** @description The link has expired: a page that says so (a paid or closed order says that instead). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Over the limits, with no open session known: a page asking to wait a minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description The gateway could not open a session now: nothing was charged; a page asking to try again. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": {
                         /** @constant */
                         success: false;
                         message: string;

@@ -20,7 +20,11 @@ export async function payByRedirect(
   return inTurn(deps, orderId, () => redirectPayment(deps, orderId, input));
 }
 
-async function redirectPayment(
+/**
+ * The redirect payment itself, for a caller that holds the order's payment turn already (a payment
+ * link's visit, which decides in the turn whether to open one): never outside it.
+ */
+export async function redirectPayment(
   deps: CheckoutDeps,
   orderId: string,
   input: { paymentMethod: string; customer?: CustomerInput },

@@ -15,6 +15,7 @@ import { landingRoutes } from './api-document/landings.js';
 import { operationRoutes } from './api-document/operations.js';
 import { orderEventWebhooks } from './api-document/order-events.js';
 import { cancelRoutes, orderRoutes, reviewQueueRoutes } from './api-document/orders.js';
+import { paymentLinkRoutes } from './api-document/payment-links.js';
 import { paymentRoutes } from './api-document/payments.js';
 import { metricsRoutes, receiverAndHealthRoutes } from './api-document/platform.js';
 import { signInRoutes } from './api-document/sign-in.js';
@@ -161,6 +162,7 @@ The order events the kit sends to the shop's endpoints (\`SHOP_WEBHOOK_URLS\`) a
     ...paymentRoutes,
     ...operationRoutes,
     ...cancelRoutes,
+    ...paymentLinkRoutes,
     ...landingRoutes,
     ...receiverAndHealthRoutes,
     ...reconciliationRoutes,

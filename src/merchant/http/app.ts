@@ -20,6 +20,7 @@ import { landingRoutes } from './landing-routes.js';
 import { type MetricsEndpoint, metricsRoute } from './metrics-route.js';
 import { OpsAuth } from './ops-auth.js';
 import { mountOpsBoard, opsLoginRoutes } from './ops-board.js';
+import { paymentLinkRoutes } from './payment-link-routes.js';
 import { reportRoutes } from './report-routes.js';
 import { reviewRoutes } from './review-routes.js';
 import { merchantRoutes, type RouteDeps } from './routes.js';
@@ -110,6 +111,7 @@ export function createMerchantApp(
   createOrderRoute(router, routeDeps);
   merchantRoutes(router, routeDeps);
   cancelRoutes(router, routeDeps);
+  paymentLinkRoutes(router, routeDeps);
   landingRoutes(router, deps);
   reportRoutes(router, routeDeps);
   reviewRoutes(router, routeDeps);

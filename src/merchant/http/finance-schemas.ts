@@ -201,11 +201,12 @@ export const auditEntrySchema = z
       'card.pay',
       'customer.erase',
       'order.cancel',
+      'order.payment_link',
     ]),
     order_id: z.string().nullable(),
     subject_id: z.string().nullable().meta({
       description:
-        'What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`), erased customer (`cer_`: a keyed digest of their id, never the id).',
+        'What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`), erased customer (`cer_`: a keyed digest of their id, never the id), payment link (`plk_`).',
     }),
     currency: z.string().nullable(),
     amount: minor.nullable(),

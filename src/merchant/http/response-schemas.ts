@@ -385,3 +385,24 @@ export const customerTokenSchema = z
     }),
   })
   .meta({ id: 'CustomerToken' });
+
+/** A payment link (issue 43, part 3; src/merchant/http/payment-link-routes.ts, linkView). */
+export const paymentLinkSchema = z
+  .object({
+    id: z.string().meta({
+      description: 'The link as the records name it (`plk_...`): its history and audit lines.',
+      examples: ['plk_7Tq2Lm9Xc4Vb1Nz8Rk3Wd6Ys'],
+    }),
+    url: z.url().meta({
+      description:
+        "What the shopper opens: `PUBLIC_BASE_URL/pay/<token>`. Shown this once: the kit keeps only the token's SHA-256.",
+    }),
+    order_id: z.string(),
+    payment_method: z.string().meta({ description: 'The hosted checkout a visit opens.' }),
+    expires_at: timestamp.meta({
+      description: 'Until then the link opens, and the order does not end by `ORDER_TTL`.',
+    }),
+    created_at: timestamp,
+    created_by: z.string().meta({ description: 'Who made it: `name (role)`.' }),
+  })
+  .meta({ id: 'PaymentLink' });

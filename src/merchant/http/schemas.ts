@@ -4,6 +4,7 @@ import { customerSchema } from '../../shared/customer.js';
 import { parseIsoTime } from '../../shared/iso-time.js';
 import { isCurrencyCode, parseMajor } from '../../shared/money.js';
 import { DISPUTE_OUTCOMES } from '../orders/disputes.js';
+import { LINK_MAX_SECONDS, LINK_MIN_SECONDS } from '../orders/payment-links.js';
 import { REVIEW_RESOLUTIONS } from '../orders/review.js';
 import { ORDER_STATUSES, type OrderStatus } from '../orders/status.js';
 
@@ -207,6 +208,29 @@ export const voidSchema = keepsNoCardNumber(
 /** POST /orders/{id}/cancel: why, for the history and the audit log (issue 43, part 2). */
 export const cancelSchema = keepsNoCardNumber(
   z.object({ reason: z.string().max(255).optional(), by: decidedBy }),
+);
+
+/**
+ * POST /orders/{id}/payment-link (issue 43, part 3): how long the link lives, in whole seconds (a
+ * minute to 30 days), and the method its visits open a hosted checkout of.
+ */
+export const paymentLinkSchema = keepsNoCardNumber(
+  z.object({
+    expires_in: z
+      .number({
+        message: `is required: whole seconds, from ${LINK_MIN_SECONDS} to ${LINK_MAX_SECONDS} (30 days)`,
+      })
+      .int('must be a whole number of seconds')
+      .min(LINK_MIN_SECONDS, `must be at least ${LINK_MIN_SECONDS} seconds`)
+      .max(LINK_MAX_SECONDS, `must be at most ${LINK_MAX_SECONDS} seconds (30 days)`)
+      .meta({ description: 'Seconds the link lives: a minute to 30 days.', examples: [604800] }),
+    payment_method: z
+      .string({ message: 'is required: a payment method of the gateway (GET /payment-methods)' })
+      .min(1, 'is required')
+      .max(64)
+      .meta({ description: "The hosted checkout's method a visit opens (`ideal`, `psc`, ...)." }),
+    by: decidedBy,
+  }),
 );
 
 /** A list's `limit`: 1 to 1000, 100 when not given. */

@@ -138,11 +138,13 @@ async function expireInTurn(
 }
 
 function factsOf(standing: Standing) {
-  const { order, state } = standing;
+  const { order, state, heldUntil } = standing;
   return {
     status: order.status,
     closedReason: order.closed_reason,
     createdAt: order.created_at.getTime(),
     attempt: state,
+    // A live payment link keeps the order open (issue 43, part 3).
+    heldUntil: heldUntil?.getTime() ?? null,
   };
 }

@@ -33,7 +33,8 @@ export const PERMISSIONS = {
   /**
    * POST /orders with a `reference` of the caller's own: anyone may make an order, but only the shop
    * names it, or a stranger could take the shop's next reference first. The same roles end an order
-   * the shop made (POST /orders/{id}/cancel, issue 43): the shop's own acts on its orders.
+   * the shop made (POST /orders/{id}/cancel, issue 43) and make a payment link for it (POST
+   * /orders/{id}/payment-link): the shop's own acts on its orders.
    */
   'orders.reference': ['operator', 'storefront'],
   /** GET /reports/reconciliation. */

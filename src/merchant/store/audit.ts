@@ -11,7 +11,7 @@ export interface AuditEntry {
   actor: Actor;
   action: AuditAction;
   orderId?: string | null;
-  /** What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`), erased customer (`cer_`). */
+  /** What the act was on: the operation (`op_`), money (`umn_`), dispute (`dsp_`), operator (`opr_`), saved card (`card_`), erased customer (`cer_`), payment link (`plk_`). */
   subjectId?: string | null;
   amountMinor?: number | null;
   currency?: string | null;

@@ -4,7 +4,7 @@ import { type Actor, actorLabel } from '../operators/roles.js';
 import { type AttemptState, closing } from '../orders/closure.js';
 import { type CloseReason, RETRYABLE } from '../orders/status.js';
 import { auditStatement } from './audit.js';
-import { attemptRecord, type Models, orderRecord } from './models.js';
+import { attemptRecord, type Models, orderRecord, type PaymentLinkRow } from './models.js';
 import type { OrderWriter } from './order-writer.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
 
@@ -31,6 +31,8 @@ export interface Standing {
   attempt: AttemptRecord | null;
   /** What closure.ts reads of the attempt (null: none). */
   state: AttemptState | null;
+  /** The latest expiry of the order's payment links (issue 43, part 3): live until then, it stays open. */
+  heldUntil: Date | null;
 }
 
 /** Where a walk through the orders ORDER_TTL may end stands: after this order (by creation, then id). */
@@ -99,6 +101,9 @@ export class ClosureStore {
       ? await this.models.Attempt.findByPk(order.current_attempt_id)
       : null;
     const attempt = row && attemptRecord(row);
+    const heldUntil = await this.models.PaymentLink.max<Date | string | null, PaymentLinkRow>('expires_at', {
+      where: { order_id: orderId },
+    });
     return {
       order: orderRecord(order),
       attempt,
@@ -108,6 +113,7 @@ export class ClosureStore {
         // A hold not yet taken or ended (the holds job's): sealed, or erased and still to be ended.
         challengeOpen: row.hold_sealed !== null || row.hold_expires_at !== null,
       },
+      heldUntil: heldUntil == null ? null : utc(heldUntil),
     };
   }
 

@@ -18,6 +18,7 @@ import { OrderRequestStore } from './order-requests.js';
 import { OrderWriter } from './order-writer.js';
 import { OrderStore } from './orders.js';
 import { OutboxStore } from './outbox.js';
+import { PaymentLinkStore } from './payment-links.js';
 import { PollStore } from './polls.js';
 import { ReportStore } from './reports.js';
 import { RetentionStore } from './retention.js';
@@ -36,6 +37,8 @@ export interface Store {
   orderRequests: OrderRequestStore;
   /** Orders that end: closing one, and those ORDER_TTL may end. */
   closures: ClosureStore;
+  /** Payment links: made through the order's writer, found by their token's hash. */
+  paymentLinks: PaymentLinkStore;
   attempts: AttemptStore;
   history: HistoryStore;
   holds: HoldStore;
@@ -80,6 +83,7 @@ export function createStore({ sequelize, pool, transitionPool, clock, random, bo
     orders,
     orderRequests: new OrderRequestStore(models, orders, box, clock),
     closures: new ClosureStore(sequelize, models, writer),
+    paymentLinks: new PaymentLinkStore(models, writer, random),
     attempts: new AttemptStore(pool, models),
     history,
     holds: new HoldStore(sequelize, models, clock),
@@ -114,6 +118,7 @@ export type {
   TransitionTarget,
 } from './orders.js';
 export { DuplicateReference, OrderNotFound } from './orders.js';
+export type { MadeLink, NewLink } from './payment-links.js';
 export type { PollTarget } from './polls.js';
 export type * from './records.js';
 export type { ReportCursor, ReportSource } from './reports.js';

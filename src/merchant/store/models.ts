@@ -78,6 +78,17 @@ export interface OrderRequestColumns {
   expires_at: Date;
 }
 export type OrderRequestRow = Row<OrderRequestColumns>;
+/** A payment link (store/payment-links.ts): its token's hash, never the token. */
+export interface PaymentLinkColumns {
+  id: string;
+  order_id: string;
+  token_hash: string;
+  payment_method: string;
+  expires_at: Date;
+  created_at: Date;
+  created_by: string;
+}
+export type PaymentLinkRow = Row<PaymentLinkColumns>;
 
 export interface Models {
   Order: ModelStatic<OrderRow>;
@@ -94,6 +105,7 @@ export interface Models {
   SavedCard: ModelStatic<SavedCardRow>;
   SavedCardSync: ModelStatic<SavedCardSyncRow>;
   OrderRequest: ModelStatic<OrderRequestRow>;
+  PaymentLink: ModelStatic<PaymentLinkRow>;
 }
 
 // Factories: Sequelize writes into attribute definitions, so two attributes must never share one object.
@@ -277,6 +289,19 @@ export function defineModels(sequelize: Sequelize): Models {
     },
     options('order_requests'),
   );
+  const PaymentLink = sequelize.define<PaymentLinkRow>(
+    'PaymentLink',
+    {
+      id: id(),
+      order_id: str(32, false),
+      token_hash: { type: DataTypes.CHAR(43), allowNull: false, unique: true },
+      payment_method: str(64, false),
+      expires_at: when(),
+      created_at: when(),
+      created_by: str(96, false),
+    },
+    options('payment_links'),
+  );
   return {
     Order,
     Attempt,
@@ -292,6 +317,7 @@ export function defineModels(sequelize: Sequelize): Models {
     SavedCard,
     SavedCardSync,
     OrderRequest,
+    PaymentLink,
   };
 }
 

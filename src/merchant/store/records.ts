@@ -151,6 +151,20 @@ export interface SavedCardRecord {
   revoked_by: string | null;
 }
 
+/**
+ * A payment link of an order (issue 43, part 3): what it pays with and until when. Its token is kept
+ * as a hash alone, and stays out of the record.
+ */
+export interface PaymentLinkRecord {
+  id: string;
+  order_id: string;
+  payment_method: string;
+  expires_at: Date;
+  created_at: Date;
+  /** Who made it, as the history names them: `name (role)`. */
+  created_by: string;
+}
+
 /** What the audit keeps of an act. */
 export type AuditAction =
   | 'capture'
@@ -171,7 +185,9 @@ export type AuditAction =
   /** A customer's personal data erased (issue 43): the subject is their reference (`cer_`), never their id. */
   | 'customer.erase'
   /** An order cancelled (POST /orders/{id}/cancel): closed, its authorisation voided first if it had one. */
-  | 'order.cancel';
+  | 'order.cancel'
+  /** A payment link made for an order (POST /orders/{id}/payment-link): the subject is the link (`plk_`). */
+  | 'order.payment_link';
 
 /** One line of the audit log: who (name, role, credential) did what, on what, and why. */
 export interface AuditRecord {

@@ -3,7 +3,7 @@ import type { ApiDocument } from '../../../src/shared/api-document.js';
 import { documentProblems, responseChecker } from '../../support/api-document.js';
 import { event, poster, stateOf, storedSecret, wire } from '../../support/events.js';
 import { card } from '../../support/gateway.js';
-import { OPS_TOKEN, startTestKit, type TestKit } from '../../support/kit.js';
+import { OPS_TOKEN, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
 import { keepStraySale } from '../../support/unmatched.js';
 
 /**
@@ -215,6 +215,50 @@ describe('merchant API: real answers match GET /openapi.json', function () {
       body: {},
     });
     expect(conflict.body.code).to.equal('ORDER_PAID');
+  });
+
+  it('payment links (issue 43): made (201), refused (401, 404, 409, 422); visited: to the session (303), paid (200), expired (410), unknown (404)', async () => {
+    const id = await newOrder();
+    const body = { expires_in: 600, payment_method: 'ideal' };
+    const made = await call('POST', `/orders/${id}/payment-link`, '/orders/{id}/payment-link', 201, {
+      ops: true,
+      body,
+    });
+    const path = new URL(made.body.data.payment_link.url).pathname;
+    await call('POST', `/orders/${id}/payment-link`, '/orders/{id}/payment-link', 401, { body });
+    await call('POST', '/orders/ord_nobody/payment-link', '/orders/{id}/payment-link', 404, {
+      ops: true,
+      body,
+    });
+    await call('POST', `/orders/${id}/payment-link`, '/orders/{id}/payment-link', 422, {
+      ops: true,
+      body: { expires_in: 30, payment_method: 'bitcoin' },
+    });
+    const sent = await call('GET', path, '/pay/{token}', 303);
+    const checkout = sent.headers.get('location')!;
+    expect(checkout).to.match(/\/hosted\/checkout\/ps_/);
+    await pressButton(checkout, 'pay');
+    await call('GET', path, '/pay/{token}', 200);
+    const paid = await call('POST', `/orders/${id}/payment-link`, '/orders/{id}/payment-link', 409, {
+      ops: true,
+      body,
+    });
+    expect(paid.body.code).to.equal('ORDER_PAID');
+    const closed = await newOrder();
+    await call('POST', `/orders/${closed}/cancel`, '/orders/{id}/cancel', 200, { ops: true, body: {} });
+    await call('POST', `/orders/${closed}/payment-link`, '/orders/{id}/payment-link', 409, {
+      ops: true,
+      body,
+    });
+
+    const later = await newOrder();
+    const short = await call('POST', `/orders/${later}/payment-link`, '/orders/{id}/payment-link', 201, {
+      ops: true,
+      body: { expires_in: 60, payment_method: 'psc' },
+    });
+    t.sandboxClock.advance(61_000);
+    await call('GET', new URL(short.body.data.payment_link.url).pathname, '/pay/{token}', 410);
+    await call('GET', `/pay/plt_${'0'.repeat(43)}`, '/pay/{token}', 404);
   });
 
   it('the receiver: a signed event (200), a repeat (200), a bad signature (401), not an event (400)', async () => {

@@ -27,4 +27,13 @@ describe('infra: the path a request line logs (loggedPath)', () => {
     expect(logged).to.equal('/unmatched-money/\u3255\u2008[card number] \u1F96/resolve');
     expect(loggedPath('/orders/%FF%FE4242424242424242')).to.equal('/orders/\uFFFD\uFFFD[card number]');
   });
+
+  it("a payment link's token is never logged, however its path is spelled", () => {
+    const token = `plt_${'A'.repeat(43)}`;
+    expect(loggedPath(`/pay/${token}`)).to.equal('/pay/[token]');
+    expect(loggedPath(`/PAY/${token}`)).to.equal('/pay/[token]');
+    expect(loggedPath('/pay/plt_%41%41')).to.equal('/pay/[token]');
+    expect(loggedPath(`/pay/${token}/4242424242424242`)).to.equal('/pay/[token]/[card number]');
+    expect(loggedPath('/payment-methods')).to.equal('/payment-methods');
+  });
 });

@@ -68,12 +68,12 @@ describe('the merchant API document', () => {
     expect(() => expectDocumented(app, merchantApi, REGISTRY)).to.throw(/GET \/reports\/monthly/);
   });
 
-  it("puts the order list, capture, refund, void, cancel, reviews, the report, the audit, gateway money with no order, disputes, customer tokens, charges and erasures behind the ops bearer token, saved cards behind the customer token, an order's shopper routes behind its secret or a bearer token, with a 401 (a 403 where a role may not), and nothing else", () => {
+  it("puts the order list, capture, refund, void, cancel, payment links, reviews, the report, the audit, gateway money with no order, disputes, customer tokens, charges and erasures behind the ops bearer token, saved cards behind the customer token, an order's shopper routes behind its secret or a bearer token, with a 401 (a 403 where a role may not), and nothing else", () => {
     expect(document.components?.securitySchemes?.opsToken).to.include({ type: 'http', scheme: 'bearer' });
     for (const { method, path, operation } of operations) {
       const operator =
         (method === 'get' && path === '/orders') ||
-        /^\/orders\/\{id\}\/(capture|refund|void|review|cancel)$|^\/reports\/reconciliation$|^\/audit$|^\/unmatched-money(\/\{id\}\/(attach|resolve))?$|^\/disputes(\/\{id\}\/lost)?$|^\/customers\/\{id\}\/(tokens|charges|erase)$/.test(
+        /^\/orders\/\{id\}\/(capture|refund|void|review|cancel|payment-link)$|^\/reports\/reconciliation$|^\/audit$|^\/unmatched-money(\/\{id\}\/(attach|resolve))?$|^\/disputes(\/\{id\}\/lost)?$|^\/customers\/\{id\}\/(tokens|charges|erase)$/.test(
           path,
         );
       // An order's shopper routes: its secret (a header or the body, no scheme) or a bearer token.
