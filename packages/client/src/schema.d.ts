@@ -6776,6 +6776,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `BAD_REQUEST`: the body could not be read. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "BAD_REQUEST";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description `UNAUTHORIZED`: no `Authorization: Bearer <token>`, or a token nobody holds (unknown, or revoked): an operator's own token or OPS_API_TOKEN. */
             401: {
                 headers: {
@@ -6834,6 +6853,25 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
+            /** @description `VALIDATION_FAILED`: the body is over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
             /** @description `VALIDATION_FAILED`: `errors` names each field and what is wrong with it. */
             422: {
                 headers: {

@@ -54,6 +54,7 @@ export const customerRoutes: ApiRoute[] = [
     requestBody: json(customerTokenRequestSchema, { order_id: 'ord_4eC39HqLyjWDarjtT1zdp7dc' }),
     responses: {
       201: jsonAnswer('The token.', success(customerTokenSchema)),
+      ...unreadable,
       ...unauthorized,
       ...noCustomer,
       ...forbidden,
