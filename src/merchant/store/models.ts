@@ -50,7 +50,7 @@ export type CheckpointRow = Row<CheckpointRecord>;
 export type UnmatchedMoneyColumns = Omit<UnmatchedMoneyRecord, 'reference'> & { reference: string };
 export type UnmatchedMoneyRow = Row<
   UnmatchedMoneyColumns,
-  'seen_count' | 'resolution' | 'resolved_note' | 'resolved_by' | 'resolved_at'
+  'seen_count' | 'resolution' | 'resolved_note' | 'resolved_by' | 'resolved_at' | 'disputed_minor'
 >;
 
 export type DisputeRow = Row<DisputeRecord, 'outcome' | 'closed_at' | 'closed_by' | 'note'>;
@@ -187,6 +187,10 @@ export function defineModels(sequelize: Sequelize): Models {
       refunded_minor: { ...minor(false), defaultValue: 0 },
       currency: str(16, false),
       capture_before: when(true),
+      payment_status: str(32, false),
+      captured_minor: minor(true),
+      disputed_minor: { ...minor(false), defaultValue: 0 },
+      money_at: when(true),
       source: str(16, false),
       source_id: str(128, false),
       first_seen_at: when(),

@@ -1,5 +1,6 @@
 import type { OperatorRole } from '../operators/roles.js';
 import type { DisputeOutcome } from '../orders/disputes.js';
+import type { OrderStatus } from '../orders/status.js';
 import type { ATTEMPTS, INBOX, ORDERS, RecordOf } from './tables.js';
 
 /**
@@ -89,7 +90,8 @@ export const UNMATCHED_RESOLUTIONS: readonly UnmatchedResolution[] = ['open', 'a
 
 /**
  * A gateway transaction that names money and that no attempt of the kit holds (issue 19, part 1): one
- * row per transaction, with what the gateway said of it (the furthest news, never replaced by older).
+ * row per transaction, with what the gateway said of it (the latest news, never replaced by older) and
+ * its payment's money as an order's is read (issue 44).
  */
 export interface UnmatchedMoneyRecord {
   id: string;
@@ -101,9 +103,21 @@ export interface UnmatchedMoneyRecord {
   status: string;
   status_reason: string | null;
   amount_minor: number;
+  /** The payment's running refunded total (decide's PaymentState.refundedMinor: it only grows). */
   refunded_minor: number;
   currency: string;
   capture_before: Date | null;
+  /**
+   * Its payment as decide's rules read the records of it (issue 44; orders/unmatched-money.ts
+   * keptAfter): `paid`, `partially_refunded`, `refunded`, `disputed`, `authorized`, `voided`, ...
+   */
+  payment_status: OrderStatus;
+  /** What a sale or a capture took; null while no record has said (an auth, a refund's record). */
+  captured_minor: number | null;
+  /** What a chargeback took while the payment is disputed; 0 otherwise (a won dispute gives it back). */
+  disputed_minor: number;
+  /** The gateway's time of the latest record seen once money moved: orders a chargeback and its reversal. */
+  money_at: Date | null;
   /** The last observation that told of it: its source and the source's id (an event id). */
   source: string;
   source_id: string;
