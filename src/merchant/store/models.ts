@@ -15,6 +15,7 @@ import type {
   OperationRecord,
   OperatorRecord,
   OrderRecord,
+  ReversalRecord,
   SavedCardRecord,
   SecretRecord,
   UnmatchedMoneyRecord,
@@ -53,7 +54,11 @@ export type UnmatchedMoneyRow = Row<
   'seen_count' | 'resolution' | 'resolved_note' | 'resolved_by' | 'resolved_at' | 'disputed_minor'
 >;
 
-export type DisputeRow = Row<DisputeRecord, 'outcome' | 'closed_at' | 'closed_by' | 'note'>;
+export type DisputeRow = Row<
+  DisputeRecord,
+  'outcome' | 'charged_back_at' | 'closed_at' | 'closed_by' | 'note'
+>;
+export type ReversalRow = Row<ReversalRecord>;
 export type OperatorRow = Row<OperatorRecord, 'revoked_at' | 'revoked_by'>;
 export type AuditRow = Row<AuditRecord, 'id'>;
 /** The sealed vault token and its digest stay in the store (saved-cards.ts). */
@@ -100,6 +105,7 @@ export interface Models {
   Checkpoint: ModelStatic<CheckpointRow>;
   UnmatchedMoney: ModelStatic<UnmatchedMoneyRow>;
   Dispute: ModelStatic<DisputeRow>;
+  DisputeReversal: ModelStatic<ReversalRow>;
   Operator: ModelStatic<OperatorRow>;
   Audit: ModelStatic<AuditRow>;
   SavedCard: ModelStatic<SavedCardRow>;
@@ -214,12 +220,22 @@ export function defineModels(sequelize: Sequelize): Models {
       amount_minor: minor(false),
       currency: { type: DataTypes.CHAR(3), allowNull: false },
       outcome: { ...str(8, false), defaultValue: 'open' },
+      charged_back_at: when(true),
       opened_at: when(),
       closed_at: when(true),
       closed_by: str(64),
       note: str(512),
     },
     options('disputes'),
+  );
+  const DisputeReversal = sequelize.define<ReversalRow>(
+    'DisputeReversal',
+    {
+      attempt_id: { ...str(32, false), primaryKey: true },
+      reversed_at: { ...when(), primaryKey: true },
+      order_id: str(32, false),
+    },
+    options('dispute_reversals'),
   );
   const Operator = sequelize.define<OperatorRow>(
     'Operator',
@@ -316,6 +332,7 @@ export function defineModels(sequelize: Sequelize): Models {
     Checkpoint,
     UnmatchedMoney,
     Dispute,
+    DisputeReversal,
     Operator,
     Audit,
     SavedCard,

@@ -6,8 +6,10 @@ import { isErased } from '../customers/erasure.js';
 import { countsTowardCap, TooManyAttempts } from '../orders/attempt-cap.js';
 import { clientSecretHash, newClientSecret, secretMatches } from '../orders/client-secret.js';
 import { INITIAL_PAYMENT } from '../orders/decide.js';
+import type { DisputeBook } from '../orders/disputes.js';
 import { wasResolved, withReason } from '../orders/review.js';
 import { statusOnNewAttempt } from '../orders/status.js';
+import { bookOf } from './dispute-writes.js';
 import type { HistoryEntry } from './history.js';
 import { type Models, orderRecord } from './models.js';
 import {
@@ -82,11 +84,15 @@ export type Change = OrderChange;
  */
 export type TransitionTarget = { orderId: string; attemptId: string } | { reference: string };
 
-/** What a transition does to the locked order and attempt, worked out by a pure function. */
+/**
+ * What a transition does to the locked order and attempt, worked out by a pure function; `disputes`
+ * is what the dispute rule knows of the attempt (orders/disputes.ts).
+ */
 export type Plan<T> = (
   order: OrderRecord,
   attempt: AttemptRecord,
   now: Date,
+  disputes: DisputeBook,
 ) => { change: Change | null; result: T };
 
 /** One transition of a batch: which order and attempt, and what becomes of them. */
@@ -406,7 +412,8 @@ export class OrderStore {
     const done = await this.writer.write(
       steps.map((s) => ({
         target: s.target satisfies WriteTarget,
-        plan: ({ order, attempt }, now) => s.plan(order, attempt!, now),
+        plan: ({ order, attempt, disputes, reversals }, now) =>
+          s.plan(order, attempt!, now, bookOf(disputes, reversals, attempt!.id)),
       })),
       turn,
     );

@@ -77,11 +77,28 @@ export interface DisputeRecord {
   amount_minor: number;
   currency: string;
   outcome: DisputeOutcome;
+  /**
+   * The gateway's time of the chargeback (its record's `updated_at`): with the attempt, what names
+   * the chargeback (orders/disputes.ts). Null where the record that told it had no time (a session).
+   */
+  charged_back_at: Date | null;
+  /** The chargeback's time at the gateway, else when the kit learned of it. */
   opened_at: Date;
+  /** A won one: the reversal's time at the gateway; a lost one: when an operator said so. */
   closed_at: Date | null;
   /** Who closed it: `gateway` for a reversal, else the operator. */
   closed_by: string | null;
   note: string | null;
+}
+
+/**
+ * A reversal of a chargeback the gateway announced (`transaction.chargeback_reversed`), by its time:
+ * kept apart from the records, since it may arrive before the chargeback it ends (orders/disputes.ts).
+ */
+export interface ReversalRecord {
+  order_id: string;
+  attempt_id: string;
+  reversed_at: Date;
 }
 
 /** What an operator made of gateway money with no order: still open, attached to an order, or resolved. */
