@@ -9,6 +9,7 @@ import { INITIAL_PAYMENT } from '../orders/decide.js';
 import type { DisputeBook } from '../orders/disputes.js';
 import { wasResolved, withReason } from '../orders/review.js';
 import { statusOnNewAttempt } from '../orders/status.js';
+import type { Statement } from './batch-writes.js';
 import { bookOf } from './dispute-writes.js';
 import type { HistoryEntry } from './history.js';
 import { type Models, orderRecord } from './models.js';
@@ -312,13 +313,16 @@ export class OrderStore {
   /**
    * Forgets the order's customer (issue 43, part 4): `customer` becomes `marker`, on the row and in
    * the bodies of the order's events in the outbox, with a history line; every fact of the money stays
-   * as it is. Answers what `customer` was (to look for in the kept copies); null when the order names
-   * nobody now (erased already: an erasure is idempotent).
+   * as it is. `scrub` answers, from what `customer` was, the other rows that lose the person with it
+   * (the kept webhook payloads, a held payment's sealed details): written in the same transaction, so
+   * an erasure that stops part-way leaves the order as it was, for the next one to find. Answers what
+   * `customer` was; null when the order names nobody now (erased already: an erasure is idempotent).
    */
   async eraseCustomer(
     orderId: string,
     marker: Record<string, unknown>,
     line: { sourceId: string; detail: string },
+    scrub: (customer: Record<string, unknown>) => readonly Statement[] = () => [],
   ): Promise<Record<string, unknown> | null> {
     const done = await this.writer.one({ orderId }, ({ order }) =>
       order.customer === null || isErased(order.customer)
@@ -327,6 +331,7 @@ export class OrderStore {
             change: {
               erasure: { customer: marker },
               history: { source: 'api', sourceId: line.sourceId, outcome: 'applied', detail: line.detail },
+              also: scrub(order.customer),
             },
             result: order.customer,
           },
