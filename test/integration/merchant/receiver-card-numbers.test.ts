@@ -9,10 +9,13 @@ import {
   paidOrder,
   poster,
   processed,
+  referenceSettled,
   refundAtGateway,
+  sandboxCall,
   storedSecret,
   wire,
 } from '../../support/events.js';
+import { card } from '../../support/gateway.js';
 import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
 
 /**
@@ -20,7 +23,7 @@ import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
  * the gateway defines (gateway-api.md) are kept as sent, whatever their digits read as; a card
  * number anywhere else in an event is truncated to its last four digits before the event is kept,
  * the order's history says where, and the event is applied and answered 200. Signed by the test
- * (deliveries off).
+ * (deliveries off), and end to end with a sandbox whose acquirer ids are all card-like numbers.
  */
 
 /** 16 digits, a brand's first digit, a valid Luhn check: what a gateway's numeric ids can be. */
@@ -107,6 +110,76 @@ describe('merchant: no gateway event refused for a number (issue 44, part 1)', (
       expect(cardLikeRuns(dump)).to.include.members(NUMERIC_IDS);
       const leaks = t.logs.filter((line) => line.includes(CARD) || line.includes('4000 0000 0000 3220'));
       expect(leaks).to.deep.equal([]);
+    });
+  });
+
+  describe('end to end: a sandbox whose acquirer ids all read as card numbers', () => {
+    let t: TestKit;
+
+    before(async () => {
+      t = await startTestKit({
+        seed: (seed) => {
+          seed.settings = { ...seed.settings, card_like_acquirer_ids: 1 };
+        },
+      });
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    it("every event is delivered (200), kept with its ids as sent, and applied: the order is the gateway's", async () => {
+      const created = await t.call('POST', '/orders', { body: { amount: '25.00', currency: 'EUR' } });
+      const orderId = created.body.data.order.id as string;
+      const pay = await t.call('POST', `/orders/${orderId}/pay/card`, {
+        body: { card: card(), mode: 'auth' },
+      });
+      expect(pay.status, pay.text).to.equal(200);
+      for (const [path, body] of [
+        ['capture', { amount: '25.00' }],
+        ['refund', { amount: '5.00', reason: 'one item back' }],
+      ] as const) {
+        const done = await t.call('POST', `/orders/${orderId}/${path}`, {
+          body,
+          ops: true,
+          headers: { 'idempotency-key': `e2e-${path}` },
+        });
+        expect(done.status, done.text).to.be.oneOf([200, 201]);
+      }
+      const reference = (await getOrder(t, orderId)).reference as string;
+      await referenceSettled(t, reference);
+
+      const listed = await sandboxCall(t, 'GET', '/api/v1/webhook/events?per_page=100');
+      const events = (
+        listed.body.data.events as { id: string; merchant_trans_id: string; event_type: string }[]
+      ).filter((e) => e.merchant_trans_id === reference);
+      expect(events.map((e) => e.event_type).sort()).to.deep.equal([
+        'transaction.captured',
+        'transaction.refunded',
+      ]);
+      for (const e of events) {
+        const detail = await sandboxCall(t, 'GET', `/api/v1/webhook/events/${e.id}`);
+        const attempts = detail.body.data.delivery_attempts as { status_code: number | null }[];
+        expect(
+          attempts.map((a) => a.status_code),
+          e.id,
+        ).to.include(200);
+        expect(
+          attempts.map((a) => a.status_code),
+          e.id,
+        ).to.not.include(400);
+        const acquirerId = detail.body.data.payload.data.transaction.acquirer_trans_id as string;
+        expect(hasCardNumber(acquirerId), acquirerId).to.equal(true);
+        const row = (await inboxRow(t, e.id))!;
+        expect(row.processed_at, e.id).to.not.equal(null);
+        expect(['applied', 'duplicate']).to.include(row.outcome);
+        expect(row.masked_fields).to.equal(null);
+        expect(JSON.parse(row.payload).data.transaction.acquirer_trans_id).to.equal(acquirerId);
+      }
+      const order = await getOrder(t, orderId);
+      expect(order).to.include({ status: 'partially_refunded', refunded_amount: 500 });
+      const dump = await t.dump();
+      expect(cardNumbersIn(dump)).to.deep.equal([]);
+      expect(cardLikeRuns(dump).length).to.be.at.least(2);
     });
   });
 });
