@@ -25,6 +25,7 @@ import * as orderClosure from './2026-11-30-24-order-closure.js';
 import * as paymentLinks from './2026-12-01-25-payment-links.js';
 import * as unmatchedPayment from './2026-12-02-26-unmatched-payment.js';
 import * as disputeKeys from './2026-12-02-27-dispute-keys.js';
+import * as inboxMaskedFields from './2026-12-02-28-inbox-masked-fields.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   { name: '2026-12-01-25-payment-links', ...paymentLinks },
   { name: '2026-12-02-26-unmatched-payment', ...unmatchedPayment },
   { name: '2026-12-02-27-dispute-keys', ...disputeKeys },
+  { name: '2026-12-02-28-inbox-masked-fields', ...inboxMaskedFields },
 ];

@@ -1,6 +1,7 @@
 /**
- * Card numbers (PANs) in text that is not a card field: what the kit refuses to keep (merchant.md,
- * Card data), whoever typed it where. A card number here is 13 to 19 digits that start as a card
+ * Card numbers (PANs) in text that is not a card field: what the kit does not keep (merchant.md, Card
+ * data). Text a person types to the kit is refused holding one (http/schemas.ts); a gateway event's
+ * free fields holding one are kept truncated (orders/event-masking.ts). A card number here is 13 to 19 digits that start as a card
  * brand's numbers do (3, 4, 5, 6, or 2221-2720) and pass the Luhn check: a run of digits alone, or
  * digits grouped as cards are printed and typed, split by single spaces or hyphens (4-4-4-4, 4-4-4-4-3,
  * 4-6-5). Digit runs of other lengths or starts (order numbers such as 20261123000123, timestamps),
@@ -26,6 +27,25 @@ export function hasCardNumber(text: string): boolean {
   return THIRTEEN_DIGITS.test(text) && runsHoldCardNumber(text);
 }
 
+/** Whether `text` is long enough in digits to hold a card number: false settles it, true asks hasCardNumber. */
+export function mayHoldCardNumber(text: string): boolean {
+  return THIRTEEN_DIGITS.test(text);
+}
+
+const THIRTEEN_DIGITS_EACH = new RegExp(THIRTEEN_DIGITS.source, 'g');
+
+/**
+ * How many stretches of thirteen digits (THIRTEEN_DIGITS, one after another) `text` holds: 0 for most
+ * text, at one scan that allocates nothing. The same text counts the same alone or within JSON around
+ * it (no stretch crosses a quote, a comma or a colon).
+ */
+export function longDigitStretches(text: string): number {
+  THIRTEEN_DIGITS_EACH.lastIndex = 0;
+  let stretches = 0;
+  while (THIRTEEN_DIGITS_EACH.test(text)) stretches += 1;
+  return stretches;
+}
+
 /**
  * Ids that are no card number, whatever digits they hold: a UUID, or 32, 40 or 64 hex digits (a random
  * id, a digest), each standing alone (next to no letter or digit). Random ones hold a card-like run
@@ -35,11 +55,25 @@ export function hasCardNumber(text: string): boolean {
 const ID_TOKENS =
   /(?<![0-9A-Za-z])(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{64}|[0-9a-f]{40}|[0-9a-f]{32})(?![0-9A-Za-z])/gi;
 
+/**
+ * `text` with its ids (ID_TOKENS) blanked by as many spaces: what the digit runs are read in. Offsets
+ * stay those of `text`, and a blank joins no run (a run's groups are split by one space or hyphen).
+ */
+const withoutIds = (text: string) => text.replace(ID_TOKENS, (id) => ' '.repeat(id.length));
+
 /** Whether a run of digits in `text` holds a card number (after THIRTEEN_DIGITS found one long enough). */
 function runsHoldCardNumber(text: string): boolean {
-  for (const [run] of text.replace(ID_TOKENS, ' ').matchAll(DIGIT_GROUPS))
-    if (holdsCardNumber(run.split(/[ -]/))) return true;
+  for (const [run] of withoutIds(text).matchAll(DIGIT_GROUPS))
+    if (cardSpan(run.split(/[ -]/), 0)) return true;
   return false;
+}
+
+/** How many runs of digits in `text` hold a card number: 0 for most text, at one scan for thirteen digits. */
+export function cardNumberRuns(text: string): number {
+  if (!THIRTEEN_DIGITS.test(text)) return 0;
+  let runs = 0;
+  for (const [run] of withoutIds(text).matchAll(DIGIT_GROUPS)) if (cardSpan(run.split(/[ -]/), 0)) runs += 1;
+  return runs;
 }
 
 /**
@@ -57,7 +91,7 @@ export function jsonHasCardNumber(text: string, json: unknown): boolean {
 }
 
 /** Where JSON's values can read other than its bytes: a \ escape, or a number's exponent. */
-const ESCAPE_OR_EXPONENT = /\\|\d[eE]/;
+export const ESCAPE_OR_EXPONENT = /\\|\d[eE]/;
 
 /**
  * Every key, string and number of a JSON value, one a line (so that none runs into the next), walked
@@ -81,21 +115,72 @@ function textsOf(json: unknown): string {
 
 /** `text` with every run of digits that holds a card number replaced by `[card number]`: for a log line. */
 export function maskCardNumbers(text: string): string {
-  return text.replace(DIGIT_GROUPS, (run) => (holdsCardNumber(run.split(/[ -]/)) ? '[card number]' : run));
+  return replaceRuns(text, () => '[card number]');
 }
 
-/** Whether one group of digits, or a few consecutive ones grouped as a card's are, is a card number. */
-function holdsCardNumber(groups: string[]): boolean {
-  for (let i = 0; i < groups.length; i += 1) {
-    if (isCardNumber(groups[i]!)) return true;
+/** What a truncated card number shows of its digits: the last four (PCI DSS allows no more than six and four). */
+export const KEPT_DIGITS = 4;
+
+/**
+ * `text` with the digits of each card number in it but its last four replaced by `*`, its spaces and
+ * hyphens kept (`4242 4242 4242 4242` -> `**** **** **** 4242`): a truncation, what the kit keeps where
+ * a card number stood in what it did not type itself (a gateway event's free fields). The same text
+ * when it holds none. The result never holds one: the four digits left may start a card number with
+ * digits after them (`4242424242424242 4242 4242 4242 4242`), so it is read again until none is left.
+ */
+export function truncateCardNumbers(text: string): string {
+  let out = text;
+  while (hasCardNumber(out)) out = replaceRuns(out, truncateRun);
+  return out;
+}
+
+/**
+ * `text` with each run of digits that holds a card number (read as hasCardNumber reads it: ids left
+ * alone) replaced by `replace(run)`; the same string when none does.
+ */
+function replaceRuns(text: string, replace: (run: string) => string): string {
+  let out = '';
+  let from = 0;
+  for (const match of withoutIds(text).matchAll(DIGIT_GROUPS)) {
+    const run = match[0];
+    if (!cardSpan(run.split(/[ -]/), 0)) continue;
+    out += text.slice(from, match.index) + replace(run);
+    from = match.index + run.length;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/** One run of digit groups with each card number in it truncated (truncateCardNumbers). */
+function truncateRun(run: string): string {
+  const parts = run.split(/([ -])/); // groups at even indexes, their separators between
+  const groups = parts.filter((_, i) => i % 2 === 0);
+  for (let span = cardSpan(groups, 0); span; span = cardSpan(groups, span[1] + 1)) {
+    const [first, last] = span;
+    let hidden = groups.slice(first, last + 1).join('').length - KEPT_DIGITS;
+    for (let g = first; g <= last && hidden > 0; g += 1) {
+      const n = Math.min(hidden, groups[g]!.length);
+      groups[g] = '*'.repeat(n) + groups[g]!.slice(n);
+      hidden -= n;
+    }
+  }
+  return parts.map((part, i) => (i % 2 === 0 ? groups[i / 2]! : part)).join('');
+}
+
+/**
+ * Where a card number stands in `groups` (digit groups in a row), from group `from` on: the first and
+ * last group it takes, or null. One group alone, or a few consecutive ones grouped as a card's are.
+ */
+function cardSpan(groups: readonly string[], from: number): [number, number] | null {
+  for (let i = from; i < groups.length; i += 1) {
+    if (isCardNumber(groups[i]!)) return [i, i];
     if (groups[i]!.length !== 4) continue;
     let digits = groups[i]!;
     for (let j = i + 1; j < groups.length && digits.length < 19; j += 1) {
       digits += groups[j];
-      if (cardGrouping(groups.slice(i, j + 1)) && isCardNumber(digits)) return true;
+      if (cardGrouping(groups.slice(i, j + 1)) && isCardNumber(digits)) return [i, j];
     }
   }
-  return false;
+  return null;
 }
 
 /** 4-4-4-4 (the last group 1 to 4 digits: 13 to 19 in all), or 4-6-4 and 4-6-5 (Diners, Amex). */
@@ -125,6 +210,11 @@ export function luhn(digits: string): boolean {
     sum += d;
   }
   return sum % 10 === 0;
+}
+
+/** `body` followed by the digit that makes it pass the Luhn check. */
+export function withLuhnCheckDigit(body: string): string {
+  for (let d = 0; ; d += 1) if (luhn(`${body}${d}`)) return `${body}${d}`;
 }
 
 export type CardBrand = 'visa' | 'mastercard' | 'amex' | 'other';

@@ -11,10 +11,12 @@ export const MASKED_VAULT_TOKEN = '[vault token]';
 const VAULT_TOKEN = /(?<![A-Za-z0-9_])vt_[A-Za-z0-9]{16,}(?![A-Za-z0-9_])/g;
 
 /**
- * Most payloads name no token and hold no escape: one scan for these settles it without parsing. An
+ * Most payloads hold no token and no escape: one scan for these settles it without parsing. A token
+ * is `vt_` where a token may start (not the `vt_` of every `evt_` id), or the text of a `vault_token`
+ * key: the key then stands before a quote (the sandbox's events carry the key, null for most). An
  * escape (`\`) could spell either one (`vault\u005ftoken`), so it sends the payload to the parse too.
  */
-const MAY_HOLD_TOKEN = /vault|vt_|\\/;
+const MAY_HOLD_TOKEN = /(?<![A-Za-z0-9_])vt_|\\|"vault_token"\s*:\s*"/;
 
 /**
  * `json` with every vault token masked: the value of each `vault_token` key at any depth, and any

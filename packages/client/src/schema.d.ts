@@ -340,7 +340,7 @@ export interface paths {
         put?: never;
         /**
          * The gateway's webhook receiver
-         * @description Verifies `X-Service-Signature` on the raw body (at most 256 KiB) against every active secret before anything else, stores the event in the inbox (its id is the key: a repeat is a no-op), queues it and answers.
+         * @description Verifies `X-Service-Signature` on the raw body (at most 256 KiB) against every active secret before anything else, stores the event in the inbox (its id is the key: a repeat is a no-op), queues it and answers. An event is never refused for what its numbers look like: the gateway's ids and codes are kept as sent, and anything else in it that reads as a card number is kept truncated to its last four digits (the order's history says where).
          */
         post: operations["receiveGatewayWebhook"];
         delete?: never;

@@ -1,4 +1,4 @@
-import { hasCardNumber } from '../../shared/card-numbers.js';
+import { withLuhnCheckDigit } from '../../shared/card-numbers.js';
 import { isoMicros, isoMicrosOrNull } from '../../shared/clock.js';
 import { type RandomSource, randomHex } from '../../shared/ids.js';
 import { type CurrencyCode, formatMinor, formatMoney } from '../../shared/money.js';
@@ -214,14 +214,25 @@ export function planVoid(auth: Transaction, amount: number, reason: string | nul
 }
 
 /**
- * The acquirer's id of a transaction: 16 hex characters, drawn again in the rare case (about 1 in
- * 5,000) that they read as a card number (a run of 13 or more digits that passes the Luhn check).
- * Card data never travels in an event: a merchant that refuses events carrying one, as the kit's
- * receiver does, would otherwise refuse every event of that transaction.
+ * The acquirer's id of a transaction: 16 hex characters, as drawn. About one in 5,000 holds thirteen
+ * digits or more that read as a card number (a brand's first digit, a valid Luhn check), as a real
+ * acquirer's numeric ids do far more often: a receiver keeps ids as sent, whatever they read as (the
+ * kit's does; it no longer refuses the event). `cardLike`, the seed's
+ * `settings.card_like_acquirer_ids` (0 to 1, default 0): the share drawn instead as 16 digits that
+ * read as a card number, for tests of a receiver against a gateway whose ids are numeric.
  */
-export function acquirerTransactionId(random: RandomSource): string {
-  for (;;) {
-    const id = randomHex(random, 8);
-    if (!hasCardNumber(id)) return id;
+export function acquirerTransactionId(random: RandomSource, cardLike = 0): string {
+  if (cardLike > 0 && (cardLike >= 1 || Buffer.from(random(4)).readUInt32BE() / 2 ** 32 < cardLike))
+    return cardLikeDigits(random);
+  return randomHex(random, 8);
+}
+
+/** 16 digits that start as a card brand's do (3 to 6) and end with their Luhn check digit. */
+function cardLikeDigits(random: RandomSource): string {
+  let digits = String(3 + (random(1)[0]! % 4));
+  while (digits.length < 15) {
+    // Bytes of 250 and over are drawn again, so that every digit is as likely.
+    for (const byte of random(15 - digits.length)) if (byte < 250 && digits.length < 15) digits += byte % 10;
   }
+  return withLuhnCheckDigit(digits);
 }

@@ -116,7 +116,7 @@ export function paymentSessionRoutes(
       reference: body.reference,
       description: body.description ?? null,
       statusReason: null,
-      acquirerTransId: acquirerTransactionId(deps.random),
+      acquirerTransId: acquirerTransactionId(deps.random, deps.seed.settings.card_like_acquirer_ids),
       acquirerAuthCode: '',
       acquirerRefNum: randomHex(deps.random, 6),
       // Rule 4: the customer's device IP when sent, else the calling server's.

@@ -157,7 +157,7 @@ export function transactionRoutes(router: Router, deps: GatewayDeps): void {
       reference: body.reference,
       description: body.description ?? null,
       statusReason,
-      acquirerTransId: acquirerTransactionId(deps.random),
+      acquirerTransId: acquirerTransactionId(deps.random, deps.seed.settings.card_like_acquirer_ids),
       acquirerAuthCode: authCode,
       acquirerRefNum: randomHex(deps.random, 6),
       ipAddress: body.browser_data?.ip_address ?? body.customer?.ip_address ?? ctx.ip,
@@ -248,7 +248,7 @@ function planOperation(
   const seed: ChildSeed = {
     id: state.nextTransactionId(),
     now: clock.now(),
-    acquirerTransId: acquirerTransactionId(deps.random),
+    acquirerTransId: acquirerTransactionId(deps.random, deps.seed.settings.card_like_acquirer_ids),
     acquirerRefNum: randomHex(deps.random, 6),
   };
   switch (operation) {

@@ -62,6 +62,9 @@ const settingsSchema = z
       .positive()
       .max(MAX_AUTH_LIFETIME_S, 'must be at most ten years (315360000 s)')
       .default(DEFAULT_AUTH_LIFETIME_S),
+    // Ours (docs/sandbox-decisions.md): the share of acquirer ids drawn as digits that read as a card
+    // number, as a gateway's numeric ids do. For tests of a receiver; 0, the default, draws hex.
+    card_like_acquirer_ids: z.number().min(0).max(1).default(0),
   })
   .prefault({});
 

@@ -3,7 +3,7 @@ import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
 import type { GatewayEventRow } from '../../client/schemas.js';
 import type { Clock } from '../../shared/clock.js';
-import { parseEvent } from '../orders/from-gateway.js';
+import { checkEvent } from '../orders/from-gateway.js';
 import type { Store } from '../store/index.js';
 
 /** The checkpoint's name in kit_checkpoints: the gateway time up to which every event is stored. */
@@ -138,14 +138,16 @@ async function recoverOne(
     if (!(error instanceof GatewayError || error instanceof GatewayNetworkError)) throw error;
     return replay(deps, row, summary, error);
   }
-  const event = parseEvent(payload, 'recovery', deps.clock.now());
-  if (event.kind !== 'observation') return 'skipped'; // not a transaction's event: nothing to apply
+  // Read as the receiver reads a delivery: what reads as a card number outside the ids is kept truncated.
+  const event = checkEvent(payload);
+  if (event.kind !== 'event') return 'skipped'; // not a transaction's event: nothing to apply
   await deps.store.inbox.store({
     id: event.id,
     type: event.type,
-    transactionId: event.observation.transaction.id,
+    transactionId: event.transaction.id,
     source: 'recovery',
-    payload,
+    payload: event.kept,
+    masked: event.masked,
     now: new Date(deps.clock.now()),
   });
   summary.recovered += 1;

@@ -3,7 +3,7 @@ import {
   type GatewayPaymentSession,
   type GatewayTransaction,
 } from '../../client/schemas.js';
-import { jsonHasCardNumber } from '../../shared/card-numbers.js';
+import { maskEvent } from './event-masking.js';
 import type { About, AttemptObservation, ObservationSource, TransactionObservation } from './observation.js';
 
 /** A gateway event, read: an observation to apply, a ping to answer, or a typed refusal. */
@@ -13,13 +13,25 @@ export type ParsedEvent =
 
 /** A gateway event's bytes, checked: a transaction's event, a ping, or a typed refusal. */
 export type CheckedEvent =
-  | { kind: 'event'; id: string; type: string; transaction: GatewayTransaction }
+  | {
+      kind: 'event';
+      id: string;
+      type: string;
+      transaction: GatewayTransaction;
+      /** What the inbox keeps: the bytes as they came, or, card numbers truncated, the event written again. */
+      kept: string;
+      /** Where a card number was truncated (event-masking.ts); empty for most events. */
+      masked: readonly string[];
+    }
   | { kind: 'ping'; id: string }
   | {
       kind: 'rejected';
-      reason: 'not_json' | 'bad_shape' | 'bad_id' | 'card_data' | 'no_transaction';
+      reason: 'not_json' | 'bad_shape' | 'bad_id' | 'no_transaction';
       message: string;
     };
+
+/** Shared by every event with nothing masked: the usual case allocates nothing for it. */
+const NONE: readonly string[] = Object.freeze([]);
 
 /**
  * What the inbox keeps an event by (its id, its type, its transaction's id): 1 to 64 printable ASCII
@@ -32,16 +44,24 @@ const KEPT_ID = /^[\x21-\x7e]{1,64}$/;
  * The one reading of a gateway event's bytes (gateway-api.md, Webhook payload), wherever they come
  * from: the receiver (after the signature), the worker (from the inbox), event recovery. The
  * observation's source id is the event id, so the same event from two sources is one observation.
+ * `masked`: where the event's card numbers were truncated when it was kept (the inbox row says), for
+ * the order's history.
  */
-export function parseEvent(text: string, source: ObservationSource, now: number): ParsedEvent {
+export function parseEvent(
+  text: string,
+  source: ObservationSource,
+  now: number,
+  masked: readonly string[] = NONE,
+): ParsedEvent {
   const event = checkEvent(text);
   if (event.kind !== 'event') return event;
-  return {
-    kind: 'observation',
-    id: event.id,
-    type: event.type,
-    observation: { ...observeTransaction(event.transaction, source, event.id, now), eventType: event.type },
+  const observation = {
+    ...observeTransaction(event.transaction, source, event.id, now),
+    eventType: event.type,
   };
+  const where = event.masked.length === 0 ? masked : [...masked, ...event.masked];
+  if (where.length > 0) observation.masked = where;
+  return { kind: 'observation', id: event.id, type: event.type, observation };
 }
 
 /**
@@ -55,6 +75,9 @@ export function checkEvent(text: string): CheckedEvent {
   } catch {
     return { kind: 'rejected', reason: 'not_json', message: 'The body is not JSON.' };
   }
+  // gateway-api.md: the payload is "free of card data". What reads as a card number outside the ids is
+  // truncated before anything reads the event (event-masking.ts): what is kept is what is applied.
+  const masking = maskEvent(text, json);
   const parsed = eventPayloadSchema.safeParse(json);
   if (!parsed.success)
     return {
@@ -70,17 +93,17 @@ export function checkEvent(text: string): CheckedEvent {
       reason: 'bad_id',
       message: 'The event id, type and transaction id must be 1 to 64 printable ASCII characters.',
     };
-  // gateway-api.md: the payload is "free of card data"; the kit keeps none, so it does not keep this.
-  if (jsonHasCardNumber(text, json))
-    return {
-      kind: 'rejected',
-      reason: 'card_data',
-      message: 'The event carries what looks like a card number; gateway events carry no card data.',
-    };
   if (event.type === 'webhook.ping') return { kind: 'ping', id: event.id };
   if (!event.data.transaction)
     return { kind: 'rejected', reason: 'no_transaction', message: 'The event carries no transaction.' };
-  return { kind: 'event', id: event.id, type: event.type, transaction: event.data.transaction };
+  return {
+    kind: 'event',
+    id: event.id,
+    type: event.type,
+    transaction: event.data.transaction,
+    kept: masking?.text ?? text,
+    masked: masking?.masked ?? NONE,
+  };
 }
 
 /**

@@ -79,6 +79,11 @@ export interface TransactionObservation extends Seen {
   sessionStatus?: string;
   /** Set when the kit asked about one of its attempts; an event is matched by its transaction instead. */
   about?: About;
+  /**
+   * Where the event it was read from held a card number outside the gateway's ids, truncated before
+   * the event was kept (event-masking.ts): the order's history says so. Absent for most.
+   */
+  masked?: readonly string[];
 }
 
 /**

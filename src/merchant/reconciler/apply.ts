@@ -1,5 +1,6 @@
 import { type AttemptFacts, type Decision, decide } from '../orders/decide.js';
 import { type DisputeBook, disputePlanOf } from '../orders/disputes.js';
+import { maskNote } from '../orders/event-masking.js';
 import { type GatewayView, viewAfter } from '../orders/gateway-view.js';
 import {
   type About,
@@ -312,8 +313,20 @@ function changeOf(
         : {}),
       ...(stopPolling ? { next_poll_at: null } : {}),
     },
-    history: { source: obs.source, sourceId: obs.sourceId, outcome: decision.outcome, detail: decision.note },
+    history: {
+      source: obs.source,
+      sourceId: obs.sourceId,
+      outcome: decision.outcome,
+      detail: detailOf(decision, obs),
+    },
   };
+}
+
+/** The history line's detail: decide's note, and where the event's card numbers were truncated before it was kept. */
+function detailOf(decision: Decision, obs: Observation): string | null {
+  const masked = isFinding(obs) ? undefined : obs.masked;
+  if (!masked || masked.length === 0) return decision.note;
+  return decision.note ? `${decision.note}; ${maskNote(masked)}` : maskNote(masked);
 }
 
 /**

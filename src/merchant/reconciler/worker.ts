@@ -208,7 +208,8 @@ async function applyEvents(
     if (!row) verdicts.set(eventId, { kind: 'missing' });
     else if (row.processed_at) verdicts.set(eventId, { kind: 'processed' });
     else {
-      const event = parseEvent(row.payload, row.source as ObservationSource, now);
+      const masked = row.masked_fields === null ? undefined : [row.masked_fields];
+      const event = parseEvent(row.payload, row.source as ObservationSource, now, masked);
       if (event.kind === 'observation') toApply.push({ eventId, observation: event.observation });
       else
         verdicts.set(eventId, {

@@ -12,8 +12,13 @@ export interface InboxEvent {
   type: string;
   transactionId: string | null;
   source: ObservationSource;
-  /** The event's bytes as signed: kept so, but with any vault token masked (storeMany). */
+  /**
+   * The event as checked (from-gateway.ts checkEvent's `kept`): its bytes as signed, or written again
+   * with its card numbers truncated; kept so, but with any vault token masked (storeMany).
+   */
   payload: string;
+  /** Where a card number was truncated in `payload` (checkEvent's `masked`); absent or empty: nowhere. */
+  masked?: readonly string[];
   now: Date;
 }
 
@@ -47,7 +52,7 @@ export function payloadRewrite(eventId: string, before: string, after: string): 
 }
 
 const INSERT =
-  'INSERT INTO webhook_inbox (event_id, event_type, transaction_id, source, payload, received_at, attempts, receipt)';
+  'INSERT INTO webhook_inbox (event_id, event_type, transaction_id, source, payload, masked_fields, received_at, attempts, receipt)';
 const ON_REPEAT = 'ON DUPLICATE KEY UPDATE repeats = repeats + 1';
 
 /**
@@ -60,7 +65,7 @@ const PREPARED_ROWS = 32;
 const statements: string[] = [];
 const insertStatement = (rows: number): string =>
   (statements[rows] ??=
-    `${INSERT} VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${ON_REPEAT}`);
+    `${INSERT} VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${ON_REPEAT}`);
 
 /** The durable inbox (merchant.md, The receiver): an event is stored once by its id, before anyone acts on it. */
 export class InboxStore {
@@ -94,6 +99,7 @@ export class InboxStore {
       e.source,
       // A vault token pays with the kit's key and no 3DS: the kept copy holds none (shared/vault-tokens.ts).
       maskVaultTokens(e.payload),
+      e.masked && e.masked.length > 0 ? e.masked.join(', ').slice(0, 512) : null,
       e.now.toISOString().slice(0, 23).replace('T', ' '),
       0,
       receipt,

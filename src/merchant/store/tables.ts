@@ -269,7 +269,7 @@ export const INBOX = table('webhook_inbox', {
   event_type: varchar(64),
   transaction_id: varchar(64).nullable(),
   source: varchar(16),
-  /** The event's bytes as the gateway signed them. */
+  /** The event's bytes as the gateway signed them; card numbers outside its ids truncated (masked_fields). */
   payload: text('medium'),
   received_at: datetime(),
   queued_at: datetime().nullable(),
@@ -286,6 +286,11 @@ export const INBOX = table('webhook_inbox', {
    * long as the gateway may deliver the event again, so a late delivery is still a duplicate.
    */
   payload_cleared: boolean().default(false),
+  /**
+   * Where a card number outside the gateway's ids was truncated before the payload was kept
+   * (orders/event-masking.ts), for the order's history; null: nowhere (most events).
+   */
+  masked_fields: varchar(512).nullable(),
 });
 
 /** A table's Sequelize attributes, every one a new object (Sequelize writes into them). */

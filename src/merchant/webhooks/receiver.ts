@@ -87,10 +87,12 @@ const unavailable = (requestId: string) =>
 
 /**
  * POST /webhooks/gateway. Verify first, on the raw bytes; nothing unverified is parsed, stored or
- * queued. Then parse, store in the inbox (the unique event id makes a repeat a no-op) and queue what
- * is new, together with the deliveries in flight beside it (intake.ts), answer. Framework-free: the
- * one route under load is served straight off Node's request (delivery-endpoint.ts). Throws what reading
- * the body throws (other than a body too large), and a defect.
+ * queued. Then parse (what reads as a card number outside the gateway's ids truncated: the event is
+ * kept so, orders/event-masking.ts), store in the inbox (the unique event id makes a repeat a no-op)
+ * and queue what is new, together with the deliveries in flight beside it (intake.ts), answer.
+ * Framework-free: the one route under load is served straight off Node's request
+ * (delivery-endpoint.ts). Throws what reading the body throws (other than a body too large), and a
+ * defect.
  */
 export async function receive(
   req: IncomingMessage,
@@ -152,6 +154,12 @@ export async function receive(
     return refused(requestId, 'malformed', 400, 'MALFORMED_EVENT', event.message);
   if (event.kind === 'ping') return PONG;
 
+  // Something outside the gateway's ids read as a card number: kept truncated, applied all the same.
+  if (event.masked.length > 0)
+    deps.logger.info(
+      { request_id: requestId, event: event.id, masked: event.masked },
+      'webhook kept with card numbers truncated',
+    );
   let intake: Intake;
   try {
     intake = await deps.intake({
@@ -159,7 +167,8 @@ export async function receive(
       type: event.type,
       transactionId: event.transaction.id,
       source,
-      payload: text,
+      payload: event.kept,
+      masked: event.masked,
       now: new Date(deps.clock.now()),
     });
   } catch (error) {

@@ -23,6 +23,8 @@ const PUBLISHED_SETTINGS = {
   },
   public_pages_per_minute: 60,
   auth_lifetime_s: 604800,
+  // Ours (docs/sandbox-decisions.md): no acquirer id drawn to read as a card number.
+  card_like_acquirer_ids: 0,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: seeds are edited freely to break them
@@ -116,6 +118,10 @@ describe('gateway seed: parseSeed', () => {
       const rate = { limit: 6, window_s: 10, slowdown: [[2, 0.5]] };
       expect(only('rate_limit', rate)).to.deep.equal({ ...PUBLISHED_SETTINGS, rate_limit: rate });
       expect(only('auth_lifetime_s', 3600)).to.deep.equal({ ...PUBLISHED_SETTINGS, auth_lifetime_s: 3600 });
+      expect(only('card_like_acquirer_ids', 0.25)).to.deep.equal({
+        ...PUBLISHED_SETTINGS,
+        card_like_acquirer_ids: 0.25,
+      });
     });
 
     it('parsing does not change its input', () => {
@@ -267,6 +273,14 @@ describe('gateway seed: parseSeed', () => {
       const input = validSeed();
       input.settings.auth_lifetime_s = 10 * 365 * 24 * 3600;
       expect(parseSeed(input).settings.auth_lifetime_s).to.equal(315_360_000);
+    });
+
+    it('a card_like_acquirer_ids that is not a share from 0 to 1', () => {
+      for (const value of [-0.1, 1.5, '0.5', null, true]) {
+        const input = validSeed();
+        input.settings.card_like_acquirer_ids = value;
+        expectSeedError(input, 'settings.card_like_acquirer_ids');
+      }
     });
 
     it('an unknown field in settings', () => {

@@ -10,7 +10,8 @@ import {
   type Transaction,
   transactionView,
 } from '../../../src/gateway/domain/transactions.js';
-import { hasCardNumber } from '../../../src/shared/card-numbers.js';
+import { hasCardNumber, withLuhnCheckDigit } from '../../../src/shared/card-numbers.js';
+import { seededRandom } from '../../../src/shared/ids.js';
 import { transactionRecord } from '../../support/transaction-record.js';
 
 const T0 = Date.UTC(2026, 10, 1);
@@ -178,10 +179,28 @@ describe('gateway: the acquirer transaction id', () => {
     };
   };
 
-  it('is drawn again when it reads as a card number: no event ever carries one', () => {
+  it('is 16 hex characters as drawn, even when they read as a card number: a real acquirer draws no second time', () => {
     // 3486176972253 is thirteen digits that start as Amex numbers do and pass the Luhn check.
     expect(hasCardNumber('3486176972253b4c')).to.equal(true);
-    expect(acquirerTransactionId(draws('3486176972253b4c', '0a1b2c3d4e5f6071'))).to.equal('0a1b2c3d4e5f6071');
+    expect(acquirerTransactionId(draws('3486176972253b4c'))).to.equal('3486176972253b4c');
     expect(acquirerTransactionId(draws('ffeeddccbbaa9988'))).to.equal('ffeeddccbbaa9988');
+  });
+
+  it('is drawn as 16 digits that read as a card number for the share the seed asks (card_like_acquirer_ids)', () => {
+    const random = seededRandom(44);
+    const ids = Array.from({ length: 200 }, () => acquirerTransactionId(random, 1));
+    for (const id of ids) {
+      expect(id, id).to.match(/^[3-6]\d{15}$/);
+      expect(hasCardNumber(id), id).to.equal(true);
+    }
+    expect(new Set(ids).size).to.equal(200);
+    // A share below 1 draws four bytes first: under the share, digits; else hex.
+    expect(acquirerTransactionId(draws('00000000', '01', '000102030405060708090a0b0c0d'), 0.5)).to.equal(
+      withLuhnCheckDigit('401234567890123'),
+    );
+    expect(acquirerTransactionId(draws('ffffffff', 'ffeeddccbbaa9988'), 0.5)).to.equal('ffeeddccbbaa9988');
+    const mixed = Array.from({ length: 400 }, () => acquirerTransactionId(random, 0.25));
+    const numeric = mixed.filter((id) => /^\d{16}$/.test(id)).length;
+    expect(numeric).to.be.within(60, 140);
   });
 });

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { parseEvent } from '../../../src/merchant/orders/from-gateway.js';
+import { BYTES_ONLY } from '../../../src/merchant/orders/event-masking.js';
+import { checkEvent, parseEvent } from '../../../src/merchant/orders/from-gateway.js';
+import { hasCardNumber } from '../../../src/shared/card-numbers.js';
 
 /**
  * The one reading of a gateway event (gateway-api.md, Webhook payload): the receiver, the worker and
@@ -120,27 +122,77 @@ describe('merchant: parseEvent (bytes to an observation)', () => {
     expect(parseEvent(payload({ id: `evt_${'x'.repeat(60)}` }), 'webhook', 0).kind).to.equal('observation');
   });
 
-  it('refuses an event that carries a card number anywhere (card_data): gateway events carry none', () => {
-    const cases: [string, string][] = [
+  it('never refuses an event for a card number: ids kept as sent, anything else truncated, the event read all the same', () => {
+    const numericIds = {
+      ...transaction,
+      acquirer_trans_id: '4539578763621486',
+      acquirer_auth_code: '5105105105105100',
+      id: 4111111111111111,
+    };
+    const ids = checkEvent(payload({ data: { transaction: numericIds } }));
+    expect(ids).to.include({ kind: 'event', kept: payload({ data: { transaction: numericIds } }) });
+    expect(ids.kind === 'event' && ids.masked).to.deep.equal([]);
+    const cases: [string, string, string][] = [
       [
         'in a description',
         payload({ data: { transaction: { ...transaction, description: 'for 4242424242424242' } } }),
+        'data.transaction.description',
       ],
-      ['as a key', payload({ data: { transaction, '4000 0000 0000 3220': true } })],
-      ['as a number', payload({ data: { transaction, metadata: 4242424242424242 } })],
+      [
+        'as a key',
+        payload({ data: { transaction, '4000 0000 0000 3220': true } }),
+        'data.**** **** **** 3220',
+      ],
+      ['as a number', payload({ data: { transaction, metadata: 4242424242424242 } }), 'data.metadata'],
       [
         'in \\u escapes',
         payload({ data: { transaction } }).replace('"data"', '"note":"\\u0034242424242424242","data"'),
+        'note',
       ],
       [
         'under a key the same key repeated hides',
         payload().replace('{"id"', '{"x":"4242424242424242","x":1,"id"'),
+        BYTES_ONLY,
       ],
-      ['in a ping', payload({ type: 'webhook.ping', data: { note: '4242-4242-4242-4242' } })],
+      [
+        'in the reference',
+        payload({ data: { transaction: { ...transaction, merchant_trans_id: '4242424242424242' } } }),
+        'data.transaction.merchant_trans_id',
+      ],
     ];
-    for (const [where, text] of cases) {
-      expect(JSON.parse(text), where).to.be.an('object');
-      expect(parseEvent(text, 'webhook', 0), where).to.include({ kind: 'rejected', reason: 'card_data' });
+    for (const [where, text, path] of cases) {
+      const checked = checkEvent(text);
+      expect(checked.kind, where).to.equal('event');
+      if (checked.kind !== 'event') continue;
+      expect(checked.masked, where).to.deep.equal([path]);
+      expect(hasCardNumber(checked.kept), where).to.equal(false);
+      const parsed = parseEvent(text, 'webhook', 0);
+      expect(parsed.kind === 'observation' && parsed.observation.masked, where).to.deep.equal([path]);
     }
+    // A ping is answered, whatever it carries: nothing of it is kept.
+    expect(
+      checkEvent(payload({ type: 'webhook.ping', data: { note: '4242-4242-4242-4242' } })).kind,
+    ).to.equal('ping');
+    // The reference read is the kept one: the same payment reads the same, whoever reads it.
+    const read = parseEvent(cases[5]![1], 'webhook', 0);
+    expect(read.kind === 'observation' && read.observation.transaction.reference).to.equal(
+      '************4242',
+    );
+  });
+
+  it('carries where an event was masked when it was kept (the inbox row says) into the observation', () => {
+    const parsed = parseEvent(payload(), 'webhook', 0, ['data.transaction.description']);
+    expect(parsed.kind === 'observation' && parsed.observation.masked).to.deep.equal([
+      'data.transaction.description',
+    ]);
+    const plain = parseEvent(payload(), 'webhook', 0);
+    expect(plain.kind === 'observation' && 'masked' in plain.observation).to.equal(false);
+  });
+
+  it('keeps an event nested deeper than JSON.stringify writes, its card number truncated', () => {
+    const deep = `${'['.repeat(50_000)}"4242424242424242"${']'.repeat(50_000)}`;
+    const checked = checkEvent(payload().replace('"data"', `"x":${deep},"data"`));
+    expect(checked.kind).to.equal('event');
+    expect(checked.kind === 'event' && hasCardNumber(checked.kept)).to.equal(false);
   });
 });

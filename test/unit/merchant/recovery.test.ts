@@ -164,4 +164,28 @@ describe('merchant: recovery (recoverEvents)', () => {
     expect(s.from).to.equal(iso(T0 - 10 * 86_400_000));
     expect(h.checkpoints.get(RECOVERY_CHECKPOINT)).to.equal(checkpoint);
   });
+
+  it('an event with a card number outside its ids is stored truncated, with where, and queued: never skipped', async () => {
+    const h = harness(2);
+    const stored: { id: string; payload: string; masked?: readonly string[] }[] = [];
+    h.deps.store.inbox.store = async (e) => {
+      stored.push(e);
+      h.inbox.set(e.id, e.source);
+      return 'stored';
+    };
+    const tx = h.events[1]!.payload.data.transaction as Record<string, unknown>;
+    tx.merchant_trans_id = 'order 4242 4242 4242 4242';
+    tx.id = '4539578763621486'; // an id: kept as sent
+    const s = await recoverEvents(h.deps);
+    expect(s).to.include({ missing: 2, recovered: 2, failed: 0 });
+    expect(h.queued).to.have.length(2);
+    const carded = stored.find((e) => e.id === h.events[1]!.row.id)!;
+    expect(carded.masked).to.deep.equal(['data.transaction.merchant_trans_id']);
+    expect(JSON.parse(carded.payload).data.transaction).to.include({
+      merchant_trans_id: 'order **** **** **** 4242',
+      id: '4539578763621486',
+    });
+    expect(stored.find((e) => e.id === h.events[0]!.row.id)!.masked).to.deep.equal([]);
+    expect(h.checkpoints.get(RECOVERY_CHECKPOINT)).to.equal(h.events[1]!.row.created_at);
+  });
 });

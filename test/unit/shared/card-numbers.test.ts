@@ -1,6 +1,14 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { hasCardNumber, jsonHasCardNumber, maskCardNumbers } from '../../../src/shared/card-numbers.js';
+import {
+  cardNumberRuns,
+  hasCardNumber,
+  jsonHasCardNumber,
+  luhn,
+  maskCardNumbers,
+  truncateCardNumbers,
+  withLuhnCheckDigit,
+} from '../../../src/shared/card-numbers.js';
 
 /** Both readings, always: what jsonHasCardNumber must answer, however it gets there. */
 function bothReadings(text: string): boolean {
@@ -112,6 +120,75 @@ describe('shared: card numbers in free text', () => {
     expect(maskCardNumbers('/orders/ord_abc')).to.equal('/orders/ord_abc');
   });
 
+  it('truncates each card number to its last four digits, spaces and hyphens kept, ids and other digits left', () => {
+    const cases: [string, string][] = [
+      ['4242424242424242', '************4242'],
+      ['order 4242424242424242 for Ada', 'order ************4242 for Ada'],
+      ['4242 4242 4242 4242', '**** **** **** 4242'],
+      ['card: 4242-4242-4242-4242.', 'card: ****-****-****-4242.'],
+      ['3782 822463 10005', '**** ****** *0005'], // Amex as printed: 4-6-5
+      ['4000 0000 0000 0000 006', '**** **** **** ***0 006'], // 19 digits
+      ['ref 12 4242 4242 4242 4242 x', 'ref 12 **** **** **** 4242 x'], // the 12 before it is not the card's
+      ['2026-11-23 4000000000003220', '2026-11-23 ************3220'],
+      [
+        '6eaa6525-0352-4801-945c-78ba3c6e1490 and 5555555555554444',
+        '6eaa6525-0352-4801-945c-78ba3c6e1490 and ************4444',
+      ],
+      ['shop-order-1001', 'shop-order-1001'],
+    ];
+    for (const [text, truncated] of cases) expect(truncateCardNumbers(text), text).to.equal(truncated);
+    // The four digits kept, and the next number's, would read as a card number: read again, masked too.
+    const again = truncateCardNumbers('4242424242424242 4242 4242 4242 4242');
+    expect(hasCardNumber(again), again).to.equal(false);
+    const text = 'no card here: 20261123000123, 4242424242424241';
+    expect(truncateCardNumbers(text)).to.equal(text);
+  });
+
+  it('truncation leaves no card number, changes only digits, to *, and keeps text without one as it is (property)', () => {
+    const piece = fc.oneof(
+      fc
+        .constantFrom(...CARDS)
+        .chain((card) =>
+          fc
+            .constantFrom('', ' ', '-')
+            .map((sep) => (sep ? card.replace(/(\d{4})(?=\d)/g, `$1${sep}`) : card)),
+        ),
+      fc.stringMatching(/^[\d -]{0,24}$/),
+      fc.string({ maxLength: 12 }),
+      fc.uuid(),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 6 }), (pieces) => {
+        const text = pieces.join('');
+        const truncated = truncateCardNumbers(text);
+        expect(hasCardNumber(truncated), `${text} -> ${truncated}`).to.equal(false);
+        expect(truncated.length).to.equal(text.length);
+        for (let i = 0; i < text.length; i += 1)
+          if (truncated[i] !== text[i])
+            expect(/\d/.test(text[i]!) && truncated[i] === '*', text).to.equal(true);
+        if (!hasCardNumber(text)) expect(truncated).to.equal(text);
+        expect(truncateCardNumbers(truncated)).to.equal(truncated);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('counts the runs of digits that hold a card number', () => {
+    expect(cardNumberRuns('a 4242424242424242, b 4000-0000-0000-3220, c 1234')).to.equal(2);
+    expect(cardNumberRuns('{"id":"6eaa6525-0352-4801-945c-78ba3c6e1490","n":1234}')).to.equal(0);
+    expect(cardNumberRuns('')).to.equal(0);
+  });
+
+  it('completes a number with its Luhn check digit', () => {
+    expect(withLuhnCheckDigit('424242424242424')).to.equal('4242424242424242');
+    fc.assert(
+      fc.property(fc.stringMatching(/^\d{1,18}$/), (body) => {
+        const full = withLuhnCheckDigit(body);
+        return full.startsWith(body) && full.length === body.length + 1 && luhn(full);
+      }),
+    );
+  });
+
   it('reads JSON both ways, its bytes and its values, whichever way a card number is written', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.string(), valueText), { maxLength: 4 }), (pairs) => {
@@ -135,6 +212,7 @@ describe('shared: card numbers in free text', () => {
       const started = performance.now();
       expect(hasCardNumber(text)).to.equal(false);
       maskCardNumbers(text);
+      truncateCardNumbers(text);
       expect(performance.now() - started, text.slice(0, 10)).to.be.below(200);
     }
   });

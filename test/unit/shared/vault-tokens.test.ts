@@ -9,6 +9,13 @@ describe('shared: vault tokens masked in kept payloads', () => {
     const text = '{ "id": "evt_1",  "data": {"transaction": {"id": "100", "vault_token": null}}}';
     expect(maskVaultTokens(text)).to.equal(text);
     expect(maskVaultTokens('{"a":"vault of heaven"}')).to.equal('{"a":"vault of heaven"}');
+    // The sandbox's events: an `evt_` id, and the key with null (neither a token; read without a parse).
+    const sandbox = '{"id":"evt_8htPov2t6rpVnXkMAXTd4huZ","data":{"transaction":{"vault_token" : null}}}';
+    expect(maskVaultTokens(sandbox)).to.equal(sandbox);
+    expect(JSON.parse(maskVaultTokens(`{"id":"evt_1","vault_token" : "${TOKEN}"}`))).to.deep.equal({
+      id: 'evt_1',
+      vault_token: MASKED_VAULT_TOKEN,
+    });
     expect(maskVaultTokens('not json, vt_Ab3dEf6hIj9kLm2nOp5qRs8t')).to.equal(
       'not json, vt_Ab3dEf6hIj9kLm2nOp5qRs8t',
     );

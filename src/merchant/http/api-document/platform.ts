@@ -45,7 +45,7 @@ export const receiverAndHealthRoutes: ApiRoute[] = [
     operationId: 'receiveGatewayWebhook',
     summary: "The gateway's webhook receiver",
     description:
-      'Verifies `X-Service-Signature` on the raw body (at most 256 KiB) against every active secret before anything else, stores the event in the inbox (its id is the key: a repeat is a no-op), queues it and answers.',
+      "Verifies `X-Service-Signature` on the raw body (at most 256 KiB) against every active secret before anything else, stores the event in the inbox (its id is the key: a repeat is a no-op), queues it and answers. An event is never refused for what its numbers look like: the gateway's ids and codes are kept as sent, and anything else in it that reads as a card number is kept truncated to its last four digits (the order's history says where).",
     tags: ['Gateway'],
     // No credential: the gateway signs the body (X-Service-Signature), and nothing else is read first.
     security: [],
