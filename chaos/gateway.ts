@@ -160,6 +160,17 @@ export class GatewayReader {
     return { payment: { ...t, captureAmount: captures.get(id) ?? null }, sessionStatus: session?.status };
   }
 
+  /** The vault tokens of the customer's saved cards the gateway holds active (sandbox.md section 11). */
+  async activeInstruments(merchantCustomerId: string): Promise<string[]> {
+    const query = new URLSearchParams({
+      merchant_id: String(MERCHANT_ID),
+      merchant_customer_id: merchantCustomerId,
+      per_page: '100',
+    });
+    const { data } = await this.#read(`/api/v1/payment-instruments?${query}`);
+    return (data.payment_instruments as { vault_token: string }[]).map((i) => i.vault_token);
+  }
+
   /** sandbox.md section 10: the sandbox's clock moved on by `seconds`; returns its reading after (ms). */
   async advanceClock(seconds: number): Promise<number> {
     const { data } = await this.#call('POST', '/sandbox/clock/advance', SANDBOX_MERCHANT_KEY, { seconds });

@@ -61,13 +61,17 @@ export async function lookAtEvents(tables: KitTables, reader: GatewayReader): Pr
   };
 }
 
-/** Every order with a payment at the gateway, compared with the gateway's record of it. */
+/**
+ * Every order with a payment at the gateway (or only those of `only`), compared with the gateway's
+ * record of it.
+ */
 export async function untrueOrders(
   tables: KitTables,
   reader: GatewayReader,
   captures: ReadonlyMap<number, number>,
+  only?: ReadonlySet<string>,
 ): Promise<{ untrue: string[]; checked: number }> {
-  const orders = (await tables.orders()).filter((o) => o.kind !== null);
+  const orders = (await tables.orders()).filter((o) => o.kind !== null && (!only || only.has(o.id)));
   const untrue: string[] = [];
   let checked = 0;
   let next = 0;

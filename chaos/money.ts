@@ -55,13 +55,26 @@ interface KitTotals {
   disputed?: number;
 }
 
-interface KitReport {
+/** A report's row, as much of it as the run reads: which order, and the order's own money. */
+export interface KitReportRow {
+  order_id: string;
+  reference: string;
+  gateway_transaction_id: string | null;
+  status: string;
+  currency: string;
+  amount: number;
+  captured_amount: number | null;
+  refunded_amount: number;
+  disputed_amount: number;
+}
+
+export interface KitReport {
   totals: KitTotals[];
-  rows: { order_id: string; reference: string; gateway_transaction_id: string | null }[];
+  rows: KitReportRow[];
 }
 
 /** GET /reports/reconciliation as JSON, every order created from `from` on (and up to a day ahead). */
-async function fetchReport(api: { url: string; opsToken: string }, from: Date): Promise<KitReport> {
+export async function fetchReport(api: { url: string; opsToken: string }, from: Date): Promise<KitReport> {
   const to = new Date(Date.now() + 24 * 3_600_000);
   const query = new URLSearchParams({ from: from.toISOString(), to: to.toISOString(), format: 'json' });
   const res = await fetch(`${api.url}/reports/reconciliation?${query}`, {
@@ -83,7 +96,7 @@ async function fetchReport(api: { url: string; opsToken: string }, from: Date): 
  */
 export function gatewaySums(
   records: readonly GatewayRecord[],
-  orders: KitReport['rows'],
+  orders: readonly Pick<KitReportRow, 'order_id' | 'reference' | 'gateway_transaction_id'>[],
 ): { sums: Map<string, Sums>; notes: string[] } {
   const references = new Map(orders.map((o) => [o.reference, o]));
   const held = new Set(orders.map((o) => o.gateway_transaction_id).filter((id) => id !== null));

@@ -1,3 +1,4 @@
+import { type ErasureVerdict, erasureFailures, erasureRows } from './erasure-verdict.js';
 import { type RedisLossTime, redisLossCell, redisLossFailures } from './redis-loss.js';
 
 /**
@@ -41,6 +42,8 @@ export interface Result {
   money: MoneyVerdict | null;
   /** Orders that ended (closed), by why; null: not read. */
   closed: { cancelled: number; expired: number } | null;
+  /** The customer erased in the middle of the traffic (chaos/erasure.ts); null: it did not run. */
+  erasure: ErasureVerdict | null;
 }
 
 /** The money check in figures (chaos/money.ts). */
@@ -82,6 +85,7 @@ export function table(r: Result): string {
         ? 'not read'
         : `${n(r.closed.cancelled)} cancelled by the shop, ${n(r.closed.expired)} expired (ORDER_TTL)`,
     ],
+    ...erasureRows(r.erasure),
     ["report totals equal to the gateway's records (must be every currency)", moneyCell(r)],
     [
       'seconds to converge after the last fault',
@@ -130,5 +134,6 @@ export function failures(r: Result): string[] {
     if (r.money.reportOrders !== r.orders)
       out.push(`the report covers ${r.money.reportOrders} of ${r.orders} orders`);
   }
+  out.push(...erasureFailures(r.erasure));
   return out;
 }

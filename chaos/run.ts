@@ -6,6 +6,8 @@ import { delay } from '../test/support/process.js';
 import { Cleanup, cleanUpOnSignal } from './cleanup.js';
 import { crashPoints } from './crash-points.js';
 import { Duplicates } from './duplicates.js';
+import { type ErasureRun, eraseMidStorm, StormCustomers } from './erasure.js';
+import { checkErasure, erasureDetails } from './erasure-verdict.js';
 import { FAULTS, type Fault, type FaultDeps, outage } from './faults.js';
 import { GatewayReader } from './gateway.js';
 import { KitProcesses } from './kit.js';
@@ -16,7 +18,7 @@ import { type Random, seeded } from './random.js';
 import { RedisLossTimes } from './redis-loss.js';
 import { failures, type MoneyVerdict, type Result, table } from './report.js';
 import { type MariaDb, type PrivateRedis, privateMariaDb, privateRedis, removeFolder } from './services.js';
-import { type StreamResult, startStream } from './stream.js';
+import { KitApi, type StreamResult, startStream } from './stream.js';
 import { KitTables } from './tables.js';
 
 /**
@@ -25,11 +27,13 @@ import { KitTables } from './tables.js';
  *
  * The storm: payments and shuffled duplicate events through the kit's processes while the run kills
  * the worker, flushes and restarts Redis, restarts MariaDB, rotates the webhook secret and cuts the
- * receiver off, while the shop cancels orders and ORDER_TTL (a minute, here) ends the unpaid ones;
- * then it waits for the kit to converge and prints the table. It passes only when nothing was lost
- * or applied twice, every order equals the gateway's truth in time (a closed one: a payment without
- * money), and the kit's reconciliation report totals, in every currency, what the gateway's own
- * records add up to.
+ * receiver off, while the shop cancels orders and ORDER_TTL (a minute, here) ends the unpaid ones,
+ * and, halfway through the payments, the shop's admin erases a customer some of them name
+ * (chaos/erasure.ts); then it waits for the kit to converge and prints the table. It passes only
+ * when nothing was lost or applied twice, every order equals the gateway's truth in time (a closed
+ * one: a payment without money), the kit's reconciliation report totals, in every currency, what
+ * the gateway's own records add up to, and nothing of the erased customer is left in the kit's
+ * database while their orders' money is as it was (chaos/erasure-verdict.ts).
  *
  * The crash points (chaos/crash-points.ts): the api SIGKILLed in the middle of each kind of payment
  * and operation, the shopper or operator trying again; a table row per case.
@@ -205,7 +209,8 @@ async function chaos(scale: Scale, seed: number, services: Services, cleanup: Cl
   const random = seeded(seed);
   const startedAt = new Date();
   const parts = await setUp(services, cleanup, random, scale);
-  const { lastFaultAt, stream } = await storm(scale, parts, random);
+  const customers = new StormCustomers(random);
+  const { lastFaultAt, stream, erasure } = await storm(scale, parts, random, customers, startedAt);
   // Convergence is timed while the copies still flow; the verdict is read once every copy was sent.
   const { tables, reader, duplicates, kit } = parts;
   const sides = { tables, reader, duplicates, withinMs: scale.convergeMs, log };
@@ -226,16 +231,19 @@ async function chaos(scale: Scale, seed: number, services: Services, cleanup: Cl
     return null;
   });
   const closed = await tables.closed();
-  const result = resultOf(
-    look,
-    duplicates.posted,
-    convergence.seconds,
-    afterLapse,
-    kit.crashed(),
-    money,
+  const erased =
+    erasure &&
+    (await checkErasure({ run: erasure, customers, tables, reader, captures: duplicates.captures() }).catch(
+      (error: Error) => {
+        log(`the erasure's check could not run: ${error.message}`);
+        return null;
+      },
+    ));
+  const result = resultOf(look, duplicates.posted, convergence.seconds, afterLapse, kit.crashed(), money, {
     closed,
-  );
-  explain(look, kit.crashed());
+    erasure: erased,
+  });
+  explain(look, kit.crashed(), erasureDetails(erased));
   if (money && money.notes.length > 0)
     log(`gateway money the report may not hold (${money.notes.length}):\n  ${money.notes.join('\n  ')}`);
   result.redisLoss = parts.redisLoss.times;
@@ -302,20 +310,39 @@ async function storm(
   scale: Scale,
   parts: FaultDeps,
   random: Random,
-): Promise<{ lastFaultAt: number; stream: StreamResult }> {
+  customers: StormCustomers,
+  from: Date,
+): Promise<{ lastFaultAt: number; stream: StreamResult; erasure: ErasureRun | null }> {
   const faults = [...FAULTS, outage(scale.outageSeconds)];
   const streamMs = (faults.length + 1) * scale.gapMs + FAULT_TIME_MS + scale.outageSeconds * 1000;
+  const api = new KitApi(parts.kit.apiUrl, parts.kit.opsToken);
+  const unsaved = await customers.saveCard(api, (id) => parts.reader.activeInstruments(id));
+  if (unsaved) log(`the card of the customer to be erased was not saved: ${unsaved}`);
   const stream = startStream({
     api: { url: parts.kit.apiUrl, opsToken: parts.kit.opsToken },
     gateway: parts.reader,
     random,
     everyMs: streamMs / scale.orders,
     concurrency: 16,
+    customers,
   });
   parts.duplicates.start();
+  // Halfway through the payments, beside whichever fault is under way then.
+  const erasing = eraseMidStorm({
+    api,
+    tables: parts.tables,
+    customers,
+    from,
+    atMs: streamMs / 2,
+    log,
+  }).catch((error: Error) => {
+    log(`the erasure broke off: ${error.stack ?? error}`);
+    return null;
+  });
   await runFaults(faults, parts, scale.gapMs);
   const lastFaultAt = Date.now();
   stream.stop();
+  const erasure = await withDeadline(erasing, 300_000, 'the erasure');
   const s = await withDeadline(stream.done, 120_000, 'the last payments');
   log(
     `payments done: ${s.orders} orders, ${s.cutShort} stories cut short by a fault, ${s.notCreated} orders not created, ` +
@@ -325,7 +352,7 @@ async function storm(
         .map(([name, count]) => `${count} ${name}`)
         .join(', '),
   );
-  return { lastFaultAt, stream: s };
+  return { lastFaultAt, stream: s, erasure };
 }
 
 /**
@@ -351,7 +378,7 @@ function resultOf(
   afterLapse: Convergence | null,
   crashed: string[],
   money: MoneyCheck | null,
-  closed: Result['closed'],
+  { closed, erasure }: Pick<Result, 'closed' | 'erasure'>,
 ): Result {
   return {
     orders: look.orders,
@@ -374,6 +401,7 @@ function resultOf(
     lapsed: money?.lapsed ?? null,
     money: money && moneyVerdict(money),
     closed,
+    erasure,
   };
 }
 
@@ -401,6 +429,7 @@ async function runFaults(faults: Fault[], deps: FaultDeps, gapMs: number): Promi
 function explain(
   look: { lost: string[]; appliedTwice: string[]; untrue: string[] | null },
   crashed: string[],
+  erasure: string[],
 ): void {
   const first = (what: string, lines: string[]) => {
     if (lines.length > 0) log(`${what} (${lines.length}):\n  ${lines.slice(0, 10).join('\n  ')}`);
@@ -409,6 +438,7 @@ function explain(
   first('applied twice', look.appliedTwice);
   first('orders not equal to the truth', look.untrue ?? []);
   first('kit processes that died', crashed);
+  first("the erasure's failures", erasure);
 }
 
 await main();

@@ -20,15 +20,16 @@ const CALL_MS = 40_000; // beyond the kit's own 30 s request timeout
 const OPERATOR_TRIES = 4;
 
 // biome-ignore lint/suspicious/noExplicitAny: envelopes of every shape
-type Answer = { status: number; body: any };
+export type Answer = { status: number; body: any };
 
-class KitApi {
+/** The kit's API as the shop and its shoppers call it; a call that gets no answer is status 0. */
+export class KitApi {
   /** Each order's client secret, as the shop keeps it: its pay routes need it (issue 41). */
   readonly #secrets = new Map<string, string>();
 
   constructor(
-    private readonly url: string,
-    private readonly opsToken: string,
+    readonly url: string,
+    readonly opsToken: string,
   ) {}
 
   async call(
@@ -55,13 +56,18 @@ class KitApi {
 
   /** The order as operators read it: the payment answers show only its public view (no payment ids). */
   order(orderId: string): Promise<Answer> {
-    return this.call('GET', `/orders/${orderId}`, undefined, { authorization: `Bearer ${this.opsToken}` });
+    return this.call('GET', `/orders/${orderId}`, undefined, this.operator);
+  }
+
+  /** The kit's bootstrap token (admin), for the operator's and the shop's server's calls. */
+  get operator(): Record<string, string> {
+    return { authorization: `Bearer ${this.opsToken}` };
   }
 
   /** An operator's capture, refund or void, retried under one Idempotency-Key while the kit is unavailable. */
   async operate(orderId: string, operation: string, body: unknown): Promise<Answer> {
     const headers = {
-      authorization: `Bearer ${this.opsToken}`,
+      ...this.operator,
       // base64url: a hex key may read as a card number, which the kit refuses (shop.ts operatorKey).
       'idempotency-key': `chaos-${randomBytes(9).toString('base64url')}`,
     };
@@ -83,7 +89,12 @@ interface Order {
   id: string;
   currency: string;
   amount: number;
+  /** The customer the order names (issue 43): their payments name them too. Null: nobody. */
+  customer: Customer | null;
 }
+
+/** A customer as the shop sends one: gateway-api.md's `customer` object. */
+export type Customer = Readonly<Record<string, string>>;
 
 type Story = (s: Shopper) => Promise<boolean>;
 
@@ -105,8 +116,14 @@ class Shopper {
    */
   lapsesAt: number | null = null;
 
+  /** What a pay route's body says of the customer, when the order names one. */
+  #customer(): { customer?: Customer } {
+    return this.order.customer === null ? {} : { customer: this.order.customer };
+  }
+
   async pay(mode: 'sale' | 'auth', card = CARD): Promise<number | null> {
-    const answer = await this.api.call('POST', `/orders/${this.order.id}/pay/card`, { card, mode });
+    const body = { card, mode, ...this.#customer() };
+    const answer = await this.api.call('POST', `/orders/${this.order.id}/pay/card`, body);
     const want = mode === 'sale' ? 'paid' : 'authorized';
     if (answer.status !== 200 || answer.body.data.order.status !== want) return null;
     const seen = await this.api.order(this.order.id);
@@ -122,10 +139,16 @@ class Shopper {
     return id;
   }
 
+  /** A sale with a card the issuer declines: the kit answers 402. */
+  async decline(): Promise<boolean> {
+    const body = { card: DECLINED_CARD, mode: 'sale', ...this.#customer() };
+    return (await this.api.call('POST', `/orders/${this.order.id}/pay/card`, body)).status === 402;
+  }
+
   async redirect(): Promise<string | null> {
     const answer = await this.api.call('POST', `/orders/${this.order.id}/pay/redirect`, {
       payment_method: 'ideal',
-      customer: { country_code: 'NL' },
+      customer: { ...this.order.customer, country_code: 'NL' },
     });
     if (answer.status !== 200) return null;
     return String(answer.body.data.next_action.url).split('/').pop()!;
@@ -274,13 +297,7 @@ export const STORIES: readonly (readonly [string, number, Story])[] = [
       return s.pause().then(() => s.reverse(id));
     },
   ],
-  [
-    'declined card',
-    0.5,
-    async (s) =>
-      (await s.api.call('POST', `/orders/${s.order.id}/pay/card`, { card: DECLINED_CARD, mode: 'sale' }))
-        .status === 402,
-  ],
+  ['declined card', 0.5, (s) => s.decline()],
   [
     'redirect, paid, refunded in part',
     1,
@@ -324,13 +341,7 @@ export const STORIES: readonly (readonly [string, number, Story])[] = [
     1,
     async (s) => (await s.pay('auth')) !== null && s.pause().then(() => s.cancel()),
   ],
-  [
-    'declined card, cancelled',
-    0.5,
-    async (s) =>
-      (await s.api.call('POST', `/orders/${s.order.id}/pay/card`, { card: DECLINED_CARD, mode: 'sale' }))
-        .status === 402 && s.pause().then(() => s.cancel()),
-  ],
+  ['declined card, cancelled', 0.5, async (s) => (await s.decline()) && s.pause().then(() => s.cancel())],
   [
     'redirect left open, cancelled',
     0.5,
@@ -370,6 +381,27 @@ export interface StreamOptions {
   concurrency: number;
   /** Each story told once, in the list's order, before the random mix: every kind of event there is. */
   eachStoryFirst?: boolean;
+  /** Who each order is for (the storm's customers, one of whom it erases); unset: nobody. */
+  customers?: OrderCustomers;
+}
+
+/**
+ * Who the orders are for (issue 43): asked as each order is about to be made. A claim is settled
+ * once: `made` with the order and its story, or `notMade` when the kit made no order of it.
+ */
+export interface OrderCustomers {
+  /** The customer of the next order; null: it names nobody. */
+  claim(): CustomerClaim | null;
+}
+
+export interface CustomerClaim {
+  customer: Customer;
+  /**
+   * The order was made; `story` settles when its story ends, and `authOpen` says, while the story
+   * runs or after, whether an auth it made is still open (neither captured, voided nor lapsed).
+   */
+  made(orderId: string, story: Promise<unknown>, authOpen: () => boolean): void;
+  notMade(): void;
 }
 
 /** Starts orders at a steady rate until `stop()`; `done` settles when the last story has ended. */
@@ -423,15 +455,25 @@ async function tell(
       );
   // In minor units: 5.00 to 500.00, or 500 to 50,000 yen.
   const amount = between(o.random, 500, 50_000);
-  const created = await api.call('POST', '/orders', { amount: major(amount, currency), currency });
+  const claim = o.customers?.claim() ?? null;
+  const customer = claim?.customer ?? null;
+  const created = await api.call('POST', '/orders', {
+    amount: major(amount, currency),
+    currency,
+    ...(customer === null ? {} : { customer }),
+  });
   if (created.status !== 201) {
+    claim?.notMade();
     result.notCreated += 1;
     return;
   }
   result.orders += 1;
   result.told[name] = (result.told[name] ?? 0) + 1;
-  const shopper = new Shopper(api, o.gateway, o.random, { id: created.body.data.order.id, currency, amount });
-  const finished = await story(shopper).catch(() => false);
+  const id = created.body.data.order.id as string;
+  const shopper = new Shopper(api, o.gateway, o.random, { id, currency, amount, customer });
+  const told = story(shopper).catch(() => false);
+  claim?.made(id, told, () => shopper.lapsesAt !== null && shopper.lapsesAt > Date.now());
+  const finished = await told;
   if (!finished) result.cutShort += 1;
   if (shopper.lapsesAt !== null) {
     result.leftToLapse += 1;

@@ -197,6 +197,41 @@ export class KitTables {
     return Number(unfanned?.n ?? 0) + Number(due?.n ?? 0);
   }
 
+  /** Every order's version: the one writer bumps it with each change it makes (DESIGN.md section 2). */
+  async versions(): Promise<Map<string, number>> {
+    const rows = await this.#select<{ id: string; version: number }>('SELECT id, version FROM orders');
+    return new Map(rows.map((r) => [r.id, Number(r.version)]));
+  }
+
+  /** The `customer` each of these orders names now (null: none), by order id. */
+  async customers(orderIds: string[]): Promise<Map<string, Record<string, unknown> | null>> {
+    if (orderIds.length === 0) return new Map();
+    const [rows] = await this.#pool.query<mysql.RowDataPacket[]>({
+      sql: 'SELECT id, customer FROM orders WHERE id IN (?)',
+      values: [orderIds],
+      timeout: QUERY_MS,
+    });
+    const parsed = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : (v ?? null));
+    return new Map(rows.map((r) => [r.id as string, parsed(r.customer)]));
+  }
+
+  /**
+   * A dump of every table of the kit's database, as text to search: a line per row, each column's
+   * value as it is stored (binary columns read as UTF-8 text, so that nothing kept in one is missed).
+   */
+  async dump(): Promise<{ tables: number; rows: number; text: string }> {
+    const tables = await this.#select<{ name: string }>(
+      `SELECT TABLE_NAME AS name FROM information_schema.TABLES
+        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME`,
+    );
+    const lines: string[] = [];
+    for (const { name } of tables) {
+      const rows = await this.#select<Record<string, unknown>>(`SELECT * FROM \`${name}\``);
+      for (const row of rows) lines.push(`${name}: ${Object.values(row).map(cellText).join('\t')}`);
+    }
+    return { tables: tables.length, rows: lines.length, text: lines.join('\n') };
+  }
+
   /** Which of `eventIds` the inbox holds. */
   async stored(eventIds: string[]): Promise<Set<string>> {
     if (eventIds.length === 0) return new Set();
@@ -232,4 +267,13 @@ export class KitTables {
   close(): Promise<void> {
     return this.#pool.end();
   }
+}
+
+/** A column's value as text: binary as UTF-8, a date as ISO 8601, JSON as written. */
+function cellText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
 }

@@ -23,6 +23,8 @@ import * as orderCustomerIndex from './2026-11-30-22-order-customer-index.js';
 import * as orderRequests from './2026-11-30-23-order-requests.js';
 import * as orderClosure from './2026-11-30-24-order-closure.js';
 import * as paymentLinks from './2026-12-01-25-payment-links.js';
+import * as unmatchedPayment from './2026-12-02-26-unmatched-payment.js';
+import * as disputeKeys from './2026-12-02-27-dispute-keys.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -51,4 +53,6 @@ export const MIGRATIONS = [
   { name: '2026-11-30-23-order-requests', ...orderRequests },
   { name: '2026-11-30-24-order-closure', ...orderClosure },
   { name: '2026-12-01-25-payment-links', ...paymentLinks },
+  { name: '2026-12-02-26-unmatched-payment', ...unmatchedPayment },
+  { name: '2026-12-02-27-dispute-keys', ...disputeKeys },
 ];

@@ -1,4 +1,5 @@
 import type { CheckoutStore } from '../../src/merchant/checkout/deps.js';
+import { bookAfter, type DisputeBook, EMPTY_BOOK } from '../../src/merchant/orders/disputes.js';
 import type { ApplyStore } from '../../src/merchant/reconciler/apply.js';
 import type {
   AttemptRecord,
@@ -9,7 +10,7 @@ import type {
   TransitionTarget,
 } from '../../src/merchant/store/index.js';
 import { OrderNotFound } from '../../src/merchant/store/index.js';
-import { beforeAttempt, newAttempt } from '../../src/merchant/store/orders.js';
+import { beforeAttempt, newAttempt, type Plan } from '../../src/merchant/store/orders.js';
 
 /**
  * Orders and attempts in memory, with the store's contract for what checkout and apply use: a
@@ -21,6 +22,8 @@ export class MemoryStore {
   readonly orders = new Map<string, OrderRecord>();
   readonly attempts = new Map<string, AttemptRecord>();
   readonly history: (NonNullable<Change['history']> & { statusBefore: string; statusAfter: string })[] = [];
+  /** Each attempt's dispute records and reversals, as the dispute rule keeps them (orders/disputes.ts). */
+  readonly disputes = new Map<string, DisputeBook>();
   #next = 0;
 
   constructor(private readonly now: () => number = () => Date.UTC(2026, 10, 24, 12)) {}
@@ -153,10 +156,7 @@ export class MemoryStore {
     Object.assign(order, previous, { version: order.version + 1 });
   }
 
-  #transition<T>(
-    target: TransitionTarget,
-    plan: (order: OrderRecord, attempt: AttemptRecord, now: Date) => { change: Change | null; result: T },
-  ): Transitioned<T> | null {
+  #transition<T>(target: TransitionTarget, plan: Plan<T>): Transitioned<T> | null {
     const order =
       'reference' in target
         ? [...this.orders.values()].find((o) => o.reference === target.reference)
@@ -168,7 +168,13 @@ export class MemoryStore {
       throw new OrderNotFound(`order ${target.orderId} has no attempt ${target.attemptId}`);
     }
     const now = new Date(this.now());
-    const { change, result } = plan({ ...order }, { ...attempt }, now);
+    const book = this.disputes.get(attempt.id) ?? EMPTY_BOOK;
+    const { change, result } = plan({ ...order }, { ...attempt }, now, book);
+    if (change?.dispute?.kind === 'gateway')
+      this.disputes.set(
+        attempt.id,
+        bookAfter(book, change.dispute.plan, () => `dsp_${++this.#next}`),
+      );
     for (const [column, id] of Object.entries(change?.release ?? {}))
       for (const other of this.attempts.values())
         if (

@@ -395,7 +395,7 @@ export interface paths {
         };
         /**
          * The reconciliation report
-         * @description One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight`, `mismatched` or `resolved` (a difference a person resolved the review of) with the reason and the order's `review`, and totals per currency in minor units; beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency. `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. Roles: finance, admin.
+         * @description One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight`, `mismatched` or `resolved` (a difference a person resolved the review of) with the reason and the order's `review`, and totals per currency in minor units; beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency (captured, refunded, charged back and net after chargebacks, each payment read as an order's is). `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. Roles: finance, admin.
          */
         get: operations["reconciliationReport"];
         put?: never;
@@ -479,7 +479,7 @@ export interface paths {
         };
         /**
          * Gateway money with no order
-         * @description Every gateway transaction naming money that no payment attempt of the kit holds, newest first (by first sight): kept when an event, a replay, recovery or a poll told of it, and the order carrying its reference flagged for review. `resolution=open` for what still waits for an operator. Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
+         * @description Every gateway transaction naming money that no payment attempt of the kit holds, newest first (by first sight): kept when an event, a replay, recovery or a poll told of it, and the order carrying its reference flagged for review; each with the captured, refunded and charged-back amounts of its payment, read by the rules of an order (a reversed chargeback gives its amount back). `resolution=open` for what still waits for an operator. Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
          */
         get: operations["listUnmatchedMoney"];
         put?: never;
@@ -601,7 +601,7 @@ export interface paths {
         put?: never;
         /**
          * Forget a customer's personal data
-         * @description A data-protection erasure: the customer's saved cards are revoked at the gateway (the kit's and any the gateway lists for them) and deleted here; on every order of theirs `customer` becomes `{erased: true, erased_at}` (names, email, phone, address, IP address and the shop's id for them gone), in the order, in the bodies of its order events, and in the gateway payloads the kit kept; a card payment waiting on a 3DS challenge keeps its card, not their details, and is not saved for them; audit lines that named their id name their reference. Every money fact stays (amounts, statuses, ids, references, disputes, history): the report's totals do not move, later webhooks and polls still apply, and the orders still take refunds. The same request again answers zeros. When the gateway does not answer (503), nothing of the kit's was changed yet: send it again. The audit log gets a line naming the reference (`cer_...`), never the id. Role: admin (the bootstrap token; `cli customers erase` too).
+         * @description A data-protection erasure: on every order of theirs `customer` becomes `{erased: true, erased_at}` (names, email, phone, address, IP address and the shop's id for them gone), in the order, in the bodies of its order events, and in the gateway payloads the kit kept, each order in one transaction; then the customer's saved cards are revoked at the gateway (the kit's and any the gateway lists for them) and deleted here; a card payment waiting on a 3DS challenge, or whose gateway answer is on its way, keeps its card, not their details, and is not saved for them (a card the gateway saved is revoked there); audit lines that named their id name their reference. Every money fact stays (amounts, statuses, ids, references, disputes, history): the report's totals do not move, later webhooks and polls still apply, and the orders still take refunds. The same request again answers zeros. An erasure that stops part-way (503: the gateway did not answer; 500) leaves each order erased whole or untouched: send it again, and it finishes. The audit log gets a line naming the reference (`cer_...`), never the id. Role: admin (the bootstrap token; `cli customers erase` too).
          */
         post: operations["eraseCustomer"];
         delete?: never;
@@ -1600,15 +1600,21 @@ export interface components {
             reference: string | null;
             /** @description `sale`, `auth`, `capture`, `refund`, `void`, ... */
             transaction_type: string;
-            /** @description What the gateway last said of it (older news never replaces newer). */
+            /** @description What the gateway last said of it, by the gateway's own time (older news never replaces newer; a reversed chargeback is `captured` again). */
             status: string;
             currency: string;
             /** @description Minor units (cents): 1234 is 12.34 EUR. */
             amount: number;
             amount_formatted: string | null;
-            /** @description The payment's running refunded total, as its record carries it. */
+            /** @description What a sale or capture took; null for an auth, a refund or void, or money not taken (failed, voided). */
+            captured_amount: number | null;
+            captured_amount_formatted: string | null;
+            /** @description The payment's running refunded total, as its records carry it. */
             refunded_amount: number;
             refunded_amount_formatted: string | null;
+            /** @description What a chargeback took while the payment is charged back; 0 otherwise (a reversal gives it back). */
+            disputed_amount: number;
+            disputed_amount_formatted: string | null;
             /** @description The order whose reference it carries (flagged for review); once attached, the order it went to. */
             order_id: string | null;
             /** @description What told the kit last: `webhook`, `replay`, `recovery`, `poll`, `api`. */
@@ -1641,7 +1647,11 @@ export interface components {
             refunded: number;
             /** @description The amount in major units, as text: `12.34`. */
             refunded_formatted: string;
-            /** @description Minor units (cents): 1234 is 12.34 EUR. */
+            /** @description What chargebacks took back, of the payments charged back now; over the rows not attached. */
+            disputed: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            disputed_formatted: string;
+            /** @description Captured minus refunded minus disputed. */
             net: number;
             /** @description The amount in major units, as text: `12.34`. */
             net_formatted: string;

@@ -49,7 +49,7 @@ export async function report(
       ['gateway money with no order', made.unmatched.rows.length],
       ...made.unmatched.totals.map((t): [string, string] => [
         `  ${t.currency}`,
-        `${t.open} open; captured ${t.captured_formatted}, refunded ${t.refunded_formatted}, net ${t.net_formatted}`,
+        `${t.open} open; captured ${t.captured_formatted}, refunded ${t.refunded_formatted}, disputed ${t.disputed_formatted}, net ${t.net_formatted}`,
       ]),
       ['written to', options.out ?? 'stdout'],
     ],

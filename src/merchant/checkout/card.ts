@@ -279,7 +279,10 @@ async function transact(
 
 /**
  * The kit's row for a card the gateway just saved. Should it fail, nothing is lost: the gateway holds
- * the instrument, and the customer's next list of cards (synced from the gateway) brings it in.
+ * the instrument, and the customer's next list of cards (synced from the gateway) brings it in. Should
+ * the customer have been erased while the payment was in flight (the order names nobody now), the
+ * card is not kept and is revoked at the gateway: the consent to keep it went with them (issue 43,
+ * part 4). The payment stands.
  */
 async function keepSavedCard(
   deps: CheckoutDeps,
@@ -288,11 +291,19 @@ async function keepSavedCard(
   orderId: string,
 ): Promise<void> {
   try {
-    await deps.store.savedCards.remember(customerId, instrument, orderId);
+    if ((await deps.store.savedCards.remember(customerId, instrument, orderId)) !== null) return;
+    deps.logger.info(
+      { order: orderId },
+      'card saved for an erased customer: not kept, revoked at the gateway',
+    );
+    await deps.gateway.revokePaymentInstrument(instrument.vaultToken).catch((error: unknown) => {
+      // Unknown to the gateway: nothing there can pay with it either.
+      if (!(error instanceof GatewayError && error.status === 404)) throw error;
+    });
   } catch (error) {
     deps.logger.error(
       { order: orderId, err: { message: (error as Error).message } },
-      "saved card not recorded; the customer's next list of cards brings it in from the gateway",
+      "saved card not recorded or not revoked; the customer's next list of cards, or erasure, brings it in line",
     );
   }
 }

@@ -52,6 +52,7 @@ export interface CheckoutDeps {
     | 'capture'
     | 'refund'
     | 'void'
+    | 'revokePaymentInstrument'
   >;
   box: SecretBox;
   clock: Clock;

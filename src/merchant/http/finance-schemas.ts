@@ -105,16 +105,27 @@ export const unmatchedMoneySchema = z
       .nullable()
       .meta({ description: 'The merchant reference its record carries; null when it carries none.' }),
     transaction_type: z.string().meta({ description: '`sale`, `auth`, `capture`, `refund`, `void`, ...' }),
-    status: z
-      .string()
-      .meta({ description: 'What the gateway last said of it (older news never replaces newer).' }),
+    status: z.string().meta({
+      description:
+        "What the gateway last said of it, by the gateway's own time (older news never replaces newer; a reversed chargeback is `captured` again).",
+    }),
     currency: z.string(),
     amount: minor,
     amount_formatted: formatted.nullable(),
+    captured_amount: minor.nullable().meta({
+      description:
+        'What a sale or capture took; null for an auth, a refund or void, or money not taken (failed, voided).',
+    }),
+    captured_amount_formatted: formatted.nullable(),
     refunded_amount: minor.meta({
-      description: "The payment's running refunded total, as its record carries it.",
+      description: "The payment's running refunded total, as its records carry it.",
     }),
     refunded_amount_formatted: formatted.nullable(),
+    disputed_amount: minor.meta({
+      description:
+        'What a chargeback took while the payment is charged back; 0 otherwise (a reversal gives it back).',
+    }),
+    disputed_amount_formatted: formatted.nullable(),
     order_id: z.string().nullable().meta({
       description:
         'The order whose reference it carries (flagged for review); once attached, the order it went to.',
@@ -149,7 +160,12 @@ export const unmatchedTotalsSchema = z
       description: 'Per payment, its running refunded total; over the rows not attached.',
     }),
     refunded_formatted: formatted,
-    net: minor,
+    disputed: minor.meta({
+      description:
+        'What chargebacks took back, of the payments charged back now; over the rows not attached.',
+    }),
+    disputed_formatted: formatted,
+    net: minor.meta({ description: 'Captured minus refunded minus disputed.' }),
     net_formatted: formatted,
   })
   .meta({ id: 'UnmatchedTotals' });

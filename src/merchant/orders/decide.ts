@@ -240,12 +240,18 @@ function disputedAmount(
 /** Statuses after money moved: paid, refunded in part or in full, or charged back. */
 const movedMoney = (s: OrderStatus) => PLACE[s].line === 'live' && PLACE[s].rank >= 3;
 
-/** A reading that adds nothing is old news when it is from an earlier stage or a smaller refund total. */
+/**
+ * A reading that adds nothing is old news when it is from an earlier stage, a smaller refund total,
+ * or, once money moved, an earlier gateway time than the latest record's: a chargeback that arrives
+ * after its own reversal is older news, not the same news again.
+ */
 function behind(current: PaymentState, r: Reading): boolean {
   const a = PLACE[current.status];
   const b = PLACE[r.status];
   if (a.line !== b.line) return true;
-  return b.rank < a.rank || (r.refundedMinor ?? 0) < current.refundedMinor;
+  const earlier =
+    movedMoney(r.status) && typeof r.at === 'number' && current.moneyAt !== null && r.at < current.moneyAt;
+  return b.rank < a.rank || (r.refundedMinor ?? 0) < current.refundedMinor || earlier;
 }
 
 const same = (a: PaymentState, b: PaymentState) =>
@@ -283,6 +289,69 @@ function moneyProblem(
     return `money moved on a superseded attempt (${next.status}): a double charge`;
   }
   return null;
+}
+
+/**
+ * What one observation does to a payment's state, before any check against an order: the core of
+ * decide, which gateway money with no order goes through as well (unmatched-money.ts), so both read
+ * the gateway's records by one rule.
+ */
+export type PaymentStep =
+  /** A status we do not know: nothing changes (decide flags it). */
+  | { kind: 'unknown' }
+  /** What the record says (`reading`) cannot be true of the payment as known: nothing changes (decide flags it). */
+  | { kind: 'conflict'; reading: OrderStatus }
+  | {
+      kind: 'next';
+      next: PaymentState;
+      reading: OrderStatus;
+      /** It adds nothing to what was known. */
+      same: boolean;
+      /** It adds nothing and is older news: an earlier stage, a smaller refund total, an earlier gateway time. */
+      stale: boolean;
+    };
+
+/**
+ * The payment after one observation. `saleMinor`: what a sale captures when its record does not say
+ * (a session's sale, a finding): the order's amount.
+ */
+export function paymentStep(attempt: AttemptFacts, obs: Observation, saleMinor: number): PaymentStep {
+  const reading = interpret(obs, attempt);
+  if (!reading) return { kind: 'unknown' };
+  if (conflict(attempt.state.status, reading.status)) return { kind: 'conflict', reading: reading.status };
+  if (attempt.sale && movedMoney(reading.status) && reading.capturedMinor === undefined)
+    reading.capturedMinor = saleMinor;
+  const next = merge(attempt.state, reading);
+  const unchanged = same(next, attempt.state);
+  return {
+    kind: 'next',
+    next,
+    reading: reading.status,
+    same: unchanged,
+    stale: unchanged && behind(attempt.state, reading),
+  };
+}
+
+/**
+ * One payment from what several of its records came to, each on its own (gateway money with no order
+ * keeps a row per transaction: a sale, its refunds; an auth, its capture): each state is read as a
+ * record and merged, as an attempt merges its records, so the latest by the gateway's time says
+ * whether the payment is charged back, and amounts only grow. Whatever the order of `states`.
+ */
+export function joinPayment(states: readonly PaymentState[]): PaymentState {
+  return states.reduce<PaymentState>((joined, s) => merge(joined, readingOf(s)), INITIAL_PAYMENT);
+}
+
+/** A payment's state as a record that says all of it. */
+function readingOf(s: PaymentState): Reading {
+  return {
+    status: s.status,
+    ...(s.capturedMinor === null ? {} : { capturedMinor: s.capturedMinor }),
+    refundedMinor: s.refundedMinor,
+    ...(s.captureId === null ? {} : { captureId: s.captureId }),
+    ...(s.status === 'disputed' && s.disputedMinor > 0 ? { disputedMinor: s.disputedMinor } : {}),
+    at: s.moneyAt,
+  };
 }
 
 /**
@@ -326,28 +395,25 @@ function judge(order: OrderFacts, attempt: AttemptFacts, obs: Observation): Deci
     const known = !!order.reviewReason && withReason(order.reviewReason, reason) === order.reviewReason;
     return known ? keep('duplicate', null) : keep('flagged', reason, reason);
   }
-  const reading = interpret(obs, attempt);
-  if (!reading) {
+  const step = paymentStep(attempt, obs, order.amountMinor);
+  if (step.kind === 'unknown') {
     const t = (obs as TransactionObservation).transaction; // findings always have a reading
     const note = `unknown ${t.type} status ${t.status}`;
     return keep('flagged', note, note); // never persisted, only recorded and flagged
   }
-  if (conflict(attempt.state.status, reading.status)) {
-    const note = `${reading.status} cannot follow ${attempt.state.status}`;
+  if (step.kind === 'conflict') {
+    const note = `${step.reading} cannot follow ${attempt.state.status}`;
     return keep('flagged', note, note);
   }
-  const captured = PLACE[reading.status].line === 'live' && PLACE[reading.status].rank >= 3;
-  if (attempt.sale && captured && reading.capturedMinor === undefined)
-    reading.capturedMinor = order.amountMinor;
-  const next = merge(attempt.state, reading);
+  const { next } = step;
   const orderStatus = attempt.current ? next.status : order.status;
   // Checked before anything is called a duplicate: a capture of another amount adds nothing, and is
   // still money that does not match.
   const problem = moneyProblem(order, attempt, obs, next);
-  if (same(next, attempt.state)) {
+  if (step.same) {
     if (problem) return keep('flagged', problem, problem);
-    return behind(attempt.state, reading)
-      ? keep('stale', `${reading.status} is older than ${attempt.state.status}`)
+    return step.stale
+      ? keep('stale', `${step.reading} is older than ${attempt.state.status}`)
       : keep('duplicate', null);
   }
   // The gateway's truth is applied even when it is wrong for us: the money moved, and a person must look.

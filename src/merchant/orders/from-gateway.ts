@@ -40,7 +40,7 @@ export function parseEvent(text: string, source: ObservationSource, now: number)
     kind: 'observation',
     id: event.id,
     type: event.type,
-    observation: observeTransaction(event.transaction, source, event.id, now),
+    observation: { ...observeTransaction(event.transaction, source, event.id, now), eventType: event.type },
   };
 }
 

@@ -69,6 +69,12 @@ export interface About {
 /** A gateway transaction record, from an event, a poll or an answer. */
 export interface TransactionObservation extends Seen {
   transaction: TransactionFact;
+  /**
+   * The gateway event's type, when the record came in one (its replays and recoveries too): a
+   * reversal is told apart from any other record of a captured payment only by its event
+   * (`transaction.chargeback_reversed`, orders/disputes.ts).
+   */
+  eventType?: string;
   /** A payment session's own status, when the observation came from one (it tells expired from cancelled). */
   sessionStatus?: string;
   /** Set when the kit asked about one of its attempts; an event is matched by its transaction instead. */

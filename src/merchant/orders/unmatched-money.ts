@@ -1,4 +1,5 @@
 import { type CurrencyCode, formatMoney, isCurrencyCode } from '../../shared/money.js';
+import { type AttemptFacts, type PaymentState, paymentStep } from './decide.js';
 import {
   isFinding,
   type Observation,
@@ -9,8 +10,8 @@ import type { OrderStatus } from './status.js';
 
 /**
  * Gateway money with no order (issue 19, part 1): the pure rules. What counts as such money, the
- * reason an order is flagged with, which of two readings of one transaction is the furthest, and
- * whether an operator may attach it to an order.
+ * reason an order is flagged with, what one more record of a kept transaction does to its payment
+ * (decide's rule, issue 44), and whether an operator may attach it to an order.
  */
 
 /**
@@ -40,37 +41,79 @@ export function noAttemptReason(t: TransactionFact): string {
   return `gateway money with no attempt: ${what} ${t.status} ${amountInWords(t.amountMinor, t.currency)}`;
 }
 
-/** How far a gateway transaction has gone: a reading of lower rank is older news. Unknown: -1. */
-const RANK: Record<string, number> = {
-  pending: 0,
-  auth: 1,
-  captured: 2,
-  failed: 2,
-  cancelled: 2,
-  voided: 2,
-  refunded: 3,
-  // A reversed chargeback (captured again, sandbox.md section 11) reads as older news here: telling
-  // it from a late copy of the capture needs the event's type, which part 2 of issue 19 brings.
-  chargeback: 4,
-};
+/**
+ * The payment a kept transaction stands for, as an attempt would hold it: a sale or an auth is its
+ * own payment; a capture, refund or void is read as news of its parent, as an order reads its
+ * payment's children (decide's interpret).
+ */
+function standIn(t: TransactionFact, state: PaymentState): AttemptFacts {
+  return { kind: 'card', sale: t.type === 'sale', transactionId: t.relatedId ?? t.id, current: true, state };
+}
 
-/** What one reading of a transaction says, as a kept row holds it. */
-export interface TransactionReading {
-  status: string;
-  refundedMinor: number;
+/** What a kept transaction's row becomes with one more record of it. */
+export interface KeptNews {
+  /** Its payment, by decide's rules: what was captured, refunded and charged back, and when. */
+  payment: PaymentState;
+  /** Whether the record's facts (status, amounts) replace the kept ones: unless it is older news. */
+  replaces: boolean;
 }
 
 /**
- * Whether `incoming` replaces what is kept of the same transaction: unless it is older news (an
- * earlier status, a smaller running refund total), the last word wins. Events arrive in any order; the
- * row must show the furthest, as an order does. A status we do not know is never taken for older.
+ * One more record of a kept transaction (issue 44): its payment moves by the same pure rule as an
+ * order's (decide's paymentStep), so a chargeback carries its amount, its reversal (the record
+ * captured again, later by the gateway's time) gives it back, and whatever order the records arrive
+ * in, the row ends as the gateway's latest word. Older news (an earlier stage, a smaller refund total,
+ * an earlier time) changes nothing; a status the kit does not know, or one that cannot follow what is
+ * known, is kept as the gateway's word unless it is earlier by the gateway's time, and leaves the
+ * money as it was (an order would be flagged; this money waits for a person already). `kept`:
+ * INITIAL_PAYMENT for a transaction seen first.
  */
-export function supersedes(kept: TransactionReading, incoming: TransactionReading): boolean {
-  if (incoming.refundedMinor < kept.refundedMinor) return false;
-  const a = RANK[kept.status];
-  const b = RANK[incoming.status];
-  if (a === undefined || b === undefined) return true;
-  return b >= a;
+export function keptAfter(kept: PaymentState, t: TransactionFact): KeptNews {
+  // Only the record counts: where it came from changes nothing of what it says.
+  const obs: TransactionObservation = { source: 'webhook', sourceId: t.id, observedAt: 0, transaction: t };
+  const step = paymentStep(standIn(t, kept), obs, t.amountMinor);
+  if (step.kind === 'next') return { payment: step.next, replaces: !step.stale };
+  const older = typeof t.updatedAt === 'number' && kept.moneyAt !== null && t.updatedAt < kept.moneyAt;
+  return { payment: kept, replaces: !older };
+}
+
+/** What a kept row says of its payment (the columns of `unmatched_money`, as its record has them). */
+export interface KeptPaymentColumns {
+  transaction_id: string;
+  transaction_type: string;
+  payment_status: OrderStatus;
+  captured_minor: number | null;
+  refunded_minor: number;
+  disputed_minor: number;
+  money_at: Date | null;
+}
+
+/**
+ * A row's payment as decide's state, with the capture's id when the row is a capture whose amount is
+ * known (a capture's record names itself; decide reads a second one as a double capture).
+ */
+export function keptPayment(row: KeptPaymentColumns): PaymentState {
+  return {
+    status: row.payment_status,
+    capturedMinor: row.captured_minor,
+    refundedMinor: row.refunded_minor,
+    captureId: row.transaction_type === 'capture' && row.captured_minor !== null ? row.transaction_id : null,
+    moneyAt: row.money_at?.getTime() ?? null,
+    disputedMinor: row.disputed_minor,
+  };
+}
+
+/** A payment's state as a row's columns: keptPayment's inverse. */
+export function paymentColumns(
+  p: PaymentState,
+): Omit<KeptPaymentColumns, 'transaction_id' | 'transaction_type'> {
+  return {
+    payment_status: p.status,
+    captured_minor: p.capturedMinor,
+    refunded_minor: p.refundedMinor,
+    disputed_minor: p.disputedMinor,
+    money_at: p.moneyAt === null ? null : new Date(p.moneyAt),
+  };
 }
 
 /** The money as an attach sees it. */

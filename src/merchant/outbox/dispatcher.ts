@@ -109,10 +109,14 @@ export function startDispatcher(deps: DispatcherDeps, everyMs = 1000): { stop():
           'order event dispatch failed; trying again',
         );
       }
+      // A stop that came while the pass ran found no sleep to cut short: checked again here, or the
+      // loop would sleep a whole tick (an hour, in a test) before it saw it.
+      if (stopped) break;
       await new Promise<void>((resolve) => {
         wake = resolve;
         setTimeout(resolve, everyMs).unref();
       });
+      wake = null;
     }
   })();
   return {

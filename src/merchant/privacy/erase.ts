@@ -13,6 +13,9 @@ import {
   scrubJson,
 } from '../customers/erasure.js';
 import { type Actor, actorLabel } from '../operators/roles.js';
+import type { Statement } from '../store/batch-writes.js';
+import { holdRewrite } from '../store/holds.js';
+import { payloadRewrite } from '../store/inbox.js';
 import type { Store } from '../store/index.js';
 
 /** What an erasure runs with: the kit's store, the gateway (the saved cards), the key that seals holds. */
@@ -31,15 +34,18 @@ const INSTRUMENT_PAGES = 20;
 
 /**
  * Forgets a customer (issue 43, part 4: `POST /customers/{id}/erase`, `cli customers erase`). In turn:
- * 1. their saved cards are revoked at the gateway (the kit's, and any the gateway lists for them that
- *    the kit never heard of): a gateway that does not answer stops the erasure here, before anything
- *    of the kit's is changed, and the same request again starts it over (every step is idempotent);
- * 2. the kit's rows of those cards are deleted;
- * 3. each of their orders, through the order's one writer: `customer` becomes the marker, in the
- *    order and in the bodies of its events in the outbox, with a history line; then the webhook
- *    payloads kept about it lose what they held of the person, and a payment across an open 3DS
- *    challenge keeps its card but not the customer's details (money wins: the payment completes, and
- *    reconciles, as any other);
+ * 1. each of their orders, through the order's one writer, in one transaction each: `customer`
+ *    becomes the marker, in the order and in the bodies of its events in the outbox, with a history
+ *    line; the webhook payloads kept about it lose what they held of the person, and a payment across
+ *    an open 3DS challenge keeps its card but not the customer's details (money wins: the payment
+ *    completes, and reconciles, as any other). An erasure that stops part-way leaves each order
+ *    erased whole or not at all: the same request again finds the ones left by the customer's id;
+ * 2. their saved cards are revoked at the gateway (the kit's, and any the gateway lists for them that
+ *    the kit never heard of), after the orders: a card a payment in flight saves once its order is
+ *    erased is not kept (store/saved-cards.ts remember), and one saved before is listed here. A
+ *    gateway that does not answer stops the erasure here; the same request again finishes it (every
+ *    step is idempotent);
+ * 3. the kit's rows of those cards are deleted;
  * 4. audit lines that named the customer's id name their reference instead;
  * 5. an audit line of the erasure, naming the reference (`cer_...`), never the id.
  * Every money fact stays: amounts, statuses, ids, references, disputes, history, so the report does
@@ -57,8 +63,8 @@ export async function eraseCustomer(
     reference,
     erasedAt,
     orders: 0,
-    cardsRevoked: await revokeAtGateway(deps, customerId, caller),
-    cardsRemoved: await deps.store.savedCards.forget(customerId),
+    cardsRevoked: 0,
+    cardsRemoved: 0,
     webhookEvents: 0,
     orderEvents: 0,
     heldPayments: 0,
@@ -70,27 +76,36 @@ export async function eraseCustomer(
   for (let after = ''; ; ) {
     const ids = await deps.store.orders.idsOfCustomer(customerId, after, PAGE);
     for (const orderId of ids) {
-      const customer = await deps.store.orders.eraseCustomer(orderId, marker, line);
+      const kept = await deps.store.inbox.keptOfOrder(orderId);
+      const held = await deps.store.holds.heldOf(orderId);
+      let scrubbed = { webhookEvents: 0, heldPayments: 0 };
+      // Worked out under the order's lock, from the customer as it stands there (run again should the
+      // writer's transaction be).
+      const scrub = (customer: Record<string, unknown>): Statement[] => {
+        const values = personalValues(customer, customerId);
+        const payloads = kept.flatMap(({ eventId, payload }) => {
+          const without = scrubJson(payload, values);
+          return without === payload ? [] : [payloadRewrite(eventId, payload, without)];
+        });
+        const holds = held.map(({ attemptId, sealed }) =>
+          holdRewrite(attemptId, sealed, resealed(deps.box, attemptId, sealed)),
+        );
+        scrubbed = { webhookEvents: payloads.length, heldPayments: holds.length };
+        return [...payloads, ...holds];
+      };
+      const customer = await deps.store.orders.eraseCustomer(orderId, marker, line, scrub);
       if (customer === null) continue; // another erasure had it first
       erased.push(orderId);
-      const values = personalValues(customer, customerId);
-      for (const kept of await deps.store.inbox.keptOfOrder(orderId)) {
-        const scrubbed = scrubJson(kept.payload, values);
-        if (
-          scrubbed !== kept.payload &&
-          (await deps.store.inbox.rewrite(kept.eventId, kept.payload, scrubbed))
-        )
-          summary.webhookEvents += 1;
-      }
-      for (const attemptId of await deps.store.holds.holding(orderId))
-        if (await deps.store.holds.rewrite(attemptId, (sealed) => resealed(deps.box, attemptId, sealed)))
-          summary.heldPayments += 1;
+      summary.webhookEvents += scrubbed.webhookEvents;
+      summary.heldPayments += scrubbed.heldPayments;
     }
     if (ids.length < PAGE) break;
     after = ids.at(-1)!;
   }
   summary.orders = erased.length;
   summary.orderEvents = await deps.store.outbox.countOf(erased);
+  summary.cardsRevoked = await revokeAtGateway(deps, customerId, caller);
+  summary.cardsRemoved = await deps.store.savedCards.forget(customerId);
   summary.auditLines = await deps.store.audit.forgetCustomer(customerId, reference);
   await deps.store.audit.record({
     actor,

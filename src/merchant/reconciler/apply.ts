@@ -1,5 +1,5 @@
 import { type AttemptFacts, type Decision, decide } from '../orders/decide.js';
-import { disputeStep } from '../orders/disputes.js';
+import { type DisputeBook, disputePlanOf } from '../orders/disputes.js';
 import { type GatewayView, viewAfter } from '../orders/gateway-view.js';
 import {
   type About,
@@ -114,7 +114,7 @@ export async function applyObservations(
 /** What `decide` makes of one observation to the locked order and attempt: the change and the decision. */
 function planOf(obs: Observation, target: TransitionTarget, options: ApplyOptions): Plan<Decision | null> {
   const about = obs.about;
-  return (order, attempt, now) => {
+  return (order, attempt, now, disputes) => {
     // A payment found by its reference is taken by the order's current attempt only if that has none.
     if ('reference' in target && attempt.gateway_transaction_id !== null)
       return { change: null, result: null };
@@ -136,6 +136,7 @@ function planOf(obs: Observation, target: TransitionTarget, options: ApplyOption
     );
     const learnedIds = !!(learned?.gateway_transaction_id || learned?.payment_session_id);
     const change = changeOf(order, shaped, facts, obs, decision, now, learnedIds);
+    change.dispute = disputeOf(disputes, order, shaped, facts, obs, decision, now);
     change.attempt = { ...learned, ...change.attempt };
     if (about?.adopt) change.release = releasedBy(learned);
     if (options.routine && decision.outcome === 'duplicate') change.history = null;
@@ -312,26 +313,30 @@ function changeOf(
       ...(stopPolling ? { next_poll_at: null } : {}),
     },
     history: { source: obs.source, sourceId: obs.sourceId, outcome: decision.outcome, detail: decision.note },
-    dispute: disputeOf(facts.state, next, attempt, obs, now),
   };
 }
 
-/** The dispute record's change, dated by the gateway's record when it says when (orders/disputes.ts). */
+/**
+ * What the observation does to the attempt's dispute records, as the dispute rule plans it from
+ * the records and what `decide` made of it (orders/disputes.ts); null when nothing changes.
+ */
 function disputeOf(
-  before: AttemptFacts['state'],
-  after: AttemptFacts['state'],
+  book: DisputeBook,
+  order: OrderRecord,
   attempt: AttemptRecord,
+  facts: AttemptFacts,
   obs: Observation,
+  decision: Decision,
   now: Date,
 ): Change['dispute'] {
-  const step = disputeStep(before, after);
-  if (!step || isFinding(obs)) return null;
-  const at = obs.transaction.updatedAt;
+  const plan = disputePlanOf(book, obs, facts, decision, now.getTime());
+  if (plan.records.length === 0 && plan.reversals.length === 0) return null;
   return {
-    step,
-    at: typeof at === 'number' ? new Date(at) : now,
+    kind: 'gateway',
+    plan,
     transactionId: attempt.gateway_transaction_id,
-    currency: obs.transaction.currency,
+    // A finding only closes records (a record is made by a transaction's word): the order's currency.
+    currency: isFinding(obs) ? order.currency : obs.transaction.currency,
   };
 }
 

@@ -181,6 +181,10 @@ function observationOf(m: UnmatchedMoneyRecord, about: About, now: number): Tran
       statusReason: m.status_reason,
       reference: m.reference,
       captureBefore: m.capture_before?.getTime() ?? null,
+      // What the payment's chargeback took, and the gateway's time of its latest money record: an
+      // attached payment charged back comes to the order disputed by its amount (issue 44).
+      chargebackMinor: m.payment_status === 'disputed' ? m.disputed_minor : null,
+      updatedAt: m.money_at?.getTime() ?? null,
     },
   };
 }

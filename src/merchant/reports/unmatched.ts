@@ -1,4 +1,6 @@
 import { type CurrencyCode, formatMinor, isCurrencyCode } from '../../shared/money.js';
+import { joinPayment, type PaymentState } from '../orders/decide.js';
+import { keptPayment } from '../orders/unmatched-money.js';
 import type { UnmatchedMoneyRecord, UnmatchedResolution } from '../store/records.js';
 import type { UnmatchedMoneyStore } from '../store/unmatched.js';
 
@@ -17,8 +19,14 @@ export interface UnmatchedMoneyRow {
   currency: string;
   amount: number;
   amount_formatted: string | null;
+  /** What a sale or capture took (null: an auth, a refund's or a void's record, or money not taken). */
+  captured_amount: number | null;
+  captured_amount_formatted: string | null;
   refunded_amount: number;
   refunded_amount_formatted: string | null;
+  /** What a chargeback took while its payment is disputed; 0 otherwise (a reversal gives it back). */
+  disputed_amount: number;
+  disputed_amount_formatted: string | null;
   /** The order whose reference it carries (or, attached, the order it went to). */
   order_id: string | null;
   source: string;
@@ -43,8 +51,12 @@ export const UNMATCHED_COLUMNS: readonly (keyof UnmatchedMoneyRow)[] = [
   'currency',
   'amount',
   'amount_formatted',
+  'captured_amount',
+  'captured_amount_formatted',
   'refunded_amount',
   'refunded_amount_formatted',
+  'disputed_amount',
+  'disputed_amount_formatted',
   'order_id',
   'source',
   'source_id',
@@ -63,19 +75,24 @@ export interface UnmatchedTotals {
   open: number;
   attached: number;
   resolved: number;
-  /** Money the gateway took on these transactions (rows not attached: those are an order's now). */
+  /** Money the gateway took on these payments (rows not attached: those are an order's now). */
   captured: number;
   captured_formatted: string;
   /** What it gave back of it: each payment's running refunded total (never a sum of refund events). */
   refunded: number;
   refunded_formatted: string;
-  /** Captured minus refunded. */
+  /** What chargebacks took back, of payments disputed now (a reversal gives it back). */
+  disputed: number;
+  disputed_formatted: string;
+  /** Captured minus refunded minus disputed: what is left with the shop after chargebacks. */
   net: number;
   net_formatted: string;
 }
 
 const format = (minor: number, currency: string) =>
   isCurrencyCode(currency) ? formatMinor(minor, currency as CurrencyCode) : null;
+const formatOrNull = (minor: number | null, currency: string) =>
+  minor === null ? null : format(minor, currency);
 
 export function unmatchedRow(m: UnmatchedMoneyRecord): UnmatchedMoneyRow {
   return {
@@ -88,8 +105,12 @@ export function unmatchedRow(m: UnmatchedMoneyRecord): UnmatchedMoneyRow {
     currency: m.currency,
     amount: m.amount_minor,
     amount_formatted: format(m.amount_minor, m.currency),
+    captured_amount: m.captured_minor,
+    captured_amount_formatted: formatOrNull(m.captured_minor, m.currency),
     refunded_amount: m.refunded_minor,
     refunded_amount_formatted: format(m.refunded_minor, m.currency),
+    disputed_amount: m.disputed_minor,
+    disputed_amount_formatted: format(m.disputed_minor, m.currency),
     order_id: m.order_id,
     source: m.source,
     source_id: m.source_id,
@@ -103,54 +124,61 @@ export function unmatchedRow(m: UnmatchedMoneyRecord): UnmatchedMoneyRow {
   };
 }
 
-/** Statuses of a sale's or capture's record that say the money was taken (and not given back by a void). */
-const TAKEN = new Set(['captured', 'refunded', 'chargeback']);
+/** The payment a row belongs to: a sale or an auth is its own; a capture, refund or void its parent's. */
+const paymentKey = (m: UnmatchedMoneyRecord) =>
+  JSON.stringify([m.currency, m.reference, m.related_transaction_id ?? m.transaction_id]);
 
 /**
  * Totals per currency, in exact minor units. Rows are counted by resolution; money over the rows not
  * attached (attached money is an order's, counted in the orders' totals). A payment is its sale, or
- * its auth with the captures made on it: `captured` adds up the sales and captures the gateway says
- * took money; `refunded` takes, per payment, the largest running refunded total any of its rows
- * carries (a refund's record carries its payment's), as an order's does.
+ * its auth with its capture, and its refunds: the rows kept of it join into one payment by decide's
+ * rule (joinPayment), as an order's attempt joins its records, so `captured` is what its sale or
+ * capture took, `refunded` its running refunded total, and `disputed` what a chargeback took if the
+ * latest record by the gateway's time says it is charged back; as an order's are (issue 44).
  */
-export function unmatchedTotals(rows: readonly UnmatchedMoneyRow[]): UnmatchedTotals[] {
-  type Sums = Pick<UnmatchedTotals, 'currency' | 'rows' | 'open' | 'attached' | 'resolved' | 'captured'>;
-  const by = new Map<string, Sums>();
-  const refundedByPayment = new Map<string, { currency: string; refunded: number }>();
-  for (const row of rows) {
-    const t = by.get(row.currency) ?? {
-      currency: row.currency,
-      rows: 0,
-      open: 0,
-      attached: 0,
-      resolved: 0,
-      captured: 0,
-    };
+export function unmatchedTotals(records: readonly UnmatchedMoneyRecord[]): UnmatchedTotals[] {
+  type Counts = Pick<UnmatchedTotals, 'currency' | 'rows' | 'open' | 'attached' | 'resolved'>;
+  const by = new Map<string, Counts>();
+  const payments = new Map<string, { currency: string; states: PaymentState[] }>();
+  for (const m of records) {
+    const t = by.get(m.currency) ?? { currency: m.currency, rows: 0, open: 0, attached: 0, resolved: 0 };
     t.rows += 1;
-    t[row.resolution] += 1;
-    by.set(row.currency, t);
-    if (row.resolution === 'attached') continue;
-    const takes = row.transaction_type === 'sale' || row.transaction_type === 'capture';
-    if (takes && TAKEN.has(row.status)) t.captured += row.amount;
-    const payment = `${row.currency}:${row.related_transaction_id ?? row.transaction_id}`;
-    const known = refundedByPayment.get(payment);
-    if (!known || row.refunded_amount > known.refunded)
-      refundedByPayment.set(payment, { currency: row.currency, refunded: row.refunded_amount });
+    t[m.resolution] += 1;
+    by.set(m.currency, t);
+    if (m.resolution === 'attached') continue;
+    const key = paymentKey(m);
+    const payment = payments.get(key) ?? { currency: m.currency, states: [] };
+    payment.states.push(keptPayment(m));
+    payments.set(key, payment);
   }
-  const refunded = new Map<string, number>();
-  for (const { currency, refunded: r } of refundedByPayment.values())
-    refunded.set(currency, (refunded.get(currency) ?? 0) + r);
+  const money = new Map<string, { captured: number; refunded: number; disputed: number }>();
+  for (const { currency, states } of payments.values()) {
+    const p = joinPayment(states);
+    const sums = money.get(currency) ?? { captured: 0, refunded: 0, disputed: 0 };
+    sums.captured += p.capturedMinor ?? 0;
+    sums.refunded += p.refundedMinor;
+    sums.disputed += p.status === 'disputed' ? p.disputedMinor : 0;
+    money.set(currency, sums);
+  }
   return [...by.values()]
     .sort((a, b) => a.currency.localeCompare(b.currency))
     .map((t) => {
-      const r = refunded.get(t.currency) ?? 0;
+      const { captured, refunded, disputed } = money.get(t.currency) ?? {
+        captured: 0,
+        refunded: 0,
+        disputed: 0,
+      };
+      const net = captured - refunded - disputed;
       return {
         ...t,
-        captured_formatted: format(t.captured, t.currency) ?? '',
-        refunded: r,
-        refunded_formatted: format(r, t.currency) ?? '',
-        net: t.captured - r,
-        net_formatted: format(t.captured - r, t.currency) ?? '',
+        captured,
+        captured_formatted: format(captured, t.currency) ?? '',
+        refunded,
+        refunded_formatted: format(refunded, t.currency) ?? '',
+        disputed,
+        disputed_formatted: format(disputed, t.currency) ?? '',
+        net,
+        net_formatted: format(net, t.currency) ?? '',
       };
     });
 }
@@ -165,6 +193,6 @@ export async function unmatchedSection(
   store: { unmatched: Pick<UnmatchedMoneyStore, 'firstSeen'> },
   range: { from: Date; to: Date },
 ): Promise<UnmatchedSection> {
-  const rows = (await store.unmatched.firstSeen(range.from, range.to)).map(unmatchedRow);
-  return { rows, totals: unmatchedTotals(rows) };
+  const records = await store.unmatched.firstSeen(range.from, range.to);
+  return { rows: records.map(unmatchedRow), totals: unmatchedTotals(records) };
 }

@@ -10,8 +10,9 @@ import type { DisputeRecord } from './records.js';
 export type LoseRefusal = { kind: 'not_found' } | { kind: 'not_open'; dispute: DisputeRecord };
 
 /**
- * Dispute records (issue 19, part 2). The apply path opens, corrects and wins them in its own
- * transaction (OrderStore.transition); here they are read, and an operator closes one `lost`.
+ * Dispute records (issue 19, part 2; keyed by the gateway's chargeback, issue 44, part 3). The apply
+ * path makes and closes them in its own transaction, as the dispute rule plans (orders/disputes.ts,
+ * OrderStore.transition); here they are read, and an operator closes one `lost`.
  */
 export class DisputeStore {
   constructor(
@@ -94,7 +95,7 @@ export class DisputeStore {
         const by = decided.actor.name.slice(0, 64);
         return {
           change: {
-            dispute: { step: { kind: 'lost', disputeId: id, by, note: decided.note }, at: now },
+            dispute: { kind: 'lost', disputeId: id, by, note: decided.note, at: now },
             history: {
               source: 'api',
               sourceId: `dispute:${id}:lost`,

@@ -1,6 +1,7 @@
 import { Op, type Sequelize } from 'sequelize';
 import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
+import type { Statement } from './batch-writes.js';
 import type { Models } from './models.js';
 
 export type TakenHold = { kind: 'taken'; sealed: string } | { kind: 'expired' } | { kind: 'gone' };
@@ -52,30 +53,13 @@ export class HoldStore {
     });
   }
 
-  /** The attempts of an order that hold sealed card data now (a 3DS challenge open). */
-  async holding(orderId: string): Promise<string[]> {
+  /** The attempts of an order that hold sealed card data now (a 3DS challenge open), with it. */
+  async heldOf(orderId: string): Promise<{ attemptId: string; sealed: string }[]> {
     const rows = await this.models.Attempt.findAll({
-      attributes: ['id'],
+      attributes: ['id', 'hold_sealed'],
       where: { order_id: orderId, hold_sealed: { [Op.ne]: null } },
     });
-    return rows.map((r) => r.id);
-  }
-
-  /**
-   * Seals the hold again as `change` makes it (an erasure takes the customer out of it), under the
-   * attempt's lock, so it is never taken half changed; its expiry stays. False when none is held now
-   * (taken, expired or erased meanwhile).
-   */
-  async rewrite(attemptId: string, change: (sealed: string) => string): Promise<boolean> {
-    return transaction(this.sequelize, async (tx) => {
-      const attempt = await this.models.Attempt.findByPk(attemptId, {
-        transaction: tx,
-        lock: tx.LOCK.UPDATE,
-      });
-      if (!attempt?.hold_sealed) return false;
-      await attempt.update({ hold_sealed: change(attempt.hold_sealed) }, { transaction: tx });
-      return true;
-    });
+    return rows.flatMap((r) => (r.hold_sealed ? [{ attemptId: r.id, sealed: r.hold_sealed }] : []));
   }
 
   /** Attempts whose hold outlived its 15 minutes and is still stored. */
@@ -87,4 +71,16 @@ export class HoldStore {
     });
     return rows.map((r) => r.id);
   }
+}
+
+/**
+ * A hold sealed again as an erasure made it (without the customer), unless it is no longer the one
+ * read (taken, expired or erased meanwhile); its expiry stays. A statement of the order's erasure
+ * (store/orders.ts eraseCustomer), under the order's lock, so the hold is never taken half changed.
+ */
+export function holdRewrite(attemptId: string, before: string, after: string): Statement {
+  return {
+    sql: 'UPDATE payment_attempts SET hold_sealed = ? WHERE id = ? AND hold_sealed = ?',
+    values: [after, attemptId, before],
+  };
 }

@@ -34,6 +34,18 @@ export function processedMarks(
   }));
 }
 
+/**
+ * A kept payload written again (an erasure's, without the person), unless it changed since it was
+ * read (the retention job cleared it): a statement of the order's erasure (store/orders.ts
+ * eraseCustomer), which stands or falls with it.
+ */
+export function payloadRewrite(eventId: string, before: string, after: string): Statement {
+  return {
+    sql: 'UPDATE webhook_inbox SET payload = ? WHERE event_id = ? AND payload = ?',
+    values: [after, eventId, before],
+  };
+}
+
 const INSERT =
   'INSERT INTO webhook_inbox (event_id, event_type, transaction_id, source, payload, received_at, attempts, receipt)';
 const ON_REPEAT = 'ON DUPLICATE KEY UPDATE repeats = repeats + 1';
@@ -212,18 +224,6 @@ export class InboxStore {
     const kept = new Map<string, string>();
     for (const r of [...named, ...pending]) kept.set(r.event_id as string, r.payload as string);
     return [...kept].map(([eventId, payload]) => ({ eventId, payload }));
-  }
-
-  /**
-   * A kept payload written again (an erasure's, without the person), unless it changed since it was
-   * read (the retention job cleared it): whether it was written.
-   */
-  async rewrite(eventId: string, before: string, after: string): Promise<boolean> {
-    const [done] = await this.pool.query<ResultSetHeader>(
-      'UPDATE webhook_inbox SET payload = ? WHERE event_id = ? AND payload = ?',
-      [after, eventId, before],
-    );
-    return done.affectedRows === 1;
   }
 
   /** When the oldest event still unprocessed was stored; null when none is (the metrics' inbox lag). */

@@ -15,6 +15,7 @@ import type {
   OperationRecord,
   OperatorRecord,
   OrderRecord,
+  ReversalRecord,
   SavedCardRecord,
   SecretRecord,
   UnmatchedMoneyRecord,
@@ -50,10 +51,14 @@ export type CheckpointRow = Row<CheckpointRecord>;
 export type UnmatchedMoneyColumns = Omit<UnmatchedMoneyRecord, 'reference'> & { reference: string };
 export type UnmatchedMoneyRow = Row<
   UnmatchedMoneyColumns,
-  'seen_count' | 'resolution' | 'resolved_note' | 'resolved_by' | 'resolved_at'
+  'seen_count' | 'resolution' | 'resolved_note' | 'resolved_by' | 'resolved_at' | 'disputed_minor'
 >;
 
-export type DisputeRow = Row<DisputeRecord, 'outcome' | 'closed_at' | 'closed_by' | 'note'>;
+export type DisputeRow = Row<
+  DisputeRecord,
+  'outcome' | 'charged_back_at' | 'closed_at' | 'closed_by' | 'note'
+>;
+export type ReversalRow = Row<ReversalRecord>;
 export type OperatorRow = Row<OperatorRecord, 'revoked_at' | 'revoked_by'>;
 export type AuditRow = Row<AuditRecord, 'id'>;
 /** The sealed vault token and its digest stay in the store (saved-cards.ts). */
@@ -100,6 +105,7 @@ export interface Models {
   Checkpoint: ModelStatic<CheckpointRow>;
   UnmatchedMoney: ModelStatic<UnmatchedMoneyRow>;
   Dispute: ModelStatic<DisputeRow>;
+  DisputeReversal: ModelStatic<ReversalRow>;
   Operator: ModelStatic<OperatorRow>;
   Audit: ModelStatic<AuditRow>;
   SavedCard: ModelStatic<SavedCardRow>;
@@ -187,6 +193,10 @@ export function defineModels(sequelize: Sequelize): Models {
       refunded_minor: { ...minor(false), defaultValue: 0 },
       currency: str(16, false),
       capture_before: when(true),
+      payment_status: str(32, false),
+      captured_minor: minor(true),
+      disputed_minor: { ...minor(false), defaultValue: 0 },
+      money_at: when(true),
       source: str(16, false),
       source_id: str(128, false),
       first_seen_at: when(),
@@ -210,12 +220,22 @@ export function defineModels(sequelize: Sequelize): Models {
       amount_minor: minor(false),
       currency: { type: DataTypes.CHAR(3), allowNull: false },
       outcome: { ...str(8, false), defaultValue: 'open' },
+      charged_back_at: when(true),
       opened_at: when(),
       closed_at: when(true),
       closed_by: str(64),
       note: str(512),
     },
     options('disputes'),
+  );
+  const DisputeReversal = sequelize.define<ReversalRow>(
+    'DisputeReversal',
+    {
+      attempt_id: { ...str(32, false), primaryKey: true },
+      reversed_at: { ...when(), primaryKey: true },
+      order_id: str(32, false),
+    },
+    options('dispute_reversals'),
   );
   const Operator = sequelize.define<OperatorRow>(
     'Operator',
@@ -312,6 +332,7 @@ export function defineModels(sequelize: Sequelize): Models {
     Checkpoint,
     UnmatchedMoney,
     Dispute,
+    DisputeReversal,
     Operator,
     Audit,
     SavedCard,

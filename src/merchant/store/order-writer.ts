@@ -2,13 +2,14 @@ import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { lockConflict } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
-import type { DisputeStep } from '../orders/disputes.js';
+import type { DisputePlan } from '../orders/disputes.js';
 import { orderEventsOf } from '../orders/order-events.js';
 import { orderEventPayload } from '../orders/order-view.js';
 import { BatchWrites, type Statement } from './batch-writes.js';
+import { disputeFrom, disputesRead, planWrites, reversalsRead } from './dispute-writes.js';
 import { type HistoryEntry, historyRow } from './history.js';
 import { processedMarks } from './inbox.js';
-import type { AttemptRecord, DisputeRecord, OrderRecord } from './records.js';
+import type { AttemptRecord, DisputeRecord, OrderRecord, ReversalRecord } from './records.js';
 import { ATTEMPTS, ORDERS, recordFrom, selectList } from './tables.js';
 
 /*
@@ -84,10 +85,13 @@ export type OrderFields = Partial<
 /** The history line of a change: who or what (`source`, `sourceId`) and why (`detail`). */
 export type HistoryLine = Pick<HistoryEntry, 'source' | 'sourceId' | 'outcome' | 'detail'>;
 
-/** What a change does to a dispute record: the gateway's step, or an operator closing one lost. */
+/**
+ * What a change does to dispute records: the gateway's news, as the rule planned it for the step's
+ * attempt (orders/disputes.ts), or an operator closing one lost.
+ */
 export type DisputeChange =
-  | { step: DisputeStep; at: Date; transactionId: string | null; currency: string }
-  | { step: { kind: 'lost'; disputeId: string; by: string; note: string | null }; at: Date };
+  | { kind: 'gateway'; plan: DisputePlan; transactionId: string | null; currency: string }
+  | { kind: 'lost'; disputeId: string; by: string; note: string | null; at: Date };
 
 /** One change of an order, as a value: what the plan of a step answers. */
 export interface OrderChange {
@@ -147,8 +151,11 @@ export interface Locked {
   attempts: readonly AttemptRecord[];
   /** The order's attempts that hold sealed card data across a 3DS challenge. */
   holding: readonly string[];
-  /** The dispute the step names, locked with the order; null when it names none or it does not exist. */
+  /** The dispute the step names, read with the order; null when it names none or it does not exist. */
   dispute: DisputeRecord | null;
+  /** The order's dispute records and the reversals heard of (every attempt's). */
+  disputes: readonly DisputeRecord[];
+  reversals: readonly ReversalRecord[];
 }
 
 /**
@@ -203,9 +210,6 @@ export function attemptsRead(where: string): string {
   return `SELECT ${selectList(ATTEMPTS, 'a')}, a.hold_sealed IS NOT NULL AS holding
     FROM orders o JOIN payment_attempts a ON a.order_id = o.id WHERE ${where}`;
 }
-
-/** The dispute records steps name, locked after their orders. */
-const LOCK_DISPUTES = 'SELECT * FROM disputes WHERE id IN (?) FOR UPDATE';
 
 export class OrderWriter {
   constructor(
@@ -273,9 +277,6 @@ export class OrderWriter {
     try {
       const ids = steps.flatMap((s) => ('orderId' in s.target ? [s.target.orderId] : []));
       const references = steps.flatMap((s) => ('reference' in s.target ? [s.target.reference] : []));
-      const disputeIds = steps.flatMap((s) =>
-        'disputeId' in s.target && s.target.disputeId ? [s.target.disputeId] : [],
-      );
       const where = [
         ids.length > 0 ? 'o.id IN (?)' : null,
         references.length > 0 ? 'o.reference IN (?)' : null,
@@ -287,15 +288,14 @@ export class OrderWriter {
         ...(references.length > 0 ? [references] : []),
       ];
       await turn?.after;
+      // The locked orders' disputes come with them: the dispute rule plans from them (orders/disputes.ts).
+      const reads = [lockingRead, attemptsRead, disputesRead, reversalsRead].map((read) => read(where));
       const [opened] = await db.query<RowDataPacket[][]>(
-        {
-          sql: `START TRANSACTION; ${lockingRead(where)}; ${attemptsRead(where)}${disputeIds.length > 0 ? `; ${LOCK_DISPUTES}` : ''}`,
-          nestTables: true,
-        },
-        [...values, ...values, ...(disputeIds.length > 0 ? [disputeIds] : [])],
+        { sql: `START TRANSACTION; ${reads.join('; ')}`, nestTables: true },
+        reads.flatMap(() => values),
       );
       turn?.locked();
-      const rows = new LockedRows(opened[1]!, opened[2]!, disputeIds.length > 0 ? opened[3]! : []);
+      const rows = new LockedRows(opened[1]!, opened[2]!, opened[3]!, opened[4]!);
       const now = new Date(this.clock.now());
       const writes = new BatchWrites();
       const marks: { eventId: string; outcome: string }[] = [];
@@ -419,7 +419,7 @@ export class OrderWriter {
           now,
         ),
       );
-    if (change.dispute) this.#disputeWrite(writes, change.dispute, before.id, attempt?.id ?? null);
+    if (change.dispute) this.#disputeWrite(writes, rows, change.dispute, before.id, attempt);
     for (const s of change.also ?? []) writes.statement(s);
     // What the shop is told, in the same transaction (the outbox): what the rule names for the move
     // from what it last knew to what is now.
@@ -439,52 +439,31 @@ export class OrderWriter {
   }
 
   /**
-   * A dispute record's write: a chargeback opens one; another amount or a reversal changes the
-   * attempt's latest one not yet won (open, or lost: a reversal overrules an operator); an operator
-   * closes the one named lost.
+   * A dispute change's writes: the rule's plan for the step's attempt (records made or changed,
+   * reversals kept), or an operator closing the named one lost. `rows` then holds them as they stand.
    */
-  #disputeWrite(writes: BatchWrites, d: DisputeChange, orderId: string, attemptId: string | null): void {
-    const latest = `WHERE attempt_id = ? AND outcome <> 'won' ORDER BY opened_at DESC, id DESC LIMIT 1`;
-    switch (d.step.kind) {
-      case 'opened':
-        if (!('currency' in d)) return;
-        writes.statement({
-          sql: 'INSERT INTO disputes SET ?',
-          values: [
-            {
-              id: randomId('dsp_', this.random),
-              order_id: orderId,
-              attempt_id: attemptId,
-              transaction_id: d.transactionId,
-              amount_minor: d.step.amountMinor,
-              currency: d.currency,
-              outcome: 'open',
-              opened_at: d.at,
-            },
-          ],
-        });
-        return;
-      case 'amount':
-        writes.statement({
-          sql: `UPDATE disputes SET amount_minor = ? ${latest}`,
-          values: [d.step.amountMinor, attemptId],
-        });
-        return;
-      case 'won':
-        writes.statement({
-          sql: `UPDATE disputes SET outcome = 'won', closed_at = ?, closed_by = 'gateway' ${latest}`,
-          values: [d.at, attemptId],
-        });
-        return;
-      case 'lost':
-        writes.statement({
-          sql: `UPDATE disputes SET outcome = 'lost', closed_at = ?, closed_by = ?, note = ? WHERE id = ?`,
-          values: [d.at, d.step.by, d.step.note, d.step.disputeId],
-        });
-        return;
-      default:
-        d.step satisfies never;
+  #disputeWrite(
+    writes: BatchWrites,
+    rows: LockedRows,
+    d: DisputeChange,
+    orderId: string,
+    attempt: AttemptRecord | null,
+  ): void {
+    if (d.kind === 'lost') {
+      writes.statement({
+        sql: `UPDATE disputes SET outcome = 'lost', closed_at = ?, closed_by = ?, note = ? WHERE id = ?`,
+        values: [d.at, d.by, d.note, d.disputeId],
+      });
+      const lost = rows.dispute(d.disputeId);
+      if (lost) rows.setDispute({ ...lost, outcome: 'lost', closed_at: d.at, closed_by: d.by, note: d.note });
+      return;
     }
+    if (!attempt) return;
+    const owner = { orderId, attemptId: attempt.id, transactionId: d.transactionId, currency: d.currency };
+    const done = planWrites(d.plan, owner, rows.disputesById(), () => randomId('dsp_', this.random));
+    for (const s of done.statements) writes.statement(s);
+    for (const r of done.records) rows.setDispute(r);
+    for (const r of done.reversals) rows.addReversal(r);
   }
 }
 
@@ -495,16 +474,22 @@ class LockedRows {
   readonly #holding = new Set<string>();
   readonly #byReference = new Map<string, string>();
   readonly #disputes = new Map<string, DisputeRecord>();
+  readonly #reversals: ReversalRecord[] = [];
 
-  constructor(orders: RowDataPacket[], attempts: RowDataPacket[], disputes: RowDataPacket[]) {
+  constructor(
+    orders: RowDataPacket[],
+    attempts: RowDataPacket[],
+    disputes: RowDataPacket[],
+    reversals: RowDataPacket[],
+  ) {
     for (const { o } of orders) this.#orders.set(o.id, recordFrom(ORDERS, o));
     for (const row of attempts) {
       this.#attempts.set(row.a.id, recordFrom(ATTEMPTS, row.a));
       if (Number(row[''].holding) === 1) this.#holding.add(row.a.id);
     }
     for (const o of this.#orders.values()) this.#byReference.set(o.reference, o.id);
-    for (const { disputes: d } of disputes)
-      this.#disputes.set(d.id, { ...d, amount_minor: Number(d.amount_minor) } as DisputeRecord);
+    for (const { d } of disputes) this.#disputes.set(d.id, disputeFrom(d));
+    for (const { r } of reversals) this.#reversals.push(r as ReversalRecord);
   }
 
   /** What a step sees; null: a reference nobody carries with an attempt; an error: nothing to lock. */
@@ -525,7 +510,25 @@ class LockedRows {
       attempts: attempts.map((a) => ({ ...a })),
       holding: attempts.filter((a) => this.#holding.has(a.id)).map((a) => a.id),
       dispute: dispute && dispute.order_id === order.id ? { ...dispute } : null,
+      disputes: [...this.#disputes.values()].filter((d) => d.order_id === order.id).map((d) => ({ ...d })),
+      reversals: this.#reversals.filter((r) => r.order_id === order.id).map((r) => ({ ...r })),
     };
+  }
+
+  dispute(id: string): DisputeRecord | null {
+    return this.#disputes.get(id) ?? null;
+  }
+
+  disputesById(): ReadonlyMap<string, DisputeRecord> {
+    return this.#disputes;
+  }
+
+  setDispute(dispute: DisputeRecord): void {
+    this.#disputes.set(dispute.id, dispute);
+  }
+
+  addReversal(reversal: ReversalRecord): void {
+    this.#reversals.push(reversal);
   }
 
   attemptsOf(orderId: string): AttemptRecord[] {

@@ -6,8 +6,11 @@ import { isErased } from '../customers/erasure.js';
 import { countsTowardCap, TooManyAttempts } from '../orders/attempt-cap.js';
 import { clientSecretHash, newClientSecret, secretMatches } from '../orders/client-secret.js';
 import { INITIAL_PAYMENT } from '../orders/decide.js';
+import type { DisputeBook } from '../orders/disputes.js';
 import { wasResolved, withReason } from '../orders/review.js';
 import { statusOnNewAttempt } from '../orders/status.js';
+import type { Statement } from './batch-writes.js';
+import { bookOf } from './dispute-writes.js';
 import type { HistoryEntry } from './history.js';
 import { type Models, orderRecord } from './models.js';
 import {
@@ -82,11 +85,15 @@ export type Change = OrderChange;
  */
 export type TransitionTarget = { orderId: string; attemptId: string } | { reference: string };
 
-/** What a transition does to the locked order and attempt, worked out by a pure function. */
+/**
+ * What a transition does to the locked order and attempt, worked out by a pure function; `disputes`
+ * is what the dispute rule knows of the attempt (orders/disputes.ts).
+ */
 export type Plan<T> = (
   order: OrderRecord,
   attempt: AttemptRecord,
   now: Date,
+  disputes: DisputeBook,
 ) => { change: Change | null; result: T };
 
 /** One transition of a batch: which order and attempt, and what becomes of them. */
@@ -306,13 +313,16 @@ export class OrderStore {
   /**
    * Forgets the order's customer (issue 43, part 4): `customer` becomes `marker`, on the row and in
    * the bodies of the order's events in the outbox, with a history line; every fact of the money stays
-   * as it is. Answers what `customer` was (to look for in the kept copies); null when the order names
-   * nobody now (erased already: an erasure is idempotent).
+   * as it is. `scrub` answers, from what `customer` was, the other rows that lose the person with it
+   * (the kept webhook payloads, a held payment's sealed details): written in the same transaction, so
+   * an erasure that stops part-way leaves the order as it was, for the next one to find. Answers what
+   * `customer` was; null when the order names nobody now (erased already: an erasure is idempotent).
    */
   async eraseCustomer(
     orderId: string,
     marker: Record<string, unknown>,
     line: { sourceId: string; detail: string },
+    scrub: (customer: Record<string, unknown>) => readonly Statement[] = () => [],
   ): Promise<Record<string, unknown> | null> {
     const done = await this.writer.one({ orderId }, ({ order }) =>
       order.customer === null || isErased(order.customer)
@@ -321,6 +331,7 @@ export class OrderStore {
             change: {
               erasure: { customer: marker },
               history: { source: 'api', sourceId: line.sourceId, outcome: 'applied', detail: line.detail },
+              also: scrub(order.customer),
             },
             result: order.customer,
           },
@@ -406,7 +417,8 @@ export class OrderStore {
     const done = await this.writer.write(
       steps.map((s) => ({
         target: s.target satisfies WriteTarget,
-        plan: ({ order, attempt }, now) => s.plan(order, attempt!, now),
+        plan: ({ order, attempt, disputes, reversals }, now) =>
+          s.plan(order, attempt!, now, bookOf(disputes, reversals, attempt!.id)),
       })),
       turn,
     );

@@ -1,5 +1,6 @@
 import type { OperatorRole } from '../operators/roles.js';
 import type { DisputeOutcome } from '../orders/disputes.js';
+import type { OrderStatus } from '../orders/status.js';
 import type { ATTEMPTS, INBOX, ORDERS, RecordOf } from './tables.js';
 
 /**
@@ -76,11 +77,28 @@ export interface DisputeRecord {
   amount_minor: number;
   currency: string;
   outcome: DisputeOutcome;
+  /**
+   * The gateway's time of the chargeback (its record's `updated_at`): with the attempt, what names
+   * the chargeback (orders/disputes.ts). Null where the record that told it had no time (a session).
+   */
+  charged_back_at: Date | null;
+  /** The chargeback's time at the gateway, else when the kit learned of it. */
   opened_at: Date;
+  /** A won one: the reversal's time at the gateway; a lost one: when an operator said so. */
   closed_at: Date | null;
   /** Who closed it: `gateway` for a reversal, else the operator. */
   closed_by: string | null;
   note: string | null;
+}
+
+/**
+ * A reversal of a chargeback the gateway announced (`transaction.chargeback_reversed`), by its time:
+ * kept apart from the records, since it may arrive before the chargeback it ends (orders/disputes.ts).
+ */
+export interface ReversalRecord {
+  order_id: string;
+  attempt_id: string;
+  reversed_at: Date;
 }
 
 /** What an operator made of gateway money with no order: still open, attached to an order, or resolved. */
@@ -89,7 +107,8 @@ export const UNMATCHED_RESOLUTIONS: readonly UnmatchedResolution[] = ['open', 'a
 
 /**
  * A gateway transaction that names money and that no attempt of the kit holds (issue 19, part 1): one
- * row per transaction, with what the gateway said of it (the furthest news, never replaced by older).
+ * row per transaction, with what the gateway said of it (the latest news, never replaced by older) and
+ * its payment's money as an order's is read (issue 44).
  */
 export interface UnmatchedMoneyRecord {
   id: string;
@@ -101,9 +120,21 @@ export interface UnmatchedMoneyRecord {
   status: string;
   status_reason: string | null;
   amount_minor: number;
+  /** The payment's running refunded total (decide's PaymentState.refundedMinor: it only grows). */
   refunded_minor: number;
   currency: string;
   capture_before: Date | null;
+  /**
+   * Its payment as decide's rules read the records of it (issue 44; orders/unmatched-money.ts
+   * keptAfter): `paid`, `partially_refunded`, `refunded`, `disputed`, `authorized`, `voided`, ...
+   */
+  payment_status: OrderStatus;
+  /** What a sale or a capture took; null while no record has said (an auth, a refund's record). */
+  captured_minor: number | null;
+  /** What a chargeback took while the payment is disputed; 0 otherwise (a won dispute gives it back). */
+  disputed_minor: number;
+  /** The gateway's time of the latest record seen once money moved: orders a chargeback and its reversal. */
+  money_at: Date | null;
   /** The last observation that told of it: its source and the source's id (an event id). */
   source: string;
   source_id: string;

@@ -117,13 +117,17 @@ export class SavedCardStore {
    * Keeps an instrument the gateway holds as active, for this customer: new, or the row it has (its
    * facts brought up to date, and live again if the kit had it revoked: the gateway is the truth),
    * unless the kit revoked it at or after `unlessRevokedSince`: news the gateway's answer predates.
+   * A card a payment saved (`savedByOrderId`) is kept only while its order still names the customer,
+   * checked under a lock on the order in the same transaction: once an erasure forgot them (issue 43,
+   * part 4), a payment in flight then saves nothing for them, and null says so (the caller revokes it
+   * at the gateway); an erasure that comes after finds the row and deletes it.
    */
   async remember(
     customerId: string,
     instrument: KnownInstrument,
     savedByOrderId: string | null = null,
     unlessRevokedSince?: Date,
-  ): Promise<SavedCardRecord> {
+  ): Promise<SavedCardRecord | null> {
     const hash = tokenHash(instrument.vaultToken);
     const facts = {
       brand: instrument.brand.slice(0, 16),
@@ -132,41 +136,53 @@ export class SavedCardStore {
       exp_year: instrument.expYear,
     };
     for (let tries = 0; ; tries++) {
-      const existing = await this.models.SavedCard.findOne({ where: { token_hash: hash } });
-      const now = new Date(this.clock.now());
-      if (existing) {
-        // A token names one customer's instrument at the gateway: never moved to another customer.
-        if (existing.customer_id !== customerId) return record(existing);
-        const revokedAt = existing.revoked_at;
-        if (unlessRevokedSince && revokedAt !== null && revokedAt >= unlessRevokedSince)
-          return record(existing);
-        const changed =
-          existing.status !== 'active' ||
-          Object.entries(facts).some(([k, v]) => existing.get(k as keyof typeof facts) !== v);
-        if (changed)
-          await existing.update({
-            ...facts,
-            status: 'active',
-            revoked_at: null,
-            revoked_by: null,
-            updated_at: now,
-          });
-        return record(existing);
-      }
-      const id = randomId('card_', this.random);
       try {
-        const row = await this.models.SavedCard.create({
-          id,
-          customer_id: customerId,
-          token_hash: hash,
-          token_sealed: this.box.seal(instrument.vaultToken, `saved-card:${id}`),
-          ...facts,
-          status: 'active',
-          saved_by_order_id: savedByOrderId,
-          created_at: now,
-          updated_at: now,
+        return await transaction(this.sequelize, async (tx) => {
+          if (savedByOrderId !== null) {
+            const [order] = await this.sequelize.query<{ customer_id: string | null }>(
+              'SELECT customer_id FROM orders WHERE id = ? LOCK IN SHARE MODE',
+              { replacements: [savedByOrderId], type: QueryTypes.SELECT, transaction: tx },
+            );
+            if (order?.customer_id !== customerId) return null;
+          }
+          const existing = await this.models.SavedCard.findOne({
+            where: { token_hash: hash },
+            transaction: tx,
+          });
+          const now = new Date(this.clock.now());
+          if (existing) {
+            // A token names one customer's instrument at the gateway: never moved to another customer.
+            if (existing.customer_id !== customerId) return record(existing);
+            const revokedAt = existing.revoked_at;
+            if (unlessRevokedSince && revokedAt !== null && revokedAt >= unlessRevokedSince)
+              return record(existing);
+            const changed =
+              existing.status !== 'active' ||
+              Object.entries(facts).some(([k, v]) => existing.get(k as keyof typeof facts) !== v);
+            if (changed)
+              await existing.update(
+                { ...facts, status: 'active', revoked_at: null, revoked_by: null, updated_at: now },
+                { transaction: tx },
+              );
+            return record(existing);
+          }
+          const id = randomId('card_', this.random);
+          const row = await this.models.SavedCard.create(
+            {
+              id,
+              customer_id: customerId,
+              token_hash: hash,
+              token_sealed: this.box.seal(instrument.vaultToken, `saved-card:${id}`),
+              ...facts,
+              status: 'active',
+              saved_by_order_id: savedByOrderId,
+              created_at: now,
+              updated_at: now,
+            },
+            { transaction: tx },
+          );
+          return record(row);
         });
-        return record(row);
       } catch (error) {
         // Another request kept the same instrument a moment ago: read its row.
         if (!(error instanceof UniqueConstraintError) || tries > 0) throw error;
@@ -189,7 +205,7 @@ export class SavedCardStore {
     const kept = new Set<string>();
     for (const instrument of listed) {
       const card = await this.remember(customerId, instrument, null, listedAt);
-      if (card.status === 'active') kept.add(card.id);
+      if (card?.status === 'active') kept.add(card.id);
     }
     const gone = await this.models.SavedCard.findAll({
       where: {

@@ -3,8 +3,9 @@ import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import type { Actor } from '../operators/roles.js';
+import { INITIAL_PAYMENT } from '../orders/decide.js';
 import type { TransactionFact } from '../orders/observation.js';
-import { supersedes } from '../orders/unmatched-money.js';
+import { keptAfter, keptPayment, paymentColumns } from '../orders/unmatched-money.js';
 import type { AuditStore } from './audit.js';
 import type { Models, UnmatchedMoneyRow } from './models.js';
 import { plain } from './models.js';
@@ -36,7 +37,8 @@ export interface Decided {
 /**
  * Gateway money with no order (issue 19, part 1): one row per gateway transaction (and reference),
  * kept when first seen and brought up to date when seen again: first seen stays, last seen and the
- * count move, and what the gateway said is replaced only by news that is not older.
+ * count move, what the gateway said is replaced only by news that is not older, and its payment's
+ * money (captured, refunded, charged back) moves by an order's rule (issue 44, keptAfter).
  */
 export class UnmatchedMoneyStore {
   constructor(
@@ -66,7 +68,6 @@ export class UnmatchedMoneyStore {
       status: t.status,
       status_reason: t.statusReason ?? null,
       amount_minor: t.amountMinor,
-      refunded_minor: t.refundedMinor,
       currency: t.currency,
       capture_before: t.captureBefore == null ? null : new Date(t.captureBefore),
     };
@@ -78,12 +79,14 @@ export class UnmatchedMoneyStore {
         lock: tx.LOCK.UPDATE,
       });
       if (!row) {
+        const { payment } = keptAfter(INITIAL_PAYMENT, t);
         const created = await this.models.UnmatchedMoney.create(
           {
             id: randomId('umn_', this.random),
             transaction_id: t.id,
             reference: t.reference ?? '',
             ...facts,
+            ...paymentColumns(payment),
             ...told,
             first_seen_at: now,
             last_seen_at: now,
@@ -96,13 +99,11 @@ export class UnmatchedMoneyStore {
       // The same observation again (a job bull ran twice) is not a second sight.
       if (row.source === told.source && row.source_id === told.source_id)
         return { money: record(row), first: false };
-      const newer = supersedes(
-        { status: row.status, refundedMinor: Number(row.refunded_minor) },
-        { status: t.status, refundedMinor: t.refundedMinor },
-      );
+      const news = keptAfter(keptPayment(record(row)), t);
       await row.update(
         {
-          ...(newer ? facts : {}),
+          ...(news.replaces ? facts : {}),
+          ...paymentColumns(news.payment),
           ...told,
           last_seen_at: now,
           seen_count: row.seen_count + 1,
@@ -225,5 +226,7 @@ function record(row: UnmatchedMoneyRow): UnmatchedMoneyRecord {
     reference: r.reference === '' ? null : r.reference,
     amount_minor: Number(r.amount_minor),
     refunded_minor: Number(r.refunded_minor),
+    captured_minor: r.captured_minor === null ? null : Number(r.captured_minor),
+    disputed_minor: Number(r.disputed_minor),
   };
 }

@@ -133,8 +133,7 @@ describe('merchant: disputes (issue 19, part 2)', function () {
 
   it('charged back again after a reversal: a second dispute, with the new amount', async () => {
     const { id, reference, transaction } = await paidOrder('20.00');
-    // Weeks apart in life, so each is applied before the next: a record per chargeback follows what
-    // the kit learns in turn (docs/merchant-decisions.md, Disputes).
+    // Each applied before the next here; out of order, the same records (dispute-arrival.test.ts).
     await control(`/sandbox/transactions/${transaction}/chargeback`);
     await referenceSettled(t, reference);
     await control(`/sandbox/transactions/${transaction}/chargeback/reverse`);

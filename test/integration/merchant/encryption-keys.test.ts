@@ -71,9 +71,9 @@ describe('merchant: the encryption key over what the database holds sealed', fun
     await a.secrets.put('whsec_first', 'embedded-sandbox');
     clock.advance(1000);
     await a.secrets.put('whsec_second', 'embedded-sandbox');
-    cardIds = [(await a.savedCards.remember('cus-1', VISA)).id];
+    cardIds = [(await a.savedCards.remember('cus-1', VISA))!.id];
     clock.advance(1000);
-    cardIds.push((await a.savedCards.remember('cus-1', MASTERCARD)).id);
+    cardIds.push((await a.savedCards.remember('cus-1', MASTERCARD))!.id);
   });
   after(async () => {
     for (const close of closers) await close();

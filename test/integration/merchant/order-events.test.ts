@@ -211,6 +211,26 @@ describe('merchant: order events out (issue 20, part 1)', function () {
     ]);
   });
 
+  it("the dispatcher's loop stops at once when asked during a pass, not a tick later", async () => {
+    // The first pass starts as the loop does: a stop asked now comes while it runs.
+    const loop = startDispatcher(
+      {
+        outbox: t.kit.store.outbox,
+        endpoints: [shop.url],
+        send: endpointSender(SECRET),
+        handlers,
+        clock: t.clock,
+        logger: pino({ level: 'silent' }),
+      },
+      3_600_000,
+    );
+    const stopped = await Promise.race([
+      loop.stop().then(() => 'stopped'),
+      new Promise((r) => setTimeout(() => r('still sleeping after 5 s'), 5_000).unref()),
+    ]);
+    expect(stopped).to.equal('stopped');
+  });
+
   it('the endpoint down for an hour: tried again with backoff, each try in the history, then every event delivered once it is back, with the same ids; the handler that threw is tried again too', async () => {
     shop.down = true;
     failNext = 1;

@@ -82,8 +82,21 @@ const chargeback = (ctx: Record<string, string>, now: Date): Change => ({
   order: { status: 'disputed', disputed_minor: 1500 },
   history: { source: 'webhook', sourceId: `ev_${ctx.transaction}_cb`, outcome: 'applied', detail: null },
   dispute: {
-    step: { kind: 'opened', amountMinor: 1500 },
-    at: now,
+    kind: 'gateway',
+    plan: {
+      records: [
+        {
+          id: null,
+          chargedBackAt: now.getTime(),
+          openedAt: now.getTime(),
+          amountMinor: 1500,
+          outcome: 'open',
+          closedAt: null,
+          closedBy: null,
+        },
+      ],
+      reversals: [],
+    },
     transactionId: ctx.transaction!,
     currency: 'EUR',
   },

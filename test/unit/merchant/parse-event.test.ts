@@ -49,6 +49,8 @@ describe('merchant: parseEvent (bytes to an observation)', () => {
         chargebackMinor: null,
         updatedAt: Date.UTC(2026, 10, 1, 11, 59, 59, 123),
       },
+      // A reversal is told from any other captured record by its event alone (orders/disputes.ts).
+      eventType: 'transaction.captured',
     });
   });
 

@@ -7,8 +7,8 @@ import type { TransactionFact } from '../../../src/merchant/orders/observation.j
 import {
   attachPlan,
   isMoneyWithNoAttempt,
+  keptAfter,
   noAttemptReason,
-  supersedes,
 } from '../../../src/merchant/orders/unmatched-money.js';
 import { reportCsv } from '../../../src/merchant/reports/csv.js';
 import { REPORT_COLUMNS } from '../../../src/merchant/reports/reconciliation.js';
@@ -46,6 +46,10 @@ const record = (over: Partial<UnmatchedMoneyRecord> = {}): UnmatchedMoneyRecord 
   refunded_minor: 0,
   currency: 'EUR',
   capture_before: null,
+  payment_status: 'paid',
+  captured_minor: 100,
+  disputed_minor: 0,
+  money_at: null,
   source: 'webhook',
   source_id: 'evt_1',
   first_seen_at: new Date('2026-11-25T08:00:00Z'),
@@ -105,18 +109,22 @@ describe('merchant: gateway money with no order', () => {
   });
 
   it('keeps the furthest news of a transaction: older statuses and smaller refund totals do not replace it', () => {
-    const at = (status: string, refundedMinor = 0) => ({ status, refundedMinor });
-    expect(supersedes(at('auth'), at('captured'))).to.equal(true);
-    expect(supersedes(at('captured'), at('captured'))).to.equal(true);
-    expect(supersedes(at('captured'), at('pending'))).to.equal(false);
-    expect(supersedes(at('captured'), at('auth'))).to.equal(false);
-    expect(supersedes(at('captured', 30), at('captured', 50))).to.equal(true);
-    expect(supersedes(at('captured', 50), at('captured', 30))).to.equal(false);
-    expect(supersedes(at('refunded', 100), at('captured', 0))).to.equal(false);
-    expect(supersedes(at('refunded', 100), at('chargeback', 100))).to.equal(true);
-    expect(supersedes(at('captured'), at('settled')), 'a status we do not know is the last word').to.equal(
-      true,
-    );
+    const kept = (...facts: Partial<TransactionFact>[]) =>
+      facts.reduce((state, f) => keptAfter(state, fact(f)).payment, INITIAL_PAYMENT);
+    const replaces = (before: Partial<TransactionFact>[], next: Partial<TransactionFact>) =>
+      keptAfter(kept(...before), fact(next)).replaces;
+    const auth = { type: 'auth', status: 'auth' };
+    expect(replaces([auth], { type: 'auth', status: 'captured' })).to.equal(true);
+    expect(replaces([{}], {}), 'the same news again').to.equal(true);
+    expect(replaces([{}], { status: 'pending' })).to.equal(false);
+    expect(replaces([{ type: 'auth', status: 'captured' }], auth)).to.equal(false);
+    expect(replaces([{ refundedMinor: 30 }], { refundedMinor: 50 })).to.equal(true);
+    expect(replaces([{ refundedMinor: 50 }], { refundedMinor: 30 })).to.equal(false);
+    expect(replaces([{ status: 'refunded', refundedMinor: 100 }], {})).to.equal(false);
+    expect(
+      replaces([{ status: 'refunded', refundedMinor: 100 }], { status: 'chargeback', refundedMinor: 100 }),
+    ).to.equal(true);
+    expect(replaces([{}], { status: 'settled' }), 'a status we do not know is the last word').to.equal(true);
   });
 
   describe('attaching it to an order', () => {
@@ -179,9 +187,16 @@ describe('merchant: gateway money with no order', () => {
 
     it('totals per currency: rows by resolution; money taken, given back (per payment, its running total) and net, attached money left out', () => {
       const totals = unmatchedTotals([
-        row({ id: 'a', transaction_id: '1', amount_minor: 1000, status: 'refunded', refunded_minor: 300 }),
+        record({
+          id: 'a',
+          transaction_id: '1',
+          amount_minor: 1000,
+          refunded_minor: 300,
+          payment_status: 'partially_refunded',
+          captured_minor: 1000,
+        }),
         // The refund's own record carries its payment's running total: not added twice.
-        row({
+        record({
           id: 'b',
           transaction_id: '2',
           related_transaction_id: '1',
@@ -189,20 +204,46 @@ describe('merchant: gateway money with no order', () => {
           status: 'refunded',
           amount_minor: 300,
           refunded_minor: 300,
+          payment_status: 'partially_refunded',
+          captured_minor: null,
         }),
-        row({ id: 'c', transaction_id: '3', transaction_type: 'auth', status: 'auth', amount_minor: 500 }),
-        row({ id: 'd', transaction_id: '4', transaction_type: 'auth', status: 'auth', amount_minor: 700 }),
-        row({
+        ...['3', '4'].map((id, i) =>
+          record({
+            id: `auth-${id}`,
+            transaction_id: id,
+            transaction_type: 'auth',
+            status: 'auth',
+            amount_minor: [500, 700][i]!,
+            payment_status: 'authorized',
+            captured_minor: null,
+          }),
+        ),
+        record({
           id: 'e',
           transaction_id: '5',
           related_transaction_id: '4',
           transaction_type: 'capture',
           status: 'captured',
           amount_minor: 700,
+          captured_minor: 700,
         }),
-        row({ id: 'f', transaction_id: '6', status: 'failed', amount_minor: 900, resolution: 'resolved' }),
-        row({ id: 'g', transaction_id: '7', amount_minor: 2000, resolution: 'attached' }),
-        row({ id: 'h', transaction_id: '8', currency: 'JPY', amount_minor: 500 }),
+        record({
+          id: 'f',
+          transaction_id: '6',
+          status: 'failed',
+          amount_minor: 900,
+          payment_status: 'failed',
+          captured_minor: null,
+          resolution: 'resolved',
+        }),
+        record({
+          id: 'g',
+          transaction_id: '7',
+          amount_minor: 2000,
+          captured_minor: 2000,
+          resolution: 'attached',
+        }),
+        record({ id: 'h', transaction_id: '8', currency: 'JPY', amount_minor: 500, captured_minor: 500 }),
       ]);
       expect(totals).to.deep.equal([
         {
@@ -215,6 +256,8 @@ describe('merchant: gateway money with no order', () => {
           captured_formatted: '17.00',
           refunded: 300,
           refunded_formatted: '3.00',
+          disputed: 0,
+          disputed_formatted: '0.00',
           net: 1400,
           net_formatted: '14.00',
         },
@@ -228,6 +271,8 @@ describe('merchant: gateway money with no order', () => {
           captured_formatted: '500',
           refunded: 0,
           refunded_formatted: '0',
+          disputed: 0,
+          disputed_formatted: '0',
           net: 500,
           net_formatted: '500',
         },
@@ -244,7 +289,7 @@ describe('merchant: gateway money with no order', () => {
       const lines = money!.trimEnd().split('\n');
       expect(lines[0]).to.equal(UNMATCHED_COLUMNS.join(','));
       expect(lines[1]).to.equal(
-        'umn_1,100123,,shop-1,sale,captured,EUR,100,1.00,0,0.00,,webhook,evt_1,2026-11-25T08:00:00.000Z,2026-11-25T09:00:00.000Z,2,open,"a ""test"", really",,',
+        'umn_1,100123,,shop-1,sale,captured,EUR,100,1.00,100,1.00,0,0.00,0,0.00,,webhook,evt_1,2026-11-25T08:00:00.000Z,2026-11-25T09:00:00.000Z,2,open,"a ""test"", really",,',
       );
     });
   });

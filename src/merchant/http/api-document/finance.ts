@@ -14,7 +14,7 @@ export const reconciliationRoutes: ApiRoute[] = [
     operationId: 'reconciliationReport',
     summary: 'The reconciliation report',
     description:
-      "One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight`, `mismatched` or `resolved` (a difference a person resolved the review of) with the reason and the order's `review`, and totals per currency in minor units; beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency. `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. Roles: finance, admin.",
+      "One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight`, `mismatched` or `resolved` (a difference a person resolved the review of) with the reason and the order's `review`, and totals per currency in minor units; beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency (captured, refunded, charged back and net after chargebacks, each payment read as an order's is). `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. Roles: finance, admin.",
     tags: ['Finance'],
     security: OPS,
     requestParams: { query: reportQuerySchema },

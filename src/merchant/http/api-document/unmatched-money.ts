@@ -40,7 +40,7 @@ export const unmatchedMoneyRoutes: ApiRoute[] = [
     operationId: 'listUnmatchedMoney',
     summary: 'Gateway money with no order',
     description:
-      'Every gateway transaction naming money that no payment attempt of the kit holds, newest first (by first sight): kept when an event, a replay, recovery or a poll told of it, and the order carrying its reference flagged for review. `resolution=open` for what still waits for an operator. Roles: operator, finance, viewer, admin (a `storefront` token is a 403).',
+      'Every gateway transaction naming money that no payment attempt of the kit holds, newest first (by first sight): kept when an event, a replay, recovery or a poll told of it, and the order carrying its reference flagged for review; each with the captured, refunded and charged-back amounts of its payment, read by the rules of an order (a reversed chargeback gives its amount back). `resolution=open` for what still waits for an operator. Roles: operator, finance, viewer, admin (a `storefront` token is a 403).',
     tags: ['Operator'],
     security: OPS,
     requestParams: { query: unmatchedListQuerySchema },
