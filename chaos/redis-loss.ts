@@ -42,9 +42,10 @@ export class RedisLossTimes {
     }
     const seconds = waiting.size === 0 ? (Date.now() - since) / 1000 : null;
     this.times.push({ fault, events: held.length, seconds });
+    const events = `event${held.length === 1 ? '' : 's'} held unapplied`;
     return seconds === null
-      ? `${waiting.size} of the ${held.length} events held unapplied still not applied ${GIVE_UP_MS / 1000} s on`
-      : `the ${held.length} events held unapplied all applied ${seconds.toFixed(1)} s on`;
+      ? `${held.length} ${events}, ${waiting.size} still not applied ${GIVE_UP_MS / 1000} s on`
+      : `${held.length} ${events}, all applied ${seconds.toFixed(1)} s on`;
   }
 }
 
