@@ -3,6 +3,7 @@ import { waitFor } from '../test/support/process.js';
 import type { Duplicates } from './duplicates.js';
 import type { GatewayReader } from './gateway.js';
 import type { KitProcesses } from './kit.js';
+import type { RedisLossTimes } from './redis-loss.js';
 import { type MariaDb, type PrivateRedis, restart } from './services.js';
 import type { KitTables } from './tables.js';
 
@@ -18,6 +19,8 @@ export interface FaultDeps {
   tables: KitTables;
   reader: GatewayReader;
   duplicates: Duplicates;
+  /** How long after each Redis fault the events it held unapplied took to be applied (issue 44). */
+  redisLoss: RedisLossTimes;
 }
 
 export interface Fault {
@@ -50,19 +53,24 @@ async function activeJobs(url: string, key: string): Promise<number> {
   }
 }
 
+// Each Redis fault waits until the events the kit held unapplied are applied: timed alone, not
+// beside the next fault.
 const flushRedis: Fault = {
   name: 'Redis FLUSHALL',
-  run: async ({ redis }) => {
+  run: async ({ redis, tables, redisLoss }) => {
+    const at = Date.now();
     await redis.flushAll();
-    return 'every key gone: the queue, its jobs, the locks, the budget';
+    const applied = await redisLoss.measure(tables, 'FLUSHALL', at);
+    return `every key gone: the queue, its jobs, the locks, the budget; ${applied}`;
   },
 };
 
 const restartRedis: Fault = {
   name: 'Redis restarted (no persistence: empty again)',
-  run: async ({ redis }) => {
+  run: async ({ redis, tables, redisLoss }) => {
     await restart(redis, DOWN_MS);
-    return `down ${DOWN_MS / 1000} s, back empty`;
+    const applied = await redisLoss.measure(tables, 'restart', Date.now());
+    return `down ${DOWN_MS / 1000} s, back empty; ${applied}`;
   },
 };
 

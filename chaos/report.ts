@@ -1,4 +1,5 @@
 import { type ErasureVerdict, erasureFailures, erasureRows } from './erasure-verdict.js';
+import { type RedisLossTime, redisLossCell, redisLossFailures } from './redis-loss.js';
 
 /**
  * The run's result as the issue asks for it: one markdown table (it goes into docs/development.md as
@@ -23,6 +24,8 @@ export interface Result {
   untrue: number | null;
   /** Null: did not converge within the bound. */
   convergeSeconds: number | null;
+  /** After each Redis fault, how long the events it held unapplied took to be applied (issue 44). */
+  redisLoss?: RedisLossTime[];
   /**
    * From the deadline of the last auth left open, when it lapsed after the kit had converged from the
    * faults (seconds null: not within the bound); null when every lapse came before.
@@ -89,6 +92,10 @@ export function table(r: Result): string {
       r.convergeSeconds === null ? 'did not converge' : r.convergeSeconds.toFixed(1),
     ],
     ["seconds to converge after the last auth's deadline", lapseCell(r)],
+    [
+      'seconds from each Redis fault to every event it held unapplied applied (at most 15)',
+      redisLossCell(r.redisLoss ?? []),
+    ],
   ];
   const lines = ['| measure | value |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)];
   return lines.join('\n');
@@ -119,6 +126,7 @@ export function failures(r: Result): string[] {
   if (r.lapseConvergence && r.lapseConvergence.seconds === null)
     out.push('no convergence within the bound after the last lapse');
   if (r.crashed > 0) out.push(`${r.crashed} kit processes died on their own`);
+  out.push(...redisLossFailures(r.redisLoss ?? []));
   if (r.money === null) out.push("the report's totals not checked against the gateway");
   else {
     if (r.money.differing > 0)

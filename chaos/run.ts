@@ -15,6 +15,7 @@ import { type Convergence, converge, type Look, settledLook } from './measure.js
 import { checkMoney, type MoneyCheck, moneyTable } from './money.js';
 import { OUTBOX_SCALES, outboxPart } from './outbox.js';
 import { type Random, seeded } from './random.js';
+import { RedisLossTimes } from './redis-loss.js';
 import { failures, type MoneyVerdict, type Result, table } from './report.js';
 import { type MariaDb, type PrivateRedis, privateMariaDb, privateRedis, removeFolder } from './services.js';
 import { KitApi, type StreamResult, startStream } from './stream.js';
@@ -245,6 +246,7 @@ async function chaos(scale: Scale, seed: number, services: Services, cleanup: Cl
   explain(look, kit.crashed(), erasureDetails(erased));
   if (money && money.notes.length > 0)
     log(`gateway money the report may not hold (${money.notes.length}):\n  ${money.notes.join('\n  ')}`);
+  result.redisLoss = parts.redisLoss.times;
   console.log(`\n${table(result)}\n`);
   if (money) console.log(`${moneyTable(money)}\n`);
   log(`the storm: ${scale.name} form, ${((Date.now() - runStarted) / 1000).toFixed(0)} s`);
@@ -286,7 +288,7 @@ async function setUp(
     stored: (ids) => tables.stored(ids),
     log,
   });
-  return { kit, db, redis, tables, reader, duplicates };
+  return { kit, db, redis, tables, reader, duplicates, redisLoss: new RedisLossTimes() };
 }
 
 /** The kit's sandbox seed with auths that lapse after `seconds`, in a folder of its own removed at the end. */

@@ -18,6 +18,7 @@ import { limitsOf, metricsEndpoint, startApi } from './kit/api.js';
 import { startEmbeddedSandbox } from './kit/embedded-sandbox.js';
 import { type Jobs, jobsOf } from './kit/jobs.js';
 import { metricSources } from './kit/metric-sources.js';
+import { watchQueueLoss } from './kit/queue-loss.js';
 import { type Schedules, startScheduler } from './kit/scheduler.js';
 import { Shutdown } from './kit/shutdown.js';
 import { startWorker } from './kit/worker.js';
@@ -72,6 +73,12 @@ export interface KitOptions {
   orderEvents?: OrderEventHandlers;
   /** The order event dispatcher's pause between passes. Default 1000 ms. */
   orderEventsEveryMs?: number;
+  /**
+   * How often the process looks whether Redis lost what it held, to queue the inbox again at once
+   * (kit/queue-loss.ts); null: it does not look (a test of the sweeper alone). Default
+   * QUEUE_LOSS_LOOK_MS (1 s).
+   */
+  queueLossLookMs?: number | null;
   /**
    * Called once the API's port is bound (at once without the api role), before the database or the
    * gateway is reached, just after the demo shop's address is logged: `npm start` prints its own
@@ -233,6 +240,8 @@ export async function startKit(options: KitOptions): Promise<Kit> {
     );
     const jobs = jobsOf(a, random);
     a.metrics.watch(metricSources(a, jobs));
+    // Every role: any process holds the store and the queue, and the first to see the loss answers it.
+    if (options.queueLossLookMs !== null) watchQueueLoss(a, shutdown, random, options.queueLossLookMs);
     const events = options.orderEvents ?? new OrderEventHandlers();
     const dispatcher = dispatcherOf(a, events);
     if (roles.has('worker')) {

@@ -107,3 +107,14 @@ const IF_OURS_DELETE =
   "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 const IF_OURS_EXTEND =
   "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+
+/**
+ * Sets `key` to `value` unless it holds one, in one step: answers what it held, or null when it held
+ * nothing (and holds `value` now). What the queue-loss watch marks a Redis with.
+ */
+export async function setIfAbsent(redis: Redis, key: string, value: string): Promise<string | null> {
+  return (await redis.eval(GET_OR_SET, 1, key, value)) as string | null;
+}
+
+const GET_OR_SET =
+  "local held = redis.call('get', KEYS[1]) if held then return held end redis.call('set', KEYS[1], ARGV[1]) return false";

@@ -15,7 +15,7 @@ import { type AdvanceableClock, type Clock, ManualClock, OffsetClock } from '../
 import { type Answer, jsonOf, MERCHANT_KEY, testSeed } from './gateway.js';
 import { logged } from './log-sink.js';
 import { keepSecret, withSecret } from './order-secrets.js';
-import { ADMIN_URL, dropDatabases } from './process.js';
+import { ADMIN_URL, dropDatabases, dropRedisKeys } from './process.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789abcdefghij';
 /** What production asks of a kit beside it (config-guards.ts): a gateway said on purpose, closed metrics. */
@@ -83,6 +83,8 @@ export interface TestKitOptions {
   orderEventsEveryMs?: number;
   /** Passed to startKit: how long a payment waits for another of its order (default 20 s). */
   paymentWaitMs?: number;
+  /** Passed to startKit: how often the kit looks whether Redis lost what it held (null: never). */
+  queueLossLookMs?: number | null;
 }
 
 /** A whole kit on port 0, against its own database (dropped on close) and an embedded sandbox. */
@@ -125,6 +127,7 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
     },
     jobRetry: options.jobRetry ?? { attempts: 3, delayMs: 20 },
     paymentWaitMs: options.paymentWaitMs,
+    queueLossLookMs: options.queueLossLookMs,
     config,
     logger,
     clock: options.clock,
@@ -177,9 +180,9 @@ export async function startTestKit(options: TestKitOptions = {}): Promise<TestKi
       }
     },
     close: async () => {
-      const keys = await kit.redis.keys(`${redisPrefix}:*`).catch(() => [] as string[]);
-      if (keys.length > 0) await kit.redis.del(...keys).catch(() => 0);
+      // The kit first: running, it would find its keys gone and write its marker again (kit/queue-loss.ts).
       await kit.close();
+      await dropRedisKeys(`${redisPrefix}:*`, config.redisUrl);
       await dropDatabases([database]);
     },
   };
@@ -192,7 +195,7 @@ export const cliEnv = (t: TestKit): Record<string, string> => ({
 });
 
 /**
- * Another kit process's worth beside `t`: the same database, Redis prefix and API key, `t`'s sandbox
+ * Another kit process's worth beside `t`: the same database, Redis and prefix and API key, `t`'s sandbox
  * as its gateway (GATEWAY_BASE_URL: it starts no sandbox of its own) and `t`'s clock. For tests of
  * several instances at once; closed by the caller, before `t`.
  */
@@ -201,6 +204,7 @@ export async function startSiblingKit(t: TestKit, roles: string, logs: string[] 
     {
       NODE_ENV: 'test',
       DATABASE_URL: `${ADMIN_URL}/${t.database}`,
+      REDIS_URL: t.config.redisUrl,
       PORT: '0',
       GATEWAY_BASE_URL: t.kit.gatewayUrl,
       GATEWAY_API_KEY: MERCHANT_KEY,

@@ -214,9 +214,9 @@ export function leftovers() {
   };
 }
 
-/** Deletes the Redis keys matching `pattern` (what a suite's processes left: queue, locks, budget). */
-async function dropRedisKeys(pattern: string): Promise<void> {
-  const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1, lazyConnect: true });
+/** Deletes the Redis keys matching `pattern` (what a suite's processes or a kit left: queue, locks, budget). */
+export async function dropRedisKeys(pattern: string, url = 'redis://127.0.0.1:6379'): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
   try {
     await redis.connect();
     const keys = await redis.keys(pattern);

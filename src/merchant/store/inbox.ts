@@ -253,12 +253,36 @@ export class InboxStore {
 
   /** Stored but not processed, and older than `before`: what the sweeper queues again. */
   async stuck(before: Date, limit: number): Promise<string[]> {
+    return (await this.unprocessed(before, limit)).map((r) => r.eventId);
+  }
+
+  /**
+   * A page of the rows stored and not processed, received up to `before`, oldest first (then by
+   * id), after `after` (the last row of the page before): every such row once, however many there
+   * are and whatever their age (what is queued again after Redis lost the queue).
+   */
+  async unprocessed(before: Date, limit: number, after?: InboxCursor): Promise<InboxCursor[]> {
+    const from = after && {
+      [Op.or]: [
+        { received_at: { [Op.gt]: after.receivedAt } },
+        { received_at: after.receivedAt, event_id: { [Op.gt]: after.eventId } },
+      ],
+    };
     const rows = await this.models.Inbox.findAll({
-      attributes: ['event_id'],
-      where: { processed_at: null, received_at: { [Op.lte]: before } },
-      order: [['received_at', 'ASC']],
+      attributes: ['event_id', 'received_at'],
+      where: { processed_at: null, received_at: { [Op.lte]: before }, ...from },
+      order: [
+        ['received_at', 'ASC'],
+        ['event_id', 'ASC'],
+      ],
       limit,
     });
-    return rows.map((r) => r.event_id);
+    return rows.map((r) => ({ eventId: r.event_id, receivedAt: r.received_at }));
   }
+}
+
+/** Where a page of the unprocessed rows ends: the next page starts after it. */
+export interface InboxCursor {
+  eventId: string;
+  receivedAt: Date;
 }

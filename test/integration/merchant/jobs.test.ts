@@ -8,7 +8,7 @@ import { GatewayNetworkError } from '../../../src/client/errors.js';
 import { createRedis, withLock } from '../../../src/infra/redis.js';
 import { expireHolds } from '../../../src/merchant/checkout/card.js';
 import { Scheduler } from '../../../src/merchant/jobs/scheduler.js';
-import { sweepInbox } from '../../../src/merchant/jobs/sweeper.js';
+import { requeueUnprocessed, sweepInbox } from '../../../src/merchant/jobs/sweeper.js';
 import { ManualClock } from '../../../src/shared/clock.js';
 import { row } from '../../support/db.js';
 import { card } from '../../support/gateway.js';
@@ -184,6 +184,37 @@ describe('merchant: background jobs (merchant.md, Background work)', function ()
           `received at ${new Date(now - 59_700).toISOString()})`,
       ).to.equal(null);
       expect(row!.queued_at).to.equal(null);
+    });
+
+    it('requeueUnprocessed (after Redis lost the queue): every row stored and unprocessed, whatever its age, page by page, each once', async () => {
+      const now = Math.floor(Date.now() / 1000) * 1000;
+      // Rows received in the same millisecond: a page may end between them.
+      const unprocessed = {
+        old: now - 10 * MINUTE,
+        same_a: now - MINUTE,
+        same_b: now - MINUTE,
+        same_c: now - MINUTE,
+      };
+      for (const [name, at] of Object.entries(unprocessed)) await store(name, at);
+      await store('just_now', now);
+      await store('done', now - 5 * MINUTE);
+      await t.kit.store.inbox.markProcessed(id('done'), 'applied', new Date(now - 4 * MINUTE));
+      const all = [...Object.keys(unprocessed), 'just_now'];
+
+      const queued = await requeueUnprocessed({
+        inbox: t.kit.store.inbox,
+        enqueue: (eventId) => t.kit.enqueue(eventId),
+        now,
+        pageSize: 2,
+      });
+      expect(queued).to.equal(all.length);
+      const jobs = await t.kit.queue.getJobs(['waiting']);
+      expect(jobs.map((j) => String(j.id)).sort(), 'a job each, its id the event id').to.deep.equal(
+        all.map(id).sort(),
+      );
+      for (const name of all)
+        expect((await t.kit.store.inbox.get(id(name)))!.queued_at?.getTime(), name).to.equal(now);
+      expect(await t.kit.queue.getJob(id('done')), 'the processed row left alone').to.equal(null);
     });
 
     afterEach(async () => {

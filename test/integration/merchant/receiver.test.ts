@@ -1,7 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { connect } from 'node:net';
 import { expect } from 'chai';
 import type { Transaction } from '../../../src/gateway/domain/transactions.js';
 import { RETIRED_SECRET_GRACE_MS } from '../../../src/merchant/store/secrets.js';
@@ -24,6 +22,7 @@ import {
   wire,
 } from '../../support/events.js';
 import { getOrder, startTestKit, type TestKit } from '../../support/kit.js';
+import { alive, startRedis, stopRedis } from '../../support/private-redis.js';
 import { freePort, waitFor } from '../../support/process.js';
 
 /**
@@ -750,7 +749,13 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
       port = await freePort();
       redis = await startRedis(port);
       clock = new ManualClock(Date.now());
-      t = await startTestKit({ env: { REDIS_URL: `redis://127.0.0.1:${port}` }, clock });
+      // Redis comes back empty here, which the kit's queue-loss watch answers at once
+      // (queue-loss.test.ts): off, so that this is the sweeper's case, a Redis back with its data.
+      t = await startTestKit({
+        env: { REDIS_URL: `redis://127.0.0.1:${port}` },
+        clock,
+        queueLossLookMs: null,
+      });
       await deliveriesOff(t);
     });
     after(async () => {
@@ -832,57 +837,3 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
     });
   });
 });
-
-// ---------------------------------------------------------------------------------------------
-// a private redis-server
-
-function alive(child: ChildProcess | null): child is ChildProcess {
-  return child !== null && child.exitCode === null && child.signalCode === null;
-}
-
-function pingOnce(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    let answer = '';
-    socket.setTimeout(500);
-    socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (chunk) => {
-      answer += String(chunk);
-      if (answer.includes('\r\n')) {
-        socket.destroy();
-        resolve(answer.startsWith('+PONG'));
-      }
-    });
-    socket.on('timeout', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.on('error', () => resolve(false));
-  });
-}
-
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: 'ignore' },
-  );
-  try {
-    await waitFor(`redis-server on port ${port}`, async () => {
-      if (child.exitCode !== null || child.signalCode !== null)
-        throw new Error(`redis-server exited (${child.exitCode ?? child.signalCode})`);
-      return pingOnce(port);
-    });
-  } catch (error) {
-    child.kill('SIGKILL');
-    throw error;
-  }
-  return child;
-}
-
-async function stopRedis(child: ChildProcess | null): Promise<void> {
-  if (!alive(child)) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGKILL');
-  await exited;
-}
