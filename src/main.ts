@@ -1,4 +1,5 @@
 import { constants } from 'node:os';
+import { pino } from 'pino';
 import { createLogger, prettyDestination, routeConsoleWarnings, wantsPrettyLogs } from './infra/logger.js';
 import { type Kit, startKit } from './kit.js';
 import { configOrExit, exitOnSettingProblem } from './startup.js';
@@ -14,10 +15,11 @@ const OVERRUN_MS = 5000;
 /** `npm start`: the composition root. Bad settings stop it with one line for each, naming its variable. */
 const config = configOrExit();
 const pretty = wantsPrettyLogs(config.logFormat, { env: config.env, isTTY: process.stdout.isTTY === true });
-const logger = createLogger(
-  config.logLevel,
-  pretty ? prettyDestination(1, process.stdout.isTTY === true) : undefined,
-);
+// JSON lines go through one stream of our own (pino's default, made here), so that the token line
+// below can go through it too: written beside it with console.log, it could overtake a log line still
+// held in the stream's buffer (a pipe that was full), and the address would no longer come first.
+const jsonOut = pretty ? null : pino.destination({ dest: 1, sync: true });
+const logger = createLogger(config.logLevel, jsonOut ?? prettyDestination(1, process.stdout.isTTY === true));
 routeConsoleWarnings(logger);
 
 /** What start-up says once the kit has logged the demo shop's address, its first line (issue 42). */
@@ -32,7 +34,10 @@ function afterAddress(): void {
     );
   if (config.opsApiTokenGenerated) {
     // merchant.md: in development a random token, printed at start (on stdout, not into the log stream).
-    console.log(`OPS_API_TOKEN for this run: ${config.opsApiToken}`);
+    const line = `OPS_API_TOKEN for this run: ${config.opsApiToken}\n`;
+    // Readable lines are written synchronously as they come, so a plain write keeps its place there.
+    if (jsonOut) jsonOut.write(line);
+    else process.stdout.write(line);
   }
 }
 
