@@ -203,12 +203,16 @@ export const processed = (t: TestKit, id: string) =>
   });
 
 /** Waits until every event the embedded sandbox recorded for `reference` is stored and processed by the kit. */
-export async function referenceSettled(t: TestKit, reference: string): Promise<void> {
+export async function referenceSettled(t: TestKit, reference: string, withinMs = 10_000): Promise<void> {
   const ids = () =>
     [...stateOf(t).webhooks.events.values()].filter((e) => e.reference === reference).map((e) => e.id);
-  await waitFor('the gateway events processed', async () => {
-    const want = ids();
-    const done = await rows(t, 'webhook_inbox', { event_id: want });
-    return want.length > 0 && done.length === want.length && done.every((r) => r.processed_at);
-  });
+  await waitFor(
+    'the gateway events processed',
+    async () => {
+      const want = ids();
+      const done = await rows(t, 'webhook_inbox', { event_id: want });
+      return want.length > 0 && done.length === want.length && done.every((r) => r.processed_at);
+    },
+    withinMs,
+  );
 }
