@@ -4975,13 +4975,24 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No link has this token: a page that says so. */
+            /** @description No link has this token: a page that says so. A path with no token at all (`/pay/`) is no route of the kit: the JSON `NOT_FOUND` every unknown path answers. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
                 };
             };
             408: components["responses"]["RequestTimeout"];

@@ -90,7 +90,15 @@ export const paymentLinkRoutes: ApiRoute[] = [
       200: htmlAnswer(
         'A page in words (`data-link` on its `main`): the order is already paid (`paid`), closed (`ended`), a payment of it is being confirmed (`wait`), or the gateway refused to open a session (`refused`: a provider refusal, the failed-attempt cap).',
       ),
-      404: htmlAnswer('No link has this token: a page that says so.'),
+      // `/pay/` with no token at all matches no route: the app's JSON not-found, as for any other path.
+      404: {
+        description:
+          'No link has this token: a page that says so. A path with no token at all (`/pay/`) is no route of the kit: the JSON `NOT_FOUND` every unknown path answers.',
+        content: {
+          'text/html': { schema: { type: 'string' } },
+          'application/json': { schema: failure(['NOT_FOUND']) },
+        },
+      },
       410: htmlAnswer(
         'The link has expired: a page that says so (a paid or closed order says that instead).',
       ),
