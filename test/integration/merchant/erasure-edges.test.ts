@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { Actor } from '../../../src/merchant/operators/roles.js';
 import { rows } from '../../support/db.js';
 import { event, post, processed, stateOf, storedSecret, wire } from '../../support/events.js';
 import { card } from '../../support/gateway.js';
 import { getOrder, landingStatus, pressButton, startTestKit, type TestKit } from '../../support/kit.js';
+import { type Person, person, tracesFound } from '../../support/people.js';
 
 /**
  * Issue 43, part 4, at its edges, through the kit's HTTP API against the embedded sandbox: an erasure
@@ -13,27 +13,6 @@ import { getOrder, landingStatus, pressButton, startTestKit, type TestKit } from
  */
 const CLI: Actor = { name: 'root', role: 'admin', credential: 'cli' };
 const CHALLENGE = '4000000000003220';
-
-function person(n: number) {
-  const tag = randomBytes(4).toString('hex');
-  return {
-    merchant_customer_id: `cus-edge-${process.pid}-${n}-${tag}`,
-    first_name: `Ada${tag}`,
-    last_name: `Lovelace${tag}`,
-    email: `ada.${tag}@example.com`,
-    phone: `+44 20 ${tag}`,
-    address: `${tag} Difference Row 3`,
-    city: `Marylebone${tag}`,
-    postal_code: `W1 ${tag}`,
-    country_code: 'GB',
-    ip_address: `198.51.100.${10 + n}`,
-  };
-}
-type Person = ReturnType<typeof person>;
-const traces = (p: Person) =>
-  Object.entries(p)
-    .filter(([k]) => k !== 'country_code')
-    .map(([, v]) => v);
 
 describe('merchant: forgetting a customer, at its edges (issue 43, part 4)', function () {
   this.timeout(180_000);
@@ -82,15 +61,12 @@ describe('merchant: forgetting a customer, at its edges (issue 43, part 4)', fun
     expect(res.status, res.text).to.equal(201);
     return res.body.data.customer_token as string;
   };
-  const found = async (p: Person) => {
-    const dump = (await t.dump()).toLowerCase();
-    return traces(p).filter((v) => dump.includes(v.toLowerCase()));
-  };
+  const found = (p: Person) => tracesFound(t, p);
   const instruments = async (customerId: string) =>
     (await t.kit.client.listPaymentInstruments(customerId)).data.payment_instruments;
 
   it('an erasure stopped part-way (the database failing as it scrubs a kept payload) finishes when sent again: nothing of the customer is left', async () => {
-    const grace = person(1);
+    const grace = person('edge', 1);
     // A paid order, a kept webhook payload naming the customer.
     const paid = await newOrder(grace, '12.00');
     await pay(paid.id, { card: card(), customer: grace });
@@ -136,7 +112,7 @@ describe('merchant: forgetting a customer, at its edges (issue 43, part 4)', fun
   });
 
   it('a save_card payment waiting at its challenge when the customer is erased pays, and keeps no card', async () => {
-    const hedy = person(2);
+    const hedy = person('edge', 2);
     const id = hedy.merchant_customer_id;
     const order = await newOrder(hedy, '9.00');
     const action = await pay(
@@ -156,7 +132,7 @@ describe('merchant: forgetting a customer, at its edges (issue 43, part 4)', fun
   });
 
   it('a save_card payment whose gateway answer is pending when the customer is erased pays, and the card it saved is revoked, not kept', async () => {
-    const mary = person(3);
+    const mary = person('edge', 3);
     const id = mary.merchant_customer_id;
     const order = await newOrder(mary, '11.00');
     const action = await pay(

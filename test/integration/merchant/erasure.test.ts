@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { openHold } from '../../../src/merchant/checkout/hold.js';
 import type { Actor } from '../../../src/merchant/operators/roles.js';
@@ -25,6 +24,7 @@ import {
   startTestKit,
   type TestKit,
 } from '../../support/kit.js';
+import { type Person, person, traces, tracesFound } from '../../support/people.js';
 import { exitWithin, lines, start } from '../../support/process.js';
 
 /**
@@ -39,29 +39,6 @@ const CHALLENGE = '4000000000003220';
 const DAY = 86_400_000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-/** A customer as a shop sends one: every personal field, each value found nowhere else. */
-function person(n: number) {
-  const tag = randomBytes(4).toString('hex');
-  return {
-    merchant_customer_id: `cus-erase-${process.pid}-${n}-${tag}`,
-    first_name: `Grace${tag}`,
-    last_name: `Hopper${tag}`,
-    email: `grace.${tag}@example.com`,
-    phone: `+31 6 ${tag}`,
-    address: `${tag} Analytical Lane 7`,
-    city: `Arlington${tag}`,
-    postal_code: `NW1 ${tag}`,
-    country_code: 'GB',
-    ip_address: `203.0.113.${10 + n}`,
-  };
-}
-type Person = ReturnType<typeof person>;
-/** What must be gone: every value but the country. */
-const traces = (p: Person) =>
-  Object.entries(p)
-    .filter(([k]) => k !== 'country_code')
-    .map(([, v]) => v);
-
 describe('merchant: forgetting a customer (issue 43, part 4)', function () {
   this.timeout(180_000);
   let t: TestKit;
@@ -69,8 +46,8 @@ describe('merchant: forgetting a customer (issue 43, part 4)', function () {
   const tokens: Record<string, string> = {};
   const delivered: OrderEvent[] = [];
   let range = '';
-  const ada = person(1);
-  const other = person(2);
+  const ada = person('erase', 1);
+  const other = person('erase', 2);
   /** What the main test made, for the ones after it. */
   const made = {
     paid: { id: '', reference: '', transaction: '' },
@@ -119,11 +96,7 @@ describe('merchant: forgetting a customer (issue 43, part 4)', function () {
     const { generated_at: _, ...rest } = res.body.data;
     return rest;
   };
-  /** The traces of `p` found in a dump of every table of the kit's database. */
-  const found = async (p: Person) => {
-    const dump = (await t.dump()).toLowerCase();
-    return traces(p).filter((v) => dump.includes(v.toLowerCase()));
-  };
+  const found = (p: Person) => tracesFound(t, p);
 
   it('only admin erases: no token 401, every role 403 naming admin', async () => {
     const refused = await erase(ada.merchant_customer_id, {});
@@ -282,7 +255,7 @@ describe('merchant: forgetting a customer (issue 43, part 4)', function () {
   });
 
   it('cli customers erase: the same erasure from the command line, in JSON; a bad id is one line', async () => {
-    const eve = person(3);
+    const eve = person('erase', 3);
     const order = await newOrder(eve, '5.00');
     const env = {
       ...cliEnv(t),
