@@ -102,6 +102,28 @@ const REQUIRED: readonly Check[] = [
 /** Settings that contradict each other. */
 const CONSISTENT: readonly Check[] = [
   {
+    reads: ['GATEWAY_MERCHANTS', 'GATEWAY_MERCHANT_ID'],
+    problems: (e) => [
+      e.GATEWAY_MERCHANTS !== undefined && e.GATEWAY_MERCHANT_ID !== undefined
+        ? 'GATEWAY_MERCHANT_ID: is set beside GATEWAY_MERCHANTS, which replaces it: list the merchants there alone'
+        : null,
+    ],
+  },
+  {
+    // A key for a merchant the kit does not act for would never be used: a typo, most likely.
+    reads: ['GATEWAY_MERCHANT_KEYS', 'GATEWAY_MERCHANTS', 'GATEWAY_MERCHANT_ID'],
+    problems: (e) => {
+      const listed =
+        e.GATEWAY_MERCHANTS ?? (e.GATEWAY_MERCHANT_ID === undefined ? [] : [e.GATEWAY_MERCHANT_ID]);
+      const stray = [...(e.GATEWAY_MERCHANT_KEYS?.keys() ?? [])].find((id) => !listed.includes(id));
+      return [
+        stray === undefined
+          ? null
+          : `GATEWAY_MERCHANT_KEYS: gives a key for merchant ${stray}, which GATEWAY_MERCHANTS does not list`,
+      ];
+    },
+  },
+  {
     reads: ['APP_ENCRYPTION_KEY', 'APP_ENCRYPTION_KEY_PREVIOUS'],
     problems: (e, f) => [
       e.APP_ENCRYPTION_KEY_PREVIOUS.length > 0 && !e.APP_ENCRYPTION_KEY

@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { parseEach, settingProblems } from './config-problems.js';
+import { configuredMerchants, merchantKeysSetting, merchantsSetting } from './gateway-merchants.js';
 import { type JobSchedules, parseJobSchedules } from './job-schedules.js';
 import { orderTtlSetting } from './order-ttl.js';
 import { retentionDays } from './retention-days.js';
@@ -138,6 +139,8 @@ export const envSchema = z.object({
     .regex(/^\d+$/, 'must be a merchant id (an integer)')
     .transform(Number)
     .optional(),
+  GATEWAY_MERCHANTS: merchantsSetting.optional(),
+  GATEWAY_MERCHANT_KEYS: merchantKeysSetting.optional(),
   GATEWAY_WEBHOOK_SECRETS: commaList
     .refine(
       (list) => list.every((s) => s.length >= 16),
@@ -327,7 +330,13 @@ export interface Config {
     /** Null: start the embedded sandbox and use it. */
     baseUrl: string | null;
     apiKey: string;
-    merchantId: number | undefined;
+    /**
+     * The merchants the kit acts for (GATEWAY_MERCHANTS, or GATEWAY_MERCHANT_ID): with a partner key,
+     * linked merchants; with a merchant key, empty or its own. Empty: the key's own account.
+     */
+    merchants: number[];
+    /** A merchant's own key beside a partner key (GATEWAY_MERCHANT_KEYS), for what partners may not do. */
+    merchantKeys: ReadonlyMap<number, string>;
     /** Operator-supplied signing secrets, accepted beside the stored ones. */
     extraWebhookSecrets: string[];
     /** Background calls (poller, recovery, health, the CLI's bulk commands) a minute, all processes together. */
@@ -476,7 +485,8 @@ export function loadConfig(
     gateway: {
       baseUrl: remote?.replace(/\/+$/, '') ?? null,
       apiKey: e.GATEWAY_API_KEY ?? SANDBOX_MERCHANT_KEY,
-      merchantId: e.GATEWAY_MERCHANT_ID,
+      merchants: configuredMerchants(e.GATEWAY_MERCHANTS, e.GATEWAY_MERCHANT_ID),
+      merchantKeys: e.GATEWAY_MERCHANT_KEYS ?? new Map(),
       extraWebhookSecrets: e.GATEWAY_WEBHOOK_SECRETS ?? [],
       backgroundPerMinute: e.GATEWAY_BACKGROUND_PER_MINUTE,
       keyPerMinute: e.GATEWAY_KEY_PER_MINUTE,

@@ -156,6 +156,7 @@ async function chargeFromFork(a: Adapters, input: KitCharge): Promise<ChargeOutc
   if (!card)
     return { kind: 'card_refused', code: 'CARD_NOT_FOUND', message: 'This customer has no such saved card.' };
   const outcome = await chargeSavedCard(a.checkout, {
+    merchantId: null,
     customerId: input.customerId,
     card,
     amountMinor: input.amountMinor,

@@ -130,7 +130,7 @@ export async function buildAdapters(
         },
       },
       apply,
-      gateway: gateway.client,
+      gateways: gateway.gateways,
       box,
       clock,
       logger,

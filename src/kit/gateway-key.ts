@@ -9,7 +9,7 @@ import { SettingError } from '../shared/setting-error.js';
 export class GatewayKeyError extends SettingError {
   override name = 'GatewayKeyError';
   constructor(
-    readonly label: 'GATEWAY_API_KEY' | 'GATEWAY_MERCHANT_ID',
+    readonly label: 'GATEWAY_API_KEY' | 'GATEWAY_MERCHANTS',
     message: string,
   ) {
     super(message);
@@ -19,13 +19,20 @@ export class GatewayKeyError extends SettingError {
 /** What start-up learnt of the key, as readyz reports it: null fields where the gateway did not say. */
 export interface KeyReport {
   key_type: 'merchant' | 'partner' | null;
-  /** The merchant the kit acts for: the key's own, or GATEWAY_MERCHANT_ID with a partner key. */
+  /** The merchant the kit acts for first: the key's own, or the first of GATEWAY_MERCHANTS with a partner key. */
   merchant_id: number | null;
+  /** Every merchant the kit acts for (platform mode: several); empty when the gateway did not say. */
+  merchant_ids: number[];
   scopes: string[] | null;
 }
 
 /** The gateway did not describe its key: it lacks the operation, or did not answer. */
-export const KEY_NOT_DESCRIBED: KeyReport = { key_type: null, merchant_id: null, scopes: null };
+export const KEY_NOT_DESCRIBED: KeyReport = {
+  key_type: null,
+  merchant_id: null,
+  merchant_ids: [],
+  scopes: null,
+};
 
 const WEBHOOKS_MANAGE = 'webhooks:manage';
 
@@ -34,13 +41,15 @@ export const canManageWebhooks = (scopes: readonly string[] | null) =>
   scopes === null || scopes.includes(WEBHOOKS_MANAGE);
 
 /**
- * Judges the key the gateway describes against the configuration: a refusal when the kit cannot take
- * payments for the right merchant with it, warnings for what will fail later (gateway-api.md,
- * Authentication rules 2 and 3). Pure.
+ * Judges the key the gateway describes against the merchants configured (GATEWAY_MERCHANTS): a
+ * refusal when the kit cannot take payments for the right merchants with it, warnings for what will
+ * fail later (gateway-api.md, Authentication rules 2 and 3). `merchantKeys`: the merchants that have
+ * their own key beside a partner key. Pure.
  */
 export function judgeKey(
   info: GatewayKeyInfo,
-  merchantId: number | undefined,
+  merchants: readonly number[],
+  merchantKeys: ReadonlySet<number> = new Set(),
 ): { refusal: GatewayKeyError | null; warnings: string[]; report: KeyReport } {
   const scopes = info.scopes ?? null;
   const warnings: string[] = [];
@@ -51,31 +60,42 @@ export function judgeKey(
   if (info.key_type === 'partner') {
     const linked = info.linked_merchant_ids;
     const named = linked === undefined ? '' : ` (linked merchants: ${linked.join(', ') || 'none'})`;
-    if (merchantId === undefined)
+    if (merchants.length === 0)
       return refuse(
-        'GATEWAY_MERCHANT_ID',
-        `required with a partner key: the merchant the kit acts for${named}`,
+        'GATEWAY_MERCHANTS',
+        `required with a partner key: the merchants the kit acts for${named}`,
       );
-    if (linked !== undefined && !linked.includes(merchantId))
-      return refuse(
-        'GATEWAY_MERCHANT_ID',
-        `merchant ${merchantId} is not linked to this partner key${named}`,
+    const unlinked = linked === undefined ? undefined : merchants.find((id) => !linked.includes(id));
+    if (unlinked !== undefined)
+      return refuse('GATEWAY_MERCHANTS', `merchant ${unlinked} is not linked to this partner key${named}`);
+    const keyless = merchants.filter((id) => !merchantKeys.has(id));
+    if (keyless.length > 0)
+      warnings.push(
+        `the gateway key is a partner key and merchant${keyless.length > 1 ? 's' : ''} ${keyless.join(', ')} ha${keyless.length > 1 ? 've' : 's'} no key of its own (GATEWAY_MERCHANT_KEYS): 3D Secure, capture, refund and void are merchant-only, so their card payments, captures, refunds and voids answer 409 MERCHANT_KEY_MISSING`,
       );
-    warnings.push(
-      'the gateway key is a partner key: capture, refund and void are merchant-only, so auth payments cannot be captured and nothing can be refunded or voided through the kit',
-    );
-    return { refusal: null, warnings, report: { key_type: 'partner', merchant_id: merchantId, scopes } };
+    return {
+      refusal: null,
+      warnings,
+      report: { key_type: 'partner', merchant_id: merchants[0]!, merchant_ids: [...merchants], scopes },
+    };
   }
   const own = info.merchant_id;
-  if (merchantId !== undefined && own !== undefined && merchantId !== own)
+  if (merchants.length > 1)
     return refuse(
-      'GATEWAY_MERCHANT_ID',
-      `${merchantId}, but the key is merchant ${own}'s own: a merchant key acts on its own account (unset it)`,
+      'GATEWAY_MERCHANTS',
+      `lists ${merchants.length} merchants, but the key is a merchant key, which acts on its own account only: a partner key acts for several`,
     );
+  const named = merchants[0];
+  if (named !== undefined && own !== undefined && named !== own)
+    return refuse(
+      'GATEWAY_MERCHANTS',
+      `${named}, but the key is merchant ${own}'s own: a merchant key acts on its own account (unset it)`,
+    );
+  const id = own ?? named ?? null;
   return {
     refusal: null,
     warnings,
-    report: { key_type: 'merchant', merchant_id: own ?? merchantId ?? null, scopes },
+    report: { key_type: 'merchant', merchant_id: id, merchant_ids: id === null ? [] : [id], scopes },
   };
 
   function refuse(label: GatewayKeyError['label'], message: string) {
@@ -91,7 +111,8 @@ export function judgeKey(
  */
 export async function checkGatewayKey(
   client: Pick<GatewayClient, 'apiKeyInfo'>,
-  merchantId: number | undefined,
+  merchants: readonly number[],
+  merchantKeys: ReadonlySet<number>,
   logger: Logger,
   caller: Caller = 'operator',
 ): Promise<KeyReport> {
@@ -107,7 +128,7 @@ export async function checkGatewayKey(
     logger.warn({ reason: why }, 'the gateway did not describe its key (GET /api/v1/api-key): not checked');
     return KEY_NOT_DESCRIBED;
   }
-  const verdict = judgeKey(info, merchantId);
+  const verdict = judgeKey(info, merchants, merchantKeys);
   if (verdict.refusal) throw verdict.refusal;
   for (const warning of verdict.warnings) logger.warn(warning);
   logger.info(verdict.report, 'gateway key checked');

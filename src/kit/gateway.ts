@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Budget, Caller } from '../client/budget.js';
-import { GatewayClient } from '../client/gateway-client.js';
+import { GatewayClient, type GatewayClientOptions } from '../client/gateway-client.js';
+import { type Gateways, linkedMerchants, ownAccount } from '../client/merchant-gateways.js';
 import type { ClientDeps } from '../client/request.js';
 import type { Config } from '../config.js';
 import type { Gateway } from '../gateway/app.js';
@@ -27,7 +28,10 @@ export interface EmbeddedSandbox {
 /** The gateway the kit talks to: a real one at GATEWAY_BASE_URL, or the sandbox it embeds. */
 export interface GatewayConnection {
   url: string;
+  /** The key's own client: what asks about the key itself, or, with a merchant key, everything. */
   client: GatewayClient;
+  /** The gateway as each merchant's orders see it (one merchant, or a partner key's linked merchants). */
+  gateways: Gateways;
   /** The embedded sandbox, when the kit runs one. */
   sandbox: Gateway | null;
   /** What start-up learnt of the API key (readyz shows it). */
@@ -65,21 +69,37 @@ export async function connectGateway(o: ConnectOptions): Promise<GatewayConnecti
   const { config } = o;
   const embedded = config.gateway.baseUrl === null && o.startSandbox ? await o.startSandbox(o) : null;
   const url = embedded?.url ?? gatewayUrl(config);
-  const client = new GatewayClient({
-    baseUrl: url,
-    apiKey: config.gateway.apiKey,
-    merchantId: config.gateway.merchantId,
-    deps: o.clientDeps,
-    budget: o.budget,
-  });
+  const options: GatewayClientOptions = { baseUrl: url, apiKey: config.gateway.apiKey, deps: o.clientDeps };
+  const client = new GatewayClient({ ...options, budget: o.budget });
+  const { merchants, merchantKeys } = config.gateway;
   // Before anything else asks the gateway: a key that cannot work stops start-up with one line.
   const key = o.checkKeyAs
-    ? await checkGatewayKey(client, config.gateway.merchantId, o.logger, o.checkKeyAs)
+    ? await checkGatewayKey(client, merchants, new Set(merchantKeys.keys()), o.logger, o.checkKeyAs)
     : KEY_NOT_DESCRIBED;
+  const gateways = gatewaysOf(key, config, options, client, o);
   // Without the scope the registration is refused (start-up warned why): the poller keeps orders true.
   if (embedded && canManageWebhooks(key.scopes))
-    await registerWithSandbox(client, await o.secrets(), o.publicBaseUrl);
-  return { url, client, sandbox: embedded?.sandbox ?? null, key };
+    await registerWithSandbox(gateways.of(null), await o.secrets(), o.publicBaseUrl);
+  return { url, client, gateways, sandbox: embedded?.sandbox ?? null, key };
+}
+
+/**
+ * A partner key (as the gateway said, or as the configuration implies when it did not say: merchants
+ * listed beside a key not known to be a merchant's) acts for the linked merchants; a merchant key for
+ * its own account.
+ */
+function gatewaysOf(
+  key: KeyReport,
+  config: Config,
+  options: GatewayClientOptions,
+  client: GatewayClient,
+  o: ConnectOptions,
+): Gateways {
+  const { merchants, merchantKeys } = config.gateway;
+  if (key.key_type === 'merchant' || merchants.length === 0)
+    return ownAccount(client, key.merchant_id ?? merchants[0] ?? null);
+  // A merchant's own key is another key: its rate limit is its own, counted in this process.
+  return linkedMerchants({ ...options, budget: o.budget }, merchants, merchantKeys, () => options);
 }
 
 /**

@@ -88,7 +88,9 @@ export interface Jobs {
 export function jobsOf(a: Adapters, random: RandomSource): Jobs {
   const deps = {
     store: a.store,
-    gateway: a.gateway.client,
+    gateways: a.gateway.gateways,
+    // Recovery and the health check ask about the webhook endpoint: the first merchant's.
+    gateway: a.gateway.gateways.of(null),
     apply: a.apply,
     clock: a.clock,
     logger: a.logger,

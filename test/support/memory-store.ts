@@ -32,6 +32,7 @@ export class MemoryStore {
     const id = `ord_${++this.#next}`;
     const order: OrderRecord = {
       id,
+      merchant_id: null,
       reference: id,
       amount_minor: 1234,
       currency: 'EUR',

@@ -1023,6 +1023,11 @@ export interface components {
         ReplayedOrder: {
             /** @example ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N */
             id: string;
+            /**
+             * @description The gateway merchant the order is for (platform mode: one of `GATEWAY_MERCHANTS`); null: the gateway key's own account, its id not known.
+             * @example 1001
+             */
+            merchant_id: number | null;
             /** @description Sent to the gateway as the payment reference. */
             reference: string;
             /** @enum {string} */
@@ -1109,6 +1114,11 @@ export interface components {
         CreatedOrder: {
             /** @example ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N */
             id: string;
+            /**
+             * @description The gateway merchant the order is for (platform mode: one of `GATEWAY_MERCHANTS`); null: the gateway key's own account, its id not known.
+             * @example 1001
+             */
+            merchant_id: number | null;
             /** @description Sent to the gateway as the payment reference. */
             reference: string;
             /** @enum {string} */
@@ -1205,6 +1215,11 @@ export interface components {
         Order: {
             /** @example ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N */
             id: string;
+            /**
+             * @description The gateway merchant the order is for (platform mode: one of `GATEWAY_MERCHANTS`); null: the gateway key's own account, its id not known.
+             * @example 1001
+             */
+            merchant_id: number | null;
             /** @description Sent to the gateway as the payment reference. */
             reference: string;
             /** @enum {string} */
@@ -1299,6 +1314,11 @@ export interface components {
         OrderWithHistory: {
             /** @example ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N */
             id: string;
+            /**
+             * @description The gateway merchant the order is for (platform mode: one of `GATEWAY_MERCHANTS`); null: the gateway key's own account, its id not known.
+             * @example 1001
+             */
+            merchant_id: number | null;
             /** @description Sent to the gateway as the payment reference. */
             reference: string;
             /** @enum {string} */
@@ -2195,6 +2215,8 @@ export interface operations {
                          */
                         ip_address?: string;
                     };
+                    /** @description The gateway merchant the order is for (platform mode): required when the kit acts for several (`GATEWAY_MERCHANTS`), else the one it acts for. */
+                    merchant_id?: number;
                 };
             };
         };
@@ -5536,10 +5558,11 @@ export interface operations {
                              * @enum {string}
                              */
                             gateway: "ok" | "unavailable";
-                            /** @description The gateway API key as start-up read it (`GET /api/v1/api-key`): its type, the merchant the kit acts for and its scopes; null where the gateway did not describe it. */
+                            /** @description The gateway API key as start-up read it (`GET /api/v1/api-key`): its type, the merchant the kit acts for first and every merchant it acts for (platform mode: several), and its scopes; null (or empty) where the gateway did not describe it. */
                             gateway_key: {
                                 key_type: ("merchant" | "partner") | null;
                                 merchant_id: number | null;
+                                merchant_ids: number[];
                                 scopes: string[] | null;
                             };
                         };
@@ -5648,10 +5671,11 @@ export interface operations {
                              * @enum {string}
                              */
                             gateway: "ok" | "unavailable";
-                            /** @description The gateway API key as start-up read it (`GET /api/v1/api-key`): its type, the merchant the kit acts for and its scopes; null where the gateway did not describe it. */
+                            /** @description The gateway API key as start-up read it (`GET /api/v1/api-key`): its type, the merchant the kit acts for first and every merchant it acts for (platform mode: several), and its scopes; null (or empty) where the gateway did not describe it. */
                             gateway_key: {
                                 key_type: ("merchant" | "partner") | null;
                                 merchant_id: number | null;
+                                merchant_ids: number[];
                                 scopes: string[] | null;
                             };
                         };
@@ -8834,6 +8858,7 @@ export interface operations {
                  *       "data": {
                  *         "order": {
                  *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "merchant_id": 1001,
                  *           "reference": "shop-10042",
                  *           "status": "authorized",
                  *           "amount": 1234,
@@ -8916,6 +8941,7 @@ export interface operations {
                  *       "data": {
                  *         "order": {
                  *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "merchant_id": 1001,
                  *           "reference": "shop-10042",
                  *           "status": "paid",
                  *           "amount": 1234,
@@ -8998,6 +9024,7 @@ export interface operations {
                  *       "data": {
                  *         "order": {
                  *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "merchant_id": 1001,
                  *           "reference": "shop-10042",
                  *           "status": "partially_refunded",
                  *           "amount": 1234,
@@ -9080,6 +9107,7 @@ export interface operations {
                  *       "data": {
                  *         "order": {
                  *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "merchant_id": 1001,
                  *           "reference": "shop-10042",
                  *           "status": "refunded",
                  *           "amount": 1234,
@@ -9162,6 +9190,7 @@ export interface operations {
                  *       "data": {
                  *         "order": {
                  *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "merchant_id": 1001,
                  *           "reference": "shop-10042",
                  *           "status": "voided",
                  *           "amount": 1234,
@@ -9244,6 +9273,7 @@ export interface operations {
                  *       "data": {
                  *         "order": {
                  *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "merchant_id": 1001,
                  *           "reference": "shop-10042",
                  *           "status": "failed",
                  *           "amount": 1234,
@@ -9326,6 +9356,7 @@ export interface operations {
                  *       "data": {
                  *         "order": {
                  *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "merchant_id": 1001,
                  *           "reference": "shop-10042",
                  *           "status": "cancelled",
                  *           "amount": 1234,
@@ -9408,6 +9439,7 @@ export interface operations {
                  *       "data": {
                  *         "order": {
                  *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "merchant_id": 1001,
                  *           "reference": "shop-10042",
                  *           "status": "expired",
                  *           "amount": 1234,
@@ -9490,6 +9522,7 @@ export interface operations {
                  *       "data": {
                  *         "order": {
                  *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "merchant_id": 1001,
                  *           "reference": "shop-10042",
                  *           "status": "disputed",
                  *           "amount": 1234,
@@ -9572,6 +9605,7 @@ export interface operations {
                  *       "data": {
                  *         "order": {
                  *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "merchant_id": 1001,
                  *           "reference": "shop-10042",
                  *           "status": "paid",
                  *           "amount": 1234,
@@ -9654,6 +9688,7 @@ export interface operations {
                  *       "data": {
                  *         "order": {
                  *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "merchant_id": 1001,
                  *           "reference": "shop-10042",
                  *           "status": "paid",
                  *           "amount": 1234,
@@ -9736,6 +9771,7 @@ export interface operations {
                  *       "data": {
                  *         "order": {
                  *           "id": "ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N",
+                 *           "merchant_id": 1001,
                  *           "reference": "shop-10042",
                  *           "status": "closed",
                  *           "amount": 1234,

@@ -1,6 +1,7 @@
 import type { Caller } from '../../client/budget.js';
 import { GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
+import type { Gateways } from '../../client/merchant-gateways.js';
 import type { GatewayPaymentSession } from '../../client/schemas.js';
 import type { Clock } from '../../shared/clock.js';
 import { observeFinding, observeSession, observeTransaction } from '../orders/from-gateway.js';
@@ -8,7 +9,7 @@ import type { About, GatewayIds, Observation, ObservationSource } from '../order
 import type { Apply, ApplyResult } from '../reconciler/apply.js';
 
 export interface AskDeps {
-  gateway: Pick<GatewayClient, 'transactionStatus' | 'getPaymentSession'>;
+  gateways: Gateways<Pick<GatewayClient, 'transactionStatus' | 'getPaymentSession'>>;
   apply: Apply;
   clock: Clock;
 }
@@ -16,6 +17,8 @@ export interface AskDeps {
 /** An attempt to ask about, by the gateway ids it holds or has just been told of. */
 export interface AskTarget {
   orderId: string;
+  /** The order's merchant: whose gateway is asked. */
+  merchantId: number | null;
   attemptId: string;
   transactionId: string | null;
   paymentSessionId: string | null;
@@ -69,12 +72,13 @@ export async function askGateway(deps: AskDeps, target: AskTarget, how: AskHow):
   const what = sessionId !== null ? `payment session ${sessionId}` : `transaction ${transactionId}`;
   let observation: Observation;
   let session: GatewayPaymentSession | null = null;
+  const gateway = deps.gateways.of(target.merchantId);
   try {
     if (sessionId !== null) {
-      session = (await deps.gateway.getPaymentSession(sessionId, how.caller)).data;
+      session = (await gateway.getPaymentSession(sessionId, how.caller)).data;
       observation = observeSession(session, how.source, how.sourceId, deps.clock.now(), about);
     } else {
-      const record = (await deps.gateway.transactionStatus(transactionId!, how.caller)).data;
+      const record = (await gateway.transactionStatus(transactionId!, how.caller)).data;
       observation = observeTransaction(record, how.source, how.sourceId, deps.clock.now(), about);
     }
   } catch (error) {

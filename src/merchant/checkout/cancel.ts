@@ -71,6 +71,7 @@ async function inTurn(deps: CancelDeps, orderId: string, request: CancelRequest)
           deps,
           {
             orderId,
+            merchantId: order.merchant_id,
             attemptId: attempt!.id,
             transactionId: attempt!.gateway_transaction_id,
             paymentSessionId: attempt!.payment_session_id,

@@ -58,6 +58,12 @@ async function cardPayment(
   orderId: string,
   payment: CardPayment,
 ): Promise<PaymentOutcome> {
+  // Platform mode, a merchant with no key of its own: 3D Secure is merchant-only; no attempt is made.
+  const keyless = deps.gateways.refusal(
+    (await deps.store.orders.find(orderId))?.merchant_id ?? null,
+    '3D Secure',
+  );
+  if (keyless) throw keyless;
   const { order, attempt, previous, replacedChallenges } = await deps.store.orders.startAttempt(orderId, {
     kind: 'card',
     mode: payment.mode,
@@ -67,7 +73,7 @@ async function cardPayment(
   let verification: GatewayVerification;
   try {
     verification = (
-      await deps.gateway.verify3ds({
+      await deps.gateways.of(order.merchant_id).verify3ds({
         amountMinor: order.amount_minor,
         currency: order.currency as never,
         card: payment.card,
@@ -232,10 +238,13 @@ export async function initiate(
     description: order.description ?? undefined,
   };
   const create = (): Promise<InitiateAnswer> =>
-    deps.gateway.createTransaction(request).then(
-      (answer) => ({ record: answer.data, error: null }),
-      (error: unknown) => ({ record: null, error }),
-    );
+    deps.gateways
+      .of(order.merchant_id)
+      .createTransaction(request)
+      .then(
+        (answer) => ({ record: answer.data, error: null }),
+        (error: unknown) => ({ record: null, error }),
+      );
   const answer = await create();
   if (!mayHaveArrived(answer.error)) return answer;
   const again = await create();
@@ -273,7 +282,7 @@ async function transact(
   const outcome = await settle(deps, about, answer);
   const token = answer.record?.vault_token;
   if (payment.saveFor !== undefined && token)
-    await keepSavedCard(deps, payment.saveFor, { vaultToken: token, ...factsOf(payment.card) }, order.id);
+    await keepSavedCard(deps, payment.saveFor, { vaultToken: token, ...factsOf(payment.card) }, order);
   return outcome;
 }
 
@@ -288,18 +297,22 @@ async function keepSavedCard(
   deps: CheckoutDeps,
   customerId: string,
   instrument: KnownInstrument,
-  orderId: string,
+  order: OrderRecord,
 ): Promise<void> {
+  const orderId = order.id;
   try {
     if ((await deps.store.savedCards.remember(customerId, instrument, orderId)) !== null) return;
     deps.logger.info(
       { order: orderId },
       'card saved for an erased customer: not kept, revoked at the gateway',
     );
-    await deps.gateway.revokePaymentInstrument(instrument.vaultToken).catch((error: unknown) => {
-      // Unknown to the gateway: nothing there can pay with it either.
-      if (!(error instanceof GatewayError && error.status === 404)) throw error;
-    });
+    await deps.gateways
+      .of(order.merchant_id)
+      .revokePaymentInstrument(instrument.vaultToken)
+      .catch((error: unknown) => {
+        // Unknown to the gateway: nothing there can pay with it either.
+        if (!(error instanceof GatewayError && error.status === 404)) throw error;
+      });
   } catch (error) {
     deps.logger.error(
       { order: orderId, err: { message: (error as Error).message } },

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { GatewayClient } from '../../client/gateway-client.js';
+import type { Gateways } from '../../client/merchant-gateways.js';
 import type { Clock } from '../../shared/clock.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import type { CustomerTokens } from '../customers/customer-token.js';
@@ -36,24 +37,28 @@ export interface PaymentTurns {
   one<T>(orderId: string, work: () => Promise<T>): Promise<T | 'busy'>;
 }
 
+/** What checkout asks the gateway, for one order's merchant. */
+export type CheckoutGateway = Pick<
+  GatewayClient,
+  | 'verify3ds'
+  | 'createTransaction'
+  | 'transactionStatus'
+  | 'createPaymentSession'
+  | 'getPaymentSession'
+  | 'capture'
+  | 'refund'
+  | 'void'
+  | 'revokePaymentInstrument'
+>;
+
 /** Checkout's port: narrow, so that its branches can be driven by fakes in unit tests. */
 export interface CheckoutDeps {
   store: CheckoutStore;
   turns: PaymentTurns;
   /** The one apply path: every gateway answer goes through it, as the worker's events do. */
   apply: Apply;
-  gateway: Pick<
-    GatewayClient,
-    | 'verify3ds'
-    | 'createTransaction'
-    | 'transactionStatus'
-    | 'createPaymentSession'
-    | 'getPaymentSession'
-    | 'capture'
-    | 'refund'
-    | 'void'
-    | 'revokePaymentInstrument'
-  >;
+  /** The gateway as each order's merchant sees it (`gateways.of(order.merchant_id)`). */
+  gateways: Gateways<CheckoutGateway>;
   box: SecretBox;
   clock: Clock;
   logger: Logger;
@@ -66,7 +71,7 @@ export interface CheckoutDeps {
 /** What the kit composes once (kit/adapters.ts) and hands to checkout, the routes, jobs and reports. */
 export interface MerchantDeps extends CheckoutDeps {
   store: Store;
-  gateway: GatewayClient;
+  gateways: Gateways;
   /** Signs and checks the tokens that let a customer's browser use their saved cards. */
   customerTokens: CustomerTokens;
   /** AUTH_EXPIRY_WARNING: the report's `auth_expiring` rows. */

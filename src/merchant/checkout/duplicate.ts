@@ -24,6 +24,8 @@ export async function adoptDuplicate(
     deps,
     {
       orderId: about.orderId,
+      // Rare (a reference taken): the order is read again for whose gateway to ask.
+      merchantId: (await deps.store.orders.find(about.orderId))?.merchant_id ?? null,
       attemptId: about.attemptId,
       transactionId: holder.transactionId,
       paymentSessionId: holder.paymentSessionId,

@@ -123,6 +123,9 @@ export async function operate(
           : await drive(deps, order, earlier),
       );
     if (operation === 'refund' && order.status === 'disputed') throw new OrderDisputed(order);
+    // Platform mode, a merchant with no key of its own: refused before anything is stored or sent.
+    const keyless = deps.gateways.refusal(order.merchant_id, operation);
+    if (keyless) throw keyless;
     if (!ALLOWED[operation].includes(order.status))
       throw new InvalidTransition(order.status, ALLOWED[operation], operation);
     const attempt = order.current_attempt_id ? await deps.store.attempts.get(order.current_attempt_id) : null;
@@ -155,13 +158,14 @@ export async function drive(
   const attempt = (await deps.store.attempts.get(op.attempt_id))!;
   const money = { amountMinor: op.amount_minor, currency: order.currency as never };
   const transactionId = attempt.gateway_transaction_id!;
+  const gateway = deps.gateways.of(order.merchant_id);
   try {
     const answer =
       op.operation === 'capture'
-        ? await deps.gateway.capture(transactionId, money, op.idempotency_key)
+        ? await gateway.capture(transactionId, money, op.idempotency_key)
         : op.operation === 'refund'
-          ? await deps.gateway.refund(transactionId, money, op.reason ?? undefined, op.idempotency_key)
-          : await deps.gateway.void(transactionId, money, op.reason ?? undefined, op.idempotency_key);
+          ? await gateway.refund(transactionId, money, op.reason ?? undefined, op.idempotency_key)
+          : await gateway.void(transactionId, money, op.reason ?? undefined, op.idempotency_key);
     op = await deps.store.operations.settle(op, { status: 'succeeded', transactionId: answer.data.id });
     const applied = await deps.apply(observeTransaction(answer.data, 'api', `op:${op.id}`, deps.clock.now()));
     return { kind: 'done', order: applied.order ?? (await reload(deps, order.id)).order, operation: op };

@@ -1,4 +1,5 @@
 import type { CustomerInput, GatewayClient } from '../../client/gateway-client.js';
+import type { Gateways } from '../../client/merchant-gateways.js';
 import { isErased } from '../customers/erasure.js';
 import type { Actor } from '../operators/roles.js';
 import { TooManyAttempts } from '../orders/attempt-cap.js';
@@ -17,13 +18,19 @@ import { OrderNotFound } from '../store/index.js';
 import type { PaymentLinkStore } from '../store/payment-links.js';
 import type { OrderRecord, PaymentLinkRecord } from '../store/records.js';
 import { askGateway } from './ask.js';
-import { type CheckoutDeps, type CheckoutStore, reload, type Standing } from './deps.js';
+import {
+  type CheckoutDeps,
+  type CheckoutGateway,
+  type CheckoutStore,
+  reload,
+  type Standing,
+} from './deps.js';
 import { redirectPayment } from './redirect.js';
 
 /** What a payment link's making and visits need: checkout's, the links' store and the methods list. */
 export interface LinkDeps extends CheckoutDeps {
   store: CheckoutStore & { paymentLinks: Pick<PaymentLinkStore, 'create' | 'byTokenHash'> };
-  gateway: CheckoutDeps['gateway'] & Pick<GatewayClient, 'paymentMethods'>;
+  gateways: Gateways<CheckoutGateway & Pick<GatewayClient, 'paymentMethods'>>;
 }
 
 /** What POST /orders/{id}/payment-link asks. */
@@ -84,7 +91,9 @@ function countryOf(order: OrderRecord): string | undefined {
 async function methodProblem(deps: LinkDeps, order: OrderRecord, method: string): Promise<string | null> {
   const country = countryOf(order);
   const list = (
-    await deps.gateway.paymentMethods({ currency: order.currency, ...(country ? { country } : {}) })
+    await deps.gateways
+      .of(order.merchant_id)
+      .paymentMethods({ currency: order.currency, ...(country ? { country } : {}) })
   ).data.payment_methods;
   const entry = list.find((m) => m.payment_method === method);
   if (!entry) {
@@ -167,6 +176,7 @@ async function askSession(deps: LinkDeps, { order, attempt }: Standing): Promise
     deps,
     {
       orderId: order.id,
+      merchantId: order.merchant_id,
       attemptId: attempt!.id,
       transactionId: attempt!.gateway_transaction_id,
       paymentSessionId: attempt!.payment_session_id,

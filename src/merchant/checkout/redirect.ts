@@ -38,7 +38,7 @@ export async function redirectPayment(
   const sourceId = `api:${attempt.id}:session`;
   try {
     const session = (
-      await deps.gateway.createPaymentSession({
+      await deps.gateways.of(order.merchant_id).createPaymentSession({
         amountMinor: order.amount_minor,
         currency: order.currency as never,
         reference: order.reference,

@@ -37,6 +37,7 @@ export async function refreshOrder(
     deps,
     {
       orderId,
+      merchantId: order.merchant_id,
       attemptId: attempt.id,
       transactionId: attempt.gateway_transaction_id,
       paymentSessionId: attempt.payment_session_id,

@@ -102,6 +102,8 @@ function tokenRefusal(error: unknown) {
 }
 
 export interface SavedCardCharge {
+  /** The merchant whose customer it is: the new order's. */
+  merchantId?: number | null;
   customerId: string;
   card: SavedCardRecord;
   amountMinor: number;
@@ -142,6 +144,7 @@ export async function chargeSavedCard(deps: SavedCardDeps, charge: SavedCardChar
   try {
     // An operator's charge: its client secret is nobody's to use (operators need none), so not kept.
     ({ order } = await deps.store.orders.create({
+      merchantId: charge.merchantId ?? null,
       amountMinor: charge.amountMinor,
       currency: charge.currency,
       reference,

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { GatewayBudgetExceeded, GatewayError, GatewayNetworkError } from '../../client/errors.js';
+import { MerchantKeyMissing, MerchantNotServed } from '../../client/merchant-gateways.js';
 import { databaseUnavailable } from '../../infra/database.js';
 import { loggedPath } from '../../infra/request-log.js';
 import { type FailureEnvelope, failureEnvelope } from '../../shared/envelope.js';
@@ -28,6 +29,15 @@ function toHttp(error: unknown): HttpError | null {
       { data: { failed_attempts: error.failed, limit: error.limit } },
     );
   }
+  // Platform mode: what the partner key may not ask, refused before anything was sent or stored.
+  if (error instanceof MerchantKeyMissing)
+    return new HttpError(409, 'MERCHANT_KEY_MISSING', error.message, {
+      data: { merchant_id: error.merchantId, operation: error.operation },
+    });
+  if (error instanceof MerchantNotServed)
+    return new HttpError(409, 'MERCHANT_NOT_SERVED', error.message, {
+      data: { merchant_id: error.merchantId },
+    });
   if (error instanceof OperationConflict) return new HttpError(409, 'IDEMPOTENCY_CONFLICT', error.message);
   if (error instanceof NothingToOperate) return new HttpError(409, 'INVALID_STATE', error.message);
   if (error instanceof OrderDisputed) {

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { HttpError, invalid } from '../errors/http-error.js';
 import { may } from '../operators/roles.js';
+import { orderMerchant } from '../orders/order-merchant.js';
 import {
   keyDigest,
   keyProblem,
@@ -47,7 +48,11 @@ export function createOrderRoute(router: Router, deps: RouteDeps & { ops: OpsAut
         );
       if (!may(who.role, 'orders.reference')) throw forbidden(who, 'orders.reference');
     }
+    const merchant = orderMerchant(deps.gateways.merchants, body.merchant_id);
+    if ('problem' in merchant) throw invalid({ merchant_id: [merchant.problem] });
     const input: NewOrder & OrderRequestBody = {
+      merchantId: merchant.merchantId,
+      ...(body.merchant_id === undefined ? {} : { namedMerchant: body.merchant_id }),
       amountMinor: body.minor,
       currency: body.currency,
       reference: body.reference,

@@ -107,7 +107,7 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
         const listedAt = new Date(deps.clock.now());
         const listed: KnownInstrument[] = [];
         for (let page = 1; page <= PAGES; page++) {
-          const answer = await deps.gateway.listPaymentInstruments(customerId, { page });
+          const answer = await deps.gateways.of(null).listPaymentInstruments(customerId, { page });
           listed.push(...answer.data.payment_instruments.map(known));
           const p = answer.data.pagination;
           if (!p || p.current_page >= p.last_page) break;
@@ -139,7 +139,7 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
     if (card.status === 'active') {
       const token = (await deps.store.savedCards.vaultToken(card.id))!;
       try {
-        await deps.gateway.revokePaymentInstrument(token);
+        await deps.gateways.of(null).revokePaymentInstrument(token);
       } catch (error) {
         // Unknown to the gateway: nothing there can pay with it either. Anything else: tried again.
         if (!(error instanceof GatewayError && error.status === 404)) throw gatewayFailure(error) ?? error;
@@ -177,6 +177,7 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
     const body = parsed.data;
     const actor = actorOf(ctx, who);
     const outcome = await chargeSavedCard(deps, {
+      merchantId: null,
       customerId,
       // Removed or expired, it is refused by the charge itself: the same key again is answered as it stands.
       card: await customersCard(deps, customerId, body.card),

@@ -46,6 +46,15 @@ export const erasedCustomerSchema = z
 export const orderSchema = z
   .object({
     id: z.string().meta({ examples: ['ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N'] }),
+    merchant_id: z
+      .number()
+      .int()
+      .nullable()
+      .meta({
+        description:
+          "The gateway merchant the order is for (platform mode: one of `GATEWAY_MERCHANTS`); null: the gateway key's own account, its id not known.",
+        examples: [1001],
+      }),
     reference: z.string().meta({ description: 'Sent to the gateway as the payment reference.' }),
     status: orderStatus,
     amount: minor,

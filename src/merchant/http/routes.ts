@@ -185,7 +185,9 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
   router.get('/payment-methods', async (ctx) => {
     await enforce(deps.limits, [['payment_methods_per_address', clientKey(ctx)]]);
     const query = parseQuery(methodsQuerySchema, ctx.query);
-    const answer = await deps.gateway.paymentMethods({ country: query.country, currency: query.currency });
+    const answer = await deps.gateways
+      .of(null)
+      .paymentMethods({ country: query.country, currency: query.currency });
     ok(ctx, answer.data);
   });
 

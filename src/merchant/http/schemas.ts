@@ -103,6 +103,10 @@ export const createOrderSchema = keepsNoCardNumber(
         .optional(),
       description: z.string().max(1024).optional(),
       customer: customerSchema.optional(),
+      merchant_id: z.number().int().positive().optional().meta({
+        description:
+          'The gateway merchant the order is for (platform mode): required when the kit acts for several (`GATEWAY_MERCHANTS`), else the one it acts for.',
+      }),
     })
     .superRefine(...amountFitsCurrency)
     .transform(withMinor),

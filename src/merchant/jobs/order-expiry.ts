@@ -8,7 +8,7 @@ import type { ClosureStore, ExpiryCursor, Standing } from '../store/closures.js'
 export interface ExpiryDeps {
   store: { closures: Pick<ClosureStore, 'expirable' | 'standing' | 'close'> };
   /** The order's payment turn, the one apply path, the gateway and the clock: checkout's. */
-  checkout: Pick<CheckoutDeps, 'turns' | 'apply' | 'gateway' | 'clock'>;
+  checkout: Pick<CheckoutDeps, 'turns' | 'apply' | 'gateways' | 'clock'>;
   logger: Logger;
 }
 
@@ -112,6 +112,7 @@ async function expireInTurn(
       deps.checkout,
       {
         orderId,
+        merchantId: standing.order.merchant_id,
         attemptId: attempt.id,
         transactionId: attempt.gateway_transaction_id,
         paymentSessionId: attempt.payment_session_id,

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Caller } from '../../client/budget.js';
 import { GatewayError, gatewayNotAnswering } from '../../client/errors.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
+import type { Gateways } from '../../client/merchant-gateways.js';
 import type { OutageLog } from '../../infra/outage-log.js';
 import type { Clock } from '../../shared/clock.js';
 import { askGateway } from '../checkout/ask.js';
@@ -13,7 +14,7 @@ import type { PollTarget, Store } from '../store/index.js';
 
 export interface PollerDeps {
   store: Pick<Store, 'orders' | 'polls'>;
-  gateway: Pick<GatewayClient, 'transactionStatus' | 'getPaymentSession'>;
+  gateways: Gateways<Pick<GatewayClient, 'transactionStatus' | 'getPaymentSession'>>;
   apply: Apply;
   clock: Clock;
   logger: Logger;
@@ -142,6 +143,7 @@ export async function pollOrder(
     deps,
     {
       orderId: order.id,
+      merchantId: order.merchant_id,
       attemptId: attempt.id,
       transactionId: attempt.gateway_transaction_id,
       paymentSessionId: attempt.payment_session_id,

@@ -58,6 +58,8 @@ export interface OrderRequestBody {
   reference?: string | null;
   description?: string | null;
   customer?: Record<string, unknown> | null;
+  /** The merchant as the body named it (platform mode); not named: the kit's one merchant. */
+  namedMerchant?: number;
 }
 
 /**
@@ -73,6 +75,7 @@ export function requestDigest(body: OrderRequestBody): string {
       reference: body.reference ?? null,
       description: body.description ?? null,
       customer: body.customer ?? null,
+      merchant_id: body.namedMerchant ?? null,
     }),
   );
 }

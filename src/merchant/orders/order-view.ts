@@ -9,6 +9,8 @@ import type { CloseReason, OrderStatus } from './status.js';
  */
 export interface ViewedOrder {
   id: string;
+  /** The gateway merchant it is for (platform mode); null: the key's own account, its id unknown. */
+  merchant_id: number | null;
   reference: string;
   status: OrderStatus;
   amount_minor: number;
@@ -65,6 +67,7 @@ function amounts(order: ViewedOrder) {
 export function orderView(order: ViewedOrder, attempt?: ViewedAttempt | null) {
   return {
     id: order.id,
+    merchant_id: order.merchant_id,
     reference: order.reference,
     status: order.status,
     ...amounts(order),

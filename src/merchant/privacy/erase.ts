@@ -1,6 +1,7 @@
 import type { Caller } from '../../client/budget.js';
 import { GatewayError } from '../../client/errors.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
+import type { Gateways } from '../../client/merchant-gateways.js';
 import type { Clock } from '../../shared/clock.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import { openHold, sealHold, withoutCustomer } from '../checkout/hold.js';
@@ -21,7 +22,7 @@ import type { Store } from '../store/index.js';
 /** What an erasure runs with: the kit's store, the gateway (the saved cards), the key that seals holds. */
 export interface ErasureDeps {
   store: Pick<Store, 'orders' | 'inbox' | 'holds' | 'outbox' | 'audit' | 'savedCards'>;
-  gateway: Pick<GatewayClient, 'listPaymentInstruments' | 'revokePaymentInstrument'>;
+  gateways: Gateways<Pick<GatewayClient, 'listPaymentInstruments' | 'revokePaymentInstrument'>>;
   box: SecretBox;
   clock: Clock;
   customerTokens: Pick<CustomerTokens, 'erasureReference'>;
@@ -131,7 +132,9 @@ async function revokeAtGateway(deps: ErasureDeps, customerId: string, caller: Ca
   const tokens = new Set(await deps.store.savedCards.activeTokens(customerId));
   try {
     for (let page = 1; page <= INSTRUMENT_PAGES; page++) {
-      const answer = await deps.gateway.listPaymentInstruments(customerId, { page, perPage: 100, caller });
+      const answer = await deps.gateways
+        .of(null)
+        .listPaymentInstruments(customerId, { page, perPage: 100, caller });
       for (const i of answer.data.payment_instruments) tokens.add(i.vault_token);
       const p = answer.data.pagination;
       if (!p || p.current_page >= p.last_page) break;
@@ -142,7 +145,7 @@ async function revokeAtGateway(deps: ErasureDeps, customerId: string, caller: Ca
   let revoked = 0;
   for (const token of tokens)
     try {
-      await deps.gateway.revokePaymentInstrument(token, caller);
+      await deps.gateways.of(null).revokePaymentInstrument(token, caller);
       revoked += 1;
     } catch (error) {
       if (!(error instanceof GatewayError && error.status === 404)) throw error;

@@ -1,4 +1,5 @@
 import type { GatewayClient } from '../../client/gateway-client.js';
+import type { Gateways } from '../../client/merchant-gateways.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Actor } from '../operators/roles.js';
 import { observeTransaction } from '../orders/from-gateway.js';
@@ -22,7 +23,7 @@ export interface UnmatchedActionDeps {
   };
   apply: Apply;
   clock: Clock;
-  gateway: Pick<GatewayClient, 'transactionStatus'>;
+  gateways: Gateways<Pick<GatewayClient, 'transactionStatus'>>;
 }
 
 export type AttachOutcome =
@@ -135,7 +136,10 @@ export async function attachMoney(
  */
 async function askedAfterAttach(deps: UnmatchedActionDeps, money: UnmatchedMoneyRecord, about: About) {
   if (money.transaction_type !== 'sale' && money.transaction_type !== 'auth') return null;
-  const answer = await deps.gateway.transactionStatus(money.transaction_id, 'operator').catch(() => null);
+  const answer = await deps.gateways
+    .of(null)
+    .transactionStatus(money.transaction_id, 'operator')
+    .catch(() => null);
   if (!answer) return null;
   const observed = observeTransaction(answer.data, 'api', `attach:${money.id}:status`, deps.clock.now(), {
     orderId: about.orderId,

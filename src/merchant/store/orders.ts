@@ -57,6 +57,8 @@ export interface CreatedOrder {
 }
 
 export interface NewOrder {
+  /** The gateway merchant it is for; null: the key's own account, its id unknown. */
+  merchantId?: number | null;
   amountMinor: number;
   currency: string;
   reference?: string;
@@ -207,6 +209,7 @@ export class OrderStore {
     const now = new Date(this.clock.now());
     const values = {
       id,
+      merchant_id: input.merchantId ?? null,
       reference: input.reference ?? id,
       amount_minor: input.amountMinor,
       currency: input.currency,

@@ -176,6 +176,12 @@ export type RecordOf<T extends Described> = Omit<RowOf<T>, HiddenOf<T>>;
 
 export const ORDERS = table('orders', {
   id: varchar(32).key(),
+  /**
+   * The gateway merchant the order is for (issue 45): what a partner key names when it asks about it.
+   * Null: made before platform mode, or for a merchant key whose id the gateway did not say; such an
+   * order is the first configured merchant's (client/merchant-gateways.ts).
+   */
+  merchant_id: integer().nullable(),
   reference: varchar(255).unique(),
   amount_minor: bigint(),
   currency: char(3),

@@ -76,18 +76,16 @@ describe('merchant: the gateway key, checked at start', function () {
     return { ready: ready.data, log: p.stdout() };
   };
 
-  it('a partner key without GATEWAY_MERCHANT_ID: one line naming it and the linked merchants', async () => {
+  it('a partner key without GATEWAY_MERCHANTS: one line naming it and the linked merchants', async () => {
     expect(await refused('partner', { GATEWAY_API_KEY: 'sk_test_partner_9001' })).to.equal(
-      'GATEWAY_MERCHANT_ID: required with a partner key: the merchant the kit acts for (linked merchants: 1001)',
+      'GATEWAY_MERCHANTS: required with a partner key: the merchants the kit acts for (linked merchants: 1001)',
     );
   });
 
   it('a partner key with a merchant it is not linked to: one line', async () => {
     expect(
       await refused('unlinked', { GATEWAY_API_KEY: 'sk_test_partner_9001', GATEWAY_MERCHANT_ID: '1002' }),
-    ).to.equal(
-      'GATEWAY_MERCHANT_ID: merchant 1002 is not linked to this partner key (linked merchants: 1001)',
-    );
+    ).to.equal('GATEWAY_MERCHANTS: merchant 1002 is not linked to this partner key (linked merchants: 1001)');
   });
 
   it('a key the gateway does not know, and an inactive one: one line naming GATEWAY_API_KEY', async () => {
@@ -101,11 +99,16 @@ describe('merchant: the gateway key, checked at start', function () {
 
   it('a key without webhooks:manage starts, warned, and readyz shows its scopes', async () => {
     const { ready, log } = await started('noscope', { GATEWAY_API_KEY: 'sk_test_noscope_1001' });
-    expect(ready.gateway_key).to.deep.equal({ key_type: 'merchant', merchant_id: 1001, scopes: [] });
+    expect(ready.gateway_key).to.deep.equal({
+      key_type: 'merchant',
+      merchant_id: 1001,
+      merchant_ids: [1001],
+      scopes: [],
+    });
     expect(log).to.match(/lacks the webhooks:manage scope/);
   });
 
-  it('a partner key for a linked merchant starts, warned that capture, refund and void are merchant-only', async () => {
+  it('a partner key for a linked merchant (GATEWAY_MERCHANT_ID, the older form) starts, warned that it has no key of its own', async () => {
     const { ready, log } = await started('linked', {
       GATEWAY_API_KEY: 'sk_test_partner_9001',
       GATEWAY_MERCHANT_ID: '1001',
@@ -113,9 +116,12 @@ describe('merchant: the gateway key, checked at start', function () {
     expect(ready.gateway_key).to.deep.equal({
       key_type: 'partner',
       merchant_id: 1001,
+      merchant_ids: [1001],
       scopes: ['webhooks:manage'],
     });
-    expect(log).to.match(/capture, refund and void are merchant-only/);
+    expect(log).to.match(
+      /merchant 1001 has no key of its own .*3D Secure, capture, refund and void are merchant-only/,
+    );
   });
 
   describe('a gateway without the key information', () => {
@@ -137,7 +143,12 @@ describe('merchant: the gateway key, checked at start', function () {
         GATEWAY_API_KEY: 'sk_live_elsewhere_1234',
         GATEWAY_WEBHOOK_SECRETS: 'whsec_0123456789abcdef0123',
       });
-      expect(ready.gateway_key).to.deep.equal({ key_type: null, merchant_id: null, scopes: null });
+      expect(ready.gateway_key).to.deep.equal({
+        key_type: null,
+        merchant_id: null,
+        merchant_ids: [],
+        scopes: null,
+      });
       expect(log).to.match(/did not describe its key/);
     });
   });

@@ -75,11 +75,15 @@ describe('gateway seed: parseSeed', () => {
       const json = JSON.parse(await readFile(CONFIG_SEED, 'utf8'));
       const seed = parseSeed(json);
       expect(seed.settings).to.deep.equal(PUBLISHED_SETTINGS);
-      expect(seed.merchants.map((m) => m.id)).to.deep.equal([1001]);
+      expect(seed.merchants.map((m) => m.id)).to.deep.equal([1001, 1002, 1003]);
       expect(seed.merchants[0]!.currencies).to.deep.equal(['EUR', 'USD', 'GBP', 'JPY']);
-      expect(seed.partners).to.deep.equal([{ id: 9001, merchant_ids: [1001] }]);
+      expect(seed.partners, 'a partner with two linked merchants, and one not linked').to.deep.equal([
+        { id: 9001, merchant_ids: [1001, 1002] },
+      ]);
       expect(seed.api_keys.map((k) => k.key)).to.deep.equal([
         'sk_test_merchant_1001',
+        'sk_test_merchant_1002',
+        'sk_test_merchant_1003',
         'sk_test_partner_9001',
       ]);
       expect(await loadSeedFile(CONFIG_SEED)).to.deep.equal(seed);

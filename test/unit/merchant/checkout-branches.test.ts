@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { GatewayError, GatewayNetworkError } from '../../../src/client/errors.js';
+import { ownAccount } from '../../../src/client/merchant-gateways.js';
 import type { GatewayPaymentSession, GatewayTransaction } from '../../../src/client/schemas.js';
 import { payByCard } from '../../../src/merchant/checkout/card.js';
-import type { CheckoutDeps } from '../../../src/merchant/checkout/deps.js';
+import type { CheckoutDeps, CheckoutGateway } from '../../../src/merchant/checkout/deps.js';
 import { payByRedirect } from '../../../src/merchant/checkout/redirect.js';
 import { chargeSavedCard, type SavedCardDeps } from '../../../src/merchant/checkout/saved.js';
 import { applier } from '../../../src/merchant/reconciler/apply.js';
@@ -45,7 +46,7 @@ function scriptedGateway(script: Script, calls: string[]) {
       'refund',
       'void',
     ].map((m) => [m, next(m)]),
-  ) as unknown as CheckoutDeps['gateway'];
+  ) as unknown as CheckoutGateway;
 }
 
 const frictionless = () => ({
@@ -92,7 +93,7 @@ function checkout(script: Script) {
     // One payment at a time is MySQL's (infra/named-locks.ts): here every payment has its turn at once.
     turns: { one: (_orderId, work) => work() },
     apply: applier(port),
-    gateway: scriptedGateway(script, calls),
+    gateways: ownAccount(scriptedGateway(script, calls)),
     box: null as never,
     clock: new ManualClock(NOW),
     logger: pino({ level: 'silent' }),
@@ -346,13 +347,15 @@ describe('merchant: a charge sent twice with one key (chargeSavedCard)', () => {
         },
       },
       apply: applier(port),
-      gateway: scriptedGateway(
-        {
-          createTransaction: [
-            throws(new GatewayError(402, 'ERR_CARD_DO_NOT_HONOR', 'Do not honor.', { data: declined })),
-          ],
-        },
-        calls,
+      gateways: ownAccount(
+        scriptedGateway(
+          {
+            createTransaction: [
+              throws(new GatewayError(402, 'ERR_CARD_DO_NOT_HONOR', 'Do not honor.', { data: declined })),
+            ],
+          },
+          calls,
+        ),
       ),
       box: null as never,
       clock: new ManualClock(NOW),

@@ -58,7 +58,7 @@ describe('merchant: configuration (loadConfig)', () => {
       expect(c.gateway.baseUrl, 'unset: the embedded sandbox').to.equal(null);
       expect(c.gateway.apiKey).to.equal(SANDBOX_MERCHANT_KEY);
       expect(SANDBOX_MERCHANT_KEY).to.equal('sk_test_merchant_1001');
-      expect(c.gateway.merchantId).to.equal(undefined);
+      expect(c.gateway.merchants).to.deep.equal([]);
       expect(c.gateway.extraWebhookSecrets).to.deep.equal([]);
       // PUBLIC_BASE_URL: http://127.0.0.1:$PORT, resolved by the kit once the port is bound.
       expect(c.publicBaseUrl === null || c.publicBaseUrl === 'http://127.0.0.1:3000').to.equal(true);
@@ -85,7 +85,7 @@ describe('merchant: configuration (loadConfig)', () => {
       expect(c.redisUrl, 'a database index in the path is honoured').to.equal('redis://cache:6379/3');
       expect(c.gateway.baseUrl).to.equal('https://gateway.example.com');
       expect(c.gateway.apiKey).to.equal('sk_live_partner_key');
-      expect(c.gateway.merchantId).to.equal(1001);
+      expect(c.gateway.merchants, 'GATEWAY_MERCHANT_ID: a list of one').to.deep.equal([1001]);
       expect(c.roles).to.deep.equal(['worker']);
       expect(c.logLevel).to.equal('debug');
       expect(c.opsApiToken).to.equal('a-long-enough-ops-token');

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { Logger } from 'pino';
 import { GatewayError, GatewayNetworkError } from '../../../src/client/errors.js';
 import type { GatewayClient } from '../../../src/client/gateway-client.js';
+import { ownAccount } from '../../../src/client/merchant-gateways.js';
 import type { GatewayPaymentSession, GatewayTransaction } from '../../../src/client/schemas.js';
 import type { CheckoutDeps } from '../../../src/merchant/checkout/deps.js';
 import { refreshOrder } from '../../../src/merchant/checkout/refresh.js';
@@ -244,7 +245,7 @@ function fakes(o: OrderRecord, attempt: Partial<AttemptRecord>) {
   const deps = {
     store: store as unknown as Store,
     apply: apply as Apply,
-    gateway: gateway as unknown as GatewayClient,
+    gateways: ownAccount(gateway as unknown as GatewayClient),
     logger: logger as unknown as Logger,
     clock: new ManualClock(Date.UTC(2026, 10, 1, 12)),
     publicBaseUrl: 'http://kit.example',

@@ -15,6 +15,7 @@ import { webhookBodyChecker } from '../../support/api-document.js';
 
 const order: ViewedOrder = {
   id: 'ord_1',
+  merchant_id: null,
   reference: 'shop-1001',
   status: 'partially_refunded',
   amount_minor: 4990,

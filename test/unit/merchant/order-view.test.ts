@@ -8,6 +8,7 @@ const T = new Date(Date.UTC(2026, 10, 25, 9));
 const PAGE = 'https://gateway.example/hosted/3ds/tds_1';
 const order = (over: Partial<OrderRecord> = {}): OrderRecord => ({
   id: 'ord_1',
+  merchant_id: null,
   reference: 'shop-1001',
   amount_minor: 2500,
   currency: 'EUR',

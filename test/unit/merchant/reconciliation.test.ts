@@ -13,6 +13,7 @@ import type { AttemptRecord, OrderRecord } from '../../../src/merchant/store/rec
 const T = new Date(Date.UTC(2026, 10, 23, 12));
 const order = (over: Partial<OrderRecord> = {}): OrderRecord => ({
   id: 'ord_1',
+  merchant_id: null,
   reference: 'ref-1',
   amount_minor: 1000,
   currency: 'EUR',

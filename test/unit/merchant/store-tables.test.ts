@@ -32,6 +32,7 @@ const at = new Date('2026-11-24T10:00:00.123Z');
 /** An order's row as mysql2 answers it from MariaDB: BOOLEAN as 0/1, JSON as its text. */
 const orderRow = (over: Record<string, unknown> = {}) => ({
   id: 'ord_1',
+  merchant_id: 1001,
   reference: 'ref-1',
   amount_minor: 1234,
   currency: 'EUR',

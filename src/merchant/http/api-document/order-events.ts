@@ -86,6 +86,7 @@ function example(type: OrderEventType) {
   const at = new Date('2026-03-02T09:30:00.000Z');
   const order: ViewedOrder = {
     id: 'ord_1W3k9Qm2Zx8Yv4Ta7Lp0Rs5N',
+    merchant_id: 1001,
     reference: 'shop-10042',
     status: 'paid',
     amount_minor: 1234,

@@ -25,11 +25,12 @@ const readiness = z
       .object({
         key_type: z.enum(['merchant', 'partner']).nullable(),
         merchant_id: z.number().int().nullable(),
+        merchant_ids: z.array(z.number().int()),
         scopes: z.array(z.string()).nullable(),
       })
       .meta({
         description:
-          'The gateway API key as start-up read it (`GET /api/v1/api-key`): its type, the merchant the kit acts for and its scopes; null where the gateway did not describe it.',
+          'The gateway API key as start-up read it (`GET /api/v1/api-key`): its type, the merchant the kit acts for first and every merchant it acts for (platform mode: several), and its scopes; null (or empty) where the gateway did not describe it.',
       }),
   })
   .meta({
