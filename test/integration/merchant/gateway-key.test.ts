@@ -78,14 +78,16 @@ describe('merchant: the gateway key, checked at start', function () {
 
   it('a partner key without GATEWAY_MERCHANTS: one line naming it and the linked merchants', async () => {
     expect(await refused('partner', { GATEWAY_API_KEY: 'sk_test_partner_9001' })).to.equal(
-      'GATEWAY_MERCHANTS: required with a partner key: the merchants the kit acts for (linked merchants: 1001)',
+      'GATEWAY_MERCHANTS: required with a partner key: the merchants the kit acts for (linked merchants: 1001, 1002)',
     );
   });
 
   it('a partner key with a merchant it is not linked to: one line', async () => {
     expect(
-      await refused('unlinked', { GATEWAY_API_KEY: 'sk_test_partner_9001', GATEWAY_MERCHANT_ID: '1002' }),
-    ).to.equal('GATEWAY_MERCHANTS: merchant 1002 is not linked to this partner key (linked merchants: 1001)');
+      await refused('unlinked', { GATEWAY_API_KEY: 'sk_test_partner_9001', GATEWAY_MERCHANTS: '1001,1003' }),
+    ).to.equal(
+      'GATEWAY_MERCHANTS: merchant 1003 is not linked to this partner key (linked merchants: 1001, 1002)',
+    );
   });
 
   it('a key the gateway does not know, and an inactive one: one line naming GATEWAY_API_KEY', async () => {
@@ -122,6 +124,22 @@ describe('merchant: the gateway key, checked at start', function () {
     expect(log).to.match(
       /merchant 1001 has no key of its own .*3D Secure, capture, refund and void are merchant-only/,
     );
+  });
+
+  it('platform mode with the default seed: both linked merchants served, warned of the one without a key of its own', async () => {
+    const { ready, log } = await started('platform', {
+      GATEWAY_API_KEY: 'sk_test_partner_9001',
+      GATEWAY_MERCHANTS: '1001,1002',
+      GATEWAY_MERCHANT_KEYS: '1001=sk_test_merchant_1001',
+    });
+    expect(ready.gateway_key).to.deep.equal({
+      key_type: 'partner',
+      merchant_id: 1001,
+      merchant_ids: [1001, 1002],
+      scopes: ['webhooks:manage'],
+    });
+    expect(log).to.match(/merchant 1002 has no key of its own/);
+    expect(log, 'the merchant key is never logged').to.not.include('sk_test_merchant_1001');
   });
 
   describe('a gateway without the key information', () => {
