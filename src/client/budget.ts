@@ -5,6 +5,11 @@
  * Each has a part the other cannot take, so a checkout burst cannot starve background work nor the
  * other way round, and together they stay under the kit's ceiling for the key, below the gateway's 1000.
  *
+ * In platform mode one partner key acts for several linked merchants, and they all share its limit
+ * (gateway-api.md, Authentication). Inside each share, each merchant then has a part of its own that the
+ * other merchants cannot take (`merchants`, and `decide` for the rule): one merchant's burst of polls or
+ * checkouts cannot leave another's shopper waiting.
+ *
  * The policy is one pure function, `decide`, over plain state. `MemoryBudget` runs it for one process;
  * the Redis budget (src/infra/gateway-budget.ts) runs the same steps in a Lua script, so every process
  * using the key spends from one budget.
@@ -28,6 +33,12 @@ export interface BudgetOptions {
    * background goes whatever checkout spends (a Retry-After block and the pacing still apply).
    */
   backgroundReserved: number;
+  /**
+   * Default none: the merchants behind a partner key (their gateway merchant ids, as text), each
+   * given a part of both shares that calls of the other merchants can never take. With fewer than
+   * two there is no one to be fair to, and a call's merchant changes nothing.
+   */
+  merchants?: readonly string[];
 }
 
 export const DEFAULT_BUDGET: BudgetOptions = {
@@ -76,8 +87,13 @@ export function priorityOf(caller: Caller): Priority {
  * a budget that cannot reach its store decides without it.
  */
 export interface Budget {
-  /** 0: send now (the call is counted). n > 0: sleep n ms and ask again (nothing was counted). */
-  reserve(caller: Caller): Promise<number>;
+  /**
+   * 0: send now (the call is counted). n > 0: sleep n ms and ask again (nothing was counted).
+   * `merchant`: whom the call is for, with a partner key (the gateway merchant id as text); a call
+   * for none of the configured merchants, or for none at all, is nobody's and has only the room the
+   * merchants share.
+   */
+  reserve(caller: Caller, merchant?: string): Promise<number>;
   /** What every answer says: `X-RateLimit-Remaining`, and `Retry-After` of a 429 that holds back the whole key. */
   observe(remaining: number | null, retryAfterSeconds: number | null): Promise<void>;
 }
@@ -89,6 +105,8 @@ export interface SpendRow {
   total: number;
   /** How many times each caller was told to wait in that minute (checkout: only past its share). */
   waited: Partial<Record<Caller, number>>;
+  /** With two or more merchants configured: the admitted calls of each (of any caller) that had any. */
+  byMerchant?: Record<string, number>;
 }
 
 /** What a budget can tell an operator: admitted calls per caller and minute, and the gateway's last count. */
@@ -115,7 +133,15 @@ export interface BudgetState {
   /** A 429 of the whole key holds every caller back until then; 0: no block. */
   blockedUntil: number;
   remaining: { value: number; seenAt: number } | null;
+  /**
+   * With two or more merchants configured: the same per merchant, each configured merchant's own
+   * foreground and background calls (also in `log` and their priority's log).
+   */
+  byMerchant?: Readonly<Record<string, MerchantLogs>>;
 }
+
+/** One merchant's admitted calls within the last window, by priority, ascending. */
+export type MerchantLogs = Readonly<Record<Priority, readonly number[]>>;
 
 export const EMPTY_BUDGET: BudgetState = {
   log: [],
@@ -138,6 +164,36 @@ export function pacingOf(options: BudgetOptions): { intervalMs: number; toleranc
 }
 
 /**
+ * What each configured merchant keeps of each share: none with fewer than two merchants. Each gets an
+ * even part of half of what its share always has, whatever the other share does: checkout traffic
+ * `keyPerMinute - backgroundPerMinute`, background `backgroundReserved`. Not of the share's ceiling:
+ * the other share can take room up to that ceiling, and a part it can take is no guarantee (merchant
+ * A's polls would take back what B's checkout was promised). The other half is shared first come, so
+ * that one busy merchant still has most of the minute while the others are quiet.
+ */
+export function merchantSharesOf(options: BudgetOptions): {
+  merchants: readonly string[];
+  foreground: number;
+  background: number;
+} {
+  const merchants = [...new Set(options.merchants ?? [])];
+  const n = merchants.length;
+  if (n < 2) return { merchants: [], foreground: 0, background: 0 };
+  return {
+    merchants,
+    foreground: Math.floor(Math.max(0, options.keyPerMinute - options.backgroundPerMinute) / (2 * n)),
+    background: Math.floor(Math.max(0, options.backgroundReserved) / (2 * n)),
+  };
+}
+
+/** The merchant a call counts for: one of the configured merchants, or none. */
+export function merchantOf(options: BudgetOptions, merchant: string | undefined): string | undefined {
+  return merchant !== undefined && merchantSharesOf(options).merchants.includes(merchant)
+    ? merchant
+    : undefined;
+}
+
+/**
  * The wait until fewer than `limit` of the calls in `log` (ascending, all within the window) remain
  * in it: none while there are fewer already; never, for a limit of 0.
  */
@@ -145,6 +201,36 @@ function roomIn(log: readonly number[], limit: number, now: number): number {
   if (limit <= 0) return Number.POSITIVE_INFINITY;
   if (log.length < limit) return 0;
   return log[log.length - limit]! + WINDOW_MS - now;
+}
+
+/** Calls a merchant keeps a share of: its own calls (a subset of the log they are held in) and the share. */
+interface Held {
+  calls: readonly number[];
+  share: number;
+}
+
+/**
+ * `roomIn` with each held share's unused part counted as spent: the wait until the calls of `log`,
+ * plus what each merchant in `held` has not used of its share, number fewer than `limit`. A held
+ * merchant's calls within its share leave its unused part as they leave the window, so they change
+ * nothing: only its calls beyond the share (its oldest) bring the wait nearer, like everyone else's.
+ * So this is `roomIn` over the log less each held merchant's newest `share` calls, against the limit
+ * less the shares. With nothing held it is `roomIn`.
+ */
+function roomLeaving(log: readonly number[], held: readonly Held[], limit: number, now: number): number {
+  let shares = 0;
+  const skip = new Map<number, number>();
+  for (const { calls, share } of held) {
+    shares += share;
+    for (const at of calls.slice(Math.max(0, calls.length - share))) skip.set(at, (skip.get(at) ?? 0) + 1);
+  }
+  if (skip.size === 0) return roomIn(log, limit - shares, now);
+  const rest = log.filter((at) => {
+    const n = skip.get(at) ?? 0;
+    if (n > 0) skip.set(at, n - 1);
+    return n === 0;
+  });
+  return roomIn(rest, limit - shares, now);
 }
 
 /**
@@ -157,8 +243,24 @@ function roomIn(log: readonly number[], limit: number, now: number): number {
  *   share (fewer than `backgroundReserved` background calls in the window, fewer than `keyPerMinute`
  *   in all), or the key is quiet: fewer than `backgroundPerMinute` calls of any caller in the window,
  *   and the gateway's last X-RateLimit-Remaining, if seen within the window, above `reserve`.
+ *
+ * With two or more `merchants`, each has in each share a part of its own (`merchantSharesOf`), and
+ * a call (for `merchant`, or for nobody) is admitted only if the counts above still have room when
+ * the parts the other merchants have not used yet in the window are counted as already spent: so no
+ * call ever takes what another merchant was promised. Checkout traffic also counts every merchant's
+ * unused background part against the key's ceiling (background goes within it whatever checkout
+ * spends, so checkout must leave room for it); a merchant's background call within its own part goes
+ * like one within the reserved share (the key's ceiling, the block and the pacing still apply).
+ * Together that keeps, in every window, the foreground calls, the unused foreground parts and the
+ * larger of (background calls plus unused background parts) and `backgroundReserved` within
+ * `keyPerMinute`, and the background calls and unused background parts within `backgroundPerMinute`:
+ * so a merchant within its part always finds room (but for a Retry-After block, its checkout goes at
+ * once, its background call at its pacing slot), whatever the other merchants sent. The parts are half of what each share always
+ * has, so one busy merchant still has the rest of the minute while the others are quiet.
+ *
  * Otherwise the wait is the time until the call would be admitted if nothing else came: each condition
- * only gets better as time passes, so a caller that sleeps it is admitted next time unless other
+ * only gets better as time passes (a merchant's call that leaves the window within its part hands the
+ * part back, so it changes nothing), so a caller that sleeps it is admitted next time unless other
  * calls came first.
  * The Lua script in src/infra/gateway-budget.ts mirrors this step for step: change both together.
  */
@@ -167,18 +269,54 @@ export function decide(
   priority: Priority,
   now: number,
   options: BudgetOptions,
+  merchant?: string,
 ): { wait: number; state: BudgetState } {
   const log = inWindow(state.log, now);
   const foreground = inWindow(state.foreground, now);
   const background = inWindow(state.background, now);
+  const shares = merchantSharesOf(options);
+  const byMerchant = Object.fromEntries(
+    shares.merchants.map((m): [string, MerchantLogs] => {
+      const logs =
+        state.byMerchant !== undefined && Object.hasOwn(state.byMerchant, m)
+          ? state.byMerchant[m]
+          : undefined;
+      return [
+        m,
+        {
+          foreground: inWindow(logs?.foreground ?? [], now),
+          background: inWindow(logs?.background ?? [], now),
+        },
+      ];
+    }),
+  );
+  const own = merchantOf(options, merchant);
+  const held = (of: 'others' | 'all', p: Priority): Held[] =>
+    shares.merchants
+      .filter((m) => of === 'all' || m !== own)
+      .map((m) => ({ calls: byMerchant[m]![p], share: shares[p] }));
   let wait = Math.max(0, state.blockedUntil - now);
   let paceAt = state.paceAt;
   const all = roomIn(log, options.keyPerMinute, now);
   if (priority === 'foreground') {
-    wait = Math.max(wait, all, roomIn(foreground, options.keyPerMinute - options.backgroundReserved, now));
+    const others = held('others', 'foreground');
+    wait = Math.max(
+      wait,
+      all,
+      roomLeaving(log, [...others, ...held('all', 'background')], options.keyPerMinute, now),
+      roomLeaving(foreground, others, options.keyPerMinute - options.backgroundReserved, now),
+    );
   } else {
-    const ownShare = Math.max(all, roomIn(background, options.backgroundReserved, now));
-    let quiet = roomIn(log, options.backgroundPerMinute, now);
+    const others = held('others', 'background');
+    const ownPart =
+      own === undefined
+        ? Number.POSITIVE_INFINITY
+        : roomIn(byMerchant[own]!.background, shares.background, now);
+    const ownShare = Math.max(
+      all,
+      Math.min(ownPart, roomLeaving(background, others, options.backgroundReserved, now)),
+    );
+    let quiet = roomLeaving(log, others, options.backgroundPerMinute, now);
     // The gateway's own count ages out with its window: a minute-old answer says nothing.
     const seen = state.remaining;
     if (seen !== null && now - seen.seenAt < WINDOW_MS && seen.value <= options.reserve)
@@ -189,7 +327,12 @@ export function decide(
     wait = Math.max(wait, from + intervalMs - toleranceMs - now);
     if (wait === 0) paceAt = from + intervalMs;
   }
-  if (wait > 0) return { wait, state: { ...state, log, foreground, background } };
+  const merchants = shares.merchants.length > 0 ? { byMerchant } : {};
+  if (wait > 0) return { wait, state: { ...state, log, foreground, background, ...merchants } };
+  if (own !== undefined) {
+    const mine = byMerchant[own]!;
+    byMerchant[own] = { ...mine, [priority]: admitted(mine[priority], now) };
+  }
   return {
     wait: 0,
     state: {
@@ -198,6 +341,7 @@ export function decide(
       foreground: priority === 'foreground' ? admitted(foreground, now) : foreground,
       background: priority === 'background' ? admitted(background, now) : background,
       paceAt,
+      ...merchants,
     },
   };
 }
@@ -245,11 +389,19 @@ export function minuteStarts(now: number, minutes: number): number[] {
   return Array.from({ length: count }, (_, i) => current - (count - 1 - i) * WINDOW_MS);
 }
 
+/** The count of a merchant's admitted calls in a minute's counts, beside those by caller. */
+export const MERCHANT_COUNT = 'merchant:';
+
 /**
- * One row of `spending`, from counts by caller name and `<caller>:waited` (unknown names, from a
- * newer version, are left out).
+ * One row of `spending`, from counts by caller name, `<caller>:waited` and `merchant:<merchant>`
+ * (unknown names, from a newer version, are left out).
  */
 export function spendRow(start: number, counts: Record<string, number>): SpendRow {
+  const byMerchant: Record<string, number> = Object.fromEntries(
+    Object.entries(counts)
+      .filter(([name, n]) => name.startsWith(MERCHANT_COUNT) && n > 0)
+      .map(([name, n]) => [name.slice(MERCHANT_COUNT.length), n]),
+  );
   const byCaller: Partial<Record<Caller, number>> = {};
   const waited: Partial<Record<Caller, number>> = {};
   let total = 0;
@@ -262,13 +414,15 @@ export function spendRow(start: number, counts: Record<string, number>): SpendRo
     const w = counts[`${caller}:waited`] ?? 0;
     if (w > 0) waited[caller] = w;
   }
-  return { minute: new Date(start).toISOString(), byCaller, total, waited };
+  const row: SpendRow = { minute: new Date(start).toISOString(), byCaller, total, waited };
+  // Only with merchants configured: a budget of one merchant reports as it always did.
+  return Object.keys(byMerchant).length > 0 ? { ...row, byMerchant } : row;
 }
 
 /** The budget of one process: the default of a client built without one (tests, a client used alone). */
 export class MemoryBudget implements Budget, BudgetReport {
   #state: BudgetState = EMPTY_BUDGET;
-  /** Minute start -> admitted calls by caller. */
+  /** Minute start -> admitted calls by caller (and by merchant, `merchant:<merchant>`). */
   readonly #spent = new Map<number, Record<string, number>>();
 
   constructor(
@@ -276,11 +430,13 @@ export class MemoryBudget implements Budget, BudgetReport {
     readonly options: BudgetOptions = DEFAULT_BUDGET,
   ) {}
 
-  async reserve(caller: Caller): Promise<number> {
+  async reserve(caller: Caller, merchant?: string): Promise<number> {
     const now = Math.floor(this.now());
-    const { wait, state } = decide(this.#state, priorityOf(caller), now, this.options);
+    const { wait, state } = decide(this.#state, priorityOf(caller), now, this.options, merchant);
     this.#state = state;
     this.#count(wait === 0 ? caller : `${caller}:waited`, now);
+    const own = merchantOf(this.options, merchant);
+    if (wait === 0 && own !== undefined) this.#count(`${MERCHANT_COUNT}${own}`, now);
     return wait;
   }
 
@@ -298,10 +454,10 @@ export class MemoryBudget implements Budget, BudgetReport {
     return lastRemainingOf(this.#state.remaining, Math.floor(this.now()));
   }
 
-  #count(caller: string, now: number): void {
+  #count(name: string, now: number): void {
     const minute = Math.floor(now / WINDOW_MS) * WINDOW_MS;
     const counts = this.#spent.get(minute) ?? {};
-    counts[caller] = (counts[caller] ?? 0) + 1;
+    counts[name] = (counts[name] ?? 0) + 1;
     this.#spent.set(minute, counts);
     for (const start of this.#spent.keys())
       if (start <= minute - SPEND_RETENTION_MINUTES * WINDOW_MS) this.#spent.delete(start);

@@ -51,6 +51,12 @@ export interface RequesterOptions {
   /** Shared by every client of the key in every process (the Redis budget). Default: this client's own. */
   budget?: Budget;
   /**
+   * With a partner key: the merchant this client's calls are for, as the budget knows it (the gateway
+   * merchant id as text), so that they spend from its part of the key's minute and no other
+   * merchant's. Default: nobody's.
+   */
+  budgetTenant?: string;
+  /**
    * How long a checkout or landing call may wait for the budget (checkout traffic past its share of
    * the minute, a 429's Retry-After) before it gives up with GatewayBudgetExceeded, sending nothing: a
    * shopper is waiting. Default 5 s. Operators and background callers wait as long as it says.
@@ -108,8 +114,13 @@ export class Requester {
       caller === 'checkout' || caller === 'landing'
         ? (this.options.shopperMaxWaitMs ?? 5000)
         : Number.POSITIVE_INFINITY;
+    const tenant = this.options.budgetTenant;
     let waited = 0;
-    for (let wait = await this.budget.reserve(caller); wait > 0; wait = await this.budget.reserve(caller)) {
+    for (
+      let wait = await this.budget.reserve(caller, tenant);
+      wait > 0;
+      wait = await this.budget.reserve(caller, tenant)
+    ) {
       if (waited + wait > patience) {
         throw new GatewayBudgetExceeded(
           `${spec.method} ${spec.path}: the gateway budget's checkout share is spent for now`,

@@ -29,6 +29,12 @@ export interface PartOptions
   random: RandomSource;
   /** Redis key prefix of the queue, locks and budget. */
   redisPrefix: string;
+  /**
+   * With a partner key: the merchants behind it (gateway merchant ids as text), each given a part of
+   * the key's budget that the others' calls cannot take (`BudgetOptions.merchants`). Default none.
+   * Until the configuration names them, whoever builds the parts passes them here.
+   */
+  budgetMerchants?: readonly string[];
 }
 
 /** The database, migrated. */
@@ -138,7 +144,8 @@ export function kitParts(o: PartOptions, shutdown: Shutdown): KitParts {
     ]);
     // One budget for the API key in every process of this kit (api, worker, scheduler, the CLI), in
     // two shares: checkout traffic's (checkout, landings, operators) and background work's (the
-    // poller, recovery, the CLI's bulk commands), each with a part the other cannot take.
+    // poller, recovery, the CLI's bulk commands), each with a part the other cannot take; and, with
+    // two or more merchants behind a partner key, a part of each for every merchant.
     return new RedisBudget({
       redis: client,
       prefix: o.redisPrefix,
@@ -149,6 +156,7 @@ export function kitParts(o: PartOptions, shutdown: Shutdown): KitParts {
         backgroundPerMinute: config.gateway.backgroundPerMinute,
         keyPerMinute: config.gateway.keyPerMinute,
         backgroundReserved: config.gateway.backgroundReservedPerMinute,
+        merchants: o.budgetMerchants ?? [],
       },
     });
   });

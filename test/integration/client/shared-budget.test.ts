@@ -3,7 +3,15 @@ import { createServer } from 'node:net';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
-import { type BudgetOptions, type Caller, DEFAULT_BUDGET, MemoryBudget } from '../../../src/client/budget.js';
+import {
+  type BudgetOptions,
+  type Caller,
+  DEFAULT_BUDGET,
+  decide,
+  EMPTY_BUDGET,
+  MemoryBudget,
+  priorityOf,
+} from '../../../src/client/budget.js';
 import { GatewayClient } from '../../../src/client/gateway-client.js';
 import { RedisBudget } from '../../../src/infra/gateway-budget.js';
 import { createRedis } from '../../../src/infra/redis.js';
@@ -65,13 +73,15 @@ describe('RedisBudget: one budget of the key for every process (real Redis)', ()
     return [a, b] as const;
   }
 
-  it('runs the same policy as the in-memory budget: the same waits for the same events', async () => {
+  it('runs the same policy as the in-memory budget: the same waits for the same events, merchants behind a partner key included', async () => {
     const eventArb = fc.oneof(
       {
         weight: 8,
         arbitrary: fc.record({
           kind: fc.constant('reserve' as const),
           caller: fc.constantFrom<Caller>('checkout', 'poller', 'recovery', 'health'),
+          // Configured merchants, one that is not, and nobody.
+          merchant: fc.constantFrom<string | undefined>(undefined, '1001', '1002', '1003', '7'),
           // Now and then exactly a window or an interval: the boundaries where two versions would differ.
           gap: fc.oneof(
             fc.integer({ min: 0, max: 400 }),
@@ -98,13 +108,21 @@ describe('RedisBudget: one budget of the key for every process (real Redis)', ()
         reserve: fc.integer({ min: 0, max: 1000 }),
         above: fc.integer({ min: 1, max: 30 }),
         reserved: fc.integer({ min: 0, max: 30 }),
+        // None, one (no shares), two or three merchants behind the key.
+        merchants: fc.constantFrom<readonly string[]>(
+          [],
+          ['1001'],
+          ['1001', '1002'],
+          ['1001', '1002', '1003'],
+        ),
       })
       .map(
-        ({ backgroundPerMinute, reserve, above, reserved }): BudgetOptions => ({
+        ({ backgroundPerMinute, reserve, above, reserved, merchants }): BudgetOptions => ({
           backgroundPerMinute,
           reserve,
           keyPerMinute: backgroundPerMinute + above,
           backgroundReserved: Math.min(reserved, backgroundPerMinute),
+          merchants,
         }),
       );
     const redis = connect();
@@ -128,14 +146,80 @@ describe('RedisBudget: one budget of the key for every process (real Redis)', ()
             await shared.observe(event.remaining, event.retryAfter);
             continue;
           }
-          const expected = await memory.reserve(event.caller);
-          expect(await shared.reserve(event.caller), `event ${i}`).to.equal(expected);
+          const expected = await memory.reserve(event.caller, event.merchant);
+          expect(await shared.reserve(event.caller, event.merchant), `event ${i}`).to.equal(expected);
         }
         expect(await shared.lastRemaining()).to.equal(await memory.lastRemaining());
         expect(await shared.spending(3)).to.deep.equal(await memory.spending(3));
       }),
-      { numRuns: 40 },
+      { numRuns: 80 },
     );
+  });
+
+  it('runs the same merchant shares as the in-memory budget under bursts, where they hold calls back', async () => {
+    // Bursts of one caller for one merchant (or nobody), close together and with no Retry-After, so
+    // that the windows fill up and the merchants' parts decide many of the waits: counted, so that
+    // this test cannot pass without them.
+    const burstArb = fc.record({
+      caller: fc.constantFrom<Caller>('checkout', 'operator', 'poller', 'recovery'),
+      merchant: fc.constantFrom<string | undefined>(undefined, '1001', '1002', '1003', '7'),
+      calls: fc.integer({ min: 1, max: 40 }),
+      /** Between the burst's calls. */
+      every: fc.integer({ min: 0, max: 300 }),
+      /** Before the burst. */
+      gap: fc.oneof(
+        { weight: 6, arbitrary: fc.integer({ min: 0, max: 3_000 }) },
+        { weight: 1, arbitrary: fc.constantFrom(1, 59_999, 60_000, 20_000) },
+      ),
+    });
+    const optionsArb = fc
+      .record({
+        backgroundPerMinute: fc.integer({ min: 6, max: 60 }),
+        reserve: fc.integer({ min: 0, max: 1000 }),
+        above: fc.integer({ min: 4, max: 40 }),
+        reservedPart: fc.double({ min: 0.2, max: 1, noNaN: true }),
+        merchants: fc.constantFrom<readonly string[]>(['1001', '1002'], ['1001', '1002', '1003']),
+      })
+      .map(
+        ({ backgroundPerMinute, reserve, above, reservedPart, merchants }): BudgetOptions => ({
+          backgroundPerMinute,
+          reserve,
+          keyPerMinute: backgroundPerMinute + above,
+          backgroundReserved: Math.floor(backgroundPerMinute * reservedPart),
+          merchants,
+        }),
+      );
+    const redis = connect();
+    let run = 0;
+    let heldByShares = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(burstArb, { minLength: 3, maxLength: 12 }), optionsArb, async (bursts, o) => {
+        const clock = manualNow();
+        let state = EMPTY_BUDGET;
+        const shared = new RedisBudget({
+          redis,
+          prefix,
+          apiKey: `${API_KEY}-bursts-${run++}`,
+          now: clock.now,
+          options: o,
+        });
+        for (const [b, burst] of bursts.entries()) {
+          clock.advance(burst.gap);
+          for (let i = 0; i < burst.calls; i++) {
+            if (i > 0) clock.advance(burst.every);
+            const priority = priorityOf(burst.caller);
+            const step = decide(state, priority, clock.now(), o, burst.merchant);
+            const alone = decide(state, priority, clock.now(), { ...o, merchants: [] });
+            if (step.wait > alone.wait) heldByShares++;
+            state = step.state;
+            const wait = await shared.reserve(burst.caller, burst.merchant);
+            expect(wait, `burst ${b}, call ${i}`).to.equal(step.wait);
+          }
+        }
+      }),
+      { numRuns: 60 },
+    );
+    expect(heldByShares, 'calls the merchants’ parts held back').to.be.greaterThan(500);
   });
 
   it('two processes flooding it with background calls share one count: no minute admits more than 400, both progress', async () => {

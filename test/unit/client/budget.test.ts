@@ -7,6 +7,7 @@ import {
   decide,
   EMPTY_BUDGET,
   MemoryBudget,
+  merchantSharesOf,
   minuteStarts,
   observed,
   type Priority,
@@ -526,5 +527,302 @@ describe('client/budget: MemoryBudget', () => {
       waited: {},
     });
     expect(minuteStarts(clock.now(), 2.7)).to.have.length(2);
+  });
+});
+
+describe('client/budget: merchants behind one partner key (decide)', () => {
+  /** A call's merchant: configured ones, one that is not, and none. */
+  const merchantArb = fc.constantFrom<string | undefined>(undefined, '1', '2', '3', '4', '9');
+  const merchantsArb = fc.constantFrom<readonly string[]>(['1', '2'], ['1', '2', '3'], ['1', '2', '3', '4']);
+  type MerchantEvent =
+    | { kind: 'reserve'; priority: Priority; merchant: string | undefined; gap: number }
+    | { kind: 'observe'; remaining: number | null; retryAfter: number | null; gap: number };
+  const merchantReserveArb = fc.record({
+    kind: fc.constant('reserve' as const),
+    priority: fc.constantFrom<Priority>('foreground', 'foreground', 'background'),
+    merchant: merchantArb,
+    gap: gapArb,
+  });
+  const merchantEventsArb = (blocks: boolean): fc.Arbitrary<MerchantEvent[]> =>
+    fc.array(
+      fc.oneof({ weight: 8, arbitrary: merchantReserveArb }, { weight: 1, arbitrary: observeArb(blocks) }),
+      { maxLength: 400 },
+    );
+  const withMerchantsArb = fc
+    .tuple(optionsArb, merchantsArb)
+    .map(([options, merchants]): BudgetOptions => ({ ...options, merchants }));
+
+  interface MerchantAdmission {
+    at: number;
+    priority: Priority;
+    merchant: string | undefined;
+  }
+  interface MerchantAsk extends MerchantAdmission {
+    wait: number;
+    /** The state the ask was decided on. */
+    before: BudgetState;
+    blockedUntil: number;
+  }
+
+  function runMerchants(events: readonly MerchantEvent[], options: BudgetOptions, start = 1_700_000_000_000) {
+    let state = EMPTY_BUDGET;
+    let now = start;
+    let blockedUntil = 0;
+    const admissions: MerchantAdmission[] = [];
+    const asks: MerchantAsk[] = [];
+    for (const event of events) {
+      now += event.gap;
+      if (event.kind === 'observe') {
+        state = observed(state, event.remaining, event.retryAfter, now);
+        if (event.retryAfter !== null) blockedUntil = Math.max(blockedUntil, now + event.retryAfter * 1000);
+        continue;
+      }
+      const step = decide(state, event.priority, now, options, event.merchant);
+      const call = { at: now, priority: event.priority, merchant: event.merchant };
+      asks.push({ ...call, wait: step.wait, before: state, blockedUntil });
+      state = step.state;
+      if (step.wait === 0) admissions.push(call);
+    }
+    return { state, now, admissions, asks };
+  }
+
+  /** Admissions matching `match` in the window ending at `at`, that instant included. */
+  const within = (admissions: readonly MerchantAdmission[], at: number, match: Partial<MerchantAdmission>) =>
+    admissions.filter(
+      (a) =>
+        a.at > at - WINDOW_MS &&
+        a.at <= at &&
+        (match.priority === undefined || a.priority === match.priority) &&
+        (!('merchant' in match) || a.merchant === match.merchant),
+    ).length;
+
+  it('has each merchant keep half of what each share always has, split evenly: none with fewer than two', () => {
+    const two = { ...DEFAULT_BUDGET, merchants: ['1001', '1002'] };
+    expect(merchantSharesOf(two)).to.deep.equal({
+      merchants: ['1001', '1002'],
+      foreground: 125,
+      background: 25,
+    });
+    expect(merchantSharesOf({ ...two, merchants: ['a', 'b', 'c', 'a'] })).to.deep.include({
+      foreground: 83,
+      background: 16,
+    });
+    expect(merchantSharesOf({ ...two, merchants: ['1001'] })).to.deep.equal({
+      merchants: [],
+      foreground: 0,
+      background: 0,
+    });
+    expect(merchantSharesOf(DEFAULT_BUDGET).merchants).to.deep.equal([]);
+  });
+
+  it('in any 60 s window, whoever the calls are for: at most keyPerMinute calls, background at most backgroundPerMinute, checkout traffic at most keyPerMinute - backgroundReserved', () => {
+    fc.assert(
+      fc.property(merchantEventsArb(true), withMerchantsArb, (events, options) => {
+        const { admissions } = runMerchants(events, options);
+        for (const a of admissions) {
+          expect(within(admissions, a.at, {})).to.be.at.most(options.keyPerMinute);
+          expect(within(admissions, a.at, { priority: 'background' })).to.be.at.most(
+            options.backgroundPerMinute,
+          );
+          expect(within(admissions, a.at, { priority: 'foreground' })).to.be.at.most(
+            options.keyPerMinute - options.backgroundReserved,
+          );
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a merchant within its share is never held by the others: its checkout goes at once, its background call at its pacing slot, whatever the other merchants and nobody’s calls sent', () => {
+    let tried = 0;
+    fc.assert(
+      fc.property(merchantEventsArb(false), withMerchantsArb, (events, options) => {
+        const shares = merchantSharesOf(options);
+        const { admissions, asks } = runMerchants(events, options);
+        let admitted = 0;
+        for (const ask of asks) {
+          const before = admissions.slice(0, admitted);
+          if (ask.wait === 0) admitted++;
+          if (ask.merchant === undefined || !shares.merchants.includes(ask.merchant)) continue;
+          const own = within(before, ask.at, { priority: ask.priority, merchant: ask.merchant });
+          if (own >= shares[ask.priority]) continue;
+          tried++;
+          if (ask.priority === 'foreground') {
+            expect(ask.wait, `merchant ${ask.merchant}, ${own} of its ${shares.foreground}`).to.equal(0);
+          } else {
+            const { intervalMs, toleranceMs } = pacingOf(options);
+            const from = Math.max(ask.before.paceAt, ask.at);
+            expect(ask.wait, 'only the pacing').to.equal(
+              Math.max(0, from + intervalMs - toleranceMs - ask.at),
+            );
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+    expect(tried, 'asks within a share were made').to.be.greaterThan(200);
+  });
+
+  it('no busy spinning with merchants either: a caller that sleeps its wait is admitted then, and not a moment earlier', () => {
+    fc.assert(
+      fc.property(
+        merchantEventsArb(true),
+        withMerchantsArb,
+        fc.constantFrom<Priority>('foreground', 'background'),
+        merchantArb,
+        (events, options, priority, merchant) => {
+          const { state, now } = runMerchants(events, options);
+          const first = decide(state, priority, now, options, merchant);
+          if (first.wait === 0) return;
+          expect(Number.isInteger(first.wait), `${first.wait}`).to.equal(true);
+          expect(decide(first.state, priority, now + first.wait, options, merchant).wait).to.equal(0);
+          expect(
+            decide(first.state, priority, now + first.wait - 1, options, merchant).wait,
+          ).to.be.greaterThan(0);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('with fewer than two merchants configured, a call’s merchant changes nothing', () => {
+    fc.assert(
+      fc.property(
+        merchantEventsArb(true),
+        optionsArb,
+        fc.constantFrom<readonly string[] | undefined>(undefined, [], ['1'], ['1', '1']),
+        (events, options, merchants) => {
+          const labelled = runMerchants(events, { ...options, merchants });
+          const plain = runMerchants(
+            events.map((e) => (e.kind === 'reserve' ? { ...e, merchant: undefined } : e)),
+            options,
+          );
+          expect(labelled.asks.map((a) => a.wait)).to.deep.equal(plain.asks.map((a) => a.wait));
+          expect(labelled.state).to.deep.equal(plain.state);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('keeps, per merchant, only its own admitted calls of the window', () => {
+    fc.assert(
+      fc.property(merchantEventsArb(true), withMerchantsArb, (events, options) => {
+        const run = runMerchants(events, options);
+        const { now, admissions } = run;
+        // One more ask, for nobody, at the end: what it sees is the state of that instant.
+        const { state } = decide(run.state, 'foreground', now, options);
+        expect(Object.keys(state.byMerchant ?? {})).to.have.members([...merchantSharesOf(options).merchants]);
+        for (const [merchant, logs] of Object.entries(state.byMerchant ?? {}))
+          for (const priority of ['foreground', 'background'] as const)
+            expect(logs[priority]).to.deep.equal(
+              admissions
+                .filter((a) => a.merchant === merchant && a.priority === priority && a.at > now - WINDOW_MS)
+                .map((a) => a.at),
+            );
+      }),
+    );
+  });
+
+  const two: BudgetOptions = { ...DEFAULT_BUDGET, merchants: ['1001', '1002'] };
+
+  it('merchant A’s checkout burst to the limit leaves B its 125 at once; then the share is spent: 800 checkout calls in all', async () => {
+    const clock = manualNow();
+    const budget = new MemoryBudget(clock.now, two);
+    let a = 0;
+    while ((await budget.reserve('checkout', '1001')) === 0) {
+      a++;
+      clock.advance(10);
+    }
+    // Checkout traffic's 800, less B's 125 that A can never take.
+    expect(a).to.equal(675);
+    expect(await budget.reserve('checkout'), 'nobody’s call: only the shared room, spent').to.be.greaterThan(
+      0,
+    );
+    expect(await budget.reserve('landing', '9999'), 'a merchant not configured: nobody’s').to.be.greaterThan(
+      0,
+    );
+    for (let i = 0; i < 125; i++)
+      expect(
+        await budget.reserve((['checkout', 'landing', 'operator'] as const)[i % 3]!, '1002'),
+        `B's call ${i + 1}`,
+      ).to.equal(0);
+    // B past its share is like anyone: checkout traffic's 800 are spent until A's first call leaves.
+    expect(await budget.reserve('checkout', '1002')).to.equal(WINDOW_MS - 675 * 10);
+    const [row] = await budget.spending(1);
+    expect(row!.byMerchant).to.deep.equal({ '1001': 675, '1002': 125 });
+    expect(row!.byCaller.checkout! + row!.byCaller.landing! + row!.byCaller.operator!).to.equal(800);
+  });
+
+  it('merchant A’s polls and checkouts together cannot starve B’s checkout: B still has its 125 at once', async () => {
+    const clock = manualNow();
+    const budget = new MemoryBudget(clock.now, two);
+    // A's pollers take all the background they are given (until held for more than their pacing);
+    // then A's checkout asks hard.
+    let polls = 0;
+    for (;;) {
+      const wait = await budget.reserve('poller', '1001');
+      if (wait === 0) polls++;
+      else if (wait <= 150) clock.advance(wait);
+      else break;
+    }
+    let checkouts = 0;
+    while ((await budget.reserve('checkout', '1001')) === 0) checkouts++;
+    // Background: 375 (the key quiet below 400, less B's unused 25); checkout: the key's 900 less
+    // B's unused 125 and 25, and A's 375 polls.
+    expect([polls, checkouts]).to.deep.equal([375, 900 - 150 - 375]);
+    expect(await budget.reserve('poller', '1001'), 'A is held in both shares').to.be.greaterThan(0);
+    for (let i = 0; i < 125; i++)
+      expect(await budget.reserve('checkout', '1002'), `B's checkout ${i + 1}`).to.equal(0);
+    expect(await budget.reserve('checkout', '1002')).to.be.greaterThan(0);
+    // B's background part too: its 25 go at their pacing slots (A's burst used the pacing credit).
+    let bPolls = 0;
+    const bStart = clock.now();
+    while (bPolls < 25) {
+      const wait = await budget.reserve('recovery', '1002');
+      expect(wait, 'never more than the pacing').to.be.at.most(150);
+      if (wait === 0) bPolls++;
+      else clock.advance(wait);
+    }
+    expect(clock.now() - bStart).to.be.at.most(25 * 150);
+  });
+
+  it('the same burst without merchant shares: B’s checkout waits for the whole key', async () => {
+    // What the shares are for: with one merchant configured, A's burst takes the key and B waits.
+    const clock = manualNow();
+    const budget = new MemoryBudget(clock.now, { ...DEFAULT_BUDGET, merchants: ['1001'] });
+    for (;;) {
+      const wait = await budget.reserve('poller', '1001');
+      if (wait > 150) break;
+      clock.advance(wait);
+    }
+    while ((await budget.reserve('checkout', '1001')) === 0);
+    expect(await budget.reserve('checkout', '1002')).to.be.greaterThan(0);
+  });
+
+  it('calls for nobody have only the shared room: 550 checkout calls, and every merchant its share after them', async () => {
+    const clock = manualNow();
+    const budget = new MemoryBudget(clock.now, two);
+    let nobody = 0;
+    while ((await budget.reserve('operator')) === 0) nobody++;
+    expect(nobody, '800 less the two shares of 125').to.equal(550);
+    for (const merchant of ['1001', '1002'])
+      for (let i = 0; i < 125; i++) expect(await budget.reserve('checkout', merchant)).to.equal(0);
+    expect(await budget.reserve('checkout', '1001')).to.be.greaterThan(0);
+    const [row] = await budget.spending(1);
+    expect(row!.byMerchant).to.deep.equal({ '1001': 125, '1002': 125 });
+    expect(row!.total).to.equal(800);
+  });
+
+  it('with one merchant configured, a call’s merchant changes nothing: checkout’s 800, as without', async () => {
+    const clock = manualNow();
+    const budget = new MemoryBudget(clock.now, { ...DEFAULT_BUDGET, merchants: ['1001'] });
+    for (let i = 0; i < 800; i++) {
+      expect(await budget.reserve('checkout', i % 2 === 0 ? '1001' : '1002'), `call ${i + 1}`).to.equal(0);
+      clock.advance(10);
+    }
+    expect(await budget.reserve('checkout', '1002')).to.equal(52_000);
+    const [row] = await budget.spending(1);
+    expect(row).to.not.have.property('byMerchant');
   });
 });
