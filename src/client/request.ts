@@ -62,8 +62,6 @@ export interface RequesterOptions {
    * shopper is waiting. Default 5 s. Operators and background callers wait as long as it says.
    */
   shopperMaxWaitMs?: number;
-  /** Whose share of the key's budget the calls spend: a linked merchant's, under a partner key. */
-  budgetTenant?: string;
   deps?: Partial<ClientDeps>;
 }
 

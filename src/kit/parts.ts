@@ -29,12 +29,6 @@ export interface PartOptions
   random: RandomSource;
   /** Redis key prefix of the queue, locks and budget. */
   redisPrefix: string;
-  /**
-   * With a partner key: the merchants behind it (gateway merchant ids as text), each given a part of
-   * the key's budget that the others' calls cannot take (`BudgetOptions.merchants`). Default none.
-   * Until the configuration names them, whoever builds the parts passes them here.
-   */
-  budgetMerchants?: readonly string[];
 }
 
 /** The database, migrated. */
@@ -156,7 +150,8 @@ export function kitParts(o: PartOptions, shutdown: Shutdown): KitParts {
         backgroundPerMinute: config.gateway.backgroundPerMinute,
         keyPerMinute: config.gateway.keyPerMinute,
         backgroundReserved: config.gateway.backgroundReservedPerMinute,
-        merchants: o.budgetMerchants ?? [],
+        // A partner key's linked merchants each keep a part of the key's minute (client/budget.ts).
+        merchants: config.gateway.merchants.map(String),
       },
     });
   });
