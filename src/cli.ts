@@ -4,6 +4,7 @@ import { addCustomers } from './cli/customers.js';
 import { addDisputes } from './cli/disputes.js';
 import { addJobs } from './cli/jobs.js';
 import { addKeys } from './cli/keys.js';
+import { addMerchantKeys } from './cli/merchant-keys.js';
 import { addMigrate } from './cli/migrate.js';
 import { addOperators } from './cli/operators.js';
 import { addOrderEvents } from './cli/order-events.js';
@@ -30,6 +31,7 @@ const program = new Command('merchant-kit').description('Operator commands of th
 addMigrate(program);
 addWebhook(program);
 addKeys(program);
+addMerchantKeys(program);
 addJobs(program);
 addReport(program);
 addOrderEvents(program);

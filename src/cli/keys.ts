@@ -9,11 +9,11 @@ export function addKeys(program: Command): void {
   program
     .command('keys')
     .description(
-      "what APP_ENCRYPTION_KEY seals: the webhook signing secrets, the saved cards and the orders' client secrets kept for Idempotency-Key replays",
+      "what APP_ENCRYPTION_KEY seals: the webhook signing secrets, the saved cards, the orders' client secrets kept for Idempotency-Key replays and the merchants' stored gateway keys",
     )
     .command('discard-lost')
     .description(
-      'forget what a lost key sealed: delete the webhook secrets no key opens, revoke the saved cards whose token no key opens, forget the Idempotency-Keys of POST /orders whose client secret no key opens',
+      'forget what a lost key sealed: delete the webhook secrets no key opens, revoke the saved cards whose token no key opens, forget the Idempotency-Keys of POST /orders whose client secret no key opens, delete the stored merchant keys no key opens',
     )
     .option('--yes', 'do it (without: only counted)')
     .option(

@@ -1,3 +1,4 @@
+import { GatewayError } from './errors.js';
 import { GatewayClient, type GatewayClientOptions } from './gateway-client.js';
 
 /**
@@ -27,7 +28,25 @@ export class MerchantKeyMissing extends Error {
     readonly operation: MerchantOnly,
   ) {
     super(
-      `Merchant ${merchantId} has no merchant key of its own in this kit (GATEWAY_MERCHANT_KEYS): ${operation} is merchant-only at the gateway, and the partner key may not ask it. Nothing was sent.`,
+      `Merchant ${merchantId} has no merchant key of its own in this kit (GATEWAY_MERCHANT_KEYS, or stored with \`merchant-key set\`): ${operation} is merchant-only at the gateway, and the partner key may not ask it. Nothing was sent.`,
+    );
+  }
+}
+
+/**
+ * The gateway refused a merchant's own key (401 or 403) on a merchant-only call: the key the kit has
+ * for that merchant is wrong, revoked or inactive. Authentication comes first at the gateway
+ * (gateway-api.md, Authentication rule 4), so nothing was done there.
+ */
+export class MerchantKeyRefused extends Error {
+  override name = 'MerchantKeyRefused';
+  constructor(
+    readonly merchantId: number,
+    readonly operation: MerchantOnly,
+    readonly refusal: GatewayError,
+  ) {
+    super(
+      `The gateway refused merchant ${merchantId}'s own key for ${operation} (HTTP ${refusal.status}: ${refusal.message}): the merchant key this kit has for it (GATEWAY_MERCHANT_KEYS, or stored with \`merchant-key set\`) is wrong, revoked or inactive. Nothing was done; once the key is right, the same request does it.`,
     );
   }
 }
@@ -51,22 +70,29 @@ class LinkedMerchantGateway extends GatewayClient {
     this.#own = own;
   }
 
-  #ownKey(operation: MerchantOnly): GatewayClient {
+  /** `call` with the merchant's own key; the gateway refusing that key is said as such. */
+  async #withOwnKey<T>(operation: MerchantOnly, call: (own: GatewayClient) => Promise<T>): Promise<T> {
     if (!this.#own) throw new MerchantKeyMissing(this.#merchantId, operation);
-    return this.#own;
+    try {
+      return await call(this.#own);
+    } catch (error) {
+      if (error instanceof GatewayError && (error.status === 401 || error.status === 403))
+        throw new MerchantKeyRefused(this.#merchantId, operation, error);
+      throw error;
+    }
   }
 
   override verify3ds(...a: Parameters<GatewayClient['verify3ds']>) {
-    return this.#ownKey('3D Secure').verify3ds(...a);
+    return this.#withOwnKey('3D Secure', (own) => own.verify3ds(...a));
   }
   override capture(...a: Parameters<GatewayClient['capture']>) {
-    return this.#ownKey('capture').capture(...a);
+    return this.#withOwnKey('capture', (own) => own.capture(...a));
   }
   override refund(...a: Parameters<GatewayClient['refund']>) {
-    return this.#ownKey('refund').refund(...a);
+    return this.#withOwnKey('refund', (own) => own.refund(...a));
   }
   override void(...a: Parameters<GatewayClient['void']>) {
-    return this.#ownKey('void').void(...a);
+    return this.#withOwnKey('void', (own) => own.void(...a));
   }
 }
 

@@ -56,11 +56,6 @@ export interface AdapterOptions extends PartOptions {
   jobRetry?: { attempts: number; delayMs: number };
   /** How long a payment waits for another of its order to end (PAYMENT_WAIT_MS). */
   paymentWaitMs?: number;
-  /**
-   * A database that does not exist is created (default: the kit's start), or refused with one line
-   * naming DATABASE_URL (a CLI command beside a kit that has run: a mistyped name, said, not made).
-   */
-  createDatabase?: boolean;
 }
 
 /**

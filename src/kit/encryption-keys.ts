@@ -9,7 +9,7 @@ export class EncryptionKeyError extends SettingError {
 }
 
 /** What the database holds sealed under APP_ENCRYPTION_KEY and must open for the kit to work. */
-type Sealed = Pick<Store, 'secrets' | 'savedCards' | 'orderRequests'>;
+type Sealed = Pick<Store, 'secrets' | 'savedCards' | 'orderRequests' | 'merchantKeys'>;
 
 const WHAT_TO_DO =
   'set the key that sealed them (to replace a key: the new one here, the old one in APP_ENCRYPTION_KEY_PREVIOUS); if that key is lost, `npm run cli -- keys discard-lost --yes` forgets what it sealed';
@@ -29,9 +29,15 @@ export async function settleEncryptionKeys(
     const secrets = await sealed.secrets.reseal();
     const cards = await sealed.savedCards.reseal();
     const orders = await sealed.orderRequests.reseal();
-    if (secrets.resealed + cards.resealed + orders.resealed > 0)
+    const merchantKeys = await sealed.merchantKeys.reseal();
+    if (secrets.resealed + cards.resealed + orders.resealed + merchantKeys.resealed > 0)
       options.logger?.info(
-        { webhook_secrets: secrets.resealed, saved_cards: cards.resealed, order_secrets: orders.resealed },
+        {
+          webhook_secrets: secrets.resealed,
+          saved_cards: cards.resealed,
+          order_secrets: orders.resealed,
+          merchant_keys: merchantKeys.resealed,
+        },
         'sealed again under APP_ENCRYPTION_KEY: what APP_ENCRYPTION_KEY_PREVIOUS sealed',
       );
   }
@@ -49,4 +55,13 @@ export async function settleEncryptionKeys(
     throw new EncryptionKeyError(
       `${opener} the orders' client secrets kept for Idempotency-Key replays (sealed under another key): ${WHAT_TO_DO}`,
     );
+  // Each named: a merchant's key is the kit's only one for that merchant, and there are a handful.
+  const merchants = await sealed.merchantKeys.unopened();
+  if (merchants.length > 0) {
+    const whose =
+      merchants.length > 1 ? `keys of merchants ${merchants.join(', ')}` : `key of merchant ${merchants[0]}`;
+    throw new EncryptionKeyError(
+      `${opener} the gateway ${whose} stored in this database (sealed under another key): ${WHAT_TO_DO}; or \`npm run cli -- merchant-key remove --merchant <id>\` forgets one, and \`merchant-key set\` stores it again`,
+    );
+  }
 }

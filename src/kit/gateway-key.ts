@@ -44,7 +44,7 @@ export const canManageWebhooks = (scopes: readonly string[] | null) =>
  * Judges the key the gateway describes against the merchants configured (GATEWAY_MERCHANTS): a
  * refusal when the kit cannot take payments for the right merchants with it, warnings for what will
  * fail later (gateway-api.md, Authentication rules 2 and 3). `merchantKeys`: the merchants that have
- * their own key beside a partner key. Pure.
+ * their own key beside a partner key (the environment's and the stored ones). Pure.
  */
 export function judgeKey(
   info: GatewayKeyInfo,
@@ -71,7 +71,7 @@ export function judgeKey(
     const keyless = merchants.filter((id) => !merchantKeys.has(id));
     if (keyless.length > 0)
       warnings.push(
-        `the gateway key is a partner key and merchant${keyless.length > 1 ? 's' : ''} ${keyless.join(', ')} ha${keyless.length > 1 ? 've' : 's'} no key of its own (GATEWAY_MERCHANT_KEYS): 3D Secure, capture, refund and void are merchant-only, so their card payments, captures, refunds and voids answer 409 MERCHANT_KEY_MISSING`,
+        `the gateway key is a partner key and merchant${keyless.length > 1 ? 's' : ''} ${keyless.join(', ')} ha${keyless.length > 1 ? 've' : 's'} no key of its own (GATEWAY_MERCHANT_KEYS, or stored with \`merchant-key set\`): 3D Secure, capture, refund and void are merchant-only, so their card payments, captures, refunds and voids answer 409 MERCHANT_KEY_MISSING`,
       );
     return {
       refusal: null,

@@ -9,6 +9,7 @@ import type { Seed } from '../gateway/state/seed.js';
 import type { SecretStore } from '../merchant/store/secrets.js';
 import type { AdvanceableClock } from '../shared/clock.js';
 import { canManageWebhooks, checkGatewayKey, KEY_NOT_DESCRIBED, type KeyReport } from './gateway-key.js';
+import { startingMerchantKeys } from './merchant-keys.js';
 import type { Shutdown } from './shutdown.js';
 
 /** The label of the embedded sandbox's signing secret in webhook_secrets. */
@@ -44,6 +45,12 @@ export interface ConnectOptions {
   shutdown: Shutdown;
   /** Where an embedded sandbox started here has its signing secret kept; asked only then. */
   secrets: () => Promise<SecretStore>;
+  /**
+   * The merchants' own keys stored at rest (`merchant-key set`), opened. Read at the connection in
+   * platform mode (GATEWAY_MERCHANTS), before the key is judged and the merchants' clients are made;
+   * GATEWAY_MERCHANT_KEYS wins for a merchant given in both. Absent: the environment's only.
+   */
+  storedMerchantKeys?: () => Promise<ReadonlyMap<number, string>>;
   /** Where the kit's receiver is reached: the embedded sandbox delivers there. */
   publicBaseUrl: string;
   clientDeps?: Partial<ClientDeps>;
@@ -71,12 +78,18 @@ export async function connectGateway(o: ConnectOptions): Promise<GatewayConnecti
   const url = embedded?.url ?? gatewayUrl(config);
   const options: GatewayClientOptions = { baseUrl: url, apiKey: config.gateway.apiKey, deps: o.clientDeps };
   const client = new GatewayClient({ ...options, budget: o.budget });
-  const { merchants, merchantKeys } = config.gateway;
+  const { merchants } = config.gateway;
+  const merchantKeys = await startingMerchantKeys(
+    merchants,
+    config.gateway.merchantKeys,
+    o.storedMerchantKeys,
+    o.logger,
+  );
   // Before anything else asks the gateway: a key that cannot work stops start-up with one line.
   const key = o.checkKeyAs
     ? await checkGatewayKey(client, merchants, new Set(merchantKeys.keys()), o.logger, o.checkKeyAs)
     : KEY_NOT_DESCRIBED;
-  const gateways = gatewaysOf(key, config, options, client, o);
+  const gateways = gatewaysOf(key, config, merchantKeys, options, client, o);
   // Without the scope the registration is refused (start-up warned why): the poller keeps orders true.
   if (embedded && canManageWebhooks(key.scopes))
     await registerWithSandbox(gateways.of(null), await o.secrets(), o.publicBaseUrl);
@@ -91,11 +104,12 @@ export async function connectGateway(o: ConnectOptions): Promise<GatewayConnecti
 function gatewaysOf(
   key: KeyReport,
   config: Config,
+  merchantKeys: ReadonlyMap<number, string>,
   options: GatewayClientOptions,
   client: GatewayClient,
   o: ConnectOptions,
 ): Gateways {
-  const { merchants, merchantKeys } = config.gateway;
+  const { merchants } = config.gateway;
   if (key.key_type === 'merchant' || merchants.length === 0)
     return ownAccount(client, key.merchant_id ?? merchants[0] ?? null);
   // A merchant's own key is another key: its rate limit is its own, counted in this process.

@@ -29,6 +29,11 @@ export interface PartOptions
   random: RandomSource;
   /** Redis key prefix of the queue, locks and budget. */
   redisPrefix: string;
+  /**
+   * A database that does not exist is created (default: the kit's start), or refused with one line
+   * naming DATABASE_URL (a CLI command beside a kit that has run: a mistyped name, said, not made).
+   */
+  createDatabase?: boolean;
 }
 
 /** The database, migrated. */
@@ -60,7 +65,8 @@ export interface RedisPart {
  * shared budget and the gateway client spending from it. Each is built once, on first use (with the
  * options of that first use), and registered with `shutdown` as it opens. `buildAdapters` takes them
  * all (a process of the kit); a CLI command only those it uses: one that reads a table opens no
- * Redis, one that asks the gateway no database.
+ * Redis, one that asks the gateway no database (but in platform mode, GATEWAY_MERCHANTS set: the
+ * gateway's clients are made with the merchant keys stored there).
  */
 export interface KitParts {
   /** A Redis that answers and refuses REDIS_URL is a setting to fix (RedisUrlError): looked at once. */
@@ -164,6 +170,11 @@ export function kitParts(o: PartOptions, shutdown: Shutdown): KitParts {
       budget: await budget(),
       // Asked only by an embedded sandbox started here (its signing secret is kept): never by the CLI.
       secrets: async () => (await store()).store.secrets,
+      // Asked in platform mode only, before the key is judged. The kit's start has the store open
+      // already (the encryption key settled: a stored key that does not open stopped it); a CLI command
+      // opens it here, settled the same way, and makes the database only where it may.
+      storedMerchantKeys: async () =>
+        (await store({ create: o.createDatabase ?? true })).store.merchantKeys.all(),
     });
   });
 

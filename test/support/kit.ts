@@ -197,9 +197,15 @@ export const cliEnv = (t: TestKit): Record<string, string> => ({
 /**
  * Another kit process's worth beside `t`: the same database, Redis and prefix and API key, `t`'s sandbox
  * as its gateway (GATEWAY_BASE_URL: it starts no sandbox of its own) and `t`'s clock. For tests of
- * several instances at once; closed by the caller, before `t`.
+ * several instances at once, or of a kit started again on `t`'s database (`env`: its settings, over
+ * these); closed by the caller, before `t`.
  */
-export async function startSiblingKit(t: TestKit, roles: string, logs: string[] = []): Promise<Kit> {
+export async function startSiblingKit(
+  t: TestKit,
+  roles: string,
+  logs: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Kit> {
   const config = loadConfig(
     {
       NODE_ENV: 'test',
@@ -212,6 +218,7 @@ export async function startSiblingKit(t: TestKit, roles: string, logs: string[] 
       APP_ENCRYPTION_KEY: t.config.encryptionKey.toString('base64'),
       LOG_LEVEL: 'trace',
       ROLES: roles,
+      ...env,
     },
     () => 'unused-generated-token',
   );

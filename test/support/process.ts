@@ -93,13 +93,22 @@ function kitEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   };
 }
 
-/** Runs `script` (relative to the repository) under tsx with `env` over a cleaned environment. */
-export function start(script: string, args: string[], env: Record<string, string>): Proc {
+/**
+ * Runs `script` (relative to the repository) under tsx with `env` over a cleaned environment;
+ * `stdin`: what it reads there, then the end (default: nothing, as from /dev/null).
+ */
+export function start(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  o: { stdin?: string } = {},
+): Proc {
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: ROOT,
     env: kitEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [o.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (o.stdin !== undefined) child.stdin!.end(o.stdin);
   return watch(child, 'close');
 }
 

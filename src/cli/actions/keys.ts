@@ -17,14 +17,24 @@ export async function discardLost(kit: KitSession, options: { yes?: boolean; by?
       console.log(
         `${keys} Idempotency-Key(s) of POST /orders keep a client secret that does not open; --yes forgets them (a retry with one makes a new order)`,
       );
+    const merchants = await store.merchantKeys.unopened();
+    if (merchants.length > 0)
+      console.log(
+        `the stored gateway key(s) of merchant(s) ${merchants.join(', ')} do not open; --yes deletes them`,
+      );
     return;
   }
   const secrets = await store.secrets.discardUnopened();
   for (const card of cards) await store.savedCards.revoke(card.customerId, card.id, { actor });
   const keys = await store.orderRequests.discardUnopened();
+  const merchants = await store.merchantKeys.discardUnopened();
   console.log(
     `discarded ${secrets} webhook secret(s), revoked ${cards.length} saved card(s), forgot ${keys} Idempotency-Key(s) of POST /orders`,
   );
+  if (merchants.length > 0)
+    console.log(
+      `deleted the stored gateway key(s) of merchant(s) ${merchants.join(', ')}: \`npm run cli -- merchant-key set --merchant <id>\` stores each again`,
+    );
   if (secrets > 0)
     console.log(
       'the gateway still signs with a discarded secret: `npm run cli -- webhook rotate` gets a new one',

@@ -1,5 +1,6 @@
 import { duplicateHolder, GatewayError, GatewayNetworkError } from '../../client/errors.js';
 import type { CardInput, CustomerInput } from '../../client/gateway-client.js';
+import { MerchantKeyRefused } from '../../client/merchant-gateways.js';
 import {
   type GatewayTransaction,
   type GatewayVerification,
@@ -81,6 +82,12 @@ async function cardPayment(
       })
     ).data;
   } catch (error) {
+    // The merchant's own key refused (platform mode): nothing exists at the gateway for this attempt;
+    // undone, and the answer names the key (a 409), not a declined card.
+    if (error instanceof MerchantKeyRefused) {
+      await withdraw(deps, order.id, attempt.id, previous, replacedChallenges);
+      throw error;
+    }
     const errors = error instanceof GatewayError ? inputRefusal(error, 'card') : null;
     if (errors) {
       // Nothing exists at the gateway for this attempt yet: undone, and the order is as it was.

@@ -191,6 +191,8 @@ export async function drive(
       );
       return { kind: 'unknown', order: (await reload(deps, order.id)).order, operation: op };
     }
+    // A merchant's own key the gateway refused (MerchantKeyRefused) among them: nothing was done
+    // there, so the operation stays pending, and the same request makes it once the key is right.
     throw error;
   }
 }

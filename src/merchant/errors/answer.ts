@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { GatewayBudgetExceeded, GatewayError, GatewayNetworkError } from '../../client/errors.js';
-import { MerchantKeyMissing, MerchantNotServed } from '../../client/merchant-gateways.js';
+import { MerchantKeyMissing, MerchantKeyRefused, MerchantNotServed } from '../../client/merchant-gateways.js';
 import { databaseUnavailable } from '../../infra/database.js';
 import { loggedPath } from '../../infra/request-log.js';
 import { type FailureEnvelope, failureEnvelope } from '../../shared/envelope.js';
@@ -33,6 +33,17 @@ function toHttp(error: unknown): HttpError | null {
   if (error instanceof MerchantKeyMissing)
     return new HttpError(409, 'MERCHANT_KEY_MISSING', error.message, {
       data: { merchant_id: error.merchantId, operation: error.operation },
+    });
+  // Platform mode, the merchant's own key refused by the gateway: a 409 as its missing key is (the
+  // kit's setting is what is wrong, not the request), naming the key; nothing was done at the gateway.
+  if (error instanceof MerchantKeyRefused)
+    return new HttpError(409, 'MERCHANT_KEY_REFUSED', error.message, {
+      data: {
+        merchant_id: error.merchantId,
+        operation: error.operation,
+        gateway_status: error.refusal.status,
+        gateway_code: error.refusal.code,
+      },
     });
   if (error instanceof MerchantNotServed)
     return new HttpError(409, 'MERCHANT_NOT_SERVED', error.message, {
@@ -121,6 +132,13 @@ export function errorAnswer(
   if (error && (caught instanceof GatewayError || caught instanceof GatewayNetworkError)) {
     // The operator's problem (a revoked key, a gateway outage), not the caller's: say so in the log.
     logger.warn({ ...where, status: error.status, gateway: gatewayCodeOf(caught) }, 'gateway call failed');
+  }
+  if (caught instanceof MerchantKeyRefused) {
+    const { merchantId, operation, refusal } = caught;
+    logger.warn(
+      { ...where, merchant: merchantId, operation, gateway: refusal.code, gateway_status: refusal.status },
+      "the gateway refused a merchant's own key: set the right one (merchant-key set or GATEWAY_MERCHANT_KEYS)",
+    );
   }
   if (error?.code === 'UNAVAILABLE') {
     // An outage, not a defect: one line for the operator, no stack.

@@ -11,6 +11,7 @@ import { DisputeStore } from './disputes.js';
 import { HistoryStore } from './history.js';
 import { HoldStore } from './holds.js';
 import { InboxStore } from './inbox.js';
+import { MerchantKeyStore } from './merchant-keys.js';
 import { defineModels } from './models.js';
 import { OperationStore } from './operations.js';
 import { OperatorStore } from './operators.js';
@@ -45,6 +46,8 @@ export interface Store {
   operations: OperationStore;
   inbox: InboxStore;
   secrets: SecretStore;
+  /** The linked merchants' own gateway keys stored at rest (platform mode), sealed. */
+  merchantKeys: MerchantKeyStore;
   polls: PollStore;
   checkpoints: CheckpointStore;
   reports: ReportStore;
@@ -67,7 +70,10 @@ export interface StoreDeps {
   transitionPool: Pool;
   clock: Clock;
   random: RandomSource;
-  /** Seals the webhook signing secrets, saved cards' vault tokens and the client secrets kept for a replay. */
+  /**
+   * Seals the webhook signing secrets, saved cards' vault tokens, the client secrets kept for a
+   * replay and the merchants' own gateway keys.
+   */
   box: SecretBox;
 }
 
@@ -90,6 +96,7 @@ export function createStore({ sequelize, pool, transitionPool, clock, random, bo
     operations: new OperationStore(models, writer, clock, random),
     inbox: new InboxStore(models, pool, () => randomId('', random, 16)),
     secrets: new SecretStore(models, box, clock),
+    merchantKeys: new MerchantKeyStore(models, box, clock),
     polls: new PollStore(sequelize, models),
     checkpoints: new CheckpointStore(models, clock),
     reports: new ReportStore(models, disputes),
@@ -107,6 +114,7 @@ export function createStore({ sequelize, pool, transitionPool, clock, random, bo
 export type { AuditEntry, AuditLine } from './audit.js';
 export type { Closed, CloseRequest, ExpiryCursor, Standing as ClosingStanding } from './closures.js';
 export { isDispute, type LoseRefusal } from './disputes.js';
+export type { StoredMerchantKey } from './merchant-keys.js';
 export { OperatorExists } from './operators.js';
 export type { OrderOnce, OrderRequestKey } from './order-requests.js';
 export type {

@@ -94,6 +94,14 @@ export interface PaymentLinkColumns {
   created_by: string;
 }
 export type PaymentLinkRow = Row<PaymentLinkColumns>;
+/** A linked merchant's own gateway key, sealed (store/merchant-keys.ts): never opened outside that file. */
+export interface MerchantKeyColumns {
+  merchant_id: number;
+  key_sealed: string;
+  created_at: Date;
+  updated_at: Date;
+}
+export type MerchantKeyRow = Row<MerchantKeyColumns>;
 
 export interface Models {
   Order: ModelStatic<OrderRow>;
@@ -112,6 +120,7 @@ export interface Models {
   SavedCardSync: ModelStatic<SavedCardSyncRow>;
   OrderRequest: ModelStatic<OrderRequestRow>;
   PaymentLink: ModelStatic<PaymentLinkRow>;
+  MerchantKey: ModelStatic<MerchantKeyRow>;
 }
 
 // Factories: Sequelize writes into attribute definitions, so two attributes must never share one object.
@@ -322,6 +331,16 @@ export function defineModels(sequelize: Sequelize): Models {
     },
     options('payment_links'),
   );
+  const MerchantKey = sequelize.define<MerchantKeyRow>(
+    'MerchantKey',
+    {
+      merchant_id: { type: DataTypes.INTEGER, primaryKey: true },
+      key_sealed: str(512, false),
+      created_at: when(),
+      updated_at: when(),
+    },
+    options('merchant_keys'),
+  );
   return {
     Order,
     Attempt,
@@ -339,6 +358,7 @@ export function defineModels(sequelize: Sequelize): Models {
     SavedCardSync,
     OrderRequest,
     PaymentLink,
+    MerchantKey,
   };
 }
 

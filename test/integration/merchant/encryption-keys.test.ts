@@ -65,6 +65,7 @@ describe('merchant: the encryption key over what the database holds sealed', fun
     await sequelize.query('DELETE FROM saved_cards');
     await sequelize.query('DELETE FROM audit_log');
     await sequelize.query('DELETE FROM order_requests');
+    await sequelize.query('DELETE FROM merchant_keys');
     // What a kit running under key A left: a secret rotated away (still in its grace), the active one,
     // two saved cards.
     const a = storeUnder(KEY_A);
@@ -104,7 +105,7 @@ describe('merchant: the encryption key over what the database holds sealed', fun
     const told: unknown[] = [];
     const logger = { info: (fields: unknown) => void told.push(fields) };
     await settleEncryptionKeys(storeUnder(KEY_B, [KEY_C, KEY_A]), { rotating: true, logger });
-    expect(told).to.deep.equal([{ webhook_secrets: 2, saved_cards: 2, order_secrets: 0 }]);
+    expect(told).to.deep.equal([{ webhook_secrets: 2, saved_cards: 2, order_secrets: 0, merchant_keys: 0 }]);
 
     // The new key alone now opens all of it; the old one nothing.
     const b = storeUnder(KEY_B);
@@ -136,7 +137,7 @@ describe('merchant: the encryption key over what the database holds sealed', fun
       rotating: true,
       logger: { info: (fields: unknown) => void told.push(fields) },
     });
-    expect(told).to.deep.equal([{ webhook_secrets: 0, saved_cards: 0, order_secrets: 1 }]);
+    expect(told).to.deep.equal([{ webhook_secrets: 0, saved_cards: 0, order_secrets: 1, merchant_keys: 0 }]);
     const replay = await storeUnder(KEY_B).orderRequests.earlier(key);
     expect(replay).to.deep.include({ kind: 'replayed', clientSecret: secret });
 
@@ -145,6 +146,53 @@ describe('merchant: the encryption key over what the database holds sealed', fun
     expect(await lost.orderRequests.unopened()).to.deep.equal([key.keyDigest]);
     expect(await lost.orderRequests.discardUnopened()).to.equal(1);
     expect(await lost.orderRequests.earlier(key)).to.equal(null);
+  });
+
+  it("a merchant's stored gateway key: checked at start-up, sealed again, bound to its merchant, forgotten when lost", async () => {
+    const KEY = 'sk_test_merchant_1004';
+    await sequelize.query('DELETE FROM webhook_secrets');
+    await sequelize.query('DELETE FROM saved_cards');
+    await storeUnder(KEY_A).merchantKeys.put(1004, KEY);
+    const [[row]] = (await sequelize.query('SELECT key_sealed FROM merchant_keys')) as [
+      { key_sealed: string }[],
+      unknown,
+    ];
+    expect(row!.key_sealed, 'never in clear').to.not.contain(KEY);
+
+    // Under another key: start-up refused, naming the merchant, never the key.
+    const error = await refusal(settleEncryptionKeys(storeUnder(KEY_B), { rotating: false }));
+    expect(error.line().split('\n')).to.have.length(1);
+    expect(error.line()).to.match(
+      /^APP_ENCRYPTION_KEY: does not open the gateway key of merchant 1004 stored in this database .*merchant-key remove --merchant <id>/,
+    );
+    expect(error.line()).to.not.contain(KEY);
+
+    // Rotated: sealed again under the new key, which alone opens it now.
+    const told: unknown[] = [];
+    await settleEncryptionKeys(storeUnder(KEY_B, [KEY_A]), {
+      rotating: true,
+      logger: { info: (fields: unknown) => void told.push(fields) },
+    });
+    expect(told).to.deep.equal([{ webhook_secrets: 0, saved_cards: 0, order_secrets: 0, merchant_keys: 1 }]);
+    const b = storeUnder(KEY_B);
+    await settleEncryptionKeys(b, { rotating: false });
+    expect([...(await b.merchantKeys.all())]).to.deep.equal([[1004, KEY]]);
+    await refusal(settleEncryptionKeys(storeUnder(KEY_A), { rotating: false }));
+
+    // The sealed key copied into another merchant's row does not open there: the kit would never
+    // send 1004's key for 1001's orders.
+    await sequelize.query(
+      'INSERT INTO merchant_keys (merchant_id, key_sealed, created_at, updated_at) SELECT 1001, key_sealed, created_at, updated_at FROM merchant_keys WHERE merchant_id = 1004',
+    );
+    expect(await b.merchantKeys.unopened()).to.deep.equal([1001]);
+    const moved = await b.merchantKeys.all().then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(moved?.message).to.match(/^the key of merchant 1001 does not open under APP_ENCRYPTION_KEY/);
+    expect(moved?.message).to.not.contain(KEY);
+    expect(await b.merchantKeys.discardUnopened()).to.deep.equal([1001]);
+    expect((await b.merchantKeys.list()).map((k) => k.merchantId)).to.deep.equal([1004]);
   });
 
   it('counting what no key opens changes nothing, even what a previous key would seal again', async () => {

@@ -59,7 +59,9 @@ describe('the gateway key, judged at start-up', () => {
       scopes: ['webhooks:manage'],
     });
     expect(verdict.warnings).to.have.length(1);
-    expect(verdict.warnings[0]).to.match(/merchant 1003 has no key of its own \(GATEWAY_MERCHANT_KEYS\)/);
+    expect(verdict.warnings[0]).to.match(
+      /merchant 1003 has no key of its own \(GATEWAY_MERCHANT_KEYS, or stored with `merchant-key set`\)/,
+    );
     expect(judgeKey(partnerKey, [1003, 1001], new Set([1001, 1003])).warnings, 'both keyed').to.deep.equal(
       [],
     );
