@@ -61,3 +61,11 @@ export function timestamp(option: string, value: string): Date {
   }
   return at;
 }
+
+/** A merchant id (`--merchant`): a whole number, as GATEWAY_MERCHANTS lists them; else one line and exit 1. */
+export function merchantId(option: string, value: string): number {
+  const id = Number(value);
+  if (!/^[1-9]\d{0,9}$/.test(value) || !Number.isSafeInteger(id))
+    fail(`${option}: must be a merchant id, a whole number such as 1001 (got "${value}")`);
+  return id;
+}

@@ -15,9 +15,14 @@ export function addReport(program: Command): void {
     .requiredOption('--to <time>', 'to this one (exclusive): --from 2026-11-23 --to 2026-11-24 is the 23rd')
     .option('--out <file.csv>', 'where to write the CSV (default: stdout)')
     .option('--refresh', 'ask the gateway first about every order not matched (within the shared budget)')
+    .option(
+      '--merchant <id>',
+      "one merchant's orders only (platform mode: one of GATEWAY_MERCHANTS, or one the kit acted for before)",
+    )
     .action(
-      kitAction(async (kit, o: { from: string; to: string; out?: string; refresh?: boolean }) =>
-        (await import('./actions/report.js')).report(kit, o),
+      kitAction(
+        async (kit, o: { from: string; to: string; out?: string; refresh?: boolean; merchant?: string }) =>
+          (await import('./actions/report.js')).report(kit, o),
       ),
     );
 }

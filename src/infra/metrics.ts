@@ -14,10 +14,34 @@ export interface MetricSources {
   webhookHealth(): Promise<{ status: string; consecutiveFailures: number } | null>;
   /** Gateway money with no order still open, by currency (issue 19). */
   unmatchedOpen(): Promise<Record<string, number>>;
-  /** Disputes not yet won or lost, by currency. */
-  disputesOpen(): Promise<Record<string, number>>;
+  /**
+   * Disputes not yet won or lost, by currency and the merchant whose order it is (null: an order that
+   * names none, or a kit that does not know its merchant's id).
+   */
+  disputesOpen(): Promise<{ merchant_id: number | null; currency: string; open: number }[]>;
   /** Order event deliveries still to be made, given up, and how long the oldest waiting has waited (issue 20). */
   orderEvents(): Promise<{ pending: number; failed: number; oldestPendingSeconds: number }>;
+}
+
+/** What a kit's metrics are told of its settings. */
+export interface KitMetricsOptions {
+  /**
+   * The merchants the kit acts for (GATEWAY_MERCHANTS). With several (platform mode, issue 45), the
+   * metrics about orders and their money carry a `merchant` label: these merchants, and any other
+   * whose orders the kit still holds (one it acted for before), so the label stays bounded. With one,
+   * or none, they carry no such label, as before.
+   */
+  merchants?: readonly number[];
+}
+
+/** A report's counts as the gauge reads them: per currency, and per merchant in platform mode. */
+export interface ReportedCounts {
+  merchant_id?: number | null;
+  currency: string;
+  orders: number;
+  in_flight: number;
+  mismatched: number;
+  resolved: number;
 }
 
 /**
@@ -26,13 +50,15 @@ export interface MetricSources {
  */
 export class KitMetrics {
   readonly registry = new Registry();
+  /** Platform mode: the merchants served, whose series the order metrics carry; null for a single shop. */
+  readonly #merchants: readonly number[] | null;
   readonly #receiver: Counter<'outcome'>;
   readonly #receiverSeconds: Histogram;
   readonly #observations: Counter<'source' | 'outcome'>;
   readonly #polls: Counter<'result'>;
   readonly #recovery: Counter<'result'>;
-  readonly #report: Gauge<'currency' | 'classification'>;
-  readonly #expiring: Gauge;
+  readonly #report: Gauge<'merchant' | 'currency' | 'classification'>;
+  readonly #expiring: Gauge<'merchant'>;
   readonly #unmatched: Counter<'currency'>;
   readonly #orderEvents: Counter<'kind' | 'result'>;
   readonly #rateLimited: Counter<'limit'>;
@@ -41,7 +67,9 @@ export class KitMetrics {
   readonly #expiry: Counter<'result'>;
   #sources: MetricSources | null = null;
 
-  constructor() {
+  constructor(options: KitMetricsOptions = {}) {
+    const merchants = options.merchants ?? [];
+    this.#merchants = merchants.length > 1 ? [...merchants] : null;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.#receiver = new Counter({
@@ -76,13 +104,14 @@ export class KitMetrics {
     });
     this.#report = new Gauge({
       name: 'kit_report_orders',
-      help: 'Orders of the last daily reconciliation report, by currency and classification',
-      labelNames: ['currency', 'classification'],
+      help: 'Orders of the last daily reconciliation report, by currency and classification (and merchant, in platform mode)',
+      labelNames: ['merchant', 'currency', 'classification'],
       registers,
     });
     this.#expiring = new Gauge({
       name: 'kit_authorizations_expiring',
-      help: 'Authorized orders whose authorisation lapses within AUTH_EXPIRY_WARNING, at the last check (after the policy acted)',
+      help: 'Authorized orders whose authorisation lapses within AUTH_EXPIRY_WARNING, at the last check (after the policy acted; by merchant, in platform mode)',
+      labelNames: ['merchant'],
       registers,
     });
     this.#unmatched = new Counter({
@@ -158,14 +187,23 @@ export class KitMetrics {
     });
     new Gauge({
       name: 'kit_disputes_open',
-      help: 'Chargebacks of orders not yet won (reversed by the gateway) or lost (an operator said so), by currency',
-      labelNames: ['currency'],
+      help: 'Chargebacks of orders not yet won (reversed by the gateway) or lost (an operator said so), by currency (and merchant, in platform mode)',
+      labelNames: ['merchant', 'currency'],
       registers,
       async collect() {
         const open = await metrics.#read((s) => s.disputesOpen());
         if (open === null) return;
         this.reset();
-        for (const [currency, n] of Object.entries(open)) this.set({ currency }, n);
+        // Summed per series: a single shop's per currency, a platform's per merchant and currency.
+        const sums = new Map<string, { labels: Record<string, string>; n: number }>();
+        for (const d of open) {
+          const labels = { ...metrics.#merchantLabel(d.merchant_id), currency: d.currency };
+          const key = JSON.stringify(labels);
+          const sum = sums.get(key) ?? { labels, n: 0 };
+          sum.n += d.open;
+          sums.set(key, sum);
+        }
+        for (const { labels, n } of sums.values()) this.set(labels, n);
       },
     });
     new Gauge({
@@ -259,8 +297,21 @@ export class KitMetrics {
     this.#rateLimitFallbacks.inc({ limit });
   }
 
-  /** The authorisations job's count: those still expiring once its policy acted. */
-  authorizationsExpiring(summary: { expiring: number; acted: number }): void {
+  /**
+   * The authorisations job's count: those still expiring once its policy acted; per merchant in
+   * platform mode (the job counts each merchant it acts for, from 0).
+   */
+  authorizationsExpiring(summary: {
+    expiring: number;
+    acted: number;
+    byMerchant?: Record<string, { expiring: number; acted: number }>;
+  }): void {
+    if (this.#merchants && summary.byMerchant) {
+      this.#expiring.reset();
+      for (const [merchant, n] of Object.entries(summary.byMerchant))
+        this.#expiring.set({ merchant }, n.expiring - n.acted);
+      return;
+    }
     this.#expiring.set(summary.expiring - summary.acted);
   }
 
@@ -317,25 +368,31 @@ export class KitMetrics {
       this.#recovery.inc({ result }, summary[result]);
   }
 
-  reported(
-    totals: readonly {
-      currency: string;
-      orders: number;
-      in_flight: number;
-      mismatched: number;
-      resolved: number;
-    }[],
-  ): void {
+  /**
+   * The daily report's counts by classification: per currency (`totals`), or, in platform mode, per
+   * merchant and currency (`byMerchant`, each naming its `merchant_id`).
+   */
+  reported(totals: readonly ReportedCounts[], byMerchant: readonly ReportedCounts[] = totals): void {
     this.#report.reset();
-    for (const t of totals) {
-      this.#report.set(
-        { currency: t.currency, classification: 'matched' },
-        t.orders - t.in_flight - t.mismatched - t.resolved,
-      );
-      this.#report.set({ currency: t.currency, classification: 'in_flight' }, t.in_flight);
-      this.#report.set({ currency: t.currency, classification: 'mismatched' }, t.mismatched);
-      this.#report.set({ currency: t.currency, classification: 'resolved' }, t.resolved);
+    for (const t of this.#merchants ? byMerchant : totals) {
+      const labels = this.#merchantLabel(t.merchant_id ?? null);
+      const set = (classification: string, n: number) =>
+        this.#report.set({ ...labels, currency: t.currency, classification }, n);
+      set('matched', t.orders - t.in_flight - t.mismatched - t.resolved);
+      set('in_flight', t.in_flight);
+      set('mismatched', t.mismatched);
+      set('resolved', t.resolved);
     }
+  }
+
+  /**
+   * The `merchant` label of a series about an order of `merchantId`: in platform mode only (a single
+   * shop's series carry none); an order that names no merchant is the first one's.
+   */
+  #merchantLabel(merchantId: number | null): { merchant?: string } {
+    if (!this.#merchants) return {};
+    const merchant = merchantId ?? this.#merchants[0] ?? null;
+    return merchant === null ? {} : { merchant: String(merchant) };
   }
 
   /** The Prometheus text of every metric. */

@@ -89,7 +89,8 @@ export async function buildAdapters(
   const lockPool = createLockPool(config.databaseUrl);
   shutdown.connection({ name: 'lock pool', close: () => lockPool.end() });
   const locks = new NamedLocks(lockPool, databaseName(config.databaseUrl));
-  const metrics = new KitMetrics();
+  // Several merchants (platform mode): the order metrics carry a `merchant` label.
+  const metrics = new KitMetrics({ merchants: config.gateway.merchants });
   const apply = counted(applier(store), metrics);
   const applyMany = countedMany(batchApplier(store), metrics);
 

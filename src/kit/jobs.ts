@@ -125,9 +125,10 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
     lastHealth: () => memory.get(),
     dailyReport: () => dailyReport(a),
     watchAuthorizations: () =>
-      watchAuthorizations({ ...deps, checkout: a.checkout }, a.config.authorizations).then(
-        tap((s) => a.metrics.authorizationsExpiring(s)),
-      ),
+      watchAuthorizations(
+        { ...deps, checkout: a.checkout, served: a.checkout.gateways.merchants },
+        a.config.authorizations,
+      ).then(tap((s) => a.metrics.authorizationsExpiring(s))),
     ageOut: () =>
       ageOut(
         { retention: a.store.retention, now: () => a.clock.now() },
@@ -168,9 +169,14 @@ async function dailyReport(a: Adapters): Promise<Report> {
   const today = Math.floor(a.clock.now() / DAY) * DAY;
   const report = await reconciliationReport(a.checkout, { from: new Date(today - DAY), to: new Date(today) });
   const day = report.from.toISOString().slice(0, 10);
-  a.metrics.reported(report.totals);
+  a.metrics.reported(report.totals, report.totalsByMerchant);
   a.logger.info(
-    { day, totals: report.totals, unmatched_money: report.unmatched.totals },
+    {
+      day,
+      totals: report.totals,
+      totals_by_merchant: report.totalsByMerchant,
+      unmatched_money: report.unmatched.totals,
+    },
     'daily reconciliation',
   );
   const mismatched = report.rows.filter((r) => r.classification === 'mismatched');

@@ -33,7 +33,7 @@ export function metricSources(a: Adapters, jobs: Jobs): MetricSources {
       };
     },
     unmatchedOpen: () => bounded('gateway money with no order', a.store.unmatched.openByCurrency()),
-    disputesOpen: () => bounded('the disputes', a.store.disputes.openByCurrency()),
+    disputesOpen: () => bounded('the disputes', a.store.disputes.openByMerchant()),
     orderEvents: async () => {
       const status = await bounded('the order events', a.store.outbox.status());
       const oldest = Math.min(

@@ -7,6 +7,7 @@ import { TEST_CARDS } from '../../src/merchant/http/demo-test-cards.js';
 import { holdOrderSecrets, launchChromium, watchCsp } from '../support/browser.js';
 import { MERCHANT_KEY } from '../support/gateway.js';
 import { getOrder, OPS_TOKEN, startTestKit, type TestKit } from '../support/kit.js';
+import { LINKED, PLATFORM_ENV, platformSeed } from '../support/platform.js';
 
 /**
  * The demo shop at `/`, driven end to end in Chromium: it creates and pays orders through the kit's
@@ -727,5 +728,88 @@ describe('browser: the demo shop in Chromium', function () {
     await row.locator('button.remove-saved').click();
     await savedCardsShown(0);
     expect(await cardsThroughApi()).to.deep.equal([]);
+  });
+});
+
+/**
+ * The demo shop of a kit that acts for several merchants (platform mode, issue 45): a picker of the
+ * merchants, whose payment methods the form offers, and the order placed is for the one picked.
+ */
+describe('browser: the demo shop of a platform (a merchant picker)', function () {
+  this.timeout(60_000);
+  let browser: Browser | null;
+  let t: TestKit;
+  let page: Page;
+  let problems: string[];
+  let csp: Awaited<ReturnType<typeof watchCsp>>;
+  const shots = mkdtempSync(join(tmpdir(), 'demo-shop-platform-screens-'));
+
+  before(async function () {
+    browser = await launchChromium(this);
+    t = await startTestKit({ seed: platformSeed, env: { ...PLATFORM_ENV } });
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+  beforeEach(async () => {
+    page = await browser!.newPage({ viewport: { width: 1200, height: 900 } });
+    problems = [];
+    csp = await watchCsp(page);
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  });
+  afterEach(async () => {
+    await page.close();
+    expect([...problems, ...csp.list()]).to.deep.equal([]);
+  });
+
+  const screenshot = async (name: string) => {
+    const path = join(shots, `${name}.png`);
+    await page.screenshot({ path, fullPage: true });
+    console.log(`      screenshot: ${path}`);
+  };
+
+  it('offers each merchant; a redirect payment for merchant 1004 placed through the picker is an order of 1004, paid', async () => {
+    await page.goto(`${t.url}/`);
+    const options = await page
+      .locator('#merchant option')
+      .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(options).to.deep.equal(LINKED.map(String));
+    // The first merchant's methods as the page loads; 1004's once it is picked (it has paysafecard only).
+    await page.waitForSelector('#methods [data-method="ideal"]');
+    await page.selectOption('#merchant', '1004');
+    await page.waitForFunction(
+      () =>
+        !document.querySelector('#methods [data-method="ideal"]') &&
+        document.querySelector('#methods [data-method="psc"]'),
+    );
+    await page.fill('#amount', '25.00');
+    await page.selectOption('#currency', 'EUR');
+    await page.check('input[name="kind"][value="redirect"]');
+    await page.selectOption('#method', 'psc');
+    await page.fill('#country', 'DE');
+    await screenshot('platform-picker-1004');
+    const created = page.waitForResponse(
+      (r) => r.url() === `${t.url}/orders` && r.request().method() === 'POST',
+    );
+    await page.click('#pay');
+    const sent = (await created).request().postDataJSON() as { merchant_id?: number };
+    expect(sent.merchant_id).to.equal(1004);
+    await page.waitForURL(`${t.kit.gatewayUrl}/hosted/checkout/**`);
+    await page.getByRole('button', { name: 'Pay', exact: true }).click();
+    await page.waitForURL(`${t.url}/checkout/return?**`);
+    expect(await page.getAttribute('[data-status]', 'data-status')).to.equal('paid');
+    await page.getByRole('link', { name: 'Back to the shop' }).click();
+    await page.waitForURL(`${t.url}/`);
+    const panel = await page.waitForSelector('#order .order[data-status="paid"]', { timeout: 15_000 });
+    expect(await panel.getAttribute('data-merchant-id')).to.equal('1004');
+    const id = (await panel.getAttribute('data-order-id'))!;
+    // The picker keeps the merchant the order was placed for.
+    expect(await page.inputValue('#merchant')).to.equal('1004');
+    expect(await page.locator('#order').innerText()).to.match(/Merchant\s+1004/);
+    await screenshot('platform-paid-1004');
+    const order = await getOrder(t, id);
+    expect(order).to.include({ merchant_id: 1004, status: 'paid' });
+    expect(order.payment).to.include({ kind: 'redirect', payment_method: 'psc' });
   });
 });

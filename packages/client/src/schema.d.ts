@@ -14,7 +14,7 @@ export interface paths {
         };
         /**
          * Orders, and the review queue
-         * @description Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `reference` (the one order that carries it: what a 409 `DUPLICATE_REFERENCE` is about), `created_from` (inclusive) and `created_to` (exclusive). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
+         * @description Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `merchant_id` (the orders of one merchant, platform mode; those of the first merchant include the orders made before it), `reference` (the one order that carries it: what a 409 `DUPLICATE_REFERENCE` is about), `created_from` (inclusive) and `created_to` (exclusive). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
          */
         get: operations["listOrders"];
         put?: never;
@@ -118,7 +118,7 @@ export interface paths {
         };
         /**
          * Redirect methods the gateway offers
-         * @description The gateway's advisory list; with `country` or `currency`, each says whether it is available.
+         * @description The gateway's advisory list; with `country` or `currency`, each says whether it is available. Platform mode: `merchant_id` names whose methods (each merchant has its own; one the kit does not act for is a 422).
          */
         get: operations["listPaymentMethods"];
         put?: never;
@@ -395,7 +395,7 @@ export interface paths {
         };
         /**
          * The reconciliation report
-         * @description One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight`, `mismatched` or `resolved` (a difference a person resolved the review of) with the reason and the order's `review`, and totals per currency in minor units; beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency (captured, refunded, charged back and net after chargebacks, each payment read as an order's is). `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. Roles: finance, admin.
+         * @description One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight`, `mismatched` or `resolved` (a difference a person resolved the review of) with the reason and the order's `review`, and totals per currency in minor units, and per merchant and currency (`totals_by_merchant`: each row names its `merchant_id`, platform mode); beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency (captured, refunded, charged back and net after chargebacks, each payment read as an order's is). `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. `merchant_id`: one merchant's orders only, their totals and no `unmatched_money` (money with no order is not told by merchant). Roles: finance, admin.
          */
         get: operations["reconciliationReport"];
         put?: never;
@@ -699,7 +699,7 @@ export interface paths {
         };
         /**
          * The audit export: who did what
-         * @description Every act a person (or the kit on their settings) did in [`from`, `to`), oldest first: capture, refund and void (with what became of them at the gateway), reviews resolved, gateway money attached or resolved, disputes lost, operators added and revoked; who (name, role, credential), on what order and subject, the amount, the reason or note, and the request. CSV by default (one header line, a line per act, streamed); `format=json` for the same lines as JSON. Roles: finance, admin.
+         * @description Every act a person (or the kit on their settings) did in [`from`, `to`), oldest first: capture, refund and void (with what became of them at the gateway), reviews resolved, gateway money attached or resolved, disputes lost, operators added and revoked; who (name, role, credential), on what order and subject, the amount, the reason or note, and the request. CSV by default (one header line, a line per act, streamed); `format=json` for the same lines as JSON. Each line names the merchant whose order it is about (`merchant_id`, platform mode); `merchant_id` in the query keeps the lines about the orders of that merchant only. Roles: finance, admin.
          */
         get: operations["auditExport"];
         put?: never;
@@ -1522,17 +1522,48 @@ export interface components {
             from: string;
             /** Format: date-time */
             to: string;
+            /** @description The merchant the report is of (`merchant_id` asked); null: every merchant. */
+            merchant_id: number | null;
             /** Format: date-time */
             generated_at: string;
+            /** @description Per currency, over every row (of every merchant, or of the one asked for). */
             totals: components["schemas"]["CurrencyTotals"][];
+            /** @description Per merchant and currency, by merchant then currency: the same figures as `totals`, split by whose orders (platform mode). A kit of one merchant has that merchant's lines only. */
+            totals_by_merchant: components["schemas"]["MerchantTotals"][];
             rows: components["schemas"]["ReportRow"][];
-            /** @description Gateway money with no order first seen in the range, and its own totals per currency. */
+            /** @description Gateway money with no order first seen in the range, and its own totals per currency. Not told by merchant: a report of one merchant (`merchant_id`) leaves it out (empty); the report of every merchant has it. */
             unmatched_money: {
                 rows: components["schemas"]["UnmatchedMoney"][];
                 totals: components["schemas"]["UnmatchedTotals"][];
             };
         };
         CurrencyTotals: {
+            currency: string;
+            orders: number;
+            /** @description Minor units (cents): 1234 is 12.34 EUR. */
+            captured: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            captured_formatted: string;
+            /** @description Minor units (cents): 1234 is 12.34 EUR. */
+            refunded: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            refunded_formatted: string;
+            /** @description What chargebacks took back, over the orders disputed now (a dispute won gives it back). */
+            disputed: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            disputed_formatted: string;
+            /** @description Captured minus refunded minus disputed: what the shop keeps. */
+            net: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            net_formatted: string;
+            in_flight: number;
+            mismatched: number;
+            /** @description Orders that disagree with the gateway by a person's decision. */
+            resolved: number;
+        };
+        MerchantTotals: {
+            /** @description Whose orders: as the rows' `merchant_id`. */
+            merchant_id: number | null;
             currency: string;
             orders: number;
             /** @description Minor units (cents): 1234 is 12.34 EUR. */
@@ -1607,6 +1638,11 @@ export interface components {
             /** @description Who made the decision `review` names, as `name (role)`; null without one. */
             reviewed_by: string | null;
             reviewed_at: string | null;
+            /**
+             * @description The gateway merchant whose order it is (platform mode); an order made before platform mode is the first of `GATEWAY_MERCHANTS`'s. Null: the kit does not know its key's own merchant id.
+             * @example 1001
+             */
+            merchant_id: number | null;
         };
         /** @description A gateway transaction naming money that no payment attempt of the kit holds. */
         UnmatchedMoney: {
@@ -1786,6 +1822,8 @@ export interface components {
             gateway_code: string | null;
             /** @description The X-Request-Id of the request that did it: what to search the logs for. */
             request_id: string | null;
+            /** @description The merchant whose order the act was about (platform mode; an order made before it is the first of `GATEWAY_MERCHANTS`'s); null for an act about no order (an operator added, money with no order resolved). */
+            merchant_id: number | null;
         };
         /** @description `order.authorized`: The payment is authorized (`mode: auth`) and not yet captured: capture or void it before `capture_before`. */
         OrderAuthorizedEvent: {
@@ -2009,6 +2047,8 @@ export interface operations {
                 needs_review?: "true" | "false";
                 status?: string;
                 currency?: string;
+                /** @description One gateway merchant's (platform mode): orders that name it and, for the first of `GATEWAY_MERCHANTS`, orders made before platform mode. */
+                merchant_id?: string;
                 reference?: string;
                 created_from?: string;
                 created_to?: string;
@@ -3525,6 +3565,8 @@ export interface operations {
             query?: {
                 country?: string;
                 currency?: string;
+                /** @description Platform mode: the methods of this merchant, one of `GATEWAY_MERCHANTS` (each has its own); left out, the first one's. */
+                merchant_id?: string;
             };
             header?: never;
             path?: never;
@@ -5701,6 +5743,8 @@ export interface operations {
                 to: string;
                 format?: "json" | "csv";
                 refresh?: "true" | "false";
+                /** @description One gateway merchant's (platform mode): orders that name it and, for the first of `GATEWAY_MERCHANTS`, orders made before platform mode. */
+                merchant_id?: string;
             };
             header?: never;
             path?: never;
@@ -8578,6 +8622,8 @@ export interface operations {
                 from: string;
                 to: string;
                 format?: "csv" | "json";
+                /** @description One gateway merchant's (platform mode): orders that name it and, for the first of `GATEWAY_MERCHANTS`, orders made before platform mode. */
+                merchant_id?: string;
             };
             header?: never;
             path?: never;

@@ -14,15 +14,26 @@ import { isWaiting } from './landing.js';
 export interface DemoShopSettings {
   currencies: readonly string[];
   maxAmount: string;
+  /**
+   * Platform mode (issue 45): the merchants the kit acts for (GATEWAY_MERCHANTS), offered in a
+   * picker; the order placed is for the one picked. Absent when the kit acts for one merchant: the
+   * page is as it always was.
+   */
+  merchants?: readonly number[];
 }
 
 /**
  * The demo shop at `/` outside production; null in production, where `/` stays the small page: a live
  * shop must not offer a form that creates orders and takes test cards.
  */
-export function demoShopFor(config: Pick<Config, 'env' | 'orders'>): DemoShopSettings | null {
+export function demoShopFor(config: Pick<Config, 'env' | 'orders' | 'gateway'>): DemoShopSettings | null {
   if (config.env === 'production') return null;
-  return { currencies: config.orders.currencies, maxAmount: config.orders.maxAmount };
+  const { merchants } = config.gateway;
+  return {
+    currencies: config.orders.currencies,
+    maxAmount: config.orders.maxAmount,
+    ...(merchants.length > 1 ? { merchants: [...merchants] } : {}),
+  };
 }
 
 /** The demo shop as the kit serves it: what it offers, and its script. */
@@ -34,7 +45,9 @@ export interface DemoShop extends DemoShopSettings {
  * demoShopFor's, with its script (bundled as the kit starts, or read from the build: demo-shop-script.ts);
  * null in production, where no script is loaded either.
  */
-export async function demoShopOf(config: Pick<Config, 'env' | 'orders'>): Promise<DemoShop | null> {
+export async function demoShopOf(
+  config: Pick<Config, 'env' | 'orders' | 'gateway'>,
+): Promise<DemoShop | null> {
   const settings = demoShopFor(config);
   return settings && { ...settings, script: await demoShopScript() };
 }
@@ -108,7 +121,23 @@ export function renderDemoShop(
         `<tr data-card="${e(c.number)}" title="Use this card"><td class="number">${e(groupDigits(c.number))}</td><td>${e(c.threeDs)}</td><td>${e(c.transaction)}</td></tr>`,
     )
     .join('\n');
+  const merchants = settings.merchants ?? [];
+  // Platform mode: whose order it is, first in the form; the first merchant picked until another is.
+  const merchantPicker =
+    merchants.length > 1
+      ? `<div class="row" id="merchant-row">
+<label>Merchant <select id="merchant" name="merchant">${merchants
+          .map(
+            (m, i) =>
+              `<option value="${e(String(m))}"${i === 0 ? ' selected' : ''}>Merchant ${e(String(m))}</option>`,
+          )
+          .join('')}</select></label>
+</div>
+<p class="hint">The kit acts for several merchants (<code>GATEWAY_MERCHANTS</code>): the order is for the one picked (<code>merchant_id</code>), and the payment methods are its own.</p>
+`
+      : '';
   const scriptSettings: DemoShopScriptSettings = {
+    merchants: merchants.length > 1 ? merchants : [],
     waiting: ORDER_STATUSES.filter(isWaiting),
     refreshMs: REFRESH_MS,
     maxRefreshes: MAX_REFRESHES,
@@ -136,7 +165,7 @@ The payment pages' "Back to the shop" leads here while <code>SHOP_URL</code> is 
 <section class="card" id="checkout">
 <h2>Order and pay</h2>
 <form id="pay-form">
-<div class="row">
+${merchantPicker}<div class="row">
 <label>Amount <input id="amount" name="amount" inputmode="decimal" value="49.90" required size="10"></label>
 <label>Currency <select id="currency" name="currency">${currencies}</select></label>
 </div>

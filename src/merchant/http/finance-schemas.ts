@@ -65,6 +65,15 @@ export const reportRowSchema = z
       .nullable()
       .meta({ description: 'Who made the decision `review` names, as `name (role)`; null without one.' }),
     reviewed_at: timestamp.nullable(),
+    merchant_id: z
+      .number()
+      .int()
+      .nullable()
+      .meta({
+        description:
+          "The gateway merchant whose order it is (platform mode); an order made before platform mode is the first of `GATEWAY_MERCHANTS`'s. Null: the kit does not know its key's own merchant id.",
+        examples: [1001],
+      }),
   })
   .meta({ id: 'ReportRow', description: 'An order beside what the gateway last said of its payment.' });
 
@@ -90,6 +99,18 @@ export const currencyTotalsSchema = z
       .meta({ description: "Orders that disagree with the gateway by a person's decision." }),
   })
   .meta({ id: 'CurrencyTotals' });
+
+/** One merchant's totals in one currency (reconciliation.ts, MerchantTotals). */
+export const merchantTotalsSchema = z
+  .object({
+    merchant_id: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "Whose orders: as the rows' `merchant_id`." }),
+    ...currencyTotalsSchema.shape,
+  })
+  .meta({ id: 'MerchantTotals' });
 
 /** Gateway money with no order (src/merchant/reports/unmatched.ts, UnmatchedMoneyRow; issue 19). */
 export const unmatchedMoneySchema = z
@@ -174,13 +195,25 @@ export const reportSchema = z
   .object({
     from: timestamp,
     to: timestamp,
+    merchant_id: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'The merchant the report is of (`merchant_id` asked); null: every merchant.' }),
     generated_at: timestamp,
-    totals: z.array(currencyTotalsSchema),
+    totals: z
+      .array(currencyTotalsSchema)
+      .meta({ description: 'Per currency, over every row (of every merchant, or of the one asked for).' }),
+    totals_by_merchant: z.array(merchantTotalsSchema).meta({
+      description:
+        "Per merchant and currency, by merchant then currency: the same figures as `totals`, split by whose orders (platform mode). A kit of one merchant has that merchant's lines only.",
+    }),
     rows: z.array(reportRowSchema),
     unmatched_money: z
       .object({ rows: z.array(unmatchedMoneySchema), totals: z.array(unmatchedTotalsSchema) })
       .meta({
-        description: 'Gateway money with no order first seen in the range, and its own totals per currency.',
+        description:
+          'Gateway money with no order first seen in the range, and its own totals per currency. Not told by merchant: a report of one merchant (`merchant_id`) leaves it out (empty); the report of every merchant has it.',
       }),
   })
   .meta({ id: 'ReconciliationReport' });
@@ -241,6 +274,10 @@ export const auditEntrySchema = z
       .string()
       .nullable()
       .meta({ description: 'The X-Request-Id of the request that did it: what to search the logs for.' }),
+    merchant_id: z.number().int().nullable().meta({
+      description:
+        "The merchant whose order the act was about (platform mode; an order made before it is the first of `GATEWAY_MERCHANTS`'s); null for an act about no order (an operator added, money with no order resolved).",
+    }),
   })
   .meta({ id: 'AuditEntry', description: 'Who did what, on what, and why.' });
 

@@ -3,11 +3,10 @@ import { z } from 'zod';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { invalid } from '../errors/http-error.js';
 import { reportCsv } from '../reports/csv.js';
-import { reconciliationReport, reportRows } from '../reports/generate.js';
-import { unmatchedSection } from '../reports/unmatched.js';
+import { reconciliationReport, reportRows, unmatchedOf } from '../reports/generate.js';
 import { ok, parseQuery } from './errors.js';
 import type { OpsAuth } from './ops-auth.js';
-import { isoTime } from './schemas.js';
+import { isoTime, merchantFilterQuery } from './schemas.js';
 
 export const reportQuerySchema = z.object({
   /** Orders created from here (inclusive); a date alone is its midnight, UTC. */
@@ -16,6 +15,8 @@ export const reportQuerySchema = z.object({
   to: isoTime,
   format: z.enum(['json', 'csv'], { message: 'must be json or csv' }).default('json'),
   refresh: z.enum(['true', 'false'], { message: 'must be true or false' }).default('false'),
+  /** One merchant's orders (platform mode); left out, every merchant's. */
+  merchant_id: merchantFilterQuery,
 });
 
 /** The range of a report's query, checked: `to` after `from`. */
@@ -30,13 +31,21 @@ export function reportRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth
   router.get('/reports/reconciliation', async (ctx) => {
     await deps.ops.require(ctx, 'reports.read');
     const q = reportRange(ctx.query);
-    const range = { from: q.from, to: q.to };
+    const range = {
+      from: q.from,
+      to: q.to,
+      ...(q.merchant_id === undefined ? {} : { merchantId: q.merchant_id }),
+    };
     if (q.format === 'csv') {
       // Streamed: a month of orders never sits in memory. A refresh asks the gateway first.
       if (q.refresh === 'true') await reconciliationReport(deps, range, { refresh: true, caller: 'report' });
-      ctx.set('Content-Disposition', `attachment; filename="reconciliation-${day(q.from)}-${day(q.to)}.csv"`);
+      const whose = q.merchant_id === undefined ? '' : `merchant-${q.merchant_id}-`;
+      ctx.set(
+        'Content-Disposition',
+        `attachment; filename="reconciliation-${whose}${day(q.from)}-${day(q.to)}.csv"`,
+      );
       ctx.type = 'text/csv; charset=utf-8';
-      ctx.body = reportCsv(reportRows(deps, range), (await unmatchedSection(deps.store, range)).rows);
+      ctx.body = reportCsv(reportRows(deps, range), (await unmatchedOf(deps, range)).rows);
       return;
     }
     const report = await reconciliationReport(deps, range, {
@@ -46,8 +55,10 @@ export function reportRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth
     ok(ctx, {
       from: report.from.toISOString(),
       to: report.to.toISOString(),
+      merchant_id: report.merchantId ?? null,
       generated_at: report.generatedAt,
       totals: report.totals,
+      totals_by_merchant: report.totalsByMerchant,
       rows: report.rows,
       unmatched_money: report.unmatched,
     });

@@ -14,6 +14,7 @@ import { payBySavedCard } from '../checkout/saved.js';
 import { HttpError, invalid, invalidState } from '../errors/http-error.js';
 import { may } from '../operators/roles.js';
 import { ORDER_SECRET_HEADER } from '../orders/client-secret.js';
+import { orderMerchant } from '../orders/order-merchant.js';
 import type { OrderRules } from '../orders/order-rules.js';
 import { InvalidTransition } from '../orders/status.js';
 import { OrderNotFound } from '../store/index.js';
@@ -185,8 +186,12 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
   router.get('/payment-methods', async (ctx) => {
     await enforce(deps.limits, [['payment_methods_per_address', clientKey(ctx)]]);
     const query = parseQuery(methodsQuerySchema, ctx.query);
+    // Platform mode: the methods of the merchant an order will be for (each has its own); else the first's.
+    const merchant =
+      query.merchant_id === undefined ? null : orderMerchant(deps.gateways.merchants, query.merchant_id);
+    if (merchant && 'problem' in merchant) throw invalid({ merchant_id: [merchant.problem] });
     const answer = await deps.gateways
-      .of(null)
+      .of(merchant?.merchantId ?? null)
       .paymentMethods({ country: query.country, currency: query.currency });
     ok(ctx, answer.data);
   });

@@ -154,6 +154,23 @@ export const customerTokenSchema = z.object({
     .optional(),
 });
 
+/**
+ * `merchant_id` in a query (platform mode, issue 45): one merchant's orders, or acts about them. Any
+ * merchant id, not only those the kit acts for now: one it acted for before still has its history.
+ */
+const merchantQuery = z
+  .string()
+  .regex(/^[1-9]\d{0,9}$/, 'must be a merchant id: a whole number (GATEWAY_MERCHANTS lists them)')
+  .transform(Number)
+  .refine(Number.isSafeInteger, 'must be a merchant id: a whole number (GATEWAY_MERCHANTS lists them)');
+
+/** `merchant_id` as a filter of orders (the list, the report, the audit): optional, described once. */
+export const merchantFilterQuery = merchantQuery.optional().meta({
+  description:
+    "One gateway merchant's (platform mode): orders that name it and, for the first of `GATEWAY_MERCHANTS`, orders made before platform mode.",
+  examples: ['1001'],
+});
+
 /** A merchant-initiated charge of a saved card (issue 21, part 4): a new order, paid at once. */
 export const chargeSchema = keepsNoCardNumber(
   z
@@ -182,6 +199,12 @@ export const methodsQuerySchema = z.object({
     .regex(/^[A-Z]{2}$/, 'must be a 2-letter uppercase country code')
     .optional(),
   currency: currency.optional(),
+  /** Platform mode: the methods of this merchant, one of GATEWAY_MERCHANTS (each has its own). */
+  merchant_id: merchantQuery.optional().meta({
+    description:
+      "Platform mode: the methods of this merchant, one of `GATEWAY_MERCHANTS` (each has its own); left out, the first one's.",
+    examples: ['1004'],
+  }),
 });
 
 /**
@@ -320,6 +343,7 @@ export const orderListQuerySchema = z.object({
     .transform((list) => list as OrderStatus[])
     .optional(),
   currency: currency.optional(),
+  merchant_id: merchantFilterQuery,
   /** The order that carries this reference (unique: at most one). */
   reference: z
     .string()
@@ -352,4 +376,6 @@ export const auditQuerySchema = z.object({
   from: isoTime,
   to: isoTime,
   format: z.enum(['csv', 'json'], { message: 'must be csv or json' }).default('csv'),
+  /** The acts about this merchant's orders only (platform mode). */
+  merchant_id: merchantFilterQuery,
 });

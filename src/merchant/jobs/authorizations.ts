@@ -3,6 +3,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { operate } from '../checkout/operations.js';
 import type { Actor } from '../operators/roles.js';
+import { merchantOf } from '../orders/order-merchant.js';
 import type { Store } from '../store/index.js';
 
 export interface AuthorizationSettings {
@@ -18,6 +19,8 @@ export interface AuthorizationDeps {
   checkout: MerchantDeps;
   clock: Clock;
   logger: Logger;
+  /** The merchants the kit acts for (GATEWAY_MERCHANTS): with several, the summary counts per merchant. */
+  served?: readonly number[];
 }
 
 export interface AuthorizationSummary {
@@ -27,6 +30,11 @@ export interface AuthorizationSummary {
   acted: number;
   /** The policy's call refused by the gateway, or unanswered (kept; an unanswered one is tried again). */
   failed: number;
+  /**
+   * Platform mode only (the kit acts for several merchants, issue 45): `expiring` and `acted` per
+   * merchant id, for the gauge's `merchant` label. Absent for a single shop.
+   */
+  byMerchant?: Record<string, { expiring: number; acted: number }>;
 }
 
 /** A run looks at this many at most: the soonest deadlines first. */
@@ -49,6 +57,23 @@ export async function watchAuthorizations(
   const now = deps.clock.now();
   const expiring = await deps.store.polls.expiringAuthorizations(new Date(now + settings.warningMs), BATCH);
   const summary: AuthorizationSummary = { expiring: expiring.length, acted: 0, failed: 0 };
+  // Per merchant in platform mode, each served merchant from 0: one with none expiring reads 0.
+  const served = deps.served ?? [];
+  const byMerchant =
+    served.length > 1
+      ? Object.fromEntries(served.map((id) => [String(id), { expiring: 0, acted: 0 }]))
+      : undefined;
+  if (byMerchant) summary.byMerchant = byMerchant;
+  const countsOf = (order: { merchant_id: number | null }) => {
+    if (!byMerchant) return null;
+    const id = String(merchantOf(order.merchant_id, served));
+    byMerchant[id] ??= { expiring: 0, acted: 0 };
+    return byMerchant[id];
+  };
+  for (const { order } of expiring) {
+    const counts = countsOf(order);
+    if (counts) counts.expiring++;
+  }
   if (expiring.length === 0) return summary;
   deps.logger.warn(
     {
@@ -75,8 +100,11 @@ export async function watchAuthorizations(
       deps.logger.error({ order: order.id, err: { message: error.message } }, 'auth expiry policy failed');
       return null;
     });
-    if (outcome?.kind === 'done') summary.acted++;
-    else summary.failed++;
+    if (outcome?.kind === 'done') {
+      summary.acted++;
+      const counts = countsOf(order);
+      if (counts) counts.acted++;
+    } else summary.failed++;
   }
   deps.logger.info({ ...summary, policy: operation }, 'auth expiry policy applied');
   return summary;

@@ -17,3 +17,27 @@ export function orderMerchant(
     return { problem: "must be left out: this kit acts for its gateway key's own account only" };
   return { problem: `must be one of the merchants this kit acts for: ${served.join(', ')}` };
 }
+
+/**
+ * Whose an order is, as finance and operators count it (the report, the metrics, the audit): the
+ * merchant it names, or, for one made before platform mode (null), the kit's first merchant, as every
+ * gateway call of it goes (client/merchant-gateways.ts). Null only for a kit that does not know the id
+ * of its key's own account.
+ */
+export function merchantOf(orderMerchant: number | null, served: readonly number[]): number | null {
+  return orderMerchant ?? served[0] ?? null;
+}
+
+/**
+ * The orders of one merchant, as a store reads them: `merchantId`, and (`withUnnamed`) the orders that
+ * name none, when it is the kit's first merchant: they are its (merchantOf).
+ */
+export interface MerchantFilter {
+  merchantId: number;
+  withUnnamed: boolean;
+}
+
+/** The filter for `merchantId`'s orders in a kit that acts for `served`. */
+export function merchantFilter(merchantId: number, served: readonly number[]): MerchantFilter {
+  return { merchantId, withUnnamed: served[0] === merchantId };
+}

@@ -1,5 +1,6 @@
 import { type CurrencyCode, formatMinor, isCurrencyCode } from '../../shared/money.js';
 import type { DisputeOutcome } from '../orders/disputes.js';
+import { merchantOf } from '../orders/order-merchant.js';
 import type { ReviewResolution } from '../orders/review.js';
 import type { AttemptRecord, DisputeRecord, OrderRecord } from '../store/records.js';
 
@@ -58,6 +59,11 @@ export interface ReportRow {
   /** Who made the decision `review` names, and when; null while the review is open or was never resolved. */
   reviewed_by: string | null;
   reviewed_at: string | null;
+  /**
+   * The gateway merchant whose order it is (platform mode, issue 45); an order made before platform
+   * mode is the kit's first merchant's. Null: the kit does not know its key's own merchant id.
+   */
+  merchant_id: number | null;
 }
 
 /** The CSV's columns, in order: stable names (docs/finance.md lists them). */
@@ -94,6 +100,8 @@ export const REPORT_COLUMNS: readonly (keyof ReportRow)[] = [
   'review',
   'reviewed_by',
   'reviewed_at',
+  // Last: a spreadsheet that reads the columns by position before platform mode still reads them.
+  'merchant_id',
 ];
 
 export interface CurrencyTotals {
@@ -229,11 +237,16 @@ export interface AuthExpiry {
 const format = (minor: number | null, currency: string) =>
   minor === null || !isCurrencyCode(currency) ? null : formatMinor(minor, currency as CurrencyCode);
 
+/**
+ * One row. `served`: the merchants the kit acts for (GATEWAY_MERCHANTS), whose first an order that
+ * names none belongs to; left out, the row shows the order's own `merchant_id`.
+ */
 export function reportRow(
   order: OrderRecord,
   attempt: AttemptRecord | null,
   expiry?: AuthExpiry,
   dispute: DisputeRecord | null = null,
+  served: readonly number[] = [],
 ): ReportRow {
   const { classification, reason } = classify(order, attempt, expiry);
   const gatewayCurrency = attempt?.gateway_currency ?? null;
@@ -269,6 +282,7 @@ export function reportRow(
     reason,
     match: classification === 'matched',
     ...reviewOf(order),
+    merchant_id: merchantOf(order.merchant_id, served),
   };
 }
 
@@ -316,4 +330,26 @@ export function totalsOf(rows: readonly ReportRow[]): CurrencyTotals[] {
       disputed_formatted: format(t.disputed, t.currency) ?? '',
       net_formatted: format(t.net, t.currency) ?? '',
     }));
+}
+
+/** One merchant's totals in one currency: CurrencyTotals, and whose. */
+export interface MerchantTotals extends CurrencyTotals {
+  merchant_id: number | null;
+}
+
+/**
+ * Totals per merchant and currency (platform mode, issue 45): `totalsOf` over each merchant's rows,
+ * by merchant (null first), then currency. A kit of one merchant has one merchant's lines, the same
+ * figures as `totalsOf`.
+ */
+export function totalsByMerchant(rows: readonly ReportRow[]): MerchantTotals[] {
+  const by = new Map<number | null, ReportRow[]>();
+  for (const row of rows) {
+    const mine = by.get(row.merchant_id);
+    if (mine) mine.push(row);
+    else by.set(row.merchant_id, [row]);
+  }
+  return [...by.keys()]
+    .sort((a, b) => (a ?? 0) - (b ?? 0))
+    .flatMap((merchant) => totalsOf(by.get(merchant)!).map((t) => ({ merchant_id: merchant, ...t })));
 }

@@ -1,8 +1,10 @@
-import { Op, type Transaction } from 'sequelize';
+import { literal, Op, type Transaction, type WhereOptions } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { detailWithout } from '../customers/erasure.js';
 import type { Actor } from '../operators/roles.js';
+import type { MerchantFilter } from '../orders/order-merchant.js';
 import type { Statement } from './batch-writes.js';
+import { merchantSql } from './merchant-where.js';
 import { type Models, plain } from './models.js';
 import type { AuditAction, AuditRecord } from './records.js';
 
@@ -26,6 +28,11 @@ export interface AuditLine extends AuditRecord {
   operation_status: string | null;
   /** The gateway's refusal code of a failed operation. */
   operation_error: string | null;
+  /**
+   * The `merchant_id` of the order the line is about, as the order has it (null: it names none, or
+   * the line is about no order; reports/audit.ts tells the two apart).
+   */
+  order_merchant_id: number | null;
 }
 
 const clip = (text: string | null | undefined, n: number) => (text == null ? null : text.slice(0, n));
@@ -96,11 +103,23 @@ export class AuditStore {
 
   /**
    * The lines of [from, to), oldest first, a page at a time after `afterId` (the export streams them);
-   * each operation's line carries what became of it at the gateway.
+   * each operation's line carries what became of it at the gateway, and each line about an order that
+   * order's merchant. `merchant`: the lines about that merchant's orders only (platform mode).
    */
-  async page(from: Date, to: Date, afterId: number, limit: number): Promise<AuditLine[]> {
+  async page(
+    from: Date,
+    to: Date,
+    afterId: number,
+    limit: number,
+    merchant: MerchantFilter | null = null,
+  ): Promise<AuditLine[]> {
+    const where: WhereOptions[] = [{ at: { [Op.gte]: from, [Op.lt]: to }, id: { [Op.gt]: afterId } }];
+    if (merchant)
+      where.push({
+        order_id: { [Op.in]: literal(`(SELECT id FROM orders WHERE ${merchantSql(merchant)})`) },
+      });
     const rows = await this.models.Audit.findAll({
-      where: { at: { [Op.gte]: from, [Op.lt]: to }, id: { [Op.gt]: afterId } },
+      where: { [Op.and]: where },
       order: [['id', 'ASC']],
       limit,
     });
@@ -120,17 +139,37 @@ export class AuditStore {
             attributes: ['id', 'status', 'error_code'],
           });
     const byId = new Map(operations.map((o) => [o.id, o]));
+    const orderIds = [...new Set(lines.map((l) => l.order_id).filter((id): id is string => id !== null))];
+    const orders =
+      orderIds.length === 0
+        ? []
+        : await this.models.Order.findAll({
+            where: { id: { [Op.in]: orderIds } },
+            attributes: ['id', 'merchant_id'],
+          });
+    const merchantOfOrder = new Map(orders.map((o) => [o.id, o.merchant_id]));
     return lines.map((l) => {
       const op = l.subject_id ? byId.get(l.subject_id) : undefined;
-      return { ...l, operation_status: op?.status ?? null, operation_error: op?.error_code ?? null };
+      return {
+        ...l,
+        operation_status: op?.status ?? null,
+        operation_error: op?.error_code ?? null,
+        order_merchant_id: l.order_id === null ? null : (merchantOfOrder.get(l.order_id) ?? null),
+      };
     });
   }
 
-  /** Every line of [from, to), oldest first, read a page at a time. */
-  async *between(from: Date, to: Date, pageSize = 500): AsyncGenerator<AuditLine> {
+  /** Every line of [from, to), oldest first, read a page at a time; of one merchant's orders with `merchant`. */
+  async *between(
+    from: Date,
+    to: Date,
+    o: { merchant?: MerchantFilter | null; pageSize?: number } = {},
+  ): AsyncGenerator<AuditLine> {
+    const pageSize = o.pageSize ?? 500;
+    const merchant = o.merchant ?? null;
     let after = 0;
     for (;;) {
-      const page = await this.page(from, to, after, pageSize);
+      const page = await this.page(from, to, after, pageSize, merchant);
       yield* page;
       if (page.length < pageSize) return;
       after = page.at(-1)!.id;

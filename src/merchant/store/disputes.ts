@@ -1,4 +1,4 @@
-import { Op, type Sequelize } from 'sequelize';
+import { Op, QueryTypes, type Sequelize } from 'sequelize';
 import { type Actor, actorLabel } from '../operators/roles.js';
 import type { DisputeOutcome } from '../orders/disputes.js';
 import { auditStatement } from './audit.js';
@@ -64,15 +64,25 @@ export class DisputeStore {
     return new Map(rows.map((r) => [r.attempt_id, record(r)]));
   }
 
-  /** Open disputes by currency (the gauge). */
-  async openByCurrency(): Promise<Record<string, number>> {
-    const rows = (await this.models.Dispute.findAll({
-      attributes: ['currency', [this.sequelize.fn('COUNT', this.sequelize.col('id')), 'n']],
-      where: { outcome: 'open' },
-      group: ['currency'],
-      raw: true,
-    })) as unknown as { currency: string; n: number | string }[];
-    return Object.fromEntries(rows.map((r) => [r.currency, Number(r.n)]));
+  /**
+   * Open disputes by the merchant of their order and currency (the gauge, issue 45): `merchant_id` as
+   * the order has it (null: it names none).
+   */
+  async openByMerchant(): Promise<{ merchant_id: number | null; currency: string; open: number }[]> {
+    const rows = await this.sequelize.query<{
+      merchant_id: number | null;
+      currency: string;
+      n: number | string;
+    }>(
+      `SELECT o.merchant_id, d.currency, COUNT(*) AS n FROM disputes d JOIN orders o ON o.id = d.order_id
+        WHERE d.outcome = 'open' GROUP BY o.merchant_id, d.currency`,
+      { type: QueryTypes.SELECT },
+    );
+    return rows.map((r) => ({
+      merchant_id: r.merchant_id === null ? null : Number(r.merchant_id),
+      currency: r.currency,
+      open: Number(r.n),
+    }));
   }
 
   /**

@@ -1,5 +1,7 @@
-import { Op } from 'sequelize';
+import { Op, type WhereOptions } from 'sequelize';
+import type { MerchantFilter } from '../orders/order-merchant.js';
 import type { DisputeStore } from './disputes.js';
+import { merchantWhere } from './merchant-where.js';
 import { attemptRecord, type Models, orderRecord } from './models.js';
 import type { AttemptRecord, DisputeRecord, OrderRecord } from './records.js';
 
@@ -23,15 +25,19 @@ export class ReportStore {
     private readonly disputes: Pick<DisputeStore, 'latestOf'>,
   ) {}
 
-  /** Orders created in [from, to), oldest first, up to `limit` after `after`. */
+  /**
+   * Orders created in [from, to), oldest first, up to `limit` after `after`; with `merchant`, that
+   * merchant's only (platform mode).
+   */
   async created(
     from: Date,
     to: Date,
     limit: number,
     after: ReportCursor | null = null,
+    merchant: MerchantFilter | null = null,
   ): Promise<ReportSource[]> {
     const range = { [Op.gte]: from, [Op.lt]: to };
-    const where = after
+    const created: WhereOptions = after
       ? {
           [Op.or]: [
             { created_at: { ...range, [Op.gt]: after.createdAt } },
@@ -40,7 +46,7 @@ export class ReportStore {
         }
       : { created_at: range };
     const orders = await this.models.Order.findAll({
-      where,
+      where: merchant ? { [Op.and]: [created, merchantWhere(merchant)] } : created,
       order: [
         ['created_at', 'ASC'],
         ['id', 'ASC'],
@@ -59,7 +65,10 @@ export class ReportStore {
     }));
   }
 
-  async countCreated(from: Date, to: Date): Promise<number> {
-    return this.models.Order.count({ where: { created_at: { [Op.gte]: from, [Op.lt]: to } } });
+  async countCreated(from: Date, to: Date, merchant: MerchantFilter | null = null): Promise<number> {
+    const created = { created_at: { [Op.gte]: from, [Op.lt]: to } };
+    return this.models.Order.count({
+      where: merchant ? { [Op.and]: [created, merchantWhere(merchant)] } : created,
+    });
   }
 }

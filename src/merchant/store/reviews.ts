@@ -1,9 +1,11 @@
 import { Op, type WhereOptions } from 'sequelize';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { type Actor, actorLabel } from '../operators/roles.js';
+import type { MerchantFilter } from '../orders/order-merchant.js';
 import { type ReviewResolution, withResolved } from '../orders/review.js';
 import type { OrderStatus } from '../orders/status.js';
 import { auditStatement } from './audit.js';
+import { merchantWhere } from './merchant-where.js';
 import { attemptRecord, type Models, orderRecord } from './models.js';
 import type { OrderWriter } from './order-writer.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
@@ -14,6 +16,8 @@ export interface OrderListQuery {
   needsReview?: boolean;
   statuses?: readonly OrderStatus[];
   currency?: string;
+  /** One merchant's orders (platform mode). */
+  merchant?: MerchantFilter;
   /** The order that carries this reference: at most one. */
   reference?: string;
   /** Created from here (inclusive) to there (exclusive). */
@@ -64,6 +68,7 @@ export class ReviewStore {
     if (q.needsReview !== undefined) where.push({ needs_review: q.needsReview });
     if (q.statuses && q.statuses.length > 0) where.push({ status: { [Op.in]: [...q.statuses] } });
     if (q.currency) where.push({ currency: q.currency });
+    if (q.merchant) where.push(merchantWhere(q.merchant) as WhereOptions<OrderRecord>);
     if (q.reference !== undefined) where.push({ reference: q.reference });
     if (q.createdFrom) where.push({ created_at: { [Op.gte]: q.createdFrom } });
     if (q.createdTo) where.push({ created_at: { [Op.lt]: q.createdTo } });

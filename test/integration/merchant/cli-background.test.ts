@@ -207,6 +207,26 @@ describe('merchant: the CLI’s recover and poll beside a running kit', function
         `--from: must be a real ISO 8601 date or time, such as 2026-11-23T08:00:00Z (got "${from}")`,
       ]);
     }
+    // --merchant: one merchant's orders (platform mode); this kit's are all its one merchant's, 1001.
+    const mine = await cli('report', '--from', today, '--to', tomorrow, '--out', out, '--merchant', '1001');
+    expect(mine.code, mine.err).to.equal(0);
+    expect(lines(mine.out)[0]).to.match(/^reconciliation of the orders of merchant 1001 created from /);
+    expect(summary(mine.out)).to.include({ orders: '3' });
+    expect(
+      readFileSync(out, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .slice(1)
+        .map((l) => l.split(',').at(-1)),
+    ).to.deep.equal(['1001', '1001', '1001']);
+    const other = await cli('report', '--from', today, '--to', tomorrow, '--out', out, '--merchant', '1004');
+    expect(other.code, other.err).to.equal(0);
+    expect(summary(other.out)).to.include({ orders: '0' });
+    const badMerchant = await cli('report', '--from', today, '--to', tomorrow, '--merchant', 'acme');
+    expect(badMerchant.code).to.equal(1);
+    expect(lines(badMerchant.err)).to.deep.equal([
+      '--merchant: must be a merchant id, a whole number such as 1001 (got "acme")',
+    ]);
     const nowhere = join(dir, 'no-such-folder', 'day.csv');
     const unwritable = await cli('report', '--from', today, '--to', tomorrow, '--out', nowhere);
     expect(unwritable.code).to.equal(1);

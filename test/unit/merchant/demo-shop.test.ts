@@ -178,6 +178,34 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
   });
 });
 
+describe('merchant: the demo shop of a platform (several merchants)', () => {
+  before(withScript);
+
+  it('a kit of several merchants: a picker of them first in the form, and the list in the script settings', () => {
+    const html = renderDemoShop({ ...shop, merchants: [1001, 1004] }, customer);
+    expect(html).to.contain(
+      '<label>Merchant <select id="merchant" name="merchant"><option value="1001" selected>Merchant 1001</option><option value="1004">Merchant 1004</option></select></label>',
+    );
+    expect(html.indexOf('id="merchant"')).to.be.below(html.indexOf('id="amount"'));
+    expect(settingsOf(html).merchants).to.deep.equal([1001, 1004]);
+  });
+
+  it('one merchant: no picker, as ever', () => {
+    for (const merchants of [undefined, [1001]]) {
+      const html = renderDemoShop({ ...shop, ...(merchants ? { merchants } : {}) }, customer);
+      expect(html).to.not.contain('id="merchant"');
+      expect(settingsOf(html).merchants).to.deep.equal([]);
+    }
+  });
+
+  it('demoShopFor: the merchants when GATEWAY_MERCHANTS lists several; nothing more for one', () => {
+    const several = config({ NODE_ENV: 'development', GATEWAY_MERCHANTS: '1001,1004' });
+    expect(demoShopFor(several)?.merchants).to.deep.equal([1001, 1004]);
+    const one = config({ NODE_ENV: 'development', GATEWAY_MERCHANTS: '1001' });
+    expect(demoShopFor(one)).to.not.have.property('merchants');
+  });
+});
+
 describe('merchant: where `/` is the demo shop', () => {
   before(withScript);
 

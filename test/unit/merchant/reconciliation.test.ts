@@ -1,10 +1,12 @@
 import { expect } from 'chai';
 import { observeTransaction } from '../../../src/merchant/orders/from-gateway.js';
 import { viewAfter } from '../../../src/merchant/orders/gateway-view.js';
+import { merchantFilter, merchantOf } from '../../../src/merchant/orders/order-merchant.js';
 import {
   classify,
   REPORT_COLUMNS,
   reportRow,
+  totalsByMerchant,
   totalsOf,
 } from '../../../src/merchant/reports/reconciliation.js';
 import type { AttemptRecord, OrderRecord } from '../../../src/merchant/store/records.js';
@@ -297,6 +299,60 @@ describe('merchant: the reconciliation report (classify, rows, totals)', () => {
       },
     ]);
     expect(totalsOf([])).to.deep.equal([]);
+  });
+
+  describe('per merchant (platform mode, issue 45)', () => {
+    const paid = (id: string, merchant: number | null, currency = 'EUR', minor = 1000) =>
+      order({ id, merchant_id: merchant, currency, amount_minor: minor, captured_minor: minor });
+    const sale = (currency = 'EUR', minor = 1000) =>
+      attempt({ gateway_currency: currency, gateway_amount_minor: minor, gateway_captured_minor: minor });
+
+    it("a row names the order's merchant; an order naming none is the first served merchant's", () => {
+      expect(reportRow(paid('a', 1004), sale(), undefined, null, [1001, 1004]).merchant_id).to.equal(1004);
+      expect(reportRow(paid('b', null), sale(), undefined, null, [1001, 1004]).merchant_id).to.equal(1001);
+      expect(reportRow(paid('c', null), sale()).merchant_id, 'served unknown: as the order has it').to.equal(
+        null,
+      );
+      expect(merchantOf(null, [])).to.equal(null);
+      expect(merchantOf(1004, [1001])).to.equal(1004);
+      expect(merchantFilter(1001, [1001, 1004])).to.deep.equal({ merchantId: 1001, withUnnamed: true });
+      expect(merchantFilter(1004, [1001, 1004])).to.deep.equal({ merchantId: 1004, withUnnamed: false });
+    });
+
+    it('totals per merchant and currency, by merchant then currency; their sums are the totals per currency', () => {
+      const served = [1001, 1004];
+      const rows = [
+        reportRow(paid('a', 1004, 'EUR', 3000), sale('EUR', 3000), undefined, null, served),
+        reportRow(paid('b', null, 'EUR', 1000), sale('EUR', 1000), undefined, null, served),
+        reportRow(paid('c', 1001, 'GBP', 750), sale('GBP', 750), undefined, null, served),
+        reportRow(paid('d', 1004, 'EUR', 1200), sale('EUR', 1200), undefined, null, served),
+        reportRow(
+          order({ id: 'e', merchant_id: 1004, captured_minor: 1 }),
+          attempt({ gateway_captured_minor: 2 }),
+          undefined,
+          null,
+          served,
+        ),
+      ];
+      const by = totalsByMerchant(rows);
+      expect(by.map((t) => [t.merchant_id, t.currency, t.orders, t.captured, t.mismatched])).to.deep.equal([
+        [1001, 'EUR', 1, 1000, 0],
+        [1001, 'GBP', 1, 750, 0],
+        [1004, 'EUR', 3, 4201, 1],
+      ]);
+      expect(by[0]).to.deep.equal({ merchant_id: 1001, ...totalsOf([rows[1]!])[0]! });
+      for (const total of totalsOf(rows)) {
+        const lines = by.filter((t) => t.currency === total.currency);
+        expect(lines.reduce((n, t) => n + t.net, 0)).to.equal(total.net);
+        expect(lines.reduce((n, t) => n + t.orders, 0)).to.equal(total.orders);
+      }
+      expect(totalsByMerchant([])).to.deep.equal([]);
+    });
+
+    it("one merchant's kit: one merchant's lines, the same figures as the totals per currency", () => {
+      const rows = [reportRow(paid('a', 1001), sale(), undefined, null, [1001])];
+      expect(totalsByMerchant(rows)).to.deep.equal(totalsOf(rows).map((t) => ({ merchant_id: 1001, ...t })));
+    });
   });
 });
 

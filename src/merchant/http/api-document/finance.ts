@@ -14,7 +14,7 @@ export const reconciliationRoutes: ApiRoute[] = [
     operationId: 'reconciliationReport',
     summary: 'The reconciliation report',
     description:
-      "One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight`, `mismatched` or `resolved` (a difference a person resolved the review of) with the reason and the order's `review`, and totals per currency in minor units; beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency (captured, refunded, charged back and net after chargebacks, each payment read as an order's is). `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. Roles: finance, admin.",
+      "One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight`, `mismatched` or `resolved` (a difference a person resolved the review of) with the reason and the order's `review`, and totals per currency in minor units, and per merchant and currency (`totals_by_merchant`: each row names its `merchant_id`, platform mode); beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency (captured, refunded, charged back and net after chargebacks, each payment read as an order's is). `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. `merchant_id`: one merchant's orders only, their totals and no `unmatched_money` (money with no order is not told by merchant). Roles: finance, admin.",
     tags: ['Finance'],
     security: OPS,
     requestParams: { query: reportQuerySchema },
@@ -43,7 +43,7 @@ export const auditRoutes: ApiRoute[] = [
     operationId: 'auditExport',
     summary: 'The audit export: who did what',
     description:
-      'Every act a person (or the kit on their settings) did in [`from`, `to`), oldest first: capture, refund and void (with what became of them at the gateway), reviews resolved, gateway money attached or resolved, disputes lost, operators added and revoked; who (name, role, credential), on what order and subject, the amount, the reason or note, and the request. CSV by default (one header line, a line per act, streamed); `format=json` for the same lines as JSON. Roles: finance, admin.',
+      'Every act a person (or the kit on their settings) did in [`from`, `to`), oldest first: capture, refund and void (with what became of them at the gateway), reviews resolved, gateway money attached or resolved, disputes lost, operators added and revoked; who (name, role, credential), on what order and subject, the amount, the reason or note, and the request. CSV by default (one header line, a line per act, streamed); `format=json` for the same lines as JSON. Each line names the merchant whose order it is about (`merchant_id`, platform mode); `merchant_id` in the query keeps the lines about the orders of that merchant only. Roles: finance, admin.',
     tags: ['Finance'],
     security: OPS,
     requestParams: { query: auditQuerySchema },

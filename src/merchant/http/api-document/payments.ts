@@ -212,7 +212,7 @@ export const paymentRoutes: ApiRoute[] = [
     operationId: 'listPaymentMethods',
     summary: 'Redirect methods the gateway offers',
     description:
-      "The gateway's advisory list; with `country` or `currency`, each says whether it is available.",
+      "The gateway's advisory list; with `country` or `currency`, each says whether it is available. Platform mode: `merchant_id` names whose methods (each merchant has its own; one the kit does not act for is a 422).",
     tags: ['Payments'],
     security: [],
     requestParams: { query: methodsQuerySchema },

@@ -6,8 +6,12 @@ import { keepChoices, storedChoices } from './storage.js';
  * sent, so that coming back from a payment page keeps them.
  */
 
-export const FIELDS = ['amount', 'currency', 'card', 'mode', 'method', 'country'] as const;
+/** `merchant`: the picker, on a page of a kit that acts for several merchants only. */
+export const FIELDS = ['merchant', 'amount', 'currency', 'card', 'mode', 'method', 'country'] as const;
 export type Field = (typeof FIELDS)[number];
+
+/** Whether the page has this field (the merchant picker is there in platform mode only). */
+const present = (id: Field) => document.getElementById(id) !== null;
 
 export type PayKind = 'card' | 'redirect';
 
@@ -36,7 +40,7 @@ export function choose(kind: PayKind): void {
 /** The form as it is sent. */
 export function saveChoices(): void {
   const choices: Record<string, string> = { kind: payKind() };
-  for (const id of FIELDS) choices[id] = fieldValue(id);
+  for (const id of FIELDS.filter(present)) choices[id] = fieldValue(id);
   keepChoices(choices);
 }
 
@@ -44,7 +48,7 @@ export function saveChoices(): void {
 export function restoreChoices(ids: readonly Field[], kindToo: boolean): void {
   const choices = storedChoices();
   if (!choices) return;
-  for (const id of ids) {
+  for (const id of ids.filter(present)) {
     const field = $<HTMLInputElement | HTMLSelectElement>(id);
     const chosen = choices[id];
     // A select keeps its value only when it has that option: a stale choice leaves the default.

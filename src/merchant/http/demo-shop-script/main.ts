@@ -29,6 +29,11 @@ restoreChoices(
 $('pay-form').addEventListener('submit', placeAndPay);
 // Another amount or currency is another purchase: a new order.
 for (const id of ['amount', 'currency']) $(id).addEventListener('input', showPayLabel);
+// Platform mode: another merchant too, with payment methods of its own.
+document.getElementById('merchant')?.addEventListener('change', () => {
+  showPayLabel();
+  loadMethods();
+});
 $('capture').addEventListener('click', () => operate('capture'));
 $('void').addEventListener('click', () => operate('void'));
 $('refund').addEventListener('click', () => operate('refund'));

@@ -1,7 +1,7 @@
 import type { OrderWithHistory, PublicOrder } from '@merchant-kit/client';
 import { api, asOperator, asShopper, problem } from './api.js';
-import { $, el, SETTINGS, say } from './page.js';
-import { forgetLast, paying, secretOf } from './storage.js';
+import { $, el, SETTINGS, SEVERAL_MERCHANTS, say } from './page.js';
+import { forgetLast, ownMerchant, paying, secretOf } from './storage.js';
 
 /**
  * The order as the kit knows it (GET /orders/{id}): to a shopper its status and amounts (with the
@@ -128,7 +128,12 @@ function renderOrder(order: ShownOrder, waiting: boolean): HTMLElement {
   const money = (formatted: string | null) => (formatted === null ? null : `${formatted} ${order.currency}`);
   // The operator's view (a token that may read): the whole order, with its history.
   const whole = 'history' in order ? order : null;
+  // Platform mode: whose order; the shopper's view does not say, the page remembers the orders it placed.
+  const merchant = SEVERAL_MERCHANTS
+    ? (('merchant_id' in order ? order.merchant_id : null) ?? ownMerchant(order.id))
+    : null;
   const rows: Row[] = [
+    ['Merchant', merchant === null ? null : String(merchant)],
     ['Order', order.id],
     ['Reference', order.reference],
     ['Amount', money(order.amount_formatted)],
@@ -188,7 +193,12 @@ function renderOrder(order: ShownOrder, waiting: boolean): HTMLElement {
     el('code', {}, `GET /orders/${order.id}`),
     whole ? ' with the operator token' : ` with its ${SETTINGS.secretHeader} header`,
   );
-  const shown = { class: 'order', 'data-status': order.status, 'data-order-id': order.id };
+  const shown = {
+    class: 'order',
+    'data-status': order.status,
+    'data-order-id': order.id,
+    'data-merchant-id': merchant === null ? null : String(merchant),
+  };
   if (!whole)
     return el(
       'div',

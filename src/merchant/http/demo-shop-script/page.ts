@@ -11,6 +11,15 @@ export const SETTINGS = JSON.parse(
 ) as DemoShopScriptSettings;
 export const CUSTOMER = SETTINGS.customer;
 export const CARDS_PATH = `/customers/${encodeURIComponent(CUSTOMER.id)}/cards`;
+/** Platform mode: the kit acts for several merchants, and the form has a picker (`#merchant`). */
+export const SEVERAL_MERCHANTS = SETTINGS.merchants.length > 1;
+
+/** The merchant picked for the next order (platform mode); null without a picker. */
+export function pickedMerchant(): number | null {
+  if (!SEVERAL_MERCHANTS) return null;
+  const picked = Number((document.getElementById('merchant') as HTMLSelectElement | null)?.value);
+  return Number.isInteger(picked) && picked > 0 ? picked : null;
+}
 
 /** The page's element with this id, typed as the caller knows it to be (an input, a select...). */
 export function $<T extends HTMLElement = HTMLElement>(id: string): T {

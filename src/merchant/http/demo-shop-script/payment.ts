@@ -2,8 +2,8 @@ import type { CreatedOrder, PublicPaymentAnswer } from '@merchant-kit/client';
 import { type Answer, answerLost, api, problem } from './api.js';
 import { saveChoices } from './form.js';
 import { currentOrder, type ShownOrder, showOrder } from './order.js';
-import { $, CUSTOMER, fieldValue, say } from './page.js';
-import { isOwn, keepOwn, keepSecret, remember } from './storage.js';
+import { $, CUSTOMER, fieldValue, pickedMerchant, say } from './page.js';
+import { isOwn, keepOwn, keepSecret, ownMerchant, remember } from './storage.js';
 
 /**
  * What every way of paying shares: the order to pay (a new one from the form, or the one shown again
@@ -13,11 +13,14 @@ import { isOwn, keepOwn, keepSecret, remember } from './storage.js';
 /** POST /orders from the form's amount and currency, for the signed-in customer; null (and said) if refused. */
 async function createOrder(messageId: string): Promise<CreatedOrder | null> {
   say(messageId, 'Creating the order\u2026');
+  // Platform mode: the order is for the merchant picked (the kit requires one when it acts for several).
+  const merchant = pickedMerchant();
   const created = await api<{ order: CreatedOrder }>('POST', '/orders', {
     amount: fieldValue('amount').trim(),
     currency: fieldValue('currency'),
     description: 'Demo shop order',
     customer: { merchant_customer_id: CUSTOMER.id },
+    merchant_id: merchant ?? undefined,
   });
   const order = created.body.data?.order;
   if (created.status !== 201 || !order) {
@@ -30,7 +33,7 @@ async function createOrder(messageId: string): Promise<CreatedOrder | null> {
   // The creator's answer names the customer: the one GET /orders/{id} shows only to operators.
   const customer = order.customer;
   if (customer && !('erased' in customer) && customer.merchant_customer_id === CUSTOMER.id)
-    keepOwn(order.id, false);
+    keepOwn(order.id, false, order.merchant_id ?? merchant ?? undefined);
   saveChoices();
   return order;
 }
@@ -82,15 +85,18 @@ export async function followPayment(
 const PAYABLE: readonly string[] = ['pending', 'failed', 'cancelled', 'expired'];
 
 /**
- * The order shown when the customer may pay it again: placed here for them, for the form's amount and
- * currency, and pending (never paid, or its payment's answer was lost) or ended unpaid. A new order for
- * the same purchase would be a new reference, so a second charge if the first payment went through;
- * the same order again is adopted by the kit (the gateway's ERR_DUPLICATE on its reference) or told to
- * wait (PAYMENT_IN_PROGRESS). Null when the form asks for another purchase.
+ * The order shown when the customer may pay it again: placed here for them, for the form's amount,
+ * currency and merchant, and pending (never paid, or its payment's answer was lost) or ended unpaid.
+ * A new order for the same purchase would be a new reference, so a second charge if the first payment
+ * went through; the same order again is adopted by the kit (the gateway's ERR_DUPLICATE on its
+ * reference) or told to wait (PAYMENT_IN_PROGRESS). Null when the form asks for another purchase.
  */
 function orderToRetry(): ShownOrder | null {
   const o = currentOrder();
   if (!o || !isOwn(o.id) || !PAYABLE.includes(o.status) || o.currency !== fieldValue('currency')) return null;
+  // Another merchant picked is another purchase (platform mode).
+  const merchant = pickedMerchant();
+  if (merchant !== null && ownMerchant(o.id) !== merchant) return null;
   return Number(fieldValue('amount').trim()) === Number(o.amount_formatted) ? o : null;
 }
 

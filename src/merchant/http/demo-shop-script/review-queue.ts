@@ -1,7 +1,7 @@
 import type { components, Order } from '@merchant-kit/client';
 import { api, asOperator, problem } from './api.js';
 import { showOrder } from './order.js';
-import { $, el, SETTINGS, say } from './page.js';
+import { $, el, SETTINGS, SEVERAL_MERCHANTS, say } from './page.js';
 
 /** The operator panel: the review queue (GET /orders?needs_review=true, POST /orders/{id}/review). */
 
@@ -28,9 +28,10 @@ export async function loadQueue(more: boolean): Promise<void> {
   let body = box.querySelector('tbody');
   if (!more || !body) {
     body = el('tbody');
-    const heads = ['Created', 'Order', 'Status', 'Amount', 'Why it is flagged', ''].map((name) =>
-      el('th', {}, name),
-    );
+    // Platform mode: whose order each is, last but one.
+    const names = ['Created', 'Order', 'Status', 'Amount', 'Why it is flagged'];
+    if (SEVERAL_MERCHANTS) names.push('Merchant');
+    const heads = [...names, ''].map((name) => el('th', {}, name));
     box.replaceChildren(
       el(
         'div',
@@ -66,6 +67,7 @@ function queueRow(order: Order): HTMLTableRowElement {
     el('td', {}, order.status),
     el('td', {}, `${order.amount_formatted} ${order.currency}`),
     el('td', { class: 'reason' }, order.review_reason || ''),
+    SEVERAL_MERCHANTS ? el('td', { class: 'merchant' }, String(order.merchant_id ?? '')) : null,
   );
   const open = el('button', { type: 'button', class: 'resolve' }, 'Resolve');
   row.append(el('td', {}, open));
@@ -111,5 +113,9 @@ function resolveRow(order: Order): HTMLTableRowElement {
       confirm.disabled = false;
     }
   });
-  return el('tr', { class: 'resolve-row', 'data-for': order.id }, el('td', { colspan: '6' }, form));
+  return el(
+    'tr',
+    { class: 'resolve-row', 'data-for': order.id },
+    el('td', { colspan: SEVERAL_MERCHANTS ? '7' : '6' }, form),
+  );
 }

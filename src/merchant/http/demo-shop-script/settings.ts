@@ -3,6 +3,11 @@
  * page's `#demo-settings` element, read once by the script (page.ts). A type only, shared by both sides.
  */
 export interface DemoShopScriptSettings {
+  /**
+   * Platform mode: the merchants the kit acts for, offered in the page's picker (`#merchant`); the
+   * order placed names the one picked. Empty when the kit acts for one merchant: no picker.
+   */
+  merchants: readonly number[];
   /** Statuses still being confirmed: the order is fetched again while it has one. */
   waiting: readonly string[];
   refreshMs: number;

@@ -67,13 +67,24 @@ function keepNewest(key: string, id: string, value: unknown): void {
   store(key, JSON.stringify(kept));
 }
 
-/** { [order id]: { paying } } of the orders placed here, oldest first. */
-function ownOrders(): Record<string, { paying?: unknown } | undefined> {
-  return storedObject(OWN_ORDERS) as Record<string, { paying?: unknown } | undefined>;
+/** { [order id]: { paying, merchant } } of the orders placed here, oldest first. */
+function ownOrders(): Record<string, { paying?: unknown; merchant?: unknown } | undefined> {
+  return storedObject(OWN_ORDERS) as Record<string, { paying?: unknown; merchant?: unknown } | undefined>;
 }
 
-export function keepOwn(id: string, paying: boolean): void {
-  keepNewest(OWN_ORDERS, id, { paying });
+/** An order placed here: whether its payment started, and (platform mode) the merchant it is for. */
+export function keepOwn(id: string, paying: boolean, merchant?: number): void {
+  const kept = ownOrders()[id];
+  keepNewest(OWN_ORDERS, id, { ...kept, paying, ...(merchant === undefined ? {} : { merchant }) });
+}
+
+/**
+ * The merchant an order placed here is for (platform mode): what the shopper's view of it does not
+ * say. Null for an order placed elsewhere, or by a page without the picker.
+ */
+export function ownMerchant(id: string): number | null {
+  const merchant = ownOrders()[id]?.merchant;
+  return typeof merchant === 'number' ? merchant : null;
 }
 
 export const isOwn = (id: string): boolean => Object.hasOwn(ownOrders(), id);
