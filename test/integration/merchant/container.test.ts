@@ -189,7 +189,12 @@ describe('merchant: the container as it will run (the build, with plain node, NO
         database: 'ok',
         redis: 'ok',
         gateway: 'ok',
-        gateway_key: { key_type: 'merchant', merchant_id: 1001, scopes: ['webhooks:manage'] },
+        gateway_key: {
+          key_type: 'merchant',
+          merchant_id: 1001,
+          merchant_ids: [1001],
+          scopes: ['webhooks:manage'],
+        },
       });
     });
 
@@ -353,7 +358,12 @@ describe('merchant: the container as it will run (the build, with plain node, NO
         database: 'ok',
         redis: 'ok',
         gateway: 'ok',
-        gateway_key: { key_type: 'merchant', merchant_id: 1001, scopes: ['webhooks:manage'] },
+        gateway_key: {
+          key_type: 'merchant',
+          merchant_id: 1001,
+          merchant_ids: [1001],
+          scopes: ['webhooks:manage'],
+        },
       });
     });
 

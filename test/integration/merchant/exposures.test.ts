@@ -65,7 +65,12 @@ describe('merchant: the smaller exposures (issue 41, part 5)', function () {
         database: 'ok',
         redis: 'ok',
         gateway: 'ok',
-        gateway_key: { key_type: 'merchant', merchant_id: 1001, scopes: ['webhooks:manage'] },
+        gateway_key: {
+          key_type: 'merchant',
+          merchant_id: 1001,
+          merchant_ids: [1001],
+          scopes: ['webhooks:manage'],
+        },
       });
       // A token that is sent must be good, and a role that reads.
       expect((await t.call('GET', '/readyz', { token: `${viewer}x` })).status).to.equal(401);

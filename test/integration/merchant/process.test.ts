@@ -210,6 +210,7 @@ describe('merchant: the real entry points as processes', function () {
       expect(body.data.gateway_key).to.deep.equal({
         key_type: 'merchant',
         merchant_id: 1001,
+        merchant_ids: [1001],
         scopes: ['webhooks:manage'],
       });
     });
