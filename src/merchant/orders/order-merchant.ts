@@ -17,3 +17,17 @@ export function orderMerchant(
     return { problem: "must be left out: this kit acts for its gateway key's own account only" };
   return { problem: `must be one of the merchants this kit acts for: ${served.join(', ')}` };
 }
+
+/**
+ * Whether an order of merchant `orderMerchant` is the business of an event that came to merchant
+ * `eventMerchant`'s webhook endpoint (issue 45): in a kit of several merchants (`served`), the same
+ * merchant, a null on either side being the first one's (an order or an event kept before platform
+ * mode); in a kit of one, always. Pure.
+ */
+export type SameMerchant = (orderMerchant: number | null, eventMerchant: number | null) => boolean;
+
+export function sameMerchantRule(served: readonly number[]): SameMerchant {
+  if (served.length <= 1) return () => true;
+  const first = served[0]!;
+  return (order, event) => (order ?? first) === (event ?? first);
+}
