@@ -29,6 +29,7 @@ import * as inboxMaskedFields from './2026-12-02-28-inbox-masked-fields.js';
 import * as orderMerchant from './2026-12-03-29-order-merchant.js';
 import * as orderEventMerchant from './2026-12-03-30-order-event-merchant.js';
 import * as merchantKeys from './2026-12-03-32-merchant-keys.js';
+import * as webhookMerchant from './2026-12-03-33-webhook-merchant.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   { name: '2026-12-03-29-order-merchant', ...orderMerchant },
   { name: '2026-12-03-30-order-event-merchant', ...orderEventMerchant },
   { name: '2026-12-03-32-merchant-keys', ...merchantKeys },
+  { name: '2026-12-03-33-webhook-merchant', ...webhookMerchant },
 ];

@@ -124,6 +124,26 @@ const CONSISTENT: readonly Check[] = [
     },
   },
   {
+    // Platform mode: each merchant's endpoint signs with its own secret, so a secret must say whose.
+    reads: ['GATEWAY_WEBHOOK_SECRETS', 'GATEWAY_MERCHANTS', 'GATEWAY_MERCHANT_ID'],
+    problems: (e) => {
+      const listed =
+        e.GATEWAY_MERCHANTS ?? (e.GATEWAY_MERCHANT_ID === undefined ? [] : [e.GATEWAY_MERCHANT_ID]);
+      const secrets = e.GATEWAY_WEBHOOK_SECRETS;
+      if (!secrets) return [];
+      const stray = [...secrets.byMerchant.keys()].find((id) => !listed.includes(id));
+      if (stray !== undefined)
+        return [
+          `GATEWAY_WEBHOOK_SECRETS: gives a secret for merchant ${stray}, which GATEWAY_MERCHANTS does not list`,
+        ];
+      return [
+        listed.length > 1 && secrets.plain.length > 0
+          ? `GATEWAY_WEBHOOK_SECRETS: names no merchant for a secret, and this kit acts for several (${listed.join(', ')}): write each as merchant_id=secret`
+          : null,
+      ];
+    },
+  },
+  {
     reads: ['APP_ENCRYPTION_KEY', 'APP_ENCRYPTION_KEY_PREVIOUS'],
     problems: (e, f) => [
       e.APP_ENCRYPTION_KEY_PREVIOUS.length > 0 && !e.APP_ENCRYPTION_KEY

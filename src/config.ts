@@ -4,7 +4,12 @@ import { isIP } from 'node:net';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { parseEach, settingProblems } from './config-problems.js';
-import { configuredMerchants, merchantKeysSetting, merchantsSetting } from './gateway-merchants.js';
+import {
+  configuredMerchants,
+  merchantKeysSetting,
+  merchantsSetting,
+  webhookSecretsSetting,
+} from './gateway-merchants.js';
 import { type JobSchedules, parseJobSchedules } from './job-schedules.js';
 import { orderTtlSetting } from './order-ttl.js';
 import { retentionDays } from './retention-days.js';
@@ -141,12 +146,7 @@ export const envSchema = z.object({
     .optional(),
   GATEWAY_MERCHANTS: merchantsSetting.optional(),
   GATEWAY_MERCHANT_KEYS: merchantKeysSetting.optional(),
-  GATEWAY_WEBHOOK_SECRETS: commaList
-    .refine(
-      (list) => list.every((s) => s.length >= 16),
-      'must be comma-separated signing secrets of 16 characters or more',
-    )
-    .optional(),
+  GATEWAY_WEBHOOK_SECRETS: webhookSecretsSetting.optional(),
   GATEWAY_PORT: port.default(4010),
   // The standalone sandbox's address: loopback on a machine, 0.0.0.0 in a container to be reachable.
   GATEWAY_HOST: z
@@ -337,8 +337,10 @@ export interface Config {
     merchants: number[];
     /** A merchant's own key beside a partner key (GATEWAY_MERCHANT_KEYS), for what partners may not do. */
     merchantKeys: ReadonlyMap<number, string>;
-    /** Operator-supplied signing secrets, accepted beside the stored ones. */
+    /** Operator-supplied signing secrets, accepted beside the stored ones (GATEWAY_WEBHOOK_SECRETS, naming no merchant). */
     extraWebhookSecrets: string[];
+    /** GATEWAY_WEBHOOK_SECRETS' `merchant_id=secret` ones, by merchant (platform mode: each merchant's endpoint its own). */
+    merchantWebhookSecrets: ReadonlyMap<number, string[]>;
     /** Background calls (poller, recovery, health, the CLI's bulk commands) a minute, all processes together. */
     backgroundPerMinute: number;
     /** Every call of the key a minute, all processes together: the kit's ceiling, under the gateway's 1000. */
@@ -487,7 +489,8 @@ export function loadConfig(
       apiKey: e.GATEWAY_API_KEY ?? SANDBOX_MERCHANT_KEY,
       merchants: configuredMerchants(e.GATEWAY_MERCHANTS, e.GATEWAY_MERCHANT_ID),
       merchantKeys: e.GATEWAY_MERCHANT_KEYS ?? new Map(),
-      extraWebhookSecrets: e.GATEWAY_WEBHOOK_SECRETS ?? [],
+      extraWebhookSecrets: e.GATEWAY_WEBHOOK_SECRETS?.plain ?? [],
+      merchantWebhookSecrets: e.GATEWAY_WEBHOOK_SECRETS?.byMerchant ?? new Map(),
       backgroundPerMinute: e.GATEWAY_BACKGROUND_PER_MINUTE,
       keyPerMinute: e.GATEWAY_KEY_PER_MINUTE,
       backgroundReservedPerMinute: e.GATEWAY_BACKGROUND_RESERVED_PER_MINUTE,

@@ -62,3 +62,57 @@ export const merchantKeysSetting = z.string().transform((v, ctx): Map<number, st
 export function configuredMerchants(merchants: number[] | undefined, one: number | undefined): number[] {
   return merchants ?? (one === undefined ? [] : [one]);
 }
+
+/** GATEWAY_WEBHOOK_SECRETS, read: the secrets that name no merchant, and each merchant's. */
+export interface WebhookSecretsSetting {
+  plain: string[];
+  byMerchant: Map<number, string[]>;
+}
+
+/**
+ * `whsec_...,1004=whsec_...`: signing secrets accepted beside the stored ones (from an outside secret
+ * store). A kit of one merchant takes them as they are; a kit of several (platform mode) needs each to
+ * name its merchant, `merchant_id=secret`, since each merchant's endpoint signs with its own (the
+ * receiver verifies a merchant's deliveries with that merchant's secrets only). A secret's text never
+ * appears in a message.
+ */
+export const webhookSecretsSetting = z.string().transform((v, ctx): WebhookSecretsSetting => {
+  const out: WebhookSecretsSetting = { plain: [], byMerchant: new Map() };
+  for (const item of v.split(',').map((s) => s.trim())) {
+    if (item === '') continue;
+    const named = /^(\d+)=(.*)$/.exec(item);
+    const secret = named ? named[2]!.trim() : item;
+    if ((named && !merchantId.test(named[1]!)) || secret.length < 16) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'must be comma-separated signing secrets of 16 characters or more, each alone or as merchant_id=secret',
+      });
+      return z.NEVER;
+    }
+    if (!named) out.plain.push(secret);
+    else {
+      const id = Number(named[1]);
+      out.byMerchant.set(id, [...(out.byMerchant.get(id) ?? []), secret]);
+    }
+  }
+  return out;
+});
+
+/**
+ * The GATEWAY_WEBHOOK_SECRETS secrets a merchant's deliveries are verified with: in a kit of one
+ * merchant every one of them (a problem of the settings says when one names another merchant); in a
+ * kit of several, those naming `id` (null: the first merchant).
+ */
+export function extraSecretsOf(
+  setting: {
+    merchants: readonly number[];
+    extraWebhookSecrets: readonly string[];
+    merchantWebhookSecrets: ReadonlyMap<number, readonly string[]>;
+  },
+  id: number | null,
+): string[] {
+  if (setting.merchants.length <= 1)
+    return [...setting.extraWebhookSecrets, ...[...setting.merchantWebhookSecrets.values()].flat()];
+  return [...(setting.merchantWebhookSecrets.get(id ?? setting.merchants[0]!) ?? [])];
+}

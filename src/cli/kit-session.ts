@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { GatewayClient } from '../client/gateway-client.js';
+import type { Gateways } from '../client/merchant-gateways.js';
 import type { SandboxControls } from '../client/sandbox-controls.js';
 import type { Config } from '../config.js';
 import type { AdapterOptions, Adapters } from '../kit/adapters.js';
@@ -38,6 +39,11 @@ export interface KitSession {
    * Redis, the one the kit's own processes (its API's checkout among them) spend from.
    */
   gateway(): Promise<GatewayClient>;
+  /**
+   * The gateway as each merchant sees it (platform mode: a partner key naming the merchant), within
+   * the same shared budget.
+   */
+  gateways(): Promise<Gateways>;
   /** The sandbox's controls, at the gateway's address (sandbox.md section 10). */
   sandboxControls(): Promise<SandboxControls>;
   /** Every adapter, as a process of the kit has them (from the same parts), and the jobs over them. */
@@ -120,6 +126,7 @@ function openSession(config: Config): { kit: KitSession; close: () => Promise<vo
       store: async ({ create = false, keyCheck = true } = {}) =>
         (await (await parts()).store({ create, settleKeys: keyCheck })).store,
       gateway: async () => (await (await parts()).gateway()).client,
+      gateways: async () => (await (await parts()).gateway()).gateways,
       sandboxControls: async () => {
         const [{ SandboxControls }, { gatewayUrl }] = await Promise.all([
           import('../client/sandbox-controls.js'),

@@ -1,6 +1,7 @@
 import { GatewayError, GatewayNetworkError } from '../client/errors.js';
 import type { SandboxControls } from '../client/sandbox-controls.js';
 import type { Config } from '../config.js';
+import { orderMerchant } from '../merchant/orders/order-merchant.js';
 import type { Store } from '../merchant/store/index.js';
 import type { AttemptRecord, OrderRecord } from '../merchant/store/records.js';
 import { isCurrencyCode, toMajorNumber } from '../shared/money.js';
@@ -62,11 +63,14 @@ export async function tick(d: TriggerDeps): Promise<void> {
   for (const line of tickLines(await control('to tick', {}, () => d.controls.tick()))) d.out(line);
 }
 
-export async function outage(d: TriggerDeps, duration: string): Promise<void> {
+export async function outage(d: TriggerDeps, duration: string, merchant?: string): Promise<void> {
   const seconds = valid('<duration>', parseDuration(duration));
+  const merchantId = outageMerchant(d.config.gateway.merchants, merchant);
   await ensureSandbox(d);
-  const answer = await control('to start an outage', { seconds: '<duration>' }, () =>
-    d.controls.outage(seconds),
+  const answer = await control(
+    'to start an outage',
+    { seconds: '<duration>', merchant_id: '--merchant' },
+    () => d.controls.outage(seconds, merchantId),
   );
   for (const line of outageLines({ merchantId: answer.merchant_id, until: answer.until, seconds }))
     d.out(line);
@@ -151,6 +155,18 @@ export async function reverse(d: TriggerDeps, id: string, waitText: string): Pro
 }
 
 /** A parsed argument's value, or its one line naming it. */
+/**
+ * Whose deliveries an outage fails (issue 45): the merchant `--merchant` names, required when the kit
+ * acts for several; the one it acts for otherwise (a partner key names it); undefined: the key's own.
+ */
+function outageMerchant(served: readonly number[], named: string | undefined): number | undefined {
+  if (named !== undefined && !/^[1-9]\d{0,9}$/.test(named))
+    throw new Refused('--merchant: must be a merchant id (an integer)');
+  const chosen = orderMerchant(served, named === undefined ? undefined : Number(named));
+  if ('problem' in chosen) throw new Refused(`--merchant: ${chosen.problem}`);
+  return chosen.merchantId ?? undefined;
+}
+
 function valid<T>(name: string, parsed: Parsed<T>): T {
   if (!parsed.ok) throw new Refused(`${name}: ${parsed.message}`);
   return parsed.value;

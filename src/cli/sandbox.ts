@@ -81,5 +81,9 @@ export function addSandbox(program: Command): void {
   sandbox
     .command('outage <duration>')
     .description("fail every webhook delivery to this key's merchant for a while of sandbox clock")
-    .action(trigger((t, d, duration: string) => t.outage(d, duration)));
+    .option(
+      '--merchant <id>',
+      'the merchant whose deliveries fail (required when the kit acts for several: GATEWAY_MERCHANTS)',
+    )
+    .action(trigger((t, d, duration: string, o: { merchant?: string }) => t.outage(d, duration, o.merchant)));
 }

@@ -134,9 +134,13 @@ export class SandboxControls {
     return (await this.#post(path, undefined, transactionData)).data;
   }
 
-  /** `POST /sandbox/webhook/outage`: the key's merchant's deliveries fail for `seconds` of sandbox clock. */
-  async outage(seconds: number): Promise<{ merchant_id: string; until: string }> {
-    return (await this.#post('/sandbox/webhook/outage', { seconds }, outageSchema)).data;
+  /**
+   * `POST /sandbox/webhook/outage`: the key's merchant's deliveries fail for `seconds` of sandbox
+   * clock; `merchantId`: the linked merchant a partner key acts for.
+   */
+  async outage(seconds: number, merchantId?: number): Promise<{ merchant_id: string; until: string }> {
+    const body = merchantId === undefined ? { seconds } : { seconds, merchant_id: merchantId };
+    return (await this.#post('/sandbox/webhook/outage', body, outageSchema)).data;
   }
 
   #post<T>(path: string, body: Record<string, unknown> | undefined, schema: z.ZodType<T>) {

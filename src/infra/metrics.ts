@@ -11,7 +11,8 @@ export interface MetricSources {
     waits: Record<string, number>;
     remaining: number | null;
   }>;
-  webhookHealth(): Promise<{ status: string; consecutiveFailures: number } | null>;
+  /** Each webhook endpoint's last health: `merchant` names a merchant's endpoint in platform mode (issue 45). */
+  webhookHealth(): Promise<{ status: string; consecutiveFailures: number; merchant?: number }[]>;
   /** Gateway money with no order still open, by currency (issue 19). */
   unmatchedOpen(): Promise<Record<string, number>>;
   /**
@@ -256,22 +257,24 @@ export class KitMetrics {
     });
     new Gauge({
       name: 'kit_webhook_delivery_status',
-      help: "The endpoint's delivery health at the last check: 1 for the current status",
-      labelNames: ['status'],
+      help: "The endpoint's delivery health at the last check: 1 for the current status (platform mode: per merchant)",
+      labelNames: ['status', 'merchant'],
       registers,
       async collect() {
         this.reset();
-        const health = await metrics.#read((s) => s.webhookHealth());
-        if (health) this.set({ status: health.status }, 1);
+        for (const health of (await metrics.#read((s) => s.webhookHealth())) ?? [])
+          this.set({ status: health.status, ...merchantLabel(health.merchant) }, 1);
       },
     });
     new Gauge({
       name: 'kit_webhook_consecutive_failures',
-      help: 'Consecutive failed deliveries at the last health check',
+      help: 'Consecutive failed deliveries at the last health check (platform mode: per merchant)',
+      labelNames: ['merchant'],
       registers,
       async collect() {
-        const health = await metrics.#read((s) => s.webhookHealth());
-        if (health) this.set(health.consecutiveFailures);
+        this.reset();
+        for (const health of (await metrics.#read((s) => s.webhookHealth())) ?? [])
+          this.set(merchantLabel(health.merchant), health.consecutiveFailures);
       },
     });
   }
@@ -410,3 +413,7 @@ export class KitMetrics {
     }
   }
 }
+
+/** The `merchant` label of a merchant's endpoint (platform mode); none for the kit's one endpoint. */
+const merchantLabel = (merchant: number | undefined): { merchant?: string } =>
+  merchant === undefined ? {} : { merchant: String(merchant) };

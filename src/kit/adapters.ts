@@ -9,6 +9,7 @@ import { KitMetrics } from '../infra/metrics.js';
 import { BUSY, NamedLocks } from '../infra/named-locks.js';
 import type { MerchantDeps } from '../merchant/checkout/deps.js';
 import { CustomerTokens } from '../merchant/customers/customer-token.js';
+import { sameMerchantRule } from '../merchant/orders/order-merchant.js';
 import { type Apply, type ApplyMany, applier, batchApplier } from '../merchant/reconciler/apply.js';
 import {
   closeQueue,
@@ -91,8 +92,10 @@ export async function buildAdapters(
   const locks = new NamedLocks(lockPool, databaseName(config.databaseUrl));
   // Several merchants (platform mode): the order metrics carry a `merchant` label.
   const metrics = new KitMetrics({ merchants: config.gateway.merchants });
-  const apply = counted(applier(store), metrics);
-  const applyMany = countedMany(batchApplier(store), metrics);
+  // An event changes its own merchant's orders only (issue 45, platform mode).
+  const sameMerchant = sameMerchantRule(config.gateway.merchants);
+  const apply = counted(applier(store, sameMerchant), metrics);
+  const applyMany = countedMany(batchApplier(store, sameMerchant), metrics);
 
   const { redis, health } = await parts.redis();
   const queue = createObservationQueue(config.redisUrl, o.redisPrefix, o.jobRetry, health);

@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import { localUrl } from '../config.js';
+import { extraSecretsOf } from '../gateway-merchants.js';
 import { RedisEndedSessions } from '../infra/ended-sessions.js';
 import type { HttpServer } from '../infra/http-server.js';
 import { type Limits, RedisLimits } from '../infra/rate-limits.js';
@@ -8,9 +9,10 @@ import { createMerchantApp } from '../merchant/http/app.js';
 import type { DemoShop } from '../merchant/http/demo-shop.js';
 import type { MetricsEndpoint } from '../merchant/http/metrics-route.js';
 import { enqueueEvents } from '../merchant/reconciler/queue.js';
+import { secretOwner } from '../merchant/store/secrets.js';
 import { deliveryListener, deliveryRoute, isDelivery } from '../merchant/webhooks/delivery-endpoint.js';
 import { inboxIntake } from '../merchant/webhooks/intake.js';
-import type { ReceiverDeps } from '../merchant/webhooks/receiver.js';
+import type { ReceiverDeps, ReceiverEndpoint } from '../merchant/webhooks/receiver.js';
 import { SecretCache } from '../merchant/webhooks/secret-cache.js';
 import { type Adapters, BATCHES } from './adapters.js';
 
@@ -26,14 +28,13 @@ export function startApi(
   demoShop: DemoShop | null = null,
 ): Koa {
   const { config, logger, clock, store, redis, sequelize } = a;
-  const secrets = new SecretCache(() => store.secrets.active(config.gateway.extraWebhookSecrets), clock);
   const receiver: ReceiverDeps = {
     // Concurrent requests share one multi-row INSERT and one job; each is answered once both are done.
     intake: inboxIntake(
       { inbox: store.inbox, enqueue: (ids) => enqueueEvents(a.queue, ids), logger },
       BATCHES,
     ),
-    secrets,
+    ...receiverEndpoints(a),
     clock,
     logger,
     observe: (outcome, seconds) => a.metrics.receiver(outcome, seconds),
@@ -74,6 +75,33 @@ export function startApi(
     'merchant API listening',
   );
   return app;
+}
+
+/**
+ * The receiver's endpoints (issue 45): one per merchant the kit acts for, each with a cache of that
+ * merchant's secrets only (read at most every 30 s: no query per delivery). `POST /webhooks/gateway` is
+ * the one merchant's (as before platform mode), or in platform mode the first merchant's (GATEWAY_MERCHANTS'
+ * first), so that an endpoint registered before keeps delivering; `/webhooks/gateway/{merchant_id}`
+ * names a merchant, and one the kit does not act for is a 404.
+ */
+export function receiverEndpoints(a: Pick<Adapters, 'config' | 'store' | 'clock' | 'gateway'>) {
+  const { config, store, clock } = a;
+  const served = a.gateway.gateways.merchants;
+  const cacheOf = (id: number | null) => {
+    const owner = secretOwner(served, id);
+    const extra = extraSecretsOf({ ...config.gateway, merchants: served }, id);
+    return new SecretCache(() => store.secrets.active(extra, owner), clock);
+  };
+  const first = served[0] ?? null;
+  const fallback: ReceiverEndpoint = { merchantId: first, secrets: cacheOf(first) };
+  const endpoints = new Map<number, ReceiverEndpoint>(
+    served.map((id) => [id, id === first ? fallback : { merchantId: id, secrets: cacheOf(id) }]),
+  );
+  return {
+    secrets: fallback.secrets,
+    merchantId: fallback.merchantId,
+    merchant: (id: number) => endpoints.get(id) ?? null,
+  };
 }
 
 /**

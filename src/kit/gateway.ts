@@ -6,7 +6,8 @@ import type { ClientDeps } from '../client/request.js';
 import type { Config } from '../config.js';
 import type { Gateway } from '../gateway/app.js';
 import type { Seed } from '../gateway/state/seed.js';
-import type { SecretStore } from '../merchant/store/secrets.js';
+import { type SecretStore, secretOwner } from '../merchant/store/secrets.js';
+import { WEBHOOK_PATH } from '../merchant/webhooks/delivery-endpoint.js';
 import type { AdvanceableClock } from '../shared/clock.js';
 import { canManageWebhooks, checkGatewayKey, KEY_NOT_DESCRIBED, type KeyReport } from './gateway-key.js';
 import { startingMerchantKeys } from './merchant-keys.js';
@@ -92,7 +93,7 @@ export async function connectGateway(o: ConnectOptions): Promise<GatewayConnecti
   const gateways = gatewaysOf(key, config, merchantKeys, options, client, o);
   // Without the scope the registration is refused (start-up warned why): the poller keeps orders true.
   if (embedded && canManageWebhooks(key.scopes))
-    await registerWithSandbox(gateways.of(null), await o.secrets(), o.publicBaseUrl);
+    await registerWithSandbox(gateways, await o.secrets(), o.publicBaseUrl);
   return { url, client, gateways, sandbox: embedded?.sandbox ?? null, key };
 }
 
@@ -125,14 +126,37 @@ export function gatewayUrl(config: Config): string {
 }
 
 /**
- * merchant.md: against the embedded sandbox the kit registers its own endpoint and keeps the secret.
- * A kept endpoint answers without its secret: a database that never stored it (a new one beside the
- * kept sandbox state) takes a new secret, or no delivery would ever verify.
+ * The merchants whose endpoints the kit has, each once: in platform mode (several merchants) each
+ * merchant the kit acts for; otherwise the one endpoint of the key's account (null).
  */
-async function registerWithSandbox(client: GatewayClient, secrets: SecretStore, publicBaseUrl: string) {
-  const registered = await client.putWebhook({ url: `${publicBaseUrl}/webhooks/gateway` });
-  let secret = registered.data.secret;
-  if (!secret && !(await secrets.has(SANDBOX_SECRET_LABEL)))
-    secret = (await client.rotateWebhookSecret()).data.secret;
-  if (secret) await secrets.put(secret, SANDBOX_SECRET_LABEL);
+export function webhookMerchants(served: readonly number[]): (number | null)[] {
+  return served.length > 1 ? [...served] : [null];
+}
+
+/**
+ * The receiver URL of merchant `id`'s endpoint (null: the first): `/webhooks/gateway` in a kit of
+ * one merchant (as before platform mode), `/webhooks/gateway/{merchant_id}` in a kit of several.
+ */
+export function webhookUrl(publicBaseUrl: string, served: readonly number[], id: number | null): string {
+  const base = `${publicBaseUrl}${WEBHOOK_PATH}`;
+  return served.length > 1 ? `${base}/${id ?? served[0]}` : base;
+}
+
+/**
+ * merchant.md: against the embedded sandbox the kit registers its own endpoint and keeps the secret;
+ * in platform mode one endpoint per merchant, each secret kept as that merchant's (issue 45). A kept
+ * endpoint answers without its secret: a database that never stored it (a new one beside the kept
+ * sandbox state) takes a new secret, or no delivery would ever verify.
+ */
+async function registerWithSandbox(gateways: Gateways, secrets: SecretStore, publicBaseUrl: string) {
+  const served = gateways.merchants;
+  for (const id of webhookMerchants(served)) {
+    const client = gateways.of(id);
+    const owner = secretOwner(served, id);
+    const registered = await client.putWebhook({ url: webhookUrl(publicBaseUrl, served, id) });
+    let secret = registered.data.secret;
+    if (!secret && !(await secrets.has(SANDBOX_SECRET_LABEL, owner)))
+      secret = (await client.rotateWebhookSecret()).data.secret;
+    if (secret) await secrets.put(secret, SANDBOX_SECRET_LABEL, true, owner);
+  }
 }

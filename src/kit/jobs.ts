@@ -11,7 +11,13 @@ import {
   pollDue,
   type TickOptions,
 } from '../merchant/jobs/poller.js';
-import { type RecoveryOptions, type RecoverySummary, recoverEvents } from '../merchant/jobs/recovery.js';
+import {
+  combinedSummary,
+  type RecoveryOptions,
+  type RecoverySummary,
+  recoverEvents,
+  recoveryCheckpoint,
+} from '../merchant/jobs/recovery.js';
 import { ageOut, type RetentionSummary } from '../merchant/jobs/retention.js';
 import { runLocked } from '../merchant/jobs/scheduler.js';
 import { sweepInbox } from '../merchant/jobs/sweeper.js';
@@ -24,6 +30,7 @@ import { type Report, reconciliationReport } from '../merchant/reports/generate.
 import { systemClock } from '../shared/clock.js';
 import type { RandomSource } from '../shared/ids.js';
 import type { Adapters } from './adapters.js';
+import { webhookMerchants } from './gateway.js';
 
 /** The background jobs by name (JOB_NAMES in src/config.ts): what the scheduler runs, each under its own lock. */
 export type { JobName };
@@ -60,10 +67,20 @@ export interface Jobs {
   poll(options?: TickOptions): Promise<PollSummary>;
   /** Every open order now, whatever its schedule (`cli poll`). */
   pollAll(onOrder?: (done: number, total: number) => void): Promise<PollAllSummary>;
-  recover(options?: RecoveryOptions): Promise<RecoverySummary>;
-  checkHealth(): Promise<WebhookHealth & { recovered: boolean }>;
-  /** The last health check's result (any instance's). */
+  /**
+   * Event recovery: in a kit of several merchants (issue 45) each merchant's events listed through its
+   * own gateway, from its own checkpoint (`merchant`: that merchant's only), the summary adding them up.
+   */
+  recover(options?: RecoveryOptions & { merchant?: number }): Promise<RecoverySummary>;
+  /**
+   * The webhook health check: in a kit of several merchants each merchant's endpoint (`merchants`),
+   * the fields above being the least healthy one's, `recovered` true when any came back.
+   */
+  checkHealth(): Promise<WebhookHealth & { recovered: boolean; merchants?: Record<string, WebhookHealth> }>;
+  /** The last health check's result (any instance's): several merchants, the least healthy endpoint's. */
   lastHealth(): Promise<WebhookHealth | null>;
+  /** The last health of each endpoint: merchant null for the kit's one endpoint. */
+  lastHealths(): Promise<{ merchant: number | null; health: WebhookHealth }[]>;
   /** Yesterday's (UTC) reconciliation: its totals and mismatches to the log and the metrics. */
   dailyReport(): Promise<Report>;
   /** Authorisations close to lapsing: warned of, counted, and acted on per AUTH_EXPIRY_POLICY. */
@@ -86,11 +103,13 @@ export interface Jobs {
 }
 
 export function jobsOf(a: Adapters, random: RandomSource): Jobs {
+  const { gateways } = a.gateway;
+  // The webhook endpoints (issue 45): one per merchant in a kit of several, else the one (null).
+  const endpoints = webhookMerchants(gateways.merchants);
+  const several = endpoints[0] !== null;
   const deps = {
     store: a.store,
-    gateways: a.gateway.gateways,
-    // Recovery and the health check ask about the webhook endpoint: the first merchant's.
-    gateway: a.gateway.gateways.of(null),
+    gateways,
     apply: a.apply,
     clock: a.clock,
     logger: a.logger,
@@ -102,16 +121,75 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
   };
   const locked = <T>(name: JobName, run: () => Promise<T>) =>
     runLocked(a.redis, a.redisPrefix, { name, lockMs: JOB_TIMING[name].lockMs, run }, random);
-  const memory = healthMemory(a);
-  const recover = async (options?: RecoveryOptions) => {
+  const memoryOf = (id: number | null) => healthMemory(a, id);
+  /** One merchant's recovery: its events, through its gateway, from its checkpoint, kept as its. */
+  const recoverOne = (id: number | null, options?: RecoveryOptions) =>
+    recoverEvents(
+      {
+        ...deps,
+        gateway: gateways.of(id),
+        merchantId: id ?? gateways.merchants[0] ?? null,
+        checkpoint: recoveryCheckpoint(gateways.merchants, id),
+        enqueue: a.enqueue,
+      },
+      options,
+    );
+  const recover = async (options: RecoveryOptions & { merchant?: number } = {}) => {
     const listedAt = a.clock.now();
-    const summary = await recoverEvents({ ...deps, enqueue: a.enqueue }, options);
+    const { merchant, ...rest } = options;
+    let summary: RecoverySummary;
+    if (!several) summary = await recoverOne(null, rest);
+    else {
+      const runs: [number, RecoverySummary][] = [];
+      let failure: unknown = null;
+      for (const id of merchant === undefined ? (endpoints as number[]) : [merchant]) {
+        // One merchant's failure (its gateway calls refused) stops no other's recovery.
+        try {
+          runs.push([id, await recoverOne(id, rest)]);
+        } catch (error) {
+          failure ??= error;
+          a.logger.warn({ merchant: id, err: { message: (error as Error).message } }, 'recovery failed');
+        }
+      }
+      if (failure !== null) throw failure;
+      summary = combinedSummary(runs);
+    }
     a.metrics.recovered(summary);
     // A run that stored every event it listed shows what the gateway holds: payments cut off before
-    // they reached it (the kit died) end now, rather than wait for ever.
-    if (summary.failed === 0 && summary.replayed === 0)
+    // they reached it (the kit died) end now, rather than wait for ever. Every merchant's listed.
+    if (summary.failed === 0 && summary.replayed === 0 && merchant === undefined)
       await endCutOffPayments({ store: a.store, checkout: a.checkout, logger: a.logger }, listedAt);
     return summary;
+  };
+  /** Each endpoint's health; back to healthy after a streak: its merchant's recovery at once, under the job's lock. */
+  const checkHealth = async () => {
+    const checks: { merchant: number | null; health: WebhookHealth & { recovered: boolean } }[] = [];
+    for (const id of endpoints)
+      checks.push({
+        merchant: id,
+        health: await checkWebhookHealth({
+          ...deps,
+          gateway: gateways.of(id),
+          ...(id === null ? {} : { merchantId: id }),
+          memory: memoryOf(id),
+          recover: () => locked('recovery', () => recover(id === null ? {} : { merchant: id })),
+        }),
+      });
+    if (!several) return checks[0]!.health;
+    const worst = leastHealthy(checks.map((c) => c.health));
+    return {
+      ...worst,
+      recovered: checks.some((c) => c.health.recovered),
+      merchants: Object.fromEntries(checks.map((c) => [String(c.merchant), c.health])),
+    };
+  };
+  const lastHealths = async () => {
+    const found: { merchant: number | null; health: WebhookHealth }[] = [];
+    for (const id of endpoints) {
+      const health = await memoryOf(id).get();
+      if (health) found.push({ merchant: id, health });
+    }
+    return found;
   };
   const jobs: Omit<Jobs, 'run' | 'work' | 'underLock'> = {
     sweep: () => sweepInbox({ inbox: a.store.inbox, enqueue: a.enqueue, now: a.clock.now() }),
@@ -120,9 +198,12 @@ export function jobsOf(a: Adapters, random: RandomSource): Jobs {
     pollAll: (onOrder) => pollAll(deps, onOrder).then(tap((s) => a.metrics.polled(s))),
     recover,
     // Back to healthy after a streak: recovery at once, under its own lock so it never runs twice.
-    checkHealth: () =>
-      checkWebhookHealth({ ...deps, memory, recover: () => locked('recovery', () => recover()) }),
-    lastHealth: () => memory.get(),
+    checkHealth,
+    lastHealth: async () => {
+      const healths = (await lastHealths()).map((h) => h.health);
+      return healths.length === 0 ? null : leastHealthy(healths);
+    },
+    lastHealths,
     dailyReport: () => dailyReport(a),
     watchAuthorizations: () =>
       watchAuthorizations(
@@ -205,9 +286,24 @@ async function dailyReport(a: Adapters): Promise<Report> {
 
 const DAY = 24 * 60 * 60_000;
 
-/** The last health, in Redis: shared by every scheduler, read by whoever reports it. */
-function healthMemory(a: Adapters): HealthMemory {
-  const key = `${a.redisPrefix}:webhook-health`;
+/** The order in which an endpoint's health is worse than another's (unknown statuses count as failing). */
+const SEVERITY = ['healthy', 'paused', 'degraded', 'failing', 'missing'];
+const severity = (status: string) => {
+  const at = SEVERITY.indexOf(status);
+  return at < 0 ? SEVERITY.indexOf('failing') : at;
+};
+
+/** Of several endpoints' health, the least healthy (the first of equals). */
+function leastHealthy<H extends WebhookHealth>(healths: readonly H[]): H {
+  return healths.reduce((worst, h) => (severity(h.status) > severity(worst.status) ? h : worst));
+}
+
+/**
+ * The last health of an endpoint, in Redis: shared by every scheduler, read by whoever reports it.
+ * The kit's one endpoint (null) under the key it always had; a merchant's (platform mode) its own.
+ */
+function healthMemory(a: Adapters, merchant: number | null): HealthMemory {
+  const key = `${a.redisPrefix}:webhook-health${merchant === null ? '' : `:${merchant}`}`;
   return {
     get: async () => {
       const text = await a.redis.get(key);

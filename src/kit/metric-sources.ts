@@ -45,9 +45,12 @@ export function metricSources(a: Adapters, jobs: Jobs): MetricSources {
         oldestPendingSeconds: Number.isFinite(oldest) ? Math.max(0, (a.clock.now() - oldest) / 1000) : 0,
       };
     },
-    webhookHealth: async () => {
-      const health = await bounded('the health', jobs.lastHealth());
-      return health && { status: health.status, consecutiveFailures: health.consecutiveFailures };
-    },
+    // Each endpoint's: the kit's one with no merchant label, a merchant's (platform mode) with its.
+    webhookHealth: async () =>
+      (await bounded('the health', jobs.lastHealths())).map(({ merchant, health }) => ({
+        status: health.status,
+        consecutiveFailures: health.consecutiveFailures,
+        ...(merchant === null ? {} : { merchant }),
+      })),
   };
 }

@@ -1,3 +1,4 @@
+import { sameMerchantRule } from '../merchant/orders/order-merchant.js';
 import { requeueAlone } from '../merchant/reconciler/queue.js';
 import { keepUnmatched } from '../merchant/reconciler/unmatched.js';
 import { eventProcessor, UnmatchedEvent } from '../merchant/reconciler/worker.js';
@@ -16,7 +17,16 @@ export function startWorker(a: Adapters, shutdown: Shutdown, concurrency: number
       inbox: a.store.inbox,
       applyMany: a.applyMany,
       keep: async (obs) => {
-        const kept = await keepUnmatched({ store: a.store, apply: a.apply, clock: a.clock, logger }, obs);
+        const kept = await keepUnmatched(
+          {
+            store: a.store,
+            apply: a.apply,
+            clock: a.clock,
+            logger,
+            sameMerchant: sameMerchantRule(a.config.gateway.merchants),
+          },
+          obs,
+        );
         if (kept.first) a.metrics.unmatchedMoney(kept.money.currency);
         return kept;
       },

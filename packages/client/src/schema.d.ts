@@ -340,9 +340,29 @@ export interface paths {
         put?: never;
         /**
          * The gateway's webhook receiver
-         * @description Verifies `X-Service-Signature` on the raw body (at most 256 KiB) against every active secret before anything else, stores the event in the inbox (its id is the key: a repeat is a no-op), queues it and answers. An event is never refused for what its numbers look like: the gateway's ids and codes are kept as sent, and anything else in it that reads as a card number is kept truncated to its last four digits (the order's history says where).
+         * @description Verifies `X-Service-Signature` on the raw body (at most 256 KiB) before anything else, stores the event in the inbox (its id is the key: a repeat is a no-op), queues it and answers. An event is never refused for what its numbers look like: the gateway's ids and codes are kept as sent, and anything else in it that reads as a card number is kept truncated to its last four digits (the order's history says where). The signature is checked against every active secret of the kit's merchant: a kit that acts for one merchant registers this URL. In platform mode (several merchants, `GATEWAY_MERCHANTS`) each merchant has its own URL, `/webhooks/gateway/{merchant_id}`, and this one stays the first merchant's, verified with its secrets only.
          */
         post: operations["receiveGatewayWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/gateway/{merchant_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One merchant's webhook receiver (platform mode)
+         * @description Verifies `X-Service-Signature` on the raw body (at most 256 KiB) before anything else, stores the event in the inbox (its id is the key: a repeat is a no-op), queues it and answers. An event is never refused for what its numbers look like: the gateway's ids and codes are kept as sent, and anything else in it that reads as a card number is kept truncated to its last four digits (the order's history says where). Platform mode: the URL of merchant `merchant_id`'s endpoint at the gateway, verified with that merchant's secrets only (an event signed with another merchant's is a 401), and its events applied to that merchant's orders only. In a kit of one merchant, its id answers as `/webhooks/gateway`.
+         */
+        post: operations["receiveMerchantWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5406,7 +5426,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_SIGNATURE`: missing, wrong or stale; nothing stored. */
+            /** @description `INVALID_SIGNATURE`: missing, wrong or stale, or made with another merchant's secret; nothing stored. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5418,6 +5438,200 @@ export interface operations {
                         message: string;
                         /** @enum {string} */
                         code: "INVALID_SIGNATURE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /** @description `PAYLOAD_TOO_LARGE`: over 256 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description `INTERNAL`: an unexpected error; nothing inside is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `UNAVAILABLE`: the database could not store it; the gateway delivers it again. `STARTING`: the kit is starting and took nothing; send the request again after `Retry-After` (1 s). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    } | {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "STARTING";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+        };
+    };
+    receiveMerchantWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`. */
+                "X-Service-Signature": string;
+                /** @description Sent on a replay. */
+                "X-Service-Replay"?: "true";
+            };
+            path: {
+                /** @description A merchant the kit acts for (`GATEWAY_MERCHANTS`). */
+                merchant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    type: string;
+                    created_at: string;
+                    api_version?: string;
+                    data: {
+                        transaction?: {
+                            id: string | number;
+                            related_trans_id?: string | number | null;
+                            merchant_id?: string | number;
+                            amount: number;
+                            currency: string;
+                            status: string;
+                            transaction_type: string;
+                            merchant_trans_id?: string | null;
+                            /** @default 0 */
+                            refunded_amount?: number;
+                            chargeback_amount?: number;
+                            capture_before?: string | null;
+                            vault_token?: string | null;
+                            status_reason?: string | null;
+                            created_at?: string;
+                            updated_at?: string;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description `Received.`, `Already received.` (nothing queued twice) or `pong` (a test ping). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                        /** @constant */
+                        code: "";
+                        data: null;
+                    };
+                };
+            };
+            /** @description `MALFORMED_EVENT`: signed, but not an event; nothing stored. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "MALFORMED_EVENT" | "BAD_REQUEST";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `INVALID_SIGNATURE`: missing, wrong or stale, or made with another merchant's secret; nothing stored. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "INVALID_SIGNATURE";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: the kit acts for no such merchant; nothing read or stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
                         data: null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */

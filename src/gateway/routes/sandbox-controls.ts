@@ -11,11 +11,11 @@ import {
 } from '../domain/chargebacks.js';
 import { sessionView } from '../domain/sessions.js';
 import { type Transaction, transactionView } from '../domain/transactions.js';
-import { requireMerchantKey } from '../http/auth.js';
+import { principalOf, resolveMerchantId } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
 import { respond } from '../http/envelope.js';
 import { ApiError, validationFailed } from '../http/errors.js';
-import { amountField } from '../http/schemas.js';
+import { amountField, merchantIdField } from '../http/schemas.js';
 import { parseOr422 } from '../http/validate.js';
 import { visibleSession, visibleTransaction } from '../http/visibility.js';
 import { runDueWork } from '../lifecycle/due-work.js';
@@ -28,7 +28,8 @@ const seconds = z
   .positive('must be greater than zero')
   .max(TEN_YEARS_S, 'must be at most ten years');
 export const advanceSchema = z.object({ seconds });
-export const outageSchema = z.object({ seconds });
+/** sandbox.md section 10; `merchant_id`: a partner key names the linked merchant (a merchant key may repeat its own). */
+export const outageSchema = z.object({ seconds, merchant_id: merchantIdField });
 export const settleSchema = z.object({
   outcome: z.enum(['paid', 'failed', 'cancelled'], { message: 'must be paid, failed or cancelled' }),
 });
@@ -99,9 +100,11 @@ export function sandboxControlRoutes(
     respond(ctx, transactionView(t), 'Chargeback reversed: the transaction is captured again.');
   });
 
+  // "This key's merchant": a merchant key's own, or the linked merchant a partner key names (as its
+  // webhook management does, gateway-api.md): each merchant's endpoint has its own deliveries.
   router.post('/sandbox/webhook/outage', async (ctx) => {
-    const { merchantId } = requireMerchantKey(ctx);
     const body = parseOr422(outageSchema, await readJsonObject(ctx));
+    const merchantId = resolveMerchantId(state, principalOf(ctx), body.merchant_id);
     const until = clock.now() + body.seconds * 1000;
     state.outages.set(merchantId, until);
     respond(

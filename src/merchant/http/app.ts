@@ -108,6 +108,8 @@ export function createMerchantApp(
     ctx.body = ready ? successEnvelope(data, 'ready') : failureEnvelope('NOT_READY', 'not ready', { data });
   });
   router.post(WEBHOOK_PATH, deps.receiver);
+  // Platform mode (issue 45): one endpoint per merchant; the receiver answers 404 for one it does not serve.
+  router.post(`${WEBHOOK_PATH}/:merchant_id`, deps.receiver);
   createOrderRoute(router, routeDeps);
   merchantRoutes(router, routeDeps);
   cancelRoutes(router, routeDeps);

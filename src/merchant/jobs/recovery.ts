@@ -15,9 +15,30 @@ export const FIRST_LOOKBACK_MS = 24 * 60 * 60_000;
 /** gateway-api.md, Limits: the largest page. */
 const PAGE_SIZE = 100;
 
+/**
+ * Where a merchant's recovery keeps its checkpoint (issue 45): `recovery` in a kit of one merchant (as
+ * before platform mode), `recovery:<merchant_id>` in a kit of several, the first merchant starting from
+ * `recovery` while it has none of its own (the kit acted for it alone before: it resumes there).
+ */
+export function recoveryCheckpoint(
+  served: readonly number[],
+  id: number | null,
+): { name: string; former?: string } {
+  if (served.length <= 1) return { name: RECOVERY_CHECKPOINT };
+  const merchant = id ?? served[0]!;
+  return merchant === served[0]
+    ? { name: `${RECOVERY_CHECKPOINT}:${merchant}`, former: RECOVERY_CHECKPOINT }
+    : { name: `${RECOVERY_CHECKPOINT}:${merchant}` };
+}
+
 export interface RecoveryDeps {
   store: Pick<Store, 'inbox' | 'checkpoints'>;
+  /** The gateway as the merchant whose events are listed sees it (platform mode: a partner key naming it). */
   gateway: Pick<GatewayClient, 'listEvents' | 'getEvent' | 'replayEvent'>;
+  /** Whose events they are: kept on the inbox rows (the reconciler applies them to its orders only). */
+  merchantId?: number | null;
+  /** The checkpoint's name (recoveryCheckpoint); default `recovery`. */
+  checkpoint?: { name: string; former?: string };
   /** Queues a stored event for the reconciler; a failure only delays it (the sweeper queues it later). */
   enqueue: (eventId: string) => Promise<void>;
   clock: Clock;
@@ -38,8 +59,36 @@ export interface RecoverySummary {
   /** Missing events neither fetched nor replayed: the checkpoint stays before the first of them. */
   failed: number;
   gatewayCalls: number;
-  /** The checkpoint after this run. */
+  /** The checkpoint after this run (several merchants: the earliest of theirs). */
   checkpoint: string | null;
+  /** A kit of several merchants (issue 45): each merchant's run, by merchant id; the fields above add them up. */
+  merchants?: Record<string, RecoverySummary>;
+}
+
+/**
+ * The runs of several merchants as one summary: counts added up, listed from the earliest start, and
+ * the earliest checkpoint (every merchant's events are stored up to there; null while one has none).
+ */
+export function combinedSummary(runs: readonly [number, RecoverySummary][]): RecoverySummary {
+  const sum = (pick: (s: RecoverySummary) => number) => runs.reduce((n, [, s]) => n + pick(s), 0);
+  const earliest = (values: (string | null)[]) =>
+    values.includes(null)
+      ? null
+      : (values as string[]).reduce<string | null>(
+          (a, b) => (a === null || Date.parse(b) < Date.parse(a) ? b : a),
+          null,
+        );
+  return {
+    from: earliest(runs.map(([, s]) => s.from)) ?? '',
+    listed: sum((s) => s.listed),
+    missing: sum((s) => s.missing),
+    recovered: sum((s) => s.recovered),
+    replayed: sum((s) => s.replayed),
+    failed: sum((s) => s.failed),
+    gatewayCalls: sum((s) => s.gatewayCalls),
+    checkpoint: earliest(runs.map(([, s]) => s.checkpoint)),
+    merchants: Object.fromEntries(runs.map(([id, s]) => [String(id), s])),
+  };
 }
 
 export interface RecoveryOptions {
@@ -63,7 +112,11 @@ export async function recoverEvents(
   options: RecoveryOptions = {},
 ): Promise<RecoverySummary> {
   const progress = options.onProgress ?? (() => {});
-  const checkpoint = await deps.store.checkpoints.get(RECOVERY_CHECKPOINT);
+  const name = deps.checkpoint?.name ?? RECOVERY_CHECKPOINT;
+  const former = deps.checkpoint?.former;
+  const checkpoint =
+    (await deps.store.checkpoints.get(name)) ??
+    (former === undefined ? null : await deps.store.checkpoints.get(former));
   const fromMs =
     options.since?.getTime() ??
     (checkpoint === null ? deps.clock.now() - FIRST_LOOKBACK_MS : Date.parse(checkpoint) - OVERLAP_MS);
@@ -108,12 +161,13 @@ export async function recoverEvents(
     : rows;
   const reached = stored.at(-1)?.created_at;
   if (reached !== undefined && (checkpoint === null || Date.parse(reached) > Date.parse(checkpoint))) {
-    await deps.store.checkpoints.put(RECOVERY_CHECKPOINT, reached);
+    await deps.store.checkpoints.put(name, reached);
     summary.checkpoint = reached;
   }
   if (summary.missing > 0)
     deps.logger.info(
       {
+        ...(deps.merchantId === undefined || deps.merchantId === null ? {} : { merchant: deps.merchantId }),
         listed: summary.listed,
         missing: summary.missing,
         recovered: summary.recovered,
@@ -148,6 +202,7 @@ async function recoverOne(
     source: 'recovery',
     payload: event.kept,
     masked: event.masked,
+    merchantId: deps.merchantId ?? null,
     now: new Date(deps.clock.now()),
   });
   summary.recovered += 1;

@@ -26,7 +26,10 @@ export interface HealthMemory {
 }
 
 export interface HealthDeps {
+  /** The gateway as the endpoint's merchant sees it (platform mode: each merchant has its own endpoint). */
   gateway: Pick<GatewayClient, 'getWebhook'>;
+  /** Whose endpoint, in the log lines (platform mode); absent: the kit's one endpoint. */
+  merchantId?: number;
   memory: HealthMemory;
   /** Runs event recovery now. */
   recover: () => Promise<unknown>;
@@ -49,9 +52,11 @@ export async function checkWebhookHealth(deps: HealthDeps): Promise<WebhookHealt
   const warn = unwell && (warnedAt === null || deps.clock.now() - Date.parse(warnedAt) >= WARN_AGAIN_MS);
   now.warnedAt = warn ? now.checkedAt : unwell ? warnedAt : null;
   await deps.memory.set(now);
+  const whose = deps.merchantId === undefined ? {} : { merchant: deps.merchantId };
   if (warn) {
     deps.logger.warn(
       {
+        ...whose,
         deliveryStatus: now.status,
         consecutiveFailures: now.consecutiveFailures,
         lastFailureAt: now.lastFailureAt,
@@ -64,7 +69,7 @@ export async function checkWebhookHealth(deps: HealthDeps): Promise<WebhookHealt
   const cameBack = now.status === 'healthy' && before !== null && UNWELL.has(before.status);
   if (cameBack) {
     deps.logger.info(
-      { was: before.status },
+      { ...whose, was: before.status },
       'webhook deliveries healthy again: recovering missed events now',
     );
     await deps.recover();

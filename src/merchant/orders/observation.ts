@@ -84,6 +84,12 @@ export interface TransactionObservation extends Seen {
    * the event was kept (event-masking.ts): the order's history says so. Absent for most.
    */
   masked?: readonly string[];
+  /**
+   * The merchant whose webhook endpoint the event came to (issue 45, platform mode: the inbox row's
+   * `merchant_id`); it may change only that merchant's orders. Absent: not an event (the kit's own
+   * calls and polls ask through the order's own merchant), or the kit's one merchant; null: the first.
+   */
+  merchant?: number | null;
 }
 
 /**

@@ -41,3 +41,17 @@ export interface MerchantFilter {
 export function merchantFilter(merchantId: number, served: readonly number[]): MerchantFilter {
   return { merchantId, withUnnamed: served[0] === merchantId };
 }
+
+/**
+ * Whether an order of merchant `orderMerchant` is the business of an event that came to merchant
+ * `eventMerchant`'s webhook endpoint (issue 45): in a kit of several merchants (`served`), the same
+ * merchant, a null on either side being the first one's (an order or an event kept before platform
+ * mode); in a kit of one, always. Pure.
+ */
+export type SameMerchant = (orderMerchant: number | null, eventMerchant: number | null) => boolean;
+
+export function sameMerchantRule(served: readonly number[]): SameMerchant {
+  if (served.length <= 1) return () => true;
+  const first = served[0]!;
+  return (order, event) => (order ?? first) === (event ?? first);
+}

@@ -9,7 +9,9 @@ import {
   isReview,
   type Observation,
   type TransactionFact,
+  type TransactionObservation,
 } from '../orders/observation.js';
+import type { SameMerchant } from '../orders/order-merchant.js';
 import { nextPollAt, pollable } from '../orders/poll-schedule.js';
 import { withReason } from '../orders/review.js';
 import type { AttemptStore } from '../store/attempts.js';
@@ -20,6 +22,11 @@ import type { AttemptRecord, OrderRecord } from '../store/records.js';
 export interface ApplyResult {
   /** False: no attempt of ours made that transaction (yet), or a superseded attempt was asked to adopt it. */
   matched: boolean;
+  /**
+   * Not matched because the order that holds the transaction (or carries its reference) is another
+   * merchant's than the one whose endpoint the event came to (issue 45): it was left as it was.
+   */
+  foreign?: { orderId: string; orderMerchant: number | null; eventMerchant: number | null };
   orderId?: string;
   decision?: Decision;
   /** The order and the attempt as they stand after the change (when matched). */
@@ -59,21 +66,34 @@ export interface ApplyStore {
   attempts: Pick<AttemptStore, 'holdingMany'>;
 }
 
-export function applier(store: ApplyStore | Pick<Store, 'orders' | 'attempts'>): Apply {
-  return (obs, options) => applyObservation(store, obs, options);
+/**
+ * `sameMerchant`: whose orders an event may change (orders/order-merchant.ts sameMerchantRule); by
+ * default any (a kit of one merchant).
+ */
+export function applier(
+  store: ApplyStore | Pick<Store, 'orders' | 'attempts'>,
+  sameMerchant: SameMerchant = ANY_MERCHANT,
+): Apply {
+  return (obs, options) => applyObservation(store, obs, options, sameMerchant);
 }
 
-export function batchApplier(store: ApplyStore | Pick<Store, 'orders' | 'attempts'>): ApplyMany {
-  return (items, turn) => applyObservations(store, items, turn);
+export function batchApplier(
+  store: ApplyStore | Pick<Store, 'orders' | 'attempts'>,
+  sameMerchant: SameMerchant = ANY_MERCHANT,
+): ApplyMany {
+  return (items, turn) => applyObservations(store, items, turn, sameMerchant);
 }
+
+const ANY_MERCHANT: SameMerchant = () => true;
 
 /** One observation: a batch of one. */
 export async function applyObservation(
   store: ApplyStore,
   obs: Observation,
   options: ApplyOptions = {},
+  sameMerchant: SameMerchant = ANY_MERCHANT,
 ): Promise<ApplyResult> {
-  const [result] = await applyObservations(store, [{ obs, options }]);
+  const [result] = await applyObservations(store, [{ obs, options }], undefined, sameMerchant);
   if (result instanceof Error) throw result;
   return result!;
 }
@@ -88,7 +108,11 @@ export async function applyObservations(
   store: ApplyStore,
   items: readonly ApplyItem[],
   turn?: LockTurn,
+  sameMerchant: SameMerchant = ANY_MERCHANT,
 ): Promise<(ApplyResult | Error)[]> {
+  // An event may change only its own merchant's orders (issue 45): judged on the locked order.
+  const foreign = (obs: Observation, order: OrderRecord): boolean =>
+    !isFinding(obs) && obs.merchant !== undefined && !sameMerchant(order.merchant_id, obs.merchant);
   let targets: (TransitionTarget | null)[];
   try {
     targets = await findTargets(store, items);
@@ -98,24 +122,40 @@ export async function applyObservations(
   }
   const steps = items.flatMap(({ obs, options }, i) => {
     const target = targets[i];
-    return target ? [{ target, plan: planOf(obs, target, options ?? {}) }] : [];
+    return target ? [{ target, plan: planOf(obs, target, options ?? {}, foreign) }] : [];
   });
   if (steps.length === 0) turn?.locked();
   const done = steps.length > 0 ? await store.orders.transitionMany(steps, turn) : [];
   let step = 0;
-  return items.map((_, i): ApplyResult | Error => {
+  return items.map(({ obs }, i): ApplyResult | Error => {
     if (!targets[i]) return { matched: false };
     const d = done[step++];
     if (d instanceof Error) return d;
+    if (d && !d.result && foreign(obs, d.order))
+      return {
+        matched: false,
+        foreign: {
+          orderId: d.order.id,
+          orderMerchant: d.order.merchant_id,
+          eventMerchant: (obs as TransactionObservation).merchant ?? null,
+        },
+      };
     if (!d?.result) return { matched: false };
     return { matched: true, orderId: d.order.id, decision: d.result, order: d.order, attempt: d.attempt };
   });
 }
 
 /** What `decide` makes of one observation to the locked order and attempt: the change and the decision. */
-function planOf(obs: Observation, target: TransitionTarget, options: ApplyOptions): Plan<Decision | null> {
+function planOf(
+  obs: Observation,
+  target: TransitionTarget,
+  options: ApplyOptions,
+  foreign: (obs: Observation, order: OrderRecord) => boolean,
+): Plan<Decision | null> {
   const about = obs.about;
   return (order, attempt, now, disputes) => {
+    // Another merchant's order: left as it is, and the caller told (ApplyResult.foreign).
+    if (foreign(obs, order)) return { change: null, result: null };
     // A payment found by its reference is taken by the order's current attempt only if that has none.
     if ('reference' in target && attempt.gateway_transaction_id !== null)
       return { change: null, result: null };

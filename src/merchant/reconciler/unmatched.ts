@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../shared/clock.js';
 import { observeFinding } from '../orders/from-gateway.js';
 import type { TransactionObservation } from '../orders/observation.js';
+import type { SameMerchant } from '../orders/order-merchant.js';
 import { noAttemptReason } from '../orders/unmatched-money.js';
 import type { Store } from '../store/index.js';
 import type { OrderRecord } from '../store/records.js';
@@ -17,6 +18,8 @@ export interface KeepDeps {
   apply: Apply;
   clock: Clock;
   logger: Logger;
+  /** Whose orders an event may name (orders/order-merchant.ts sameMerchantRule); default any. */
+  sameMerchant?: SameMerchant;
 }
 
 /**
@@ -33,7 +36,13 @@ export interface KeepDeps {
  */
 export async function keepUnmatched(deps: KeepDeps, obs: TransactionObservation): Promise<Kept> {
   const t = obs.transaction;
-  const order = t.reference ? await deps.store.orders.byReference(t.reference) : null;
+  const carrier = t.reference ? await deps.store.orders.byReference(t.reference) : null;
+  // Another merchant's order that carries the same reference is not this money's (issue 45).
+  const order =
+    carrier &&
+    (obs.merchant === undefined || (deps.sameMerchant ?? anyMerchant)(carrier.merchant_id, obs.merchant))
+      ? carrier
+      : null;
   // Kept first: the money is the thing not to lose; a flag that fails is tried again with the job.
   const kept = await deps.store.unmatched.keep({
     transaction: t,
@@ -53,6 +62,7 @@ export async function keepUnmatched(deps: KeepDeps, obs: TransactionObservation)
       order: order?.id ?? null,
       source: obs.source,
       source_id: obs.sourceId,
+      ...(obs.merchant === undefined ? {} : { merchant: obs.merchant }),
     },
     kept.first
       ? 'gateway money with no attempt: kept for an operator'
@@ -60,6 +70,8 @@ export async function keepUnmatched(deps: KeepDeps, obs: TransactionObservation)
   );
   return kept;
 }
+
+const anyMerchant: SameMerchant = () => true;
 
 /** The reason on the order, through the apply path when it has an attempt, as history either way. */
 async function flagOrder(deps: KeepDeps, order: OrderRecord, obs: TransactionObservation) {

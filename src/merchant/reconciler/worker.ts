@@ -102,7 +102,21 @@ export function eventProcessor(deps: WorkerDeps) {
       throw new UnreadableEvent(`inbox event ${eventId} is unreadable: ${verdict.problem}`);
     }
     const { observation, result } = verdict;
-    if (!result.matched && lastAttempt(job)) {
+    if (result.foreign) {
+      // An event of one merchant's endpoint about another merchant's order (issue 45): that order is
+      // not changed, now or on any retry. The money is kept as the event's merchant's, with no order.
+      deps.logger.warn(
+        {
+          event: eventId,
+          transaction: observation.transaction.id,
+          order: result.foreign.orderId,
+          order_merchant: result.foreign.orderMerchant,
+          event_merchant: result.foreign.eventMerchant,
+        },
+        "webhook about another merchant's order: not applied to it, kept as money with no order",
+      );
+    }
+    if (!result.matched && (lastAttempt(job) || result.foreign)) {
       // Still no attempt holds it after every retry: gateway money with no order. Kept in
       // unmatched_money and its order flagged (a failure to do so throws: the job fails and an
       // operator can retry it), then processed with the outcome `unmatched`: nothing is lost, and
@@ -210,7 +224,9 @@ async function applyEvents(
     else {
       const masked = row.masked_fields === null ? undefined : [row.masked_fields];
       const event = parseEvent(row.payload, row.source as ObservationSource, now, masked);
-      if (event.kind === 'observation') toApply.push({ eventId, observation: event.observation });
+      // Whose endpoint it came to: it may change that merchant's orders only (issue 45).
+      if (event.kind === 'observation')
+        toApply.push({ eventId, observation: { ...event.observation, merchant: row.merchant_id } });
       else
         verdicts.set(eventId, {
           kind: 'unreadable',

@@ -19,6 +19,12 @@ export interface InboxEvent {
   payload: string;
   /** Where a card number was truncated in `payload` (checkEvent's `masked`); absent or empty: nowhere. */
   masked?: readonly string[];
+  /**
+   * The merchant whose endpoint it came to (the receiver's path; recovery: the merchant whose events
+   * were listed); the reconciler applies it to that merchant's orders only. Absent or null: the kit's
+   * one merchant, its id unknown.
+   */
+  merchantId?: number | null;
   now: Date;
 }
 
@@ -52,7 +58,7 @@ export function payloadRewrite(eventId: string, before: string, after: string): 
 }
 
 const INSERT =
-  'INSERT INTO webhook_inbox (event_id, event_type, transaction_id, source, payload, masked_fields, received_at, attempts, receipt)';
+  'INSERT INTO webhook_inbox (event_id, event_type, transaction_id, source, payload, masked_fields, received_at, attempts, receipt, merchant_id)';
 const ON_REPEAT = 'ON DUPLICATE KEY UPDATE repeats = repeats + 1';
 
 /**
@@ -65,7 +71,7 @@ const PREPARED_ROWS = 32;
 const statements: string[] = [];
 const insertStatement = (rows: number): string =>
   (statements[rows] ??=
-    `${INSERT} VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${ON_REPEAT}`);
+    `${INSERT} VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${ON_REPEAT}`);
 
 /** The durable inbox (merchant.md, The receiver): an event is stored once by its id, before anyone acts on it. */
 export class InboxStore {
@@ -103,6 +109,7 @@ export class InboxStore {
       e.now.toISOString().slice(0, 23).replace('T', ' '),
       0,
       receipt,
+      e.merchantId ?? null,
     ]);
     let affected: number;
     try {

@@ -44,7 +44,7 @@ export type OrderRow = HotRow<typeof ORDERS>;
 export type AttemptRow = HotRow<typeof ATTEMPTS>;
 export type OperationRow = Row<OperationRecord>;
 export type HistoryRow = Row<HistoryRecord, 'id'>;
-export type SecretRow = Row<SecretRecord, 'id' | 'active'>;
+export type SecretRow = Row<SecretRecord, 'id' | 'active' | 'merchant_id'>;
 export type InboxRow = HotRow<typeof INBOX>;
 export type CheckpointRow = Row<CheckpointRecord>;
 /** The column holds '' for a record without a reference (the unique key's part); the record says null. */
@@ -176,6 +176,8 @@ export function defineModels(sequelize: Sequelize): Models {
       id: { type: DataTypes.INTEGER, autoIncrement: true, primaryKey: true },
       secret_sealed: { type: DataTypes.TEXT, allowNull: false },
       label: str(64, false),
+      // Whose endpoint signs with it (platform mode); null: stored before, the first merchant's.
+      merchant_id: { type: DataTypes.INTEGER, allowNull: true },
       active: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: true },
       created_at: when(),
       retired_at: when(true),

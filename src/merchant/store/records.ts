@@ -60,6 +60,8 @@ export interface SecretRecord {
   id: number;
   secret_sealed: string;
   label: string;
+  /** The merchant whose endpoint signs with it; null: stored before platform mode (the first merchant's). */
+  merchant_id: number | null;
   active: boolean;
   created_at: Date;
   retired_at: Date | null;

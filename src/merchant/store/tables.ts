@@ -297,6 +297,12 @@ export const INBOX = table('webhook_inbox', {
    * (orders/event-masking.ts), for the order's history; null: nowhere (most events).
    */
   masked_fields: varchar(512).nullable(),
+  /**
+   * The merchant whose endpoint the event came to (platform mode: its receiver URL, its secret);
+   * the reconciler applies it to that merchant's orders only. Null: stored before webhooks were per
+   * merchant, or by a kit of one merchant whose id the gateway did not say (the first merchant's).
+   */
+  merchant_id: integer().nullable(),
 });
 
 /** A table's Sequelize attributes, every one a new object (Sequelize writes into them). */

@@ -2,20 +2,53 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import { requestIdFor } from '../../infra/request-context.js';
 import { errorAnswer } from '../errors/answer.js';
-import { type ReceiverAnswer, type ReceiverDeps, receive } from './receiver.js';
+import {
+  defaultEndpoint,
+  type ReceiverAnswer,
+  type ReceiverDeps,
+  type ReceiverEndpoint,
+  receive,
+  unknownMerchant,
+} from './receiver.js';
 
 /** Where the gateway delivers its events (merchant.md, The receiver). */
 export const WEBHOOK_PATH = '/webhooks/gateway';
 
-/** A delivery as the gateway sends one: POST to the path as the kit registers it, a query string allowed. */
-export function isDelivery(req: IncomingMessage): boolean {
+/** A merchant id as a path segment: digits, no leading zero (gateway-merchants.ts reads them so). */
+const MERCHANT_SEGMENT = /^[1-9]\d{0,9}$/;
+
+/**
+ * Where a delivery goes: `/webhooks/gateway` (the default endpoint: `merchant` null) or
+ * `/webhooks/gateway/{merchant_id}` (issue 45, platform mode), a query string allowed; null for any
+ * other request. Plain string work: it runs on every request the server takes.
+ */
+export function deliveryTarget(req: IncomingMessage): { merchant: string | null } | null {
   const url = req.url;
-  return (
-    req.method === 'POST' &&
-    url !== undefined &&
-    url.startsWith(WEBHOOK_PATH) &&
-    (url.length === WEBHOOK_PATH.length || url[WEBHOOK_PATH.length] === '?')
-  );
+  if (req.method !== 'POST' || url === undefined || !url.startsWith(WEBHOOK_PATH)) return null;
+  const end = url.indexOf('?', WEBHOOK_PATH.length);
+  const path = end < 0 ? url : url.slice(0, end);
+  if (path.length === WEBHOOK_PATH.length) return { merchant: null };
+  if (path[WEBHOOK_PATH.length] !== '/') return null;
+  const segment = path.slice(WEBHOOK_PATH.length + 1);
+  return MERCHANT_SEGMENT.test(segment) ? { merchant: segment } : null;
+}
+
+/** A delivery as the gateway sends one: POST to a path as the kit registers it, a query string allowed. */
+export function isDelivery(req: IncomingMessage): boolean {
+  return deliveryTarget(req) !== null;
+}
+
+/**
+ * The endpoint a delivery's path names, or the 404 of a merchant the kit does not act for. `segment`:
+ * the merchant id in the path (digits), or null for the path without one.
+ */
+function endpointOf(
+  deps: ReceiverDeps,
+  fallback: ReceiverEndpoint,
+  segment: string | null,
+): ReceiverEndpoint | null {
+  if (segment === null) return fallback;
+  return MERCHANT_SEGMENT.test(segment) ? (deps.merchant?.(Number(segment)) ?? null) : null;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -32,12 +65,19 @@ export function deliveryListener(
   deps: ReceiverDeps & { securityHeaders: readonly [string, string][] },
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const fixed = deps.securityHeaders.flat();
+  const fallback = defaultEndpoint(deps);
   return (req, res) => {
     const started = performance.now();
     const incoming = req.headers['x-request-id'];
     const requestId = requestIdFor(typeof incoming === 'string' ? incoming : undefined);
-    receive(req, deps, requestId)
-      .catch((error: unknown) => failed(deps, requestId, error))
+    const segment = deliveryTarget(req)?.merchant ?? null;
+    const path = segment === null ? WEBHOOK_PATH : `${WEBHOOK_PATH}/${segment}`;
+    const endpoint = endpointOf(deps, fallback, segment);
+    (endpoint === null
+      ? Promise.resolve(unknownMerchant(requestId, segment!))
+      : receive(req, deps, requestId, endpoint)
+    )
+      .catch((error: unknown) => failed(deps, requestId, error, path))
       .then((answer) => {
         const headers = [
           ...fixed,
@@ -59,7 +99,7 @@ export function deliveryListener(
             {
               request_id: requestId,
               method: 'POST',
-              path: WEBHOOK_PATH,
+              path,
               status: answer.status,
               ms: Math.round(ms),
             },
@@ -78,8 +118,8 @@ export function deliveryListener(
 }
 
 /** An error `receive` left to its caller (a body that could not be read, a defect), as the app answers it. */
-function failed(deps: ReceiverDeps, requestId: string, caught: unknown): ReceiverAnswer {
-  const { status, body, headers } = errorAnswer(caught, deps.logger, WEBHOOK_PATH, requestId);
+function failed(deps: ReceiverDeps, requestId: string, caught: unknown, path = WEBHOOK_PATH): ReceiverAnswer {
+  const { status, body, headers } = errorAnswer(caught, deps.logger, path, requestId);
   return { outcome: status < 500 ? 'malformed' : 'error', status, body: JSON.stringify(body), headers };
 }
 
@@ -90,12 +130,19 @@ function failed(deps: ReceiverDeps, requestId: string, caught: unknown): Receive
  * count it the same way.
  */
 export function deliveryRoute(deps: ReceiverDeps): (ctx: Context) => Promise<void> {
+  const fallback = defaultEndpoint(deps);
   return async (ctx) => {
     const started = performance.now();
     const requestId = ctx.state.requestId as string;
-    const answer = await receive(ctx.req, deps, requestId).catch((error: unknown) =>
-      failed(deps, requestId, error),
-    );
+    // The router's `/webhooks/gateway/:merchant_id`, in whatever case the path was written.
+    const segment = (ctx.params as Record<string, string> | undefined)?.merchant_id ?? null;
+    const endpoint = endpointOf(deps, fallback, segment);
+    const answer =
+      endpoint === null
+        ? unknownMerchant(requestId, segment!)
+        : await receive(ctx.req, deps, requestId, endpoint).catch((error: unknown) =>
+            failed(deps, requestId, error, segment === null ? WEBHOOK_PATH : `${WEBHOOK_PATH}/${segment}`),
+          );
     ctx.status = answer.status;
     ctx.type = JSON_TYPE;
     ctx.body = answer.body;

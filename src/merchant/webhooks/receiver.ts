@@ -14,10 +14,26 @@ export const MAX_WEBHOOK_BYTES = 256 * 1024;
 /** Fails on bytes that are not UTF-8; keeps a BOM, which then is not JSON. */
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** One merchant's endpoint at the receiver: whose events arrive there, and the secrets they are signed with. */
+export interface ReceiverEndpoint {
+  /** The merchant its events are kept as (the inbox's `merchant_id`); null: the kit's one merchant, id unknown. */
+  merchantId: number | null;
+  /** That merchant's secrets only: an event signed with another merchant's is a bad signature. */
+  secrets: SecretCache;
+}
+
 export interface ReceiverDeps {
   /** Stores a verified event in the inbox and queues it when new (intake.ts inboxIntake). */
   intake: (event: InboxEvent) => Promise<Intake>;
+  /** `POST /webhooks/gateway`'s secrets: the kit's one merchant's, or (platform mode) the first merchant's. */
   secrets: SecretCache;
+  /** Whose events `POST /webhooks/gateway` receives; default null (the one merchant, id unknown). */
+  merchantId?: number | null;
+  /**
+   * `POST /webhooks/gateway/{merchant_id}` (issue 45, platform mode): that merchant's endpoint, from a
+   * map built at start (no query on the way); null or absent: the kit acts for no such merchant (404).
+   */
+  merchant?: (id: number) => ReceiverEndpoint | null;
   clock: Clock;
   logger: Logger;
   /** Told of every answer: its outcome and how long it took (the metrics). */
@@ -33,6 +49,8 @@ export type ReceiverOutcome =
   | 'too_large'
   | 'unavailable'
   | 'ping'
+  /** A merchant id in the path the kit does not act for (404): nothing read, nothing stored. */
+  | 'unknown_merchant'
   /** A defect of the kit's own (500): not the database, so not counted as `unavailable`. */
   | 'error';
 
@@ -85,8 +103,26 @@ const unavailable = (requestId: string) =>
     'Retry-After': '30',
   });
 
+/** `/webhooks/gateway/{merchant_id}` naming a merchant this kit does not act for: 404, the body unread. */
+export const unknownMerchant = (requestId: string, id: string): ReceiverAnswer =>
+  refused(
+    requestId,
+    'unknown_merchant',
+    404,
+    'NOT_FOUND',
+    // A segment that is no merchant id (the app's route takes any) is not echoed back.
+    /^\d{1,10}$/.test(id) ? `This kit has no webhook endpoint for merchant ${id}.` : 'Not found.',
+  );
+
+/** The endpoint of `POST /webhooks/gateway`: the one merchant's, or (platform mode) the first merchant's. */
+export const defaultEndpoint = (deps: ReceiverDeps): ReceiverEndpoint => ({
+  merchantId: deps.merchantId ?? null,
+  secrets: deps.secrets,
+});
+
 /**
- * POST /webhooks/gateway. Verify first, on the raw bytes; nothing unverified is parsed, stored or
+ * POST /webhooks/gateway (and /webhooks/gateway/{merchant_id}: `endpoint`). Verify first, with the
+ * endpoint's merchant's secrets only, on the raw bytes; nothing unverified is parsed, stored or
  * queued. Then parse (what reads as a card number outside the gateway's ids truncated: the event is
  * kept so, orders/event-masking.ts), store in the inbox (the unique event id makes a repeat a no-op)
  * and queue what is new, together with the deliveries in flight beside it (intake.ts), answer.
@@ -98,6 +134,7 @@ export async function receive(
   req: IncomingMessage,
   deps: ReceiverDeps,
   requestId: string,
+  endpoint: ReceiverEndpoint = defaultEndpoint(deps),
 ): Promise<ReceiverAnswer> {
   let raw: Buffer;
   try {
@@ -118,15 +155,16 @@ export async function receive(
     });
   let verdict: VerifyResult;
   try {
-    let secrets = deps.secrets.current() ?? (await deps.secrets.get());
+    const cache = endpoint.secrets;
+    let secrets = cache.current() ?? (await cache.get());
     verdict = check(secrets);
     // A miss may be a secret rotated by another process: re-read the secrets once and try again.
     if (!verdict.ok && verdict.reason === 'signature_mismatch') {
-      await deps.secrets.refresh();
-      secrets = await deps.secrets.get();
+      await cache.refresh();
+      secrets = await cache.get();
       verdict = check(secrets);
     }
-    if (verdict.ok) deps.secrets.matched(secrets[verdict.secretIndex]!);
+    if (verdict.ok) cache.matched(secrets[verdict.secretIndex]!);
   } catch (error) {
     // The secrets live in the database: without them nothing can be verified, so it is retried later.
     deps.logger.error(
@@ -136,7 +174,14 @@ export async function receive(
     return unavailable(requestId);
   }
   if (!verdict.ok) {
-    deps.logger.warn({ request_id: requestId, reason: verdict.reason }, 'webhook refused: signature');
+    deps.logger.warn(
+      {
+        request_id: requestId,
+        reason: verdict.reason,
+        ...(endpoint.merchantId === null ? {} : { merchant: endpoint.merchantId }),
+      },
+      'webhook refused: signature',
+    );
     return refused(requestId, 'bad_signature', 401, 'INVALID_SIGNATURE', verdict.message);
   }
 
@@ -169,6 +214,7 @@ export async function receive(
       source,
       payload: event.kept,
       masked: event.masked,
+      merchantId: endpoint.merchantId,
       now: new Date(deps.clock.now()),
     });
   } catch (error) {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { ApiDocument } from '../../../src/shared/api-document.js';
+import { sign } from '../../../src/shared/signature.js';
 import { documentProblems, responseChecker } from '../../support/api-document.js';
 import { event, poster, stateOf, storedSecret, wire } from '../../support/events.js';
 import { card } from '../../support/gateway.js';
@@ -281,6 +282,24 @@ describe('merchant API: real answers match GET /openapi.json', function () {
     await receiver(e.body, 200, { secret });
     await receiver(e.body, 401, { header: 't=1,v1=00' });
     await receiver('{"id": 1}', 400, { secret });
+    // The merchant's own URL (platform mode's form): in a kit of one merchant its id answers as the
+    // path without one; another merchant's is a 404.
+    const atMerchant = async (merchant: number, status: number) => {
+      const res = await fetch(`${t.url}/webhooks/gateway/${merchant}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'X-Service-Signature': sign(e.body, secret, Math.floor(t.clock.now() / 1000)),
+        },
+        body: e.body,
+      });
+      const text = await res.text();
+      const answer = { status: res.status, headers: res.headers, body: JSON.parse(text), text };
+      expect(answer.status, text).to.equal(status);
+      checker.check(answer, 'POST', '/webhooks/gateway/{merchant_id}');
+    };
+    await atMerchant(1001, 200);
+    await atMerchant(1002, 404);
   });
 
   it('the landings, health, the document itself, and the server answering headers too large (431)', async () => {

@@ -3,11 +3,13 @@ import { pino } from 'pino';
 import { GatewayError } from '../../../src/client/errors.js';
 import type { GatewayClient } from '../../../src/client/gateway-client.js';
 import {
+  combinedSummary,
   FIRST_LOOKBACK_MS,
   OVERLAP_MS,
   RECOVERY_CHECKPOINT,
   type RecoveryDeps,
   recoverEvents,
+  recoveryCheckpoint,
 } from '../../../src/merchant/jobs/recovery.js';
 import { ManualClock } from '../../../src/shared/clock.js';
 
@@ -47,6 +49,7 @@ function harness(count: number, held: number[] = []) {
   const events = Array.from({ length: count }, (_, i) => event(i + 1));
   const inbox = new Map<string, string>(held.map((n) => [events[n - 1]!.row.id, 'earlier']));
   const checkpoints = new Map<string, string>();
+  const merchants = new Map<string, number | null>(); // event id -> the merchant it was stored as
   const calls: string[] = [];
   const queued: string[] = [];
   const broken = new Map<string, number>(); // event id -> the status its fetch answers
@@ -90,8 +93,9 @@ function harness(count: number, held: number[] = []) {
     store: {
       inbox: {
         holding: async (ids: readonly string[]) => new Set(ids.filter((id) => inbox.has(id))),
-        store: async (e: { id: string; source: string }) => {
+        store: async (e: { id: string; source: string; merchantId?: number | null }) => {
           inbox.set(e.id, e.source);
+          merchants.set(e.id, e.merchantId ?? null);
           return 'stored' as const;
         },
       },
@@ -105,7 +109,7 @@ function harness(count: number, held: number[] = []) {
     clock,
     logger: pino({ level: 'silent' }),
   };
-  return { deps, events, inbox, checkpoints, calls, queued, broken, clock };
+  return { deps, events, inbox, checkpoints, merchants, calls, queued, broken, clock };
 }
 
 describe('merchant: recovery (recoverEvents)', () => {
@@ -187,5 +191,60 @@ describe('merchant: recovery (recoverEvents)', () => {
     });
     expect(stored.find((e) => e.id === h.events[0]!.row.id)!.masked).to.deep.equal([]);
     expect(h.checkpoints.get(RECOVERY_CHECKPOINT)).to.equal(h.events[1]!.row.created_at);
+  });
+
+  describe('per merchant (issue 45, platform mode)', () => {
+    it("a merchant's run keeps its events as its and its checkpoint under its own name", async () => {
+      const h = harness(3);
+      h.deps.merchantId = 1004;
+      h.deps.checkpoint = recoveryCheckpoint([1001, 1004], 1004);
+      await recoverEvents(h.deps);
+      expect([...h.merchants.values()]).to.deep.equal([1004, 1004, 1004]);
+      expect([...h.checkpoints.keys()]).to.deep.equal(['recovery:1004']);
+    });
+
+    it('the first merchant starts from the checkpoint of the kit of one merchant it was, then keeps its own', async () => {
+      const h = harness(10);
+      const before = h.events[7]!.row.created_at;
+      h.checkpoints.set(RECOVERY_CHECKPOINT, before);
+      h.deps.checkpoint = recoveryCheckpoint([1001, 1004], null);
+      const s = await recoverEvents(h.deps);
+      expect(s.from).to.equal(iso(Date.parse(before) - OVERLAP_MS));
+      expect(h.checkpoints.get('recovery:1001')).to.equal(h.events[9]!.row.created_at);
+      expect(h.checkpoints.get(RECOVERY_CHECKPOINT), 'left as it was').to.equal(before);
+      // Another merchant never reads it: its first run looks a day back.
+      expect(recoveryCheckpoint([1001, 1004], 1004)).to.deep.equal({ name: 'recovery:1004' });
+      // A kit of one merchant keeps the name it always had.
+      expect(recoveryCheckpoint([1001], 1001)).to.deep.equal({ name: RECOVERY_CHECKPOINT });
+      expect(recoveryCheckpoint([], null)).to.deep.equal({ name: RECOVERY_CHECKPOINT });
+    });
+
+    it('runs of several merchants add up; the earliest start and checkpoint are the whole', () => {
+      const run = (from: number, checkpoint: number | null, n: number) => ({
+        from: iso(from),
+        listed: n,
+        missing: n,
+        recovered: n,
+        replayed: 0,
+        failed: 0,
+        gatewayCalls: n + 1,
+        checkpoint: checkpoint === null ? null : iso(checkpoint),
+      });
+      const a = run(T0, T0 + 5000, 2);
+      const b = run(T0 - 1000, T0 + 3000, 3);
+      const s = combinedSummary([
+        [1001, a],
+        [1004, b],
+      ]);
+      expect(s).to.include({ from: iso(T0 - 1000), listed: 5, recovered: 5, gatewayCalls: 7 });
+      expect(s.checkpoint).to.equal(iso(T0 + 3000));
+      expect(s.merchants).to.deep.equal({ 1001: a, 1004: b });
+      expect(
+        combinedSummary([
+          [1001, a],
+          [1004, run(T0, null, 0)],
+        ]).checkpoint,
+      ).to.equal(null);
+    });
   });
 });

@@ -25,6 +25,7 @@ import {
   json,
   KEY,
   notFound,
+  partnerMerchant,
   sessionPath,
   transactionPath,
   unexpected,
@@ -137,13 +138,15 @@ export const controlRoutes: ApiRoute[] = [
     path: '/sandbox/webhook/outage',
     operationId: 'webhookOutage',
     summary: "Fail the merchant's webhook deliveries for a while",
-    description: 'Merchant keys only.',
+    description:
+      "The key's merchant's: a merchant key's own account, or the linked `merchant_id` a partner key names (each merchant's endpoint has its own deliveries).",
     requestBody: json(outageSchema, { seconds: 3600 }),
     responses: {
       200: answer(
         'Until when.',
         success(z.object({ merchant_id: z.number().int(), until: z.iso.datetime() })),
       ),
+      400: answer(partnerMerchant, failure(['ERR_AUTH_FAILED'])),
       422: invalid,
       ...bodyTooLarge,
     },

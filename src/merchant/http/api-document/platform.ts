@@ -38,45 +38,76 @@ const readiness = z
   });
 const readinessData = z.union([readinessShort, readiness]);
 
-/** POST /webhooks/gateway, GET /healthz, GET /readyz. */
+/** The receiver's request, as the gateway sends it: its signature header and the event. */
+const receiverHeaders = z.object({
+  'X-Service-Signature': z.string().meta({ description: '`t=<unix seconds>,v1=<hex HMAC-SHA256>`.' }),
+  'X-Service-Replay': z.literal('true').optional().meta({ description: 'Sent on a replay.' }),
+});
+
+/** What the receiver answers, at either path. */
+const receiverAnswers = {
+  200: jsonAnswer(
+    '`Received.`, `Already received.` (nothing queued twice) or `pong` (a test ping).',
+    success(z.null()),
+  ),
+  400: jsonAnswer(
+    '`MALFORMED_EVENT`: signed, but not an event; nothing stored.',
+    failure(['MALFORMED_EVENT', 'BAD_REQUEST']),
+  ),
+  401: jsonAnswer(
+    "`INVALID_SIGNATURE`: missing, wrong or stale, or made with another merchant's secret; nothing stored.",
+    failure(['INVALID_SIGNATURE']),
+  ),
+  413: jsonAnswer('`PAYLOAD_TOO_LARGE`: over 256 KiB.', failure(['PAYLOAD_TOO_LARGE'])),
+  503: jsonAnswer(
+    '`UNAVAILABLE`: the database could not store it; the gateway delivers it again.',
+    failure(['UNAVAILABLE']),
+    retryAfter,
+  ),
+  ...internal,
+};
+
+const RECEIVER =
+  "Verifies `X-Service-Signature` on the raw body (at most 256 KiB) before anything else, stores the event in the inbox (its id is the key: a repeat is a no-op), queues it and answers. An event is never refused for what its numbers look like: the gateway's ids and codes are kept as sent, and anything else in it that reads as a card number is kept truncated to its last four digits (the order's history says where).";
+
+/** POST /webhooks/gateway and /webhooks/gateway/{merchant_id}, GET /healthz, GET /readyz. */
 export const receiverAndHealthRoutes: ApiRoute[] = [
   {
     method: 'post',
     path: '/webhooks/gateway',
     operationId: 'receiveGatewayWebhook',
     summary: "The gateway's webhook receiver",
-    description:
-      "Verifies `X-Service-Signature` on the raw body (at most 256 KiB) against every active secret before anything else, stores the event in the inbox (its id is the key: a repeat is a no-op), queues it and answers. An event is never refused for what its numbers look like: the gateway's ids and codes are kept as sent, and anything else in it that reads as a card number is kept truncated to its last four digits (the order's history says where).",
+    description: `${RECEIVER} The signature is checked against every active secret of the kit's merchant: a kit that acts for one merchant registers this URL. In platform mode (several merchants, \`GATEWAY_MERCHANTS\`) each merchant has its own URL, \`/webhooks/gateway/{merchant_id}\`, and this one stays the first merchant's, verified with its secrets only.`,
     tags: ['Gateway'],
     // No credential: the gateway signs the body (X-Service-Signature), and nothing else is read first.
     security: [],
+    requestParams: { header: receiverHeaders },
+    requestBody: json(eventPayloadSchema),
+    responses: receiverAnswers,
+  },
+  {
+    method: 'post',
+    path: '/webhooks/gateway/{merchant_id}',
+    operationId: 'receiveMerchantWebhook',
+    summary: "One merchant's webhook receiver (platform mode)",
+    description: `${RECEIVER} Platform mode: the URL of merchant \`merchant_id\`'s endpoint at the gateway, verified with that merchant's secrets only (an event signed with another merchant's is a 401), and its events applied to that merchant's orders only. In a kit of one merchant, its id answers as \`/webhooks/gateway\`.`,
+    tags: ['Gateway'],
+    security: [],
     requestParams: {
-      header: z.object({
-        'X-Service-Signature': z.string().meta({ description: '`t=<unix seconds>,v1=<hex HMAC-SHA256>`.' }),
-        'X-Service-Replay': z.literal('true').optional().meta({ description: 'Sent on a replay.' }),
+      path: z.object({
+        merchant_id: z
+          .string()
+          .meta({ description: 'A merchant the kit acts for (`GATEWAY_MERCHANTS`).', example: '1001' }),
       }),
+      header: receiverHeaders,
     },
     requestBody: json(eventPayloadSchema),
     responses: {
-      200: jsonAnswer(
-        '`Received.`, `Already received.` (nothing queued twice) or `pong` (a test ping).',
-        success(z.null()),
+      ...receiverAnswers,
+      404: jsonAnswer(
+        '`NOT_FOUND`: the kit acts for no such merchant; nothing read or stored.',
+        failure(['NOT_FOUND']),
       ),
-      400: jsonAnswer(
-        '`MALFORMED_EVENT`: signed, but not an event; nothing stored.',
-        failure(['MALFORMED_EVENT', 'BAD_REQUEST']),
-      ),
-      401: jsonAnswer(
-        '`INVALID_SIGNATURE`: missing, wrong or stale; nothing stored.',
-        failure(['INVALID_SIGNATURE']),
-      ),
-      413: jsonAnswer('`PAYLOAD_TOO_LARGE`: over 256 KiB.', failure(['PAYLOAD_TOO_LARGE'])),
-      503: jsonAnswer(
-        '`UNAVAILABLE`: the database could not store it; the gateway delivers it again.',
-        failure(['UNAVAILABLE']),
-        retryAfter,
-      ),
-      ...internal,
     },
   },
   {
