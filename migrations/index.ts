@@ -27,6 +27,7 @@ import * as unmatchedPayment from './2026-12-02-26-unmatched-payment.js';
 import * as disputeKeys from './2026-12-02-27-dispute-keys.js';
 import * as inboxMaskedFields from './2026-12-02-28-inbox-masked-fields.js';
 import * as orderMerchant from './2026-12-03-29-order-merchant.js';
+import * as merchantScopes from './2026-12-03-31-merchant-scopes.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -59,4 +60,5 @@ export const MIGRATIONS = [
   { name: '2026-12-02-27-dispute-keys', ...disputeKeys },
   { name: '2026-12-02-28-inbox-masked-fields', ...inboxMaskedFields },
   { name: '2026-12-03-29-order-merchant', ...orderMerchant },
+  { name: '2026-12-03-31-merchant-scopes', ...merchantScopes },
 ];

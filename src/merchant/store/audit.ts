@@ -2,6 +2,7 @@ import { Op, type Transaction } from 'sequelize';
 import type { Clock } from '../../shared/clock.js';
 import { detailWithout } from '../customers/erasure.js';
 import type { Actor } from '../operators/roles.js';
+import type { MerchantFilter } from '../orders/order-merchant.js';
 import type { Statement } from './batch-writes.js';
 import { type Models, plain } from './models.js';
 import type { AuditAction, AuditRecord } from './records.js';
@@ -78,20 +79,59 @@ export class AuditStore {
    * part 4), the one change the log takes after a line is written. Who did what stays; whom for is
    * forgotten. Answers how many lines changed.
    */
-  async forgetCustomer(customerId: string, label: string): Promise<number> {
+  async forgetCustomer(customerId: string, label: string, merchant?: MerchantFilter): Promise<number> {
     const like = `customer ${customerId.replace(/[\\%_]/g, '\\$&')}%`;
     const rows = await this.models.Audit.findAll({
-      attributes: ['id', 'detail'],
+      attributes: ['id', 'detail', 'order_id', 'subject_id'],
       where: { detail: { [Op.like]: like } },
     });
+    const others = merchant ? await this.othersLines(rows, merchant) : new Set<number>();
     let changed = 0;
     for (const row of rows) {
+      if (others.has(Number(row.id))) continue;
       const detail = detailWithout(row.detail ?? '', customerId, label);
       if (detail === row.detail) continue;
       await this.models.Audit.update({ detail }, { where: { id: row.id } });
       changed += 1;
     }
     return changed;
+  }
+
+  /**
+   * Of these lines, the ones about another merchant's customer of the same id (platform mode): their
+   * order, or the saved card they are about, is another merchant's. A line that names neither, or
+   * whose card is gone (erased), cannot be told apart: it is forgotten with this customer's, as
+   * forgetting errs on the person's side.
+   */
+  private async othersLines(
+    rows: readonly { id: number | string; order_id: string | null; subject_id: string | null }[],
+    merchant: MerchantFilter,
+  ): Promise<Set<number>> {
+    const mine = (merchantId: number | null) =>
+      merchantId === null ? merchant.unnamed : merchant.ids.includes(merchantId);
+    const orderIds = [...new Set(rows.map((r) => r.order_id).filter((id): id is string => id !== null))];
+    const cardIds = [
+      ...new Set(
+        rows.map((r) => r.subject_id).filter((id): id is string => id?.startsWith('card_') === true),
+      ),
+    ];
+    const [orders, cards] = await Promise.all([
+      orderIds.length === 0
+        ? []
+        : this.models.Order.findAll({ attributes: ['id', 'merchant_id'], where: { id: orderIds } }),
+      cardIds.length === 0
+        ? []
+        : this.models.SavedCard.findAll({ attributes: ['id', 'merchant_id'], where: { id: cardIds } }),
+    ]);
+    const whose = new Map<string, number | null>([
+      ...orders.map((o) => [o.id, o.merchant_id] as const),
+      ...cards.map((c) => [c.id, c.merchant_id] as const),
+    ]);
+    const others = new Set<number>();
+    for (const row of rows)
+      for (const about of [row.order_id, row.subject_id])
+        if (about !== null && whose.has(about) && !mine(whose.get(about) ?? null)) others.add(Number(row.id));
+    return others;
   }
 
   /**

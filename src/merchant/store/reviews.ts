@@ -1,9 +1,11 @@
 import { Op, type WhereOptions } from 'sequelize';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import { type Actor, actorLabel } from '../operators/roles.js';
+import type { MerchantFilter } from '../orders/order-merchant.js';
 import { type ReviewResolution, withResolved } from '../orders/review.js';
 import type { OrderStatus } from '../orders/status.js';
 import { auditStatement } from './audit.js';
+import { merchantWhere } from './merchant-where.js';
 import { attemptRecord, type Models, orderRecord } from './models.js';
 import type { OrderWriter } from './order-writer.js';
 import type { AttemptRecord, OrderRecord } from './records.js';
@@ -21,6 +23,8 @@ export interface OrderListQuery {
   createdTo?: Date;
   /** The position after which the page starts: the last order of the page before. */
   after?: ListPosition | null;
+  /** These merchants' orders alone (platform mode: a query's `merchant_id`, a credential's scope). */
+  merchants?: MerchantFilter | null;
   limit: number;
 }
 
@@ -67,6 +71,7 @@ export class ReviewStore {
     if (q.reference !== undefined) where.push({ reference: q.reference });
     if (q.createdFrom) where.push({ created_at: { [Op.gte]: q.createdFrom } });
     if (q.createdTo) where.push({ created_at: { [Op.lt]: q.createdTo } });
+    if (q.merchants) where.push(merchantWhere(q.merchants) as WhereOptions<OrderRecord>);
     if (q.after)
       where.push({
         [Op.or]: [
