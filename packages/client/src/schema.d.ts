@@ -14,7 +14,7 @@ export interface paths {
         };
         /**
          * Orders, and the review queue
-         * @description Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `reference` (the one order that carries it: what a 409 `DUPLICATE_REFERENCE` is about), `created_from` (inclusive) and `created_to` (exclusive). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
+         * @description Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `reference` (the one order that carries it: what a 409 `DUPLICATE_REFERENCE` is about), `created_from` (inclusive) and `created_to` (exclusive), and, in platform mode, `merchant_id` (one merchant's orders). A token scoped to some merchants sees theirs alone (another merchant named is a 403). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
          */
         get: operations["listOrders"];
         put?: never;
@@ -118,7 +118,7 @@ export interface paths {
         };
         /**
          * Redirect methods the gateway offers
-         * @description The gateway's advisory list; with `country` or `currency`, each says whether it is available.
+         * @description The gateway's advisory list; with `country` or `currency`, each says whether it is available. In platform mode, a merchant's: `merchant_id` (required when the kit acts for several, unless a token scoped to one is sent). Anyone may ask; a token that is sent must be good, and its scope must hold the merchant.
          */
         get: operations["listPaymentMethods"];
         put?: never;
@@ -541,7 +541,7 @@ export interface paths {
         put?: never;
         /**
          * A customer's token, for their browser
-         * @description The shop's server vouches for the customer it signed in, for an hour. Without a body, the token lets that customer's browser save cards (with a card payment), list and remove them, and pay nothing. With `order_id` (an order of this customer's), it also pays that one order with a saved card, within the customer's daily bound (`SAVED_CARD_DAILY_PAYMENTS`, `SAVED_CARD_DAILY_AMOUNT`). Each token minted leaves an audit line naming the credential, the customer and the order; a credential mints at most `LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL`. Roles: storefront, admin.
+         * @description The shop's server vouches for the customer it signed in, for an hour. Without a body, the token lets that customer's browser save cards (with a card payment), list and remove them, and pay nothing. With `order_id` (an order of this customer's), it also pays that one order with a saved card, within the customer's daily bound (`SAVED_CARD_DAILY_PAYMENTS`, `SAVED_CARD_DAILY_AMOUNT`). Each token minted leaves an audit line naming the credential, the customer and the order; a credential mints at most `LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL`. Roles: storefront, admin. In platform mode a customer id names a customer of one merchant: `merchant_id` says which (required when the kit acts for several, unless the token is scoped to one; a 403 naming it outside the token's scope), and another merchant's customer of the same id is never reached.
          */
         post: operations["createCustomerToken"];
         delete?: never;
@@ -559,7 +559,7 @@ export interface paths {
         };
         /**
          * A customer's saved cards
-         * @description The customer's active saved cards, newest first, as the gateway listed them at `synced_at` (`synced: true`) and as the kit changed them since: the kit asks the gateway again once its last list is older than `SAVED_CARDS_SYNC_WINDOW_MS` (30 s), and answers from its own rows within it. When the gateway cannot answer, as the kit last knew them (`synced: false`; `synced_at` its last list, or null). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403). Limited per client address (`card_lists_per_address`, counted first) and per customer (`card_lists_per_customer`, counted once the caller is known).
+         * @description The customer's active saved cards, newest first, as the gateway listed them at `synced_at` (`synced: true`) and as the kit changed them since: the kit asks the gateway again once its last list is older than `SAVED_CARDS_SYNC_WINDOW_MS` (30 s), and answers from its own rows within it. When the gateway cannot answer, as the kit last knew them (`synced: false`; `synced_at` its last list, or null). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403). Limited per client address (`card_lists_per_address`, counted first) and per customer (`card_lists_per_customer`, counted once the caller is known). In platform mode a customer id names a customer of one merchant: `merchant_id` says which (required when the kit acts for several, unless the token is scoped to one; a 403 naming it outside the token's scope), and another merchant's customer of the same id is never reached.
          */
         get: operations["listSavedCards"];
         put?: never;
@@ -582,7 +582,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a saved card
-         * @description Revoked at the gateway first, then here: no payment can use it after. Removing one already removed answers the same. The customer's `Customer-Token`, or an operator's token (roles: operator, admin; the audit log gets a line).
+         * @description Revoked at the gateway first, then here: no payment can use it after. Removing one already removed answers the same. The customer's `Customer-Token`, or an operator's token (roles: operator, admin; the audit log gets a line). In platform mode a customer id names a customer of one merchant: `merchant_id` says which (required when the kit acts for several, unless the token is scoped to one; a 403 naming it outside the token's scope), and another merchant's customer of the same id is never reached.
          */
         delete: operations["removeSavedCard"];
         options?: never;
@@ -601,7 +601,7 @@ export interface paths {
         put?: never;
         /**
          * Forget a customer's personal data
-         * @description A data-protection erasure: on every order of theirs `customer` becomes `{erased: true, erased_at}` (names, email, phone, address, IP address and the shop's id for them gone), in the order, in the bodies of its order events, and in the gateway payloads the kit kept, each order in one transaction; then the customer's saved cards are revoked at the gateway (the kit's and any the gateway lists for them) and deleted here; a card payment waiting on a 3DS challenge, or whose gateway answer is on its way, keeps its card, not their details, and is not saved for them (a card the gateway saved is revoked there); audit lines that named their id name their reference. Every money fact stays (amounts, statuses, ids, references, disputes, history): the report's totals do not move, later webhooks and polls still apply, and the orders still take refunds. The same request again answers zeros. An erasure that stops part-way (503: the gateway did not answer; 500) leaves each order erased whole or untouched: send it again, and it finishes. The audit log gets a line naming the reference (`cer_...`), never the id. Role: admin (the bootstrap token; `cli customers erase` too).
+         * @description A data-protection erasure: on every order of theirs `customer` becomes `{erased: true, erased_at}` (names, email, phone, address, IP address and the shop's id for them gone), in the order, in the bodies of its order events, and in the gateway payloads the kit kept, each order in one transaction; then the customer's saved cards are revoked at the gateway (the kit's and any the gateway lists for them) and deleted here; a card payment waiting on a 3DS challenge, or whose gateway answer is on its way, keeps its card, not their details, and is not saved for them (a card the gateway saved is revoked there); audit lines that named their id name their reference. Every money fact stays (amounts, statuses, ids, references, disputes, history): the report's totals do not move, later webhooks and polls still apply, and the orders still take refunds. The same request again answers zeros. An erasure that stops part-way (503: the gateway did not answer; 500) leaves each order erased whole or untouched: send it again, and it finishes. The audit log gets a line naming the reference (`cer_...`), never the id. Role: admin (the bootstrap token; `cli customers erase` too). In platform mode a customer id names a customer of one merchant: `merchant_id` says which (required when the kit acts for several, unless the token is scoped to one; a 403 naming it outside the token's scope), and another merchant's customer of the same id is never reached.
          */
         post: operations["eraseCustomer"];
         delete?: never;
@@ -621,7 +621,7 @@ export interface paths {
         put?: never;
         /**
          * Charge a saved card (merchant-initiated)
-         * @description A subscription's renewal or a top-up: a new order for the customer, paid at once with their saved card. `Idempotency-Key` is required and stored before the gateway hears of the charge: the same key again answers the same order (200), however often and after whatever crash, and never charges twice. Roles: operator, admin; the audit log gets a line per request.
+         * @description A subscription's renewal or a top-up: a new order for the customer, paid at once with their saved card. `Idempotency-Key` is required and stored before the gateway hears of the charge: the same key again answers the same order (200), however often and after whatever crash, and never charges twice. Roles: operator, admin; the audit log gets a line per request. In platform mode a customer id names a customer of one merchant: `merchant_id` says which (required when the kit acts for several, unless the token is scoped to one; a 403 naming it outside the token's scope), and another merchant's customer of the same id is never reached.
          */
         post: operations["chargeSavedCard"];
         delete?: never;
@@ -1189,8 +1189,10 @@ export interface components {
              * @enum {string}
              */
             role: "admin" | "operator" | "finance" | "viewer" | "storefront";
-            /** @description The roles that may do this. */
-            allowed: ("admin" | "operator" | "finance" | "viewer" | "storefront")[];
+            /** @description The roles that may do this (when the role is what is wanting). */
+            allowed?: ("admin" | "operator" | "finance" | "viewer" | "storefront")[];
+            /** @description The merchants the token is scoped to (platform mode), when that is what is wanting: the route reads across every merchant, or names another merchant. */
+            merchant_ids?: number[];
         };
         /** @description The order the refusal is about. */
         NamedOrder: {
@@ -2014,6 +2016,8 @@ export interface operations {
                 created_to?: string;
                 limit?: string;
                 cursor?: string;
+                /** @description The gateway merchant (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                merchant_id?: string;
             };
             header?: never;
             path?: never;
@@ -2056,7 +2060,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2297,7 +2301,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2504,7 +2508,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2523,7 +2527,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token, or a token scoped to other merchants (platform mode). The answer is the same either way: it says nothing more. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2770,7 +2774,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token, or a token scoped to other merchants (platform mode). The answer is the same either way: it says nothing more. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3080,7 +3084,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. `CARD_NOT_FOUND`: the customer has no saved card with this id (another customer's card is none of theirs; `errors.card`). */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token, or a token scoped to other merchants (platform mode). The answer is the same either way: it says nothing more. `CARD_NOT_FOUND`: the customer has no saved card with this id (another customer's card is none of theirs; `errors.card`). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3369,7 +3373,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token, or a token scoped to other merchants (platform mode). The answer is the same either way: it says nothing more. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3525,6 +3529,8 @@ export interface operations {
             query?: {
                 country?: string;
                 currency?: string;
+                /** @description The gateway merchant (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                merchant_id?: string;
             };
             header?: never;
             path?: never;
@@ -3545,6 +3551,44 @@ export interface operations {
                         /** @constant */
                         code: "";
                         data: components["schemas"]["PaymentMethods"];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: no `Authorization: Bearer <token>`, or a token nobody holds (unknown, or revoked): an operator's own token or OPS_API_TOKEN. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                        data: components["schemas"]["Forbidden"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
                     };
                 };
             };
@@ -3747,7 +3791,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3766,7 +3810,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id; to a token scoped to merchants (platform mode), none of its merchants' has: another merchant's order gets the very same answer. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3999,7 +4043,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4018,7 +4062,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id; to a token scoped to merchants (platform mode), none of its merchants' has: another merchant's order gets the very same answer. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4248,7 +4292,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4267,7 +4311,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id; to a token scoped to merchants (platform mode), none of its merchants' has: another merchant's order gets the very same answer. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4497,7 +4541,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4516,7 +4560,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id; to a token scoped to merchants (platform mode), none of its merchants' has: another merchant's order gets the very same answer. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4767,7 +4811,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4786,7 +4830,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id; to a token scoped to merchants (platform mode), none of its merchants' has: another merchant's order gets the very same answer. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5588,7 +5632,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5744,7 +5788,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6168,7 +6212,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6362,7 +6406,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6612,7 +6656,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6801,6 +6845,8 @@ export interface operations {
                  */
                 "application/json": {
                     order_id?: string;
+                    /** @description The gateway merchant whose customer it is (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                    merchant_id?: number;
                 };
             };
         };
@@ -6859,7 +6905,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7002,7 +7048,10 @@ export interface operations {
     };
     listSavedCards: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The gateway merchant (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                merchant_id?: string;
+            };
             header?: never;
             path: {
                 /** @description The shop's own id for the customer (`merchant_customer_id`). */
@@ -7054,7 +7103,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7188,7 +7237,10 @@ export interface operations {
     };
     removeSavedCard: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The gateway merchant (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                merchant_id?: string;
+            };
             header?: never;
             path: {
                 /** @description The shop's own id for the customer (`merchant_customer_id`). */
@@ -7237,7 +7289,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7395,7 +7447,10 @@ export interface operations {
     };
     eraseCustomer: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The gateway merchant (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                merchant_id?: string;
+            };
             header?: never;
             path: {
                 /** @description The shop's own id for the customer (`merchant_customer_id`). */
@@ -7440,7 +7495,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7627,6 +7682,8 @@ export interface operations {
                      * @enum {string}
                      */
                     mode?: "sale" | "auth";
+                    /** @description The gateway merchant whose customer it is (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                    merchant_id?: number;
                 };
             };
         };
@@ -7735,7 +7792,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7908,6 +7965,8 @@ export interface operations {
         parameters: {
             query?: {
                 outcome?: "open" | "won" | "lost";
+                /** @description The gateway merchant (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                merchant_id?: string;
                 limit?: string;
             };
             header?: never;
@@ -7953,7 +8012,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8146,7 +8205,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8399,7 +8458,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8418,7 +8477,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id; to a token scoped to merchants (platform mode), none of its merchants' has: another merchant's order gets the very same answer. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8621,7 +8680,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -52,7 +52,11 @@ export async function checkOrderScope(deps: ScopeDeps, who: Principal, id: strin
 }
 
 /** A chosen merchant as the answer: 422 naming the field, or 403 for one outside the scope. */
-function answered<T>(chosen: T | { problem: string } | { outOfScope: string }, field: string): T {
+function answered<T>(
+  chosen: T | { problem: string } | { outOfScope: string },
+  field: string,
+  who: Principal | null,
+): T {
   if (chosen !== null && typeof chosen === 'object' && 'problem' in chosen)
     throw invalid({ [field]: [chosen.problem] });
   if (chosen !== null && typeof chosen === 'object' && 'outOfScope' in chosen)
@@ -62,6 +66,7 @@ function answered<T>(chosen: T | { problem: string } | { outOfScope: string }, f
       `This token may not act for this merchant: ${field} ${chosen.outOfScope}.`,
       {
         errors: { [field]: [chosen.outOfScope] },
+        data: who ? { role: who.role, merchant_ids: [...(who.merchants ?? [])] } : null,
       },
     );
   return chosen as T;
@@ -80,7 +85,7 @@ export function requestMerchant(
   field = 'merchant_id',
 ): number | null {
   const chosen: ChosenMerchant = chooseMerchant(deps.gateways.merchants, named, who?.merchants ?? null);
-  return answered(chosen, field).merchantId;
+  return answered(chosen, field, who).merchantId;
 }
 
 /**
@@ -92,7 +97,7 @@ export function listMerchants(
   who: Principal,
   named: number | undefined,
 ): MerchantFilter | null {
-  return answered(listFilter(deps.gateways.merchants, named, who.merchants ?? null), 'merchant_id');
+  return answered(listFilter(deps.gateways.merchants, named, who.merchants ?? null), 'merchant_id', who);
 }
 
 /**

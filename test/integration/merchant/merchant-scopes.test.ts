@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import type { Actor, OperatorRole } from '../../../src/merchant/operators/roles.js';
 import { oneMerchant } from '../../../src/merchant/orders/order-merchant.js';
+import type { ApiDocument } from '../../../src/shared/api-document.js';
+import { responseChecker } from '../../support/api-document.js';
 import { card } from '../../support/gateway.js';
 import { startTestKit, type TestKit } from '../../support/kit.js';
 import { LINKED, PLATFORM_ENV, platformSeed } from '../../support/platform.js';
@@ -19,6 +21,7 @@ const NOBODY = 'ord_nobody0000000000000000';
 describe('merchant: credentials and customers per merchant (issue 45, part 2)', function () {
   this.timeout(120_000);
   let t: TestKit;
+  let documented: Awaited<ReturnType<typeof responseChecker>>;
   const token: Record<string, string> = {};
   /** An order of each merchant, made by the bootstrap token (every merchant's). */
   const order: Record<number, string> = {};
@@ -47,6 +50,7 @@ describe('merchant: credentials and customers per merchant (issue 45, part 2)', 
 
   before(async () => {
     t = await startTestKit({ seed: platformSeed, env: PLATFORM_ENV });
+    documented = await responseChecker((await t.call('GET', '/openapi.json')).body as ApiDocument);
     await add('outlet-ops', 'operator', [1004]);
     await add('outlet-finance', 'finance', [1004]);
     await add('outlet-viewer', 'viewer', [1004]);
@@ -82,6 +86,7 @@ describe('merchant: credentials and customers per merchant (issue 45, part 2)', 
       const [theirs, unknown] = [await send(order[1001]!), await send(NOBODY)];
       expect(unknown.status, `${method} ${path} (unknown): ${unknown.text}`).to.equal(404);
       expect(theirs.status, `${method} ${path} as ${who}: ${theirs.text}`).to.equal(404);
+      documented.check(theirs, method, path.replace(':id', '{id}'));
       const { request_id: _a, ...said } = theirs.body;
       const { request_id: _b, ...unknownSaid } = unknown.body;
       expect(said, `${method} ${path}`).to.deep.equal(unknownSaid);
@@ -126,6 +131,8 @@ describe('merchant: credentials and customers per merchant (issue 45, part 2)', 
     const other = await t.call('GET', '/orders?merchant_id=1001', { token: token['outlet-viewer'] });
     expect(other.status, other.text).to.equal(403);
     expect(other.body.errors).to.have.property('merchant_id');
+    expect(other.body.data).to.deep.equal({ role: 'viewer', merchant_ids: [1004] });
+    documented.check(other, 'GET', '/orders');
     const unserved = await t.call('GET', '/orders?merchant_id=1002', { ops: true });
     expect(unserved.status, unserved.text).to.equal(422);
     expect(unserved.body.errors).to.have.property('merchant_id');
@@ -180,6 +187,7 @@ describe('merchant: credentials and customers per merchant (issue 45, part 2)', 
       const res = await t.call('GET', path, { token: token[who] });
       expect(res.status, `${path}: ${res.text}`).to.be.oneOf([401, 403]);
       if (res.status === 403) expect(res.body.data.merchant_ids, path).to.deep.equal([1004]);
+      documented.check(res, 'GET', path.split('?')[0]!);
     }
   });
 
@@ -244,6 +252,7 @@ describe('merchant: credentials and customers per merchant (issue 45, part 2)', 
       });
       expect(notTheirs.status, notTheirs.text).to.equal(403);
       expect(notTheirs.body.errors).to.have.property('merchant_id');
+      documented.check(notTheirs, 'GET', '/customers/{id}/cards');
       const unsaid = await t.call('GET', `/customers/${customer}/cards`, { ops: true });
       expect(unsaid.status, unsaid.text).to.equal(422);
       expect(unsaid.body.errors).to.have.property('merchant_id');
