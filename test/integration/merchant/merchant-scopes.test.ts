@@ -4,8 +4,9 @@ import { oneMerchant } from '../../../src/merchant/orders/order-merchant.js';
 import type { ApiDocument } from '../../../src/shared/api-document.js';
 import { responseChecker } from '../../support/api-document.js';
 import { card } from '../../support/gateway.js';
-import { startTestKit, type TestKit } from '../../support/kit.js';
+import { cliEnv, startTestKit, type TestKit } from '../../support/kit.js';
 import { LINKED, PLATFORM_ENV, platformSeed } from '../../support/platform.js';
+import { exitWithin, freePort, start } from '../../support/process.js';
 
 /**
  * Issue 45, part 2, through HTTP against a kit acting for merchants 1001 and 1004 with a partner key
@@ -324,6 +325,55 @@ describe('merchant: credentials and customers per merchant (issue 45, part 2)', 
       expect(again.status, again.text).to.equal(200);
       expect(again.body.data.orders).to.equal(1);
       expect(again.body.data.customer.reference).to.not.equal(erased.body.data.customer.reference);
+    });
+  });
+
+  describe('the command line', () => {
+    const cli = async (...args: string[]) => {
+      const env = { ...cliEnv(t), ...PLATFORM_ENV, GATEWAY_PORT: String(await freePort()) };
+      const p = start('src/cli.ts', args, env);
+      const { code } = await exitWithin(p, 60_000);
+      return { code, out: p.stdout(), err: p.stderr() };
+    };
+
+    it('operator add --merchants scopes a token to merchants the kit serves, and refuses another, naming it', async () => {
+      const stray = await cli(
+        'operator',
+        'add',
+        'stray-shop',
+        '--role',
+        'storefront',
+        '--merchants',
+        '1004,1002',
+      );
+      expect(stray.code).to.equal(1);
+      expect(stray.err.trim()).to.equal(
+        '--merchants: names merchant 1002, which this kit does not act for (GATEWAY_MERCHANTS: 1001, 1004)',
+      );
+      const added = await cli('operator', 'add', 'outlet-cli', '--role', 'storefront', '--merchants', '1004');
+      expect(added.code, added.err).to.equal(0);
+      expect(added.out).to.match(/operator outlet-cli added: role storefront, merchants 1004, id opr_\w+/);
+      const issued = /^(kop_[A-Za-z0-9_-]{43})$/m.exec(added.out)![1]!;
+      const made = await t.call('POST', '/orders', {
+        token: issued,
+        body: { amount: '1.00', currency: 'EUR', reference: `cli-outlet-${Date.now()}` },
+      });
+      expect(made.status, made.text).to.equal(201);
+      expect(made.body.data.order.merchant_id).to.equal(1004);
+      const listed = JSON.parse((await cli('operator', 'list')).out) as {
+        name: string;
+        merchant_ids: unknown;
+      }[];
+      expect(listed.find((o) => o.name === 'outlet-cli')?.merchant_ids).to.deep.equal([1004]);
+    });
+
+    it('customers erase and cards name their merchant where the kit serves several', async () => {
+      const unsaid = await cli('customers', 'erase', 'cus-cli');
+      expect(unsaid.code).to.equal(1);
+      expect(unsaid.err.trim()).to.equal('--merchant: is required: this kit acts for merchants 1001, 1004');
+      const cards = await cli('customers', 'cards', 'cus-cli', '--merchant', '1004');
+      expect(cards.code, cards.err).to.equal(0);
+      expect(JSON.parse(cards.out)).to.deep.equal([]);
     });
   });
 });
