@@ -99,12 +99,18 @@ export class AuditStore {
 
   /**
    * Of these lines, the ones about another merchant's customer of the same id (platform mode): their
-   * order, or the saved card they are about, is another merchant's. A line that names neither, or
-   * whose card is gone (erased), cannot be told apart: it is forgotten with this customer's, as
-   * forgetting errs on the person's side.
+   * order, or the saved card they are about, is another merchant's, or they name another merchant
+   * (a token vouched for with no order). A line that says nothing of its merchant, or whose card is
+   * gone (erased), cannot be told apart: it is forgotten with this customer's, as forgetting errs on
+   * the person's side.
    */
   private async othersLines(
-    rows: readonly { id: number | string; order_id: string | null; subject_id: string | null }[],
+    rows: readonly {
+      id: number | string;
+      order_id: string | null;
+      subject_id: string | null;
+      detail: string | null;
+    }[],
     merchant: MerchantFilter,
   ): Promise<Set<number>> {
     const mine = (merchantId: number | null) =>
@@ -128,9 +134,13 @@ export class AuditStore {
       ...cards.map((c) => [c.id, c.merchant_id] as const),
     ]);
     const others = new Set<number>();
-    for (const row of rows)
+    for (const row of rows) {
       for (const about of [row.order_id, row.subject_id])
         if (about !== null && whose.has(about) && !mine(whose.get(about) ?? null)) others.add(Number(row.id));
+      // A token vouched for with no order names its merchant, when not the kit's first (customer-routes.ts).
+      const named = / \(merchant (\d+)\)$/.exec(row.detail ?? '')?.[1];
+      if (named !== undefined && !mine(Number(named))) others.add(Number(row.id));
+    }
     return others;
   }
 
