@@ -28,6 +28,7 @@ import * as disputeKeys from './2026-12-02-27-dispute-keys.js';
 import * as inboxMaskedFields from './2026-12-02-28-inbox-masked-fields.js';
 import * as orderMerchant from './2026-12-03-29-order-merchant.js';
 import * as orderEventMerchant from './2026-12-03-30-order-event-merchant.js';
+import * as merchantScopes from './2026-12-03-31-merchant-scopes.js';
 import * as merchantKeys from './2026-12-03-32-merchant-keys.js';
 import * as webhookMerchant from './2026-12-03-33-webhook-merchant.js';
 
@@ -63,6 +64,7 @@ export const MIGRATIONS = [
   { name: '2026-12-02-28-inbox-masked-fields', ...inboxMaskedFields },
   { name: '2026-12-03-29-order-merchant', ...orderMerchant },
   { name: '2026-12-03-30-order-event-merchant', ...orderEventMerchant },
+  { name: '2026-12-03-31-merchant-scopes', ...merchantScopes },
   { name: '2026-12-03-32-merchant-keys', ...merchantKeys },
   { name: '2026-12-03-33-webhook-merchant', ...webhookMerchant },
 ];

@@ -27,6 +27,7 @@ import { type ChargeOutcome, chargeSavedCard } from './merchant/checkout/saved.j
 import { demoShopFor, demoShopOf } from './merchant/http/demo-shop.js';
 import { createMetricsApp } from './merchant/http/metrics-route.js';
 import { OpsAuth } from './merchant/http/ops-auth.js';
+import { customersOf, orderMerchant } from './merchant/orders/order-merchant.js';
 import { type DispatcherDeps, dispatchOnce, startDispatcher } from './merchant/outbox/dispatcher.js';
 import { endpointSender } from './merchant/outbox/endpoint.js';
 import { OrderEventHandlers } from './merchant/outbox/handlers.js';
@@ -133,6 +134,11 @@ export interface Kit {
 
 export interface KitCharge {
   customerId: string;
+  /**
+   * The merchant whose customer it is (platform mode, issue 45): required when the kit acts for
+   * several (GATEWAY_MERCHANTS); left out, its one merchant. The new order is that merchant's.
+   */
+  merchantId?: number;
   /** The saved card (`card_...`). */
   cardId: string;
   amountMinor: number;
@@ -152,11 +158,19 @@ export interface CardRefused {
 }
 
 async function chargeFromFork(a: Adapters, input: KitCharge): Promise<ChargeOutcome | CardRefused> {
-  const card = await a.store.savedCards.ofCustomer(input.customerId, input.cardId);
+  const served = a.gateway.gateways.merchants;
+  const chosen = orderMerchant(served, input.merchantId);
+  if ('problem' in chosen) throw new Error(`KitCharge.merchantId ${chosen.problem}`);
+  const { merchantId } = chosen;
+  const card = await a.store.savedCards.ofCustomer(
+    input.customerId,
+    input.cardId,
+    customersOf(merchantId, served),
+  );
   if (!card)
     return { kind: 'card_refused', code: 'CARD_NOT_FOUND', message: 'This customer has no such saved card.' };
   const outcome = await chargeSavedCard(a.checkout, {
-    merchantId: null,
+    merchantId,
     customerId: input.customerId,
     card,
     amountMinor: input.amountMinor,

@@ -20,9 +20,13 @@ export function addOperators(program: Command): void {
       '--role <role>',
       "operator (capture, refund, void), finance (reports, reviews, audit), viewer, or storefront (the shop's server: customers' tokens)",
     )
+    .option(
+      '--merchants <ids>',
+      'scope the token to these merchants (comma-separated, among GATEWAY_MERCHANTS): it sees their orders and customers alone; default every merchant',
+    )
     .option('--by <name>', 'who adds them (kept in the audit log; default: this system user)')
     .action(
-      kitAction(async (kit, name: string, o: { role: string; by?: string }) =>
+      kitAction(async (kit, name: string, o: { role: string; merchants?: string; by?: string }) =>
         (await run()).add(kit, name, o),
       ),
     );

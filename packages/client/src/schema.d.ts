@@ -14,7 +14,7 @@ export interface paths {
         };
         /**
          * Orders, and the review queue
-         * @description Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `merchant_id` (the orders of one merchant, platform mode; those of the first merchant include the orders made before it), `reference` (the one order that carries it: what a 409 `DUPLICATE_REFERENCE` is about), `created_from` (inclusive) and `created_to` (exclusive). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
+         * @description Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `reference` (the one order that carries it: what a 409 `DUPLICATE_REFERENCE` is about), `created_from` (inclusive) and `created_to` (exclusive), and, in platform mode, `merchant_id` (one merchant's orders; those of the first merchant include the orders made before platform mode). A token scoped to some merchants sees theirs alone (another merchant named is a 403). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
          */
         get: operations["listOrders"];
         put?: never;
@@ -118,7 +118,7 @@ export interface paths {
         };
         /**
          * Redirect methods the gateway offers
-         * @description The gateway's advisory list; with `country` or `currency`, each says whether it is available. Platform mode: `merchant_id` names whose methods (each merchant has its own; one the kit does not act for is a 422).
+         * @description The gateway's advisory list; with `country` or `currency`, each says whether it is available. In platform mode, a merchant's: `merchant_id` (required when the kit acts for several, unless a token scoped to one is sent). Anyone may ask; a token that is sent must be good, and its scope must hold the merchant.
          */
         get: operations["listPaymentMethods"];
         put?: never;
@@ -561,7 +561,7 @@ export interface paths {
         put?: never;
         /**
          * A customer's token, for their browser
-         * @description The shop's server vouches for the customer it signed in, for an hour. Without a body, the token lets that customer's browser save cards (with a card payment), list and remove them, and pay nothing. With `order_id` (an order of this customer's), it also pays that one order with a saved card, within the customer's daily bound (`SAVED_CARD_DAILY_PAYMENTS`, `SAVED_CARD_DAILY_AMOUNT`). Each token minted leaves an audit line naming the credential, the customer and the order; a credential mints at most `LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL`. Roles: storefront, admin.
+         * @description The shop's server vouches for the customer it signed in, for an hour. Without a body, the token lets that customer's browser save cards (with a card payment), list and remove them, and pay nothing. With `order_id` (an order of this customer's), it also pays that one order with a saved card, within the customer's daily bound (`SAVED_CARD_DAILY_PAYMENTS`, `SAVED_CARD_DAILY_AMOUNT`). Each token minted leaves an audit line naming the credential, the customer and the order; a credential mints at most `LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL`. Roles: storefront, admin. In platform mode a customer id names a customer of one merchant: `merchant_id` says which (required when the kit acts for several, unless the token is scoped to one; a 403 naming it outside the token's scope), and another merchant's customer of the same id is never reached.
          */
         post: operations["createCustomerToken"];
         delete?: never;
@@ -579,7 +579,7 @@ export interface paths {
         };
         /**
          * A customer's saved cards
-         * @description The customer's active saved cards, newest first, as the gateway listed them at `synced_at` (`synced: true`) and as the kit changed them since: the kit asks the gateway again once its last list is older than `SAVED_CARDS_SYNC_WINDOW_MS` (30 s), and answers from its own rows within it. When the gateway cannot answer, as the kit last knew them (`synced: false`; `synced_at` its last list, or null). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403). Limited per client address (`card_lists_per_address`, counted first) and per customer (`card_lists_per_customer`, counted once the caller is known).
+         * @description The customer's active saved cards, newest first, as the gateway listed them at `synced_at` (`synced: true`) and as the kit changed them since: the kit asks the gateway again once its last list is older than `SAVED_CARDS_SYNC_WINDOW_MS` (30 s), and answers from its own rows within it. When the gateway cannot answer, as the kit last knew them (`synced: false`; `synced_at` its last list, or null). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403). Limited per client address (`card_lists_per_address`, counted first) and per customer (`card_lists_per_customer`, counted once the caller is known). In platform mode a customer id names a customer of one merchant: `merchant_id` says which (required when the kit acts for several, unless the token is scoped to one; a 403 naming it outside the token's scope), and another merchant's customer of the same id is never reached.
          */
         get: operations["listSavedCards"];
         put?: never;
@@ -602,7 +602,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a saved card
-         * @description Revoked at the gateway first, then here: no payment can use it after. Removing one already removed answers the same. The customer's `Customer-Token`, or an operator's token (roles: operator, admin; the audit log gets a line).
+         * @description Revoked at the gateway first, then here: no payment can use it after. Removing one already removed answers the same. The customer's `Customer-Token`, or an operator's token (roles: operator, admin; the audit log gets a line). In platform mode a customer id names a customer of one merchant: `merchant_id` says which (required when the kit acts for several, unless the token is scoped to one; a 403 naming it outside the token's scope), and another merchant's customer of the same id is never reached.
          */
         delete: operations["removeSavedCard"];
         options?: never;
@@ -621,7 +621,7 @@ export interface paths {
         put?: never;
         /**
          * Forget a customer's personal data
-         * @description A data-protection erasure: on every order of theirs `customer` becomes `{erased: true, erased_at}` (names, email, phone, address, IP address and the shop's id for them gone), in the order, in the bodies of its order events, and in the gateway payloads the kit kept, each order in one transaction; then the customer's saved cards are revoked at the gateway (the kit's and any the gateway lists for them) and deleted here; a card payment waiting on a 3DS challenge, or whose gateway answer is on its way, keeps its card, not their details, and is not saved for them (a card the gateway saved is revoked there); audit lines that named their id name their reference. Every money fact stays (amounts, statuses, ids, references, disputes, history): the report's totals do not move, later webhooks and polls still apply, and the orders still take refunds. The same request again answers zeros. An erasure that stops part-way (503: the gateway did not answer; 500) leaves each order erased whole or untouched: send it again, and it finishes. The audit log gets a line naming the reference (`cer_...`), never the id. Role: admin (the bootstrap token; `cli customers erase` too).
+         * @description A data-protection erasure: on every order of theirs `customer` becomes `{erased: true, erased_at}` (names, email, phone, address, IP address and the shop's id for them gone), in the order, in the bodies of its order events, and in the gateway payloads the kit kept, each order in one transaction; then the customer's saved cards are revoked at the gateway (the kit's and any the gateway lists for them) and deleted here; a card payment waiting on a 3DS challenge, or whose gateway answer is on its way, keeps its card, not their details, and is not saved for them (a card the gateway saved is revoked there); audit lines that named their id name their reference. Every money fact stays (amounts, statuses, ids, references, disputes, history): the report's totals do not move, later webhooks and polls still apply, and the orders still take refunds. The same request again answers zeros. An erasure that stops part-way (503: the gateway did not answer; 500) leaves each order erased whole or untouched: send it again, and it finishes. The audit log gets a line naming the reference (`cer_...`), never the id. Role: admin (the bootstrap token; `cli customers erase` too). In platform mode a customer id names a customer of one merchant: `merchant_id` says which (required when the kit acts for several, unless the token is scoped to one; a 403 naming it outside the token's scope), and another merchant's customer of the same id is never reached.
          */
         post: operations["eraseCustomer"];
         delete?: never;
@@ -641,7 +641,7 @@ export interface paths {
         put?: never;
         /**
          * Charge a saved card (merchant-initiated)
-         * @description A subscription's renewal or a top-up: a new order for the customer, paid at once with their saved card. `Idempotency-Key` is required and stored before the gateway hears of the charge: the same key again answers the same order (200), however often and after whatever crash, and never charges twice. Roles: operator, admin; the audit log gets a line per request.
+         * @description A subscription's renewal or a top-up: a new order for the customer, paid at once with their saved card. `Idempotency-Key` is required and stored before the gateway hears of the charge: the same key again answers the same order (200), however often and after whatever crash, and never charges twice. Roles: operator, admin; the audit log gets a line per request. In platform mode a customer id names a customer of one merchant: `merchant_id` says which (required when the kit acts for several, unless the token is scoped to one; a 403 naming it outside the token's scope), and another merchant's customer of the same id is never reached.
          */
         post: operations["chargeSavedCard"];
         delete?: never;
@@ -1209,8 +1209,10 @@ export interface components {
              * @enum {string}
              */
             role: "admin" | "operator" | "finance" | "viewer" | "storefront";
-            /** @description The roles that may do this. */
-            allowed: ("admin" | "operator" | "finance" | "viewer" | "storefront")[];
+            /** @description The roles that may do this (when the role is what is wanting). */
+            allowed?: ("admin" | "operator" | "finance" | "viewer" | "storefront")[];
+            /** @description The merchants the token is scoped to (platform mode), when that is what is wanting: the route reads across every merchant, or names another merchant. */
+            merchant_ids?: number[];
         };
         /** @description The order the refusal is about. */
         NamedOrder: {
@@ -2067,13 +2069,13 @@ export interface operations {
                 needs_review?: "true" | "false";
                 status?: string;
                 currency?: string;
-                /** @description One gateway merchant's (platform mode): orders that name it and, for the first of `GATEWAY_MERCHANTS`, orders made before platform mode. */
-                merchant_id?: string;
                 reference?: string;
                 created_from?: string;
                 created_to?: string;
                 limit?: string;
                 cursor?: string;
+                /** @description The gateway merchant (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                merchant_id?: string;
             };
             header?: never;
             path?: never;
@@ -2116,7 +2118,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2357,7 +2359,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2564,7 +2566,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2583,7 +2585,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token, or a token scoped to other merchants (platform mode). The answer is the same either way: it says nothing more. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2830,7 +2832,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token, or a token scoped to other merchants (platform mode). The answer is the same either way: it says nothing more. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3140,7 +3142,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. `CARD_NOT_FOUND`: the customer has no saved card with this id (another customer's card is none of theirs; `errors.card`). */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token, or a token scoped to other merchants (platform mode). The answer is the same either way: it says nothing more. `CARD_NOT_FOUND`: the customer has no saved card with this id (another customer's card is none of theirs; `errors.card`). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3429,7 +3431,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more. */
+            /** @description `NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token, or a token scoped to other merchants (platform mode). The answer is the same either way: it says nothing more. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3585,7 +3587,7 @@ export interface operations {
             query?: {
                 country?: string;
                 currency?: string;
-                /** @description Platform mode: the methods of this merchant, one of `GATEWAY_MERCHANTS` (each has its own); left out, the first one's. */
+                /** @description The gateway merchant (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
                 merchant_id?: string;
             };
             header?: never;
@@ -3607,6 +3609,44 @@ export interface operations {
                         /** @constant */
                         code: "";
                         data: components["schemas"]["PaymentMethods"];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: no `Authorization: Bearer <token>`, or a token nobody holds (unknown, or revoked): an operator's own token or OPS_API_TOKEN. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        data: null;
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                        data: components["schemas"]["Forbidden"];
+                        errors?: components["schemas"]["FieldErrors"];
+                        /** @description The X-Request-Id of the request: what an operator searches the logs for. */
+                        request_id?: string | null;
                     };
                 };
             };
@@ -3809,7 +3849,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3828,7 +3868,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id; to a token scoped to merchants (platform mode), none of its merchants' has: another merchant's order gets the very same answer. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4061,7 +4101,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4080,7 +4120,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id; to a token scoped to merchants (platform mode), none of its merchants' has: another merchant's order gets the very same answer. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4310,7 +4350,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4329,7 +4369,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id; to a token scoped to merchants (platform mode), none of its merchants' has: another merchant's order gets the very same answer. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4559,7 +4599,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4578,7 +4618,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id; to a token scoped to merchants (platform mode), none of its merchants' has: another merchant's order gets the very same answer. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4829,7 +4869,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4848,7 +4888,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id; to a token scoped to merchants (platform mode), none of its merchants' has: another merchant's order gets the very same answer. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5844,7 +5884,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6002,7 +6042,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6426,7 +6466,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6620,7 +6660,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6870,7 +6910,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7059,6 +7099,8 @@ export interface operations {
                  */
                 "application/json": {
                     order_id?: string;
+                    /** @description The gateway merchant whose customer it is (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                    merchant_id?: number;
                 };
             };
         };
@@ -7117,7 +7159,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7260,7 +7302,10 @@ export interface operations {
     };
     listSavedCards: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The gateway merchant (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                merchant_id?: string;
+            };
             header?: never;
             path: {
                 /** @description The shop's own id for the customer (`merchant_customer_id`). */
@@ -7312,7 +7357,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7446,7 +7491,10 @@ export interface operations {
     };
     removeSavedCard: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The gateway merchant (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                merchant_id?: string;
+            };
             header?: never;
             path: {
                 /** @description The shop's own id for the customer (`merchant_customer_id`). */
@@ -7495,7 +7543,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7653,7 +7701,10 @@ export interface operations {
     };
     eraseCustomer: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The gateway merchant (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                merchant_id?: string;
+            };
             header?: never;
             path: {
                 /** @description The shop's own id for the customer (`merchant_customer_id`). */
@@ -7698,7 +7749,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7885,6 +7936,8 @@ export interface operations {
                      * @enum {string}
                      */
                     mode?: "sale" | "auth";
+                    /** @description The gateway merchant whose customer it is (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                    merchant_id?: number;
                 };
             };
         };
@@ -7993,7 +8046,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8166,6 +8219,8 @@ export interface operations {
         parameters: {
             query?: {
                 outcome?: "open" | "won" | "lost";
+                /** @description The gateway merchant (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                merchant_id?: string;
                 limit?: string;
             };
             header?: never;
@@ -8211,7 +8266,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8404,7 +8459,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8657,7 +8712,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8676,7 +8731,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no order has this id. */
+            /** @description `NOT_FOUND`: no order has this id; to a token scoped to merchants (platform mode), none of its merchants' has: another merchant's order gets the very same answer. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8881,7 +8936,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may. */
+            /** @description `FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one). */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -1,4 +1,5 @@
 import { isOperatorRole, OPERATOR_ROLES, operatorNameProblem } from '../../merchant/operators/roles.js';
+import { parseScope } from '../../merchant/orders/order-merchant.js';
 import { OperatorExists } from '../../merchant/store/index.js';
 import { cliActor, systemUser } from '../input.js';
 import type { KitSession } from '../kit-session.js';
@@ -6,21 +7,30 @@ import { fail, print } from '../output.js';
 
 /** `operator add|list|revoke` (registered in ../operators.ts), loaded when one of them runs. */
 
-export async function add(kit: KitSession, name: string, options: { role: string; by?: string }) {
+export async function add(
+  kit: KitSession,
+  name: string,
+  options: { role: string; merchants?: string; by?: string },
+) {
   const problem = operatorNameProblem(name);
   if (problem) return fail(`<name>: ${problem}`);
   if (!isOperatorRole(options.role))
     return fail(`--role: must be ${OPERATOR_ROLES.join(', ')} (got "${options.role}")`);
   const role = options.role;
+  // Platform mode (issue 45): a token for some merchants alone, each one the kit serves.
+  const scope =
+    options.merchants === undefined ? null : parseScope(options.merchants, kit.config.gateway.merchants);
+  if (scope !== null && 'problem' in scope) return fail(`--merchants: ${scope.problem}`);
   const actor = cliActor(options.by, systemUser);
   // Before the kit's first start too: the database is made if missing.
   const store = await kit.store({ create: true });
   const added = await store.operators
-    .add({ name, role, by: actor })
+    .add({ name, role, merchants: scope, by: actor })
     .catch((error: Error) =>
       error instanceof OperatorExists ? fail(`<name>: ${error.message}`) : Promise.reject(error),
     );
-  console.log(`operator ${added.operator.name} added: role ${role}, id ${added.operator.id}`);
+  const merchants = scope === null ? '' : `, merchants ${scope.join(', ')}`;
+  console.log(`operator ${added.operator.name} added: role ${role}${merchants}, id ${added.operator.id}`);
   console.log('token (shown this once: hand it to them now; it cannot be shown again, only revoked):');
   console.log(added.token);
 }

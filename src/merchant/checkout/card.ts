@@ -9,6 +9,7 @@ import {
 import { factsOf } from '../customers/saved-card.js';
 import { observeFinding, observeTransaction } from '../orders/from-gateway.js';
 import type { About } from '../orders/observation.js';
+import { oneMerchant } from '../orders/order-merchant.js';
 import type { ApplyResult } from '../reconciler/apply.js';
 import type { KnownInstrument, OrderBeforeAttempt } from '../store/index.js';
 import type { AttemptRecord, OrderRecord } from '../store/records.js';
@@ -308,7 +309,10 @@ async function keepSavedCard(
 ): Promise<void> {
   const orderId = order.id;
   try {
-    if ((await deps.store.savedCards.remember(customerId, instrument, orderId)) !== null) return;
+    // The order's merchant's customer (platform mode): another merchant's customer of the same id never sees it.
+    const merchant = oneMerchant(order.merchant_id, deps.gateways.merchants);
+    if ((await deps.store.savedCards.remember(customerId, instrument, orderId, undefined, merchant)) !== null)
+      return;
     deps.logger.info(
       { order: orderId },
       'card saved for an erased customer: not kept, revoked at the gateway',

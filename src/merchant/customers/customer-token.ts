@@ -11,7 +11,10 @@ import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
  * - `ct2.<expiry>.<order id>.<credential>.<HMAC>`: also pays that one order with a saved card (issue
  *   41): the shop's server mints it for the order its signed-in customer is paying, so a token that
  *   leaks pays nothing else; the credential that vouched is named in the payment's audit line.
- * The HMAC (SHA-256) covers the version and every field with the customer id.
+ * The HMAC (SHA-256) covers the version and every field with the customer id, and, in platform mode
+ * (issue 45), the merchant whose customer it is: a customer id names a customer of one merchant, so
+ * merchant A's token for `cus-1` is no token for merchant B's `cus-1`. The kit's first merchant is
+ * signed as no merchant at all: a single shop's tokens are as they always were.
  */
 const VERSION = 'ct1';
 const FOR_ORDER = 'ct2';
@@ -58,15 +61,20 @@ export class CustomerTokens {
    * ask whether that customer was erased (`cli customers erase` prints it). A new APP_ENCRYPTION_KEY
    * makes new references.
    */
-  erasureReference(customerId: string): string {
-    return `cer_${createHmac('sha256', this.#erasureKey).update(customerId).digest('hex').slice(0, 32)}`;
+  erasureReference(customerId: string, merchant: number | null = null): string {
+    const named = merchant === null ? customerId : `${customerId}\nmerchant ${merchant}`;
+    return `cer_${createHmac('sha256', this.#erasureKey).update(named).digest('hex').slice(0, 32)}`;
   }
 
-  /** A token for the customer's cards; with `order`, also for paying that order (and the credential that vouched). */
+  /**
+   * A token for the customer's cards; with `order`, also for paying that order (and the credential
+   * that vouched). `merchant`: whose customer, in platform mode (null: the kit's first, or its only).
+   */
   issue(
     customerId: string,
     now: number,
     order?: { orderId: string; credential: string },
+    merchant: number | null = null,
   ): { token: string; expiresAt: Date } {
     const expires = Math.floor((now + CUSTOMER_TOKEN_LIFETIME_MS) / 1000);
     if (order && !(PART.test(order.orderId) && PART.test(order.credential)))
@@ -75,7 +83,7 @@ export class CustomerTokens {
       ? [FOR_ORDER, String(expires), order.orderId, order.credential]
       : [VERSION, String(expires)];
     return {
-      token: `${fields.join('.')}.${this.#mac(customerId, fields).toString('base64url')}`,
+      token: `${fields.join('.')}.${this.#mac(customerId, fields, merchant).toString('base64url')}`,
       expiresAt: new Date(expires * 1000),
     };
   }
@@ -85,12 +93,20 @@ export class CustomerTokens {
    * or one that would last longer than the kit ever makes one last, from its own clock): false. A
    * signature is no reason to believe an expiry decades away: a token the kit made lapses within an hour.
    */
-  verify(customerId: string, token: string, now: number): boolean {
-    return this.grant(customerId, token, now) !== null;
+  verify(customerId: string, token: string, now: number, merchant: number | null = null): boolean {
+    return this.grant(customerId, token, now, merchant) !== null;
   }
 
-  /** What a live token of this customer's grants; null for any other string (as `verify` is false for). */
-  grant(customerId: string, token: string, now: number): CustomerGrant | null {
+  /**
+   * What a live token of this customer's (of this merchant's, in platform mode) grants; null for any
+   * other string (as `verify` is false for).
+   */
+  grant(
+    customerId: string,
+    token: string,
+    now: number,
+    merchant: number | null = null,
+  ): CustomerGrant | null {
     const parts = token.split('.');
     const mac = parts.pop();
     const [version, expiresText] = parts;
@@ -103,18 +119,22 @@ export class CustomerTokens {
     if (expires * 1000 > now + CUSTOMER_TOKEN_LIFETIME_MS + CUSTOMER_TOKEN_CLOCK_SKEW_MS) return null;
     const presented = Buffer.from(mac, 'base64url');
     const good = [this.#key, ...this.#previous].some((key) => {
-      const expected = this.#mac(customerId, parts, key);
+      const expected = this.#mac(customerId, parts, merchant, key);
       return presented.length === expected.length && timingSafeEqual(presented, expected);
     });
     if (!good) return null;
     return version === FOR_ORDER ? { orderId: parts[2]!, credential: parts[3]! } : { orderId: null };
   }
 
-  /** The HMAC over the customer id and the token's fields (the first two as ct1 always signed them). */
-  #mac(customerId: string, fields: readonly string[], key = this.#key): Buffer {
+  /**
+   * The HMAC over the customer id and the token's fields (the first two as ct1 always signed them),
+   * and the merchant when one is named.
+   */
+  #mac(customerId: string, fields: readonly string[], merchant: number | null, key = this.#key): Buffer {
     const [version, expires, ...rest] = fields;
+    const whose = merchant === null ? [] : [`merchant ${merchant}`];
     return createHmac('sha256', key)
-      .update([version, customerId, expires, ...rest].join('\n'))
+      .update([version, customerId, expires, ...rest, ...whose].join('\n'))
       .digest();
   }
 }

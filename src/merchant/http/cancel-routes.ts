@@ -5,6 +5,7 @@ import type { MerchantDeps } from '../checkout/deps.js';
 import { HttpError } from '../errors/http-error.js';
 import { jsonBody, ok, parse } from './errors.js';
 import { actorOf, type OpsAuth } from './ops-auth.js';
+import { checkOrderScope } from './order-access.js';
 import { cancelSchema } from './schemas.js';
 import { orderView } from './views.js';
 
@@ -18,7 +19,9 @@ export function cancelRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth
     const who = await deps.ops.require(ctx, 'orders.reference');
     const body = parse(cancelSchema, await jsonBody(ctx));
     const actor = actorOf(ctx, who, body.by);
-    // An unknown order is the store's OrderNotFound: a 404, as every order route answers.
+    // An unknown order is the store's OrderNotFound: a 404, as every order route answers; so is
+    // another merchant's, to a credential scoped to others.
+    await checkOrderScope(deps, who, ctx.params.id!);
     const outcome = await cancelOrder(deps, ctx.params.id!, { actor, note: body.reason ?? null });
     answer(ctx, outcome);
   });

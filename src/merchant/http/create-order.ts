@@ -2,7 +2,6 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { HttpError, invalid } from '../errors/http-error.js';
 import { may } from '../operators/roles.js';
-import { orderMerchant } from '../orders/order-merchant.js';
 import {
   keyDigest,
   keyProblem,
@@ -14,7 +13,8 @@ import { orderRuleErrors } from '../orders/order-rules.js';
 import { DuplicateReference, type NewOrder, type OrderOnce, type OrderRecord } from '../store/index.js';
 import { jsonBody, ok, parse } from './errors.js';
 import { clientKey, enforce } from './limits.js';
-import { forbidden, type OpsAuth, type Principal } from './ops-auth.js';
+import { bearerOf, forbidden, type OpsAuth, type Principal } from './ops-auth.js';
+import { requestMerchant } from './order-access.js';
 import { operatorKey, type RouteDeps } from './routes.js';
 import { createOrderSchema } from './schemas.js';
 import { orderView } from './views.js';
@@ -35,8 +35,12 @@ export function createOrderRoute(router: Router, deps: RouteDeps & { ops: OpsAut
     const key = operatorKey(ctx);
     const body = parse(createOrderSchema, await jsonBody(ctx));
     // Who sends it matters for a reference of its own and for whose keys a key is among: a token
-    // that is sent then must be good. Otherwise a token is not read (anyone may make an order).
-    const who = body.reference !== undefined || key !== undefined ? await deps.ops.optional(ctx) : null;
+    // that is sent then must be good. Otherwise a token is read only for its merchants (a credential
+    // scoped to some makes orders for them alone); one nobody holds is as none (anyone may make an order).
+    const who =
+      body.reference !== undefined || key !== undefined
+        ? await deps.ops.optional(ctx)
+        : await deps.ops.identify(bearerOf(ctx));
     // Anyone may make an order; only the shop names one, or a stranger could take the shop's next
     // reference first (the shop's own order would then be a 409). Without one, the kit makes one.
     if (body.reference !== undefined) {
@@ -48,10 +52,11 @@ export function createOrderRoute(router: Router, deps: RouteDeps & { ops: OpsAut
         );
       if (!may(who.role, 'orders.reference')) throw forbidden(who, 'orders.reference');
     }
-    const merchant = orderMerchant(deps.gateways.merchants, body.merchant_id);
-    if ('problem' in merchant) throw invalid({ merchant_id: [merchant.problem] });
+    // Whose order: 422 naming merchant_id when it is required or not served, 403 when it is outside
+    // the credential's scope (a scope of one merchant is its default).
+    const merchantId = requestMerchant(deps, who, body.merchant_id);
     const input: NewOrder & OrderRequestBody = {
-      merchantId: merchant.merchantId,
+      merchantId,
       ...(body.merchant_id === undefined ? {} : { namedMerchant: body.merchant_id }),
       amountMinor: body.minor,
       currency: body.currency,

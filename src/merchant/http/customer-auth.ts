@@ -1,9 +1,12 @@
 import type { Context } from 'koa';
+import type { Gateways } from '../../client/merchant-gateways.js';
 import type { Clock } from '../../shared/clock.js';
 import type { CustomerGrant, CustomerTokens } from '../customers/customer-token.js';
 import { HttpError } from '../errors/http-error.js';
 import type { Actor, Permission } from '../operators/roles.js';
+import { signedMerchant } from '../orders/order-merchant.js';
 import { actorOf, bearerOf, type OpsAuth, type Principal } from './ops-auth.js';
+import { requestMerchant } from './order-access.js';
 
 /** The header a customer's browser sends its token in (POST /customers/{id}/tokens hands it out). */
 export const CUSTOMER_TOKEN_HEADER = 'Customer-Token';
@@ -15,6 +18,8 @@ export interface CustomerAuthDeps {
   customerTokens: CustomerTokens;
   clock: Clock;
   ops: OpsAuth;
+  /** The merchants the kit serves: a token names the merchant whose customer it is (platform mode). */
+  gateways: Pick<Gateways<unknown>, 'merchants'>;
 }
 
 const needsToken = () =>
@@ -32,14 +37,20 @@ const badToken = () =>
   );
 
 /**
- * The customer's own request: their token must be good for this customer id. Another customer's
- * token, an expired one and a forged one are refused alike (401): which of them it was helps nobody
- * but someone trying tokens.
+ * The customer's own request: their token must be good for this customer id, of this merchant (null:
+ * the kit's first). Another customer's token, another merchant's customer's, an expired one and a
+ * forged one are refused alike (401): which of them it was helps nobody but someone trying tokens.
  */
-export function requireCustomer(ctx: Context, deps: CustomerAuthDeps, customerId: string): CustomerGrant {
+export function requireCustomer(
+  ctx: Context,
+  deps: CustomerAuthDeps,
+  customerId: string,
+  merchantId: number | null,
+): CustomerGrant {
   const token = ctx.get(CUSTOMER_TOKEN_HEADER);
   if (token === '') throw needsToken();
-  const grant = deps.customerTokens.grant(customerId, token, deps.clock.now());
+  const merchant = signedMerchant(merchantId, deps.gateways.merchants);
+  const grant = deps.customerTokens.grant(customerId, token, deps.clock.now(), merchant);
   if (!grant) throw badToken();
   return grant;
 }
@@ -54,9 +65,10 @@ export async function requireOrderToken(
   ctx: Context,
   deps: CustomerAuthDeps,
   customerId: string,
-  orderId: string,
+  order: { id: string; merchant_id: number | null },
 ): Promise<Principal> {
-  const grant = requireCustomer(ctx, deps, customerId);
+  const orderId = order.id;
+  const grant = requireCustomer(ctx, deps, customerId, order.merchant_id);
   if (grant.orderId !== orderId)
     throw new HttpError(
       403,
@@ -72,18 +84,23 @@ export async function requireOrderToken(
 
 /**
  * The customer (with their token) or an operator whose role holds `permission` (with their bearer):
- * a customer token is checked when one is sent; otherwise the operator's bearer; neither, 401.
+ * a customer token is checked when one is sent; otherwise the operator's bearer; neither, 401. And
+ * whose customer (platform mode): the merchant `named` (a query's `merchant_id`), required when the
+ * kit serves several unless the operator's scope holds one, and within that scope (403 otherwise).
  */
 export async function customerOrOperator(
   ctx: Context,
   deps: CustomerAuthDeps,
   customerId: string,
   permission: Permission,
-): Promise<CustomerCaller> {
+  named?: number,
+): Promise<{ caller: CustomerCaller; merchantId: number | null }> {
   if (ctx.get(CUSTOMER_TOKEN_HEADER) !== '' || bearerOf(ctx) === '') {
-    requireCustomer(ctx, deps, customerId);
-    return { kind: 'customer', customerId };
+    const merchantId = requestMerchant(deps, null, named);
+    requireCustomer(ctx, deps, customerId, merchantId);
+    return { caller: { kind: 'customer', customerId }, merchantId };
   }
   const who = await deps.ops.require(ctx, permission);
-  return { kind: 'operator', actor: actorOf(ctx, who) };
+  const merchantId = requestMerchant(deps, who, named);
+  return { caller: { kind: 'operator', actor: actorOf(ctx, who) }, merchantId };
 }

@@ -7,18 +7,20 @@ import { type ChargeOutcome, chargeSavedCard } from '../checkout/saved.js';
 import type { CustomerTokens } from '../customers/customer-token.js';
 import { gatewayFailure } from '../errors/answer.js';
 import { HttpError, invalid } from '../errors/http-error.js';
+import { customersOf, merchantOf, signedMerchant } from '../orders/order-merchant.js';
 import { orderRuleErrors } from '../orders/order-rules.js';
 import { eraseCustomer } from '../privacy/erase.js';
 import type { KnownInstrument } from '../store/index.js';
 import type { SavedCardRecord } from '../store/records.js';
 import { customerOrOperator } from './customer-auth.js';
-import { jsonBody, ok, parse, validate } from './errors.js';
+import { jsonBody, ok, parse, parseQuery, validate } from './errors.js';
 import { clientKey, customerKey, enforce } from './limits.js';
-import type { OpsAuth } from './ops-auth.js';
+import type { OpsAuth, Principal } from './ops-auth.js';
 import { actorOf } from './ops-auth.js';
+import { requestMerchant, seesMerchant } from './order-access.js';
 import { answerPayment, operatorKey, type RouteDeps } from './routes.js';
 import { customerIdOf, customersCard, erasureView, savedCardView } from './saved-cards.js';
-import { chargeSchema, customerTokenSchema } from './schemas.js';
+import { chargeSchema, customerQuerySchema, customerTokenSchema } from './schemas.js';
 import { orderView } from './views.js';
 
 export interface CustomerRouteDeps extends MerchantDeps, Pick<RouteDeps, 'orderRules' | 'limits'> {
@@ -59,11 +61,18 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
     const body = parse(customerTokenSchema, await jsonBody(ctx));
     // A leaked credential mints no more than a shop's checkouts need.
     await enforce(deps.limits, [['customer_tokens_per_credential', who.credential]]);
-    const order = body.order_id === undefined ? null : await orderOfCustomer(deps, customerId, body.order_id);
+    const order =
+      body.order_id === undefined ? null : await orderOfCustomer(deps, who, customerId, body.order_id);
+    // Whose customer (platform mode): the order's merchant's, or the one the body names.
+    const merchantId = order
+      ? merchantOfOrder(deps, order, body.merchant_id)
+      : requestMerchant(deps, who, body.merchant_id);
+    const signed = signedMerchant(merchantId, deps.gateways.merchants);
     const { token, expiresAt } = deps.customerTokens.issue(
       customerId,
       deps.clock.now(),
       order ? { orderId: order.id, credential: who.credential } : undefined,
+      signed,
     );
     await deps.store.audit.record({
       actor: actorOf(ctx, who),
@@ -71,7 +80,7 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
       orderId: order?.id ?? null,
       amountMinor: order?.amount_minor ?? null,
       currency: order?.currency ?? null,
-      detail: `customer ${customerId}: ${order ? 'lists cards and pays this order' : 'lists and removes cards'}`,
+      detail: `customer ${customerId}: ${order ? 'lists cards and pays this order' : 'lists and removes cards'}${signed === null ? '' : ` (merchant ${signed})`}`,
     });
     ok(
       ctx,
@@ -92,27 +101,30 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
     // theirs (or an operator), so that a stranger cannot spend a customer's lists.
     await enforce(deps.limits, [['card_lists_per_address', clientKey(ctx)]]);
     const customerId = customerIdOf(ctx);
-    await customerOrOperator(ctx, deps, customerId, 'read');
+    const query = parseQuery(customerQuerySchema, ctx.query);
+    const { merchantId } = await customerOrOperator(ctx, deps, customerId, 'read', query.merchant_id);
+    const merchant = customersOf(merchantId, deps.gateways.merchants);
     await enforce(deps.limits, [['card_lists_per_customer', customerKey(customerId)]]);
     let cards: SavedCardRecord[];
     let synced = true;
-    let syncedAt = await deps.store.savedCards.syncedAt(customerId);
+    let syncedAt = await deps.store.savedCards.syncedAt(customerId, merchant);
     const since = syncedAt === null ? null : deps.clock.now() - syncedAt.getTime();
     if (since !== null && since >= 0 && since < syncWindowMs) {
       // The gateway's list of a moment ago, and what the kit did since (a card saved or removed here).
-      cards = await deps.store.savedCards.list(customerId);
+      cards = await deps.store.savedCards.list(customerId, merchant);
     } else
       try {
         // What the kit changes after this is newer than the list (sync).
         const listedAt = new Date(deps.clock.now());
         const listed: KnownInstrument[] = [];
         for (let page = 1; page <= PAGES; page++) {
-          const answer = await deps.gateways.of(null).listPaymentInstruments(customerId, { page });
+          // The merchant's own customer of this id, at the gateway (a partner key names the merchant).
+          const answer = await deps.gateways.of(merchantId).listPaymentInstruments(customerId, { page });
           listed.push(...answer.data.payment_instruments.map(known));
           const p = answer.data.pagination;
           if (!p || p.current_page >= p.last_page) break;
         }
-        cards = await deps.store.savedCards.sync(customerId, listed, listedAt);
+        cards = await deps.store.savedCards.sync(customerId, listed, listedAt, merchant);
         syncedAt = listedAt;
       } catch (error) {
         if (!gatewayFailure(error)) throw error;
@@ -120,7 +132,7 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
           { customer: customerId, gateway: error instanceof GatewayError ? error.code : 'unreachable' },
           "saved cards listed from the kit's own records: the gateway did not answer",
         );
-        cards = await deps.store.savedCards.list(customerId);
+        cards = await deps.store.savedCards.list(customerId, merchant);
         synced = false;
       }
     const now = deps.clock.now();
@@ -134,12 +146,19 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
 
   router.delete('/customers/:id/cards/:card', async (ctx) => {
     const customerId = customerIdOf(ctx);
-    const caller = await customerOrOperator(ctx, deps, customerId, 'cards.manage');
-    const card = await customersCard(deps, customerId, ctx.params.card!);
+    const query = parseQuery(customerQuerySchema, ctx.query);
+    const { caller, merchantId } = await customerOrOperator(
+      ctx,
+      deps,
+      customerId,
+      'cards.manage',
+      query.merchant_id,
+    );
+    const card = await customersCard(deps, customerId, ctx.params.card!, merchantId);
     if (card.status === 'active') {
       const token = (await deps.store.savedCards.vaultToken(card.id))!;
       try {
-        await deps.gateways.of(null).revokePaymentInstrument(token);
+        await deps.gateways.of(merchantId).revokePaymentInstrument(token);
       } catch (error) {
         // Unknown to the gateway: nothing there can pay with it either. Anything else: tried again.
         if (!(error instanceof GatewayError && error.status === 404)) throw gatewayFailure(error) ?? error;
@@ -149,6 +168,7 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
       customerId,
       card.id,
       caller.kind === 'customer' ? { name: 'customer' } : { actor: caller.actor },
+      customersOf(merchantId, deps.gateways.merchants),
     );
     if (revoked.kind === 'not_found') throw new Error('a saved card vanished while it was revoked');
     ok(ctx, { card: savedCardView(revoked.card, deps.clock.now()) }, 200, 'The card is removed.');
@@ -157,7 +177,9 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
   router.post('/customers/:id/erase', async (ctx) => {
     const who = await deps.ops.require(ctx, 'customers.erase');
     const customerId = customerIdOf(ctx);
-    const summary = await eraseCustomer(deps, customerId, actorOf(ctx, who));
+    // Whose customer (platform mode): the other merchants' customers of this id are left as they are.
+    const merchantId = requestMerchant(deps, who, parseQuery(customerQuerySchema, ctx.query).merchant_id);
+    const summary = await eraseCustomer(deps, customerId, actorOf(ctx, who), 'operator', merchantId);
     ok(ctx, erasureView(summary), 200, 'The customer is erased.');
   });
 
@@ -176,11 +198,13 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
     if (!parsed.ok || !key || Object.keys(errors).length > 0) throw invalid(errors);
     const body = parsed.data;
     const actor = actorOf(ctx, who);
+    // Whose customer (platform mode): the new order is that merchant's.
+    const merchantId = requestMerchant(deps, who, body.merchant_id);
     const outcome = await chargeSavedCard(deps, {
-      merchantId: null,
+      merchantId,
       customerId,
       // Removed or expired, it is refused by the charge itself: the same key again is answered as it stands.
-      card: await customersCard(deps, customerId, body.card),
+      card: await customersCard(deps, customerId, body.card, merchantId),
       amountMinor: body.minor,
       currency: body.currency,
       mode: body.mode,
@@ -192,10 +216,19 @@ export function customerRoutes(router: Router, deps: CustomerRouteDeps): void {
   });
 }
 
-/** The order a token is minted for: this customer's own (422 naming `order_id` otherwise). */
-async function orderOfCustomer(deps: Pick<MerchantDeps, 'store'>, customerId: string, orderId: string) {
+/**
+ * The order a token is minted for: this customer's own (422 naming `order_id` otherwise), and one
+ * the credential may see (another merchant's, to one scoped to others, is no order of the kit).
+ */
+async function orderOfCustomer(
+  deps: Pick<MerchantDeps, 'store' | 'gateways'>,
+  who: Principal,
+  customerId: string,
+  orderId: string,
+) {
   const order = await deps.store.orders.find(orderId);
-  if (!order) throw invalid({ order_id: ['is no order of the kit'] });
+  if (!order || !seesMerchant(deps, who, order.merchant_id))
+    throw invalid({ order_id: ['is no order of the kit'] });
   if (order.customer?.merchant_customer_id !== customerId)
     throw invalid({
       order_id: [
@@ -203,6 +236,18 @@ async function orderOfCustomer(deps: Pick<MerchantDeps, 'store'>, customerId: st
       ],
     });
   return order;
+}
+
+/** A token for an order is the order's merchant's customer's: a `merchant_id` beside it must be the same. */
+function merchantOfOrder(
+  deps: Pick<MerchantDeps, 'gateways'>,
+  order: { merchant_id: number | null },
+  named: number | undefined,
+): number | null {
+  const merchantId = merchantOf(order.merchant_id, deps.gateways.merchants);
+  if (named !== undefined && named !== merchantId)
+    throw invalid({ merchant_id: [`must be the order's merchant (${merchantId}) or left out`] });
+  return merchantId;
 }
 
 async function answerCharge(ctx: Context, outcome: ChargeOutcome): Promise<void> {

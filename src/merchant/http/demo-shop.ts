@@ -3,6 +3,7 @@ import type { Config } from '../../config.js';
 import { escapeHtml, HEAD_START, jsonForScript } from '../../shared/html.js';
 import type { MerchantDeps } from '../checkout/deps.js';
 import { ORDER_SECRET_HEADER } from '../orders/client-secret.js';
+import { signedMerchant } from '../orders/order-merchant.js';
 import { REVIEW_RESOLUTIONS } from '../orders/review.js';
 import { ORDER_STATUSES } from '../orders/status.js';
 import { CUSTOMER_TOKEN_HEADER } from './customer-auth.js';
@@ -81,14 +82,17 @@ export const DEMO_ORDER_TOKEN_PATH = '/demo-shop/orders/:id/customer-token';
  * Null for an order that is not the demo customer's: the page pays its own customer's orders only.
  */
 export function demoOrderToken(
-  deps: Pick<MerchantDeps, 'customerTokens' | 'clock'>,
-  order: { id: string; customer: Record<string, unknown> | null } | null,
+  deps: Pick<MerchantDeps, 'customerTokens' | 'clock' | 'gateways'>,
+  order: { id: string; merchant_id: number | null; customer: Record<string, unknown> | null } | null,
 ): { token: string; expiresAt: Date } | null {
   if (!order || order.customer?.merchant_customer_id !== DEMO_CUSTOMER_ID) return null;
-  return deps.customerTokens.issue(DEMO_CUSTOMER_ID, deps.clock.now(), {
-    orderId: order.id,
-    credential: 'bootstrap',
-  });
+  // The order's merchant's customer (platform mode): the token pays at that merchant alone.
+  return deps.customerTokens.issue(
+    DEMO_CUSTOMER_ID,
+    deps.clock.now(),
+    { orderId: order.id, credential: 'bootstrap' },
+    signedMerchant(order.merchant_id, deps.gateways.merchants),
+  );
 }
 
 /** How often the page asks for an order still being confirmed, and for how long (about two minutes). */

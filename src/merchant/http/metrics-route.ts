@@ -4,7 +4,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import { securityHeaders } from '../../infra/security-headers.js';
 import { HttpError } from '../errors/http-error.js';
-import { may } from '../operators/roles.js';
+import { mayScoped } from '../operators/roles.js';
 import { errorMiddleware } from './errors.js';
 import { bearerOf, type OpsAuth, sameSecret } from './ops-auth.js';
 
@@ -40,7 +40,7 @@ async function allowed(ctx: Context, token: string, ops: OpsAuth | undefined): P
   if (presented === '') return false;
   if (sameSecret(presented, token)) return true;
   const who = ops ? await ops.bearer(ctx) : null;
-  return who !== null && may(who.role, 'metrics.read');
+  return who !== null && mayScoped(who.role, who.merchants ?? null, 'metrics.read');
 }
 
 /** METRICS_PORT: an app that serves GET /metrics alone, for any role (a worker has no API port). */

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type { EndedSessions } from '../../infra/ended-sessions.js';
 import { type Limits, NO_LIMITS } from '../../infra/rate-limits.js';
 import { HttpError, invalid } from '../errors/http-error.js';
-import { type Actor, may, type Permission, type Role, rolesFor } from '../operators/roles.js';
+import { type Actor, may, mayScoped, type Permission, type Role, rolesFor } from '../operators/roles.js';
 import type { OperatorRecord } from '../store/records.js';
 import { clientKey, enforce } from './limits.js';
 
@@ -23,6 +23,12 @@ export interface Principal {
   name: string;
   role: Role;
   credential: string;
+  /**
+   * The merchants the credential is scoped to (issue 45, part 2); null: every merchant the kit
+   * serves (OPS_API_TOKEN, the command line, and an operator added without `--merchants`); left
+   * out, the same.
+   */
+  merchants?: readonly number[] | null;
 }
 
 /** What the HTTP layer reads of the operators' store: a live operator by token or by id. */
@@ -31,8 +37,13 @@ export interface OperatorLookup {
   activeById(id: string): Promise<OperatorRecord | null>;
 }
 
-const ADMIN: Principal = { name: 'admin', role: 'admin', credential: 'bootstrap' };
-const principalOf = (o: OperatorRecord): Principal => ({ name: o.name, role: o.role, credential: o.id });
+const ADMIN: Principal = { name: 'admin', role: 'admin', credential: 'bootstrap', merchants: null };
+const principalOf = (o: OperatorRecord): Principal => ({
+  name: o.name,
+  role: o.role,
+  credential: o.id,
+  merchants: o.merchant_ids,
+});
 
 /**
  * 401. A token sent that nobody holds is said to be so: an operator whose token was revoked should
@@ -47,8 +58,12 @@ const unauthorized = (sent: boolean) =>
       : "Operator endpoints need Authorization: Bearer <token>: an operator's own token (cli operator add), or OPS_API_TOKEN.",
   );
 
-/** 403: the token is good, its role is not enough; the answer names the roles that are. */
+/**
+ * 403: the token is good, its role is not enough; the answer names the roles that are. Or its role
+ * is, but the credential is scoped to some merchants and the route is not per merchant.
+ */
 export function forbidden(who: Principal, permission: Permission): HttpError {
+  if (who.merchants && may(who.role, permission)) return acrossMerchants(who, who.merchants);
   const allowed = rolesFor(permission);
   return new HttpError(
     403,
@@ -57,6 +72,23 @@ export function forbidden(who: Principal, permission: Permission): HttpError {
     { data: { role: who.role, allowed } },
   );
 }
+
+/**
+ * 403 for a credential scoped to some merchants on a route that reads or acts across every merchant
+ * (roles.ts PER_MERCHANT); `data` names its role and merchants.
+ */
+export function acrossMerchants(who: Principal, merchants: readonly number[]): HttpError {
+  return new HttpError(
+    403,
+    'FORBIDDEN',
+    `This reads or acts across every merchant; this token is scoped to merchant${merchants.length > 1 ? 's' : ''} ${merchants.join(', ')}. It needs a credential for every merchant.`,
+    { data: { role: who.role, merchant_ids: [...merchants] } },
+  );
+}
+
+/** Whether the principal's role holds `permission`, and its scope lets it use it (roles.ts PER_MERCHANT). */
+export const allowed = (who: Principal, permission: Permission) =>
+  mayScoped(who.role, who.merchants ?? null, permission);
 
 /** A session cookie, read and checked: whose it is, its id, and when it ends by itself. */
 export interface OpsSession {
@@ -123,7 +155,7 @@ export class OpsAuth {
    */
   async require(ctx: Context, permission: Permission): Promise<Principal> {
     const who = await this.known(ctx);
-    if (!may(who.role, permission)) throw forbidden(who, permission);
+    if (!allowed(who, permission)) throw forbidden(who, permission);
     return who;
   }
 
@@ -141,7 +173,7 @@ export class OpsAuth {
   async live(credential: string): Promise<Principal | null> {
     if (credential === ADMIN.credential) return ADMIN;
     // The command line (`cli customers token --order`): it holds the database's keys, as admin does.
-    if (credential === 'cli') return { name: 'cli', role: 'admin', credential };
+    if (credential === 'cli') return { name: 'cli', role: 'admin', credential, merchants: null };
     const operator = await this.operators.activeById(credential);
     return operator && principalOf(operator);
   }
@@ -196,7 +228,8 @@ export function actorOf(ctx: Context, who: Principal, by?: string): Actor {
           : `must be your own operator name (${who.name}) or left out: your token says who you are`,
       ],
     });
-  return { ...who, requestId };
+  const { merchants: _scope, ...actor } = who;
+  return { ...actor, requestId };
 }
 
 /** The browser's way into the operator pages: a cookie set by POST /ops/login, good this long. */

@@ -8,9 +8,10 @@ import type { Limits } from '../../infra/rate-limits.js';
 import type { Clock } from '../../shared/clock.js';
 import { escapeHtml, HEAD_START } from '../../shared/html.js';
 import { HttpError } from '../errors/http-error.js';
-import { may, rolesFor } from '../operators/roles.js';
+import { rolesFor } from '../operators/roles.js';
 import { clientKey } from './limits.js';
 import {
+  allowed,
   bearerOf,
   forbidden,
   OPS_SESSION_COOKIE,
@@ -70,9 +71,9 @@ export function mountOpsBoard(app: Koa, deps: OpsBoardDeps): void {
         "The queue board needs an operator's token (POST /ops/login).",
       );
     }
-    if (!may(who.role, 'queues.read')) throw forbidden(who, 'queues.read');
+    if (!allowed(who, 'queues.read')) throw forbidden(who, 'queues.read');
     const acts = ctx.method !== 'GET' && ctx.method !== 'HEAD';
-    if (acts && !may(who.role, 'queues.act')) throw forbidden(who, 'queues.act');
+    if (acts && !allowed(who, 'queues.act')) throw forbidden(who, 'queues.act');
     // SameSite=Strict does not stop a sibling subdomain, which is same-site: an action signed in by
     // cookie must say it comes from the kit's own pages. Browsers send Origin with every such request.
     if (acts && !bearer && !fromOwnPage(ctx, publicOrigin))
@@ -81,7 +82,7 @@ export function mountOpsBoard(app: Koa, deps: OpsBoardDeps): void {
         'CROSS_ORIGIN',
         "A queue board action signed in by cookie must come from the board's own page (its Origin header).",
       );
-    return (may(who.role, 'queues.act') ? full : readOnly)(ctx, next);
+    return (allowed(who, 'queues.act') ? full : readOnly)(ctx, next);
   });
 }
 
@@ -150,12 +151,14 @@ export function opsLoginRoutes(router: Router, deps: OpsLoginDeps): void {
     if (!who) return html(ctx, 401, loginPage('That is not the operator token, nor a live operator token.'));
     await deps.limits.giveBack('login_failures_per_address', address);
     // A session the board would refuse on its first page (a storefront token) is said here, on the form.
-    if (!may(who.role, 'queues.read'))
+    if (!allowed(who, 'queues.read'))
       return html(
         ctx,
         403,
         loginPage(
-          `The role ${who.role} cannot open the queue board: sign in with the token of a role that can (${rolesFor('queues.read').join(', ')}).`,
+          who.merchants
+            ? "A token scoped to merchants cannot open the queue board: it shows every merchant's jobs."
+            : `The role ${who.role} cannot open the queue board: sign in with the token of a role that can (${rolesFor('queues.read').join(', ')}).`,
         ),
       );
     setCookie(ctx, deps.ops.session(who, deps.clock.now()));

@@ -10,6 +10,7 @@ import type { LandingDeps } from './landing-routes.js';
 import { allows, clientAddress, clientKey } from './limits.js';
 import { linkAnswer } from './link-page.js';
 import { actorOf, type OpsAuth } from './ops-auth.js';
+import { checkOrderScope } from './order-access.js';
 import { paymentLinkSchema } from './schemas.js';
 import { orderView } from './views.js';
 
@@ -23,7 +24,9 @@ export function paymentLinkRoutes(router: Router, deps: LandingDeps & { ops: Ops
     const who = await deps.ops.require(ctx, 'orders.reference');
     const body = parse(paymentLinkSchema, await jsonBody(ctx));
     const actor = actorOf(ctx, who, body.by);
-    // An unknown order is the store's OrderNotFound: a 404, as every order route answers.
+    // An unknown order is the store's OrderNotFound: a 404, as every order route answers; so is
+    // another merchant's, to a credential scoped to others.
+    await checkOrderScope(deps, who, ctx.params.id!);
     const made = await createPaymentLink(deps, ctx.params.id!, {
       paymentMethod: body.payment_method,
       expiresInSeconds: body.expires_in,

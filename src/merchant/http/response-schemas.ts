@@ -324,7 +324,12 @@ export const forbiddenSchema = z
     role: z.enum(['admin', ...OPERATOR_ROLES]).meta({ description: "The token's role." }),
     allowed: z
       .array(z.enum(['admin', ...OPERATOR_ROLES]))
-      .meta({ description: 'The roles that may do this.' }),
+      .optional()
+      .meta({ description: 'The roles that may do this (when the role is what is wanting).' }),
+    merchant_ids: z.array(z.number().int()).optional().meta({
+      description:
+        'The merchants the token is scoped to (platform mode), when that is what is wanting: the route reads across every merchant, or names another merchant.',
+    }),
   })
   .meta({ id: 'Forbidden' });
 

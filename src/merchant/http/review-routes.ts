@@ -6,6 +6,7 @@ import { auditCsv, auditRow } from '../reports/audit.js';
 import { jsonBody, ok, parse, parseQuery } from './errors.js';
 import { decodeCursor, encodeCursor } from './list-cursor.js';
 import { actorOf, type OpsAuth } from './ops-auth.js';
+import { checkOrderScope, listMerchants } from './order-access.js';
 import { auditQuerySchema, orderListQuerySchema, reviewSchema } from './schemas.js';
 import { orderView } from './views.js';
 
@@ -15,8 +16,10 @@ import { orderView } from './views.js';
  */
 export function reviewRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth }): void {
   router.get('/orders', async (ctx) => {
-    await deps.ops.require(ctx, 'read');
+    const who = await deps.ops.require(ctx, 'read');
     const q = parseQuery(orderListQuerySchema, ctx.query);
+    // Platform mode: one merchant's orders when the query names it; a scoped credential's merchants' alone.
+    const merchants = listMerchants(deps, who, q.merchant_id);
     if (q.created_from && q.created_to && q.created_to.getTime() <= q.created_from.getTime())
       throw invalid({ created_to: ['must be after created_from'] });
     const after = q.cursor === undefined ? null : decodeCursor(q.cursor);
@@ -26,13 +29,11 @@ export function reviewRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth
       needsReview: q.needs_review,
       statuses: q.status,
       currency: q.currency,
-      ...(q.merchant_id === undefined
-        ? {}
-        : { merchant: merchantFilter(q.merchant_id, deps.gateways.merchants) }),
       reference: q.reference,
       createdFrom: q.created_from,
       createdTo: q.created_to,
       after,
+      merchants,
       limit: q.limit,
     });
     ok(ctx, {
@@ -45,7 +46,9 @@ export function reviewRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth
     const who = await deps.ops.require(ctx, 'reviews.resolve');
     const body = parse(reviewSchema, await jsonBody(ctx));
     const actor = actorOf(ctx, who, body.by);
-    // An unknown order is the store's OrderNotFound: a 404, as every order route answers.
+    // An unknown order is the store's OrderNotFound: a 404, as every order route answers; so is
+    // another merchant's, to a credential scoped to others.
+    await checkOrderScope(deps, who, ctx.params.id!);
     const outcome = await deps.store.reviews.resolve(ctx.params.id!, {
       actor,
       resolution: body.resolution,

@@ -14,7 +14,6 @@ import { payBySavedCard } from '../checkout/saved.js';
 import { HttpError, invalid, invalidState } from '../errors/http-error.js';
 import { may } from '../operators/roles.js';
 import { ORDER_SECRET_HEADER } from '../orders/client-secret.js';
-import { orderMerchant } from '../orders/order-merchant.js';
 import type { OrderRules } from '../orders/order-rules.js';
 import { InvalidTransition } from '../orders/status.js';
 import { OrderNotFound } from '../store/index.js';
@@ -24,7 +23,7 @@ import { jsonBody, ok, parse, parseQuery, validate } from './errors.js';
 import type { LandingDeps } from './landing-routes.js';
 import { clientAddress, clientKey, enforce, orderKey } from './limits.js';
 import { actorOf, type OpsAuth } from './ops-auth.js';
-import { shopperOrder } from './order-access.js';
+import { orderFor, requestMerchant, shopperOrder } from './order-access.js';
 import { customerIdOfOrder, customersCard, usable, vouchSavedCardPayment } from './saved-cards.js';
 import {
   captureSchema,
@@ -71,8 +70,9 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
       ok(ctx, { order: publicOrderView(order, await currentAttempt(order)) });
       return;
     }
-    await deps.ops.require(ctx, 'read');
-    const order = await existing(ctx.params.id);
+    const who = await deps.ops.require(ctx, 'read');
+    // Another merchant's order, to a credential scoped to others: the same 404 as an unknown one.
+    const order = await orderFor(deps, who, ctx.params.id ?? '');
     const [attempt, lines, disputes] = await Promise.all([
       currentAttempt(order),
       history.ofOrder(order.id),
@@ -137,8 +137,12 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     const { raw, order } = await payAccess(ctx);
     const body = parse(paySavedSchema, raw);
     const customerId = customerIdOfOrder(order, 'card');
-    const vouched = await requireOrderToken(ctx, deps, customerId, order.id);
-    const card = usable(await customersCard(deps, customerId, body.card), deps.clock.now());
+    // The order's merchant's customer: their token, their cards (platform mode).
+    const vouched = await requireOrderToken(ctx, deps, customerId, order);
+    const card = usable(
+      await customersCard(deps, customerId, body.card, order.merchant_id),
+      deps.clock.now(),
+    );
     await vouchSavedCardPayment(deps, { order, customerId, card, actor: actorOf(ctx, vouched) });
     const outcome = await paying(order.id, () =>
       payBySavedCard(deps, order.id, {
@@ -157,7 +161,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
    */
   async function customerOf(ctx: Context, order: OrderRecord, field: 'card' | 'save_card') {
     const customerId = customerIdOfOrder(order, field);
-    requireCustomer(ctx, deps, customerId);
+    requireCustomer(ctx, deps, customerId, order.merchant_id);
     return customerId;
   }
 
@@ -186,12 +190,12 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
   router.get('/payment-methods', async (ctx) => {
     await enforce(deps.limits, [['payment_methods_per_address', clientKey(ctx)]]);
     const query = parseQuery(methodsQuerySchema, ctx.query);
-    // Platform mode: the methods of the merchant an order will be for (each has its own); else the first's.
-    const merchant =
-      query.merchant_id === undefined ? null : orderMerchant(deps.gateways.merchants, query.merchant_id);
-    if (merchant && 'problem' in merchant) throw invalid({ merchant_id: [merchant.problem] });
+    // Whose methods (platform mode): required when the kit serves several; a token sent must be good
+    // and its scope must hold the merchant.
+    const who = ctx.get('Authorization') === '' ? null : await deps.ops.optional(ctx);
+    const merchantId = requestMerchant(deps, who, query.merchant_id);
     const answer = await deps.gateways
-      .of(merchant?.merchantId ?? null)
+      .of(merchantId)
       .paymentMethods({ country: query.country, currency: query.currency });
     ok(ctx, answer.data);
   });
@@ -200,7 +204,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     const who = await deps.ops.require(ctx, 'money.move');
     const body = parse(captureSchema, await jsonBody(ctx));
     const actor = actorOf(ctx, who, body.by);
-    const order = await existing(ctx.params.id);
+    const order = await orderFor(deps, who, ctx.params.id ?? '');
     const amountMinor = body.amount === undefined ? order.amount_minor : minor(body.amount, order.currency);
     const key = operatorKey(ctx);
     await operated(ctx, order, 'capture', {
@@ -219,7 +223,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     // refund. Its absence is reported beside the body's errors, in one answer.
     const requestKey = operatorKey(ctx);
     const parsed = validate(refundSchema, await jsonBody(ctx));
-    const order = await existing(ctx.params.id); // an order that is not there: nothing else to say
+    const order = await orderFor(deps, who, ctx.params.id ?? ''); // not there (for this token): nothing else to say
     const amount = parsed.ok ? parseMajor(parsed.data.amount, order.currency as CurrencyCode) : null;
     if (!parsed.ok || !requestKey || !amount?.ok)
       throw invalid({
@@ -239,7 +243,7 @@ export function merchantRoutes(router: Router, deps: RouteDeps & { ops: OpsAuth 
     const who = await deps.ops.require(ctx, 'money.move');
     const body = parse(voidSchema, await jsonBody(ctx));
     const actor = actorOf(ctx, who, body.by);
-    const order = await existing(ctx.params.id);
+    const order = await orderFor(deps, who, ctx.params.id ?? '');
     const key = operatorKey(ctx);
     await operated(ctx, order, 'void', {
       amountMinor: order.amount_minor,

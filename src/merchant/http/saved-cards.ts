@@ -5,6 +5,7 @@ import type { ErasureSummary } from '../customers/erasure.js';
 import { cardExpired, cardRefusal, customerIdProblem } from '../customers/saved-card.js';
 import { HttpError, invalid } from '../errors/http-error.js';
 import type { Actor } from '../operators/roles.js';
+import { customersOf } from '../orders/order-merchant.js';
 import type { OrderRecord, SavedCardRecord } from '../store/records.js';
 
 /**
@@ -49,13 +50,21 @@ export function customerIdOf(ctx: Context): string {
   return id;
 }
 
-/** A saved card of this customer's, or 404: another customer's card is, to this one, no card at all. */
+/**
+ * A saved card of this customer's (of this merchant's, null: the kit's first), or 404: another
+ * customer's card, or another merchant's customer's of the same id, is to this one no card at all.
+ */
 export async function customersCard(
-  deps: Pick<MerchantDeps, 'store'>,
+  deps: Pick<MerchantDeps, 'store' | 'gateways'>,
   customerId: string,
   cardId: string,
+  merchantId: number | null,
 ): Promise<SavedCardRecord> {
-  const card = await deps.store.savedCards.ofCustomer(customerId, cardId);
+  const card = await deps.store.savedCards.ofCustomer(
+    customerId,
+    cardId,
+    customersOf(merchantId, deps.gateways.merchants),
+  );
   if (!card)
     throw new HttpError(404, 'CARD_NOT_FOUND', 'This customer has no saved card with this id.', {
       errors: { card: ["is not one of this customer's saved cards"] },
@@ -89,7 +98,7 @@ export function customerIdOfOrder(order: OrderRecord, field: 'card' | 'save_card
  * operator charges it (POST /customers/{id}/charges, audited as theirs).
  */
 export async function vouchSavedCardPayment(
-  deps: Pick<MerchantDeps, 'store' | 'savedCardBounds'>,
+  deps: Pick<MerchantDeps, 'store' | 'savedCardBounds' | 'gateways'>,
   p: { order: OrderRecord; customerId: string; card: SavedCardRecord; actor: Actor },
 ): Promise<void> {
   const currency = p.order.currency as CurrencyCode;
@@ -103,6 +112,8 @@ export async function vouchSavedCardPayment(
     currency,
     actor: p.actor,
     bound: { payments: deps.savedCardBounds.dailyPayments, amountMinor: amount.minor },
+    // The order's merchant's customer: their cards' payments alone count.
+    merchant: customersOf(p.order.merchant_id, deps.gateways.merchants),
   });
   if (vouched.kind === 'vouched') return;
   const most = `${deps.savedCardBounds.dailyPayments} payments or ${formatMoney(amount.minor, currency)}`;

@@ -147,11 +147,36 @@ export const paySavedSchema = keepsNoCardNumber(
  * POST /customers/{id}/tokens: with `order_id`, a token that also pays that order (an order of this
  * customer's); without, one that lists and removes the customer's cards and pays nothing.
  */
+/**
+ * A merchant in a query (platform mode, issue 45): GET /orders, GET /disputes, GET /payment-methods
+ * and the customer routes. Required where the kit serves several and the credential's scope does not
+ * say which (order-access.ts requestMerchant).
+ */
+export const merchantIdQuery = z
+  .string()
+  .regex(/^[1-9]\d{0,9}$/, 'must be a merchant id (a whole number)')
+  .transform(Number)
+  .optional()
+  .meta({
+    description:
+      "The gateway merchant (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one.",
+  });
+
+/** The same in a body. */
+export const merchantIdBody = z.number().int().positive().optional().meta({
+  description:
+    "The gateway merchant whose customer it is (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one.",
+});
+
+/** The customer routes' query: whose customer (a customer id names a customer of one merchant). */
+export const customerQuerySchema = z.object({ merchant_id: merchantIdQuery });
+
 export const customerTokenSchema = z.object({
   order_id: z
     .string()
     .regex(/^ord_[A-Za-z0-9]{1,60}$/, 'must be an order id (ord_...)')
     .optional(),
+  merchant_id: merchantIdBody,
 });
 
 /**
@@ -180,6 +205,7 @@ export const chargeSchema = keepsNoCardNumber(
       currency,
       description: z.string().max(1024).optional(),
       mode,
+      merchant_id: merchantIdBody,
     })
     .superRefine(...amountFitsCurrency)
     .transform(withMinor),
@@ -199,12 +225,7 @@ export const methodsQuerySchema = z.object({
     .regex(/^[A-Z]{2}$/, 'must be a 2-letter uppercase country code')
     .optional(),
   currency: currency.optional(),
-  /** Platform mode: the methods of this merchant, one of GATEWAY_MERCHANTS (each has its own). */
-  merchant_id: merchantQuery.optional().meta({
-    description:
-      "Platform mode: the methods of this merchant, one of `GATEWAY_MERCHANTS` (each has its own); left out, the first one's.",
-    examples: ['1004'],
-  }),
+  merchant_id: merchantIdQuery,
 });
 
 /**
@@ -279,6 +300,7 @@ export const unmatchedListQuerySchema = z.object({
 /** Disputes (issue 19): the operator's list, and a dispute lost. */
 export const disputeListQuerySchema = z.object({
   outcome: z.enum(DISPUTE_OUTCOMES, { message: 'must be open, won or lost' }).optional(),
+  merchant_id: merchantIdQuery,
   limit: listLimit,
 });
 
@@ -343,7 +365,6 @@ export const orderListQuerySchema = z.object({
     .transform((list) => list as OrderStatus[])
     .optional(),
   currency: currency.optional(),
-  merchant_id: merchantFilterQuery,
   /** The order that carries this reference (unique: at most one). */
   reference: z
     .string()
@@ -356,6 +377,8 @@ export const orderListQuerySchema = z.object({
   limit: listLimit,
   /** `next_cursor` of the page before. */
   cursor: z.string().max(256, 'is not a cursor this list gave').optional(),
+  /** One merchant's orders (platform mode); a scoped credential sees its merchants' alone. */
+  merchant_id: merchantIdQuery,
 });
 
 /** POST /orders/{id}/review: what a person decided of a flagged order, and why. */

@@ -6,6 +6,7 @@ import { unmatchedRow } from '../reports/unmatched.js';
 import type { UnmatchedMoneyRecord } from '../store/records.js';
 import { jsonBody, ok, parse, parseQuery } from './errors.js';
 import { actorOf, type OpsAuth } from './ops-auth.js';
+import { everyMerchant } from './order-access.js';
 import { attachSchema, resolveSchema, unmatchedListQuerySchema } from './schemas.js';
 import { orderView } from './views.js';
 
@@ -25,7 +26,8 @@ const notOpen = (money: UnmatchedMoneyRecord) =>
  */
 export function unmatchedRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth }): void {
   router.get('/unmatched-money', async (ctx) => {
-    await deps.ops.require(ctx, 'read');
+    // Money with no order is no merchant's the kit can tell: for credentials of every merchant.
+    everyMerchant(await deps.ops.require(ctx, 'read'));
     const q = parseQuery(unmatchedListQuerySchema, ctx.query);
     const money = await deps.store.unmatched.list({ resolution: q.resolution, limit: q.limit });
     ok(ctx, { unmatched_money: money.map(unmatchedRow) });

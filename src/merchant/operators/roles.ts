@@ -66,6 +66,35 @@ export function may(role: Role, permission: Permission): boolean {
   return role === 'admin' || (PERMISSIONS[permission] as readonly Role[]).includes(role);
 }
 
+/**
+ * What a credential scoped to some merchants (issue 45, part 2) may still use of its role: the
+ * permissions whose routes are per merchant, where it sees its merchants' orders and customers alone
+ * (another's order is a 404, as an unknown one). The rest read or act across every merchant (the
+ * reconciliation report, the audit export, money with no order, the queue board, metrics): refused to
+ * it (403). The role table's `scoped` column says the same; a test checks one against the other.
+ */
+export const PER_MERCHANT = {
+  read: true,
+  'money.move': true,
+  'cards.manage': true,
+  'customers.vouch': true,
+  'orders.reference': true,
+  'reports.read': false,
+  'audit.read': false,
+  'reviews.resolve': true,
+  'unmatched.decide': false,
+  'disputes.decide': true,
+  'queues.read': false,
+  'queues.act': false,
+  'metrics.read': false,
+  'customers.erase': true,
+} as const satisfies Record<Permission, boolean>;
+
+/** Whether a credential of this role and scope (null: every merchant) may use the permission. */
+export function mayScoped(role: Role, scope: readonly number[] | null, permission: Permission): boolean {
+  return may(role, permission) && (scope === null || PER_MERCHANT[permission]);
+}
+
 /** The roles that hold a permission, admin last: what a 403 names. */
 export function rolesFor(permission: Permission): Role[] {
   return [...PERMISSIONS[permission], 'admin'];

@@ -14,6 +14,7 @@ import {
   scrubJson,
 } from '../customers/erasure.js';
 import { type Actor, actorLabel } from '../operators/roles.js';
+import { customersOf, type MerchantFilter, signedMerchant } from '../orders/order-merchant.js';
 import type { Statement } from '../store/batch-writes.js';
 import { holdRewrite } from '../store/holds.js';
 import { payloadRewrite } from '../store/inbox.js';
@@ -57,8 +58,13 @@ export async function eraseCustomer(
   customerId: string,
   actor: Actor,
   caller: Caller = 'operator',
+  merchantId: number | null = null,
 ): Promise<ErasureSummary> {
-  const reference = deps.customerTokens.erasureReference(customerId);
+  // Whose customer (platform mode, issue 45): a customer id names a customer of one merchant; the
+  // other merchants' customers of the same id keep their orders and cards. Null: the kit's first.
+  const served = deps.gateways.merchants;
+  const merchant = customersOf(merchantId, served);
+  const reference = deps.customerTokens.erasureReference(customerId, signedMerchant(merchantId, served));
   const erasedAt = new Date(deps.clock.now());
   const summary: ErasureSummary = {
     reference,
@@ -75,7 +81,7 @@ export async function eraseCustomer(
   const line = { sourceId: `erase:${reference}`, detail: `customer erased by ${actorLabel(actor)}` };
   const erased: string[] = [];
   for (let after = ''; ; ) {
-    const ids = await deps.store.orders.idsOfCustomer(customerId, after, PAGE);
+    const ids = await deps.store.orders.idsOfCustomer(customerId, after, PAGE, merchant);
     for (const orderId of ids) {
       const kept = await deps.store.inbox.keptOfOrder(orderId);
       const held = await deps.store.holds.heldOf(orderId);
@@ -105,9 +111,9 @@ export async function eraseCustomer(
   }
   summary.orders = erased.length;
   summary.orderEvents = await deps.store.outbox.countOf(erased);
-  summary.cardsRevoked = await revokeAtGateway(deps, customerId, caller);
-  summary.cardsRemoved = await deps.store.savedCards.forget(customerId);
-  summary.auditLines = await deps.store.audit.forgetCustomer(customerId, reference);
+  summary.cardsRevoked = await revokeAtGateway(deps, customerId, caller, merchantId, merchant);
+  summary.cardsRemoved = await deps.store.savedCards.forget(customerId, merchant);
+  summary.auditLines = await deps.store.audit.forgetCustomer(customerId, reference, merchant);
   await deps.store.audit.record({
     actor,
     action: 'customer.erase',
@@ -128,13 +134,19 @@ function resealed(box: SecretBox, attemptId: string, sealed: string): string {
  * unknown there, is no failure; a gateway without the list operation (404) lists none. Answers how
  * many were revoked.
  */
-async function revokeAtGateway(deps: ErasureDeps, customerId: string, caller: Caller): Promise<number> {
-  const tokens = new Set(await deps.store.savedCards.activeTokens(customerId));
+async function revokeAtGateway(
+  deps: ErasureDeps,
+  customerId: string,
+  caller: Caller,
+  merchantId: number | null,
+  merchant: MerchantFilter | undefined,
+): Promise<number> {
+  const tokens = new Set(await deps.store.savedCards.activeTokens(customerId, merchant));
+  // The merchant's own customer of this id, at the gateway (a partner key names the merchant).
+  const gateway = deps.gateways.of(merchantId);
   try {
     for (let page = 1; page <= INSTRUMENT_PAGES; page++) {
-      const answer = await deps.gateways
-        .of(null)
-        .listPaymentInstruments(customerId, { page, perPage: 100, caller });
+      const answer = await gateway.listPaymentInstruments(customerId, { page, perPage: 100, caller });
       for (const i of answer.data.payment_instruments) tokens.add(i.vault_token);
       const p = answer.data.pagination;
       if (!p || p.current_page >= p.last_page) break;
@@ -145,7 +157,7 @@ async function revokeAtGateway(deps: ErasureDeps, customerId: string, caller: Ca
   let revoked = 0;
   for (const token of tokens)
     try {
-      await deps.gateways.of(null).revokePaymentInstrument(token, caller);
+      await gateway.revokePaymentInstrument(token, caller);
       revoked += 1;
     } catch (error) {
       if (!(error instanceof GatewayError && error.status === 404)) throw error;

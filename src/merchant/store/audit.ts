@@ -85,20 +85,69 @@ export class AuditStore {
    * part 4), the one change the log takes after a line is written. Who did what stays; whom for is
    * forgotten. Answers how many lines changed.
    */
-  async forgetCustomer(customerId: string, label: string): Promise<number> {
+  async forgetCustomer(customerId: string, label: string, merchant?: MerchantFilter): Promise<number> {
     const like = `customer ${customerId.replace(/[\\%_]/g, '\\$&')}%`;
     const rows = await this.models.Audit.findAll({
-      attributes: ['id', 'detail'],
+      attributes: ['id', 'detail', 'order_id', 'subject_id'],
       where: { detail: { [Op.like]: like } },
     });
+    const others = merchant ? await this.othersLines(rows, merchant) : new Set<number>();
     let changed = 0;
     for (const row of rows) {
+      if (others.has(Number(row.id))) continue;
       const detail = detailWithout(row.detail ?? '', customerId, label);
       if (detail === row.detail) continue;
       await this.models.Audit.update({ detail }, { where: { id: row.id } });
       changed += 1;
     }
     return changed;
+  }
+
+  /**
+   * Of these lines, the ones about another merchant's customer of the same id (platform mode): their
+   * order, or the saved card they are about, is another merchant's, or they name another merchant
+   * (a token vouched for with no order). A line that says nothing of its merchant, or whose card is
+   * gone (erased), cannot be told apart: it is forgotten with this customer's, as forgetting errs on
+   * the person's side.
+   */
+  private async othersLines(
+    rows: readonly {
+      id: number | string;
+      order_id: string | null;
+      subject_id: string | null;
+      detail: string | null;
+    }[],
+    merchant: MerchantFilter,
+  ): Promise<Set<number>> {
+    const mine = (merchantId: number | null) =>
+      merchantId === null ? merchant.unnamed : merchant.ids.includes(merchantId);
+    const orderIds = [...new Set(rows.map((r) => r.order_id).filter((id): id is string => id !== null))];
+    const cardIds = [
+      ...new Set(
+        rows.map((r) => r.subject_id).filter((id): id is string => id?.startsWith('card_') === true),
+      ),
+    ];
+    const [orders, cards] = await Promise.all([
+      orderIds.length === 0
+        ? []
+        : this.models.Order.findAll({ attributes: ['id', 'merchant_id'], where: { id: orderIds } }),
+      cardIds.length === 0
+        ? []
+        : this.models.SavedCard.findAll({ attributes: ['id', 'merchant_id'], where: { id: cardIds } }),
+    ]);
+    const whose = new Map<string, number | null>([
+      ...orders.map((o) => [o.id, o.merchant_id] as const),
+      ...cards.map((c) => [c.id, c.merchant_id] as const),
+    ]);
+    const others = new Set<number>();
+    for (const row of rows) {
+      for (const about of [row.order_id, row.subject_id])
+        if (about !== null && whose.has(about) && !mine(whose.get(about) ?? null)) others.add(Number(row.id));
+      // A token vouched for with no order names its merchant, when not the kit's first (customer-routes.ts).
+      const named = / \(merchant (\d+)\)$/.exec(row.detail ?? '')?.[1];
+      if (named !== undefined && !mine(Number(named))) others.add(Number(row.id));
+    }
+    return others;
   }
 
   /**
@@ -116,7 +165,9 @@ export class AuditStore {
     const where: WhereOptions[] = [{ at: { [Op.gte]: from, [Op.lt]: to }, id: { [Op.gt]: afterId } }];
     if (merchant)
       where.push({
-        order_id: { [Op.in]: literal(`(SELECT id FROM orders WHERE ${merchantSql(merchant)})`) },
+        order_id: {
+          [Op.in]: literal(`(SELECT id FROM orders WHERE ${merchantSql(merchant, 'merchant_id')})`),
+        },
       });
     const rows = await this.models.Audit.findAll({
       where: { [Op.and]: where },

@@ -1,7 +1,9 @@
-import { Op, QueryTypes, type Sequelize } from 'sequelize';
+import { literal, Op, QueryTypes, type Sequelize } from 'sequelize';
 import { type Actor, actorLabel } from '../operators/roles.js';
 import type { DisputeOutcome } from '../orders/disputes.js';
+import type { MerchantFilter } from '../orders/order-merchant.js';
 import { auditStatement } from './audit.js';
+import { merchantSql } from './merchant-where.js';
 import { type DisputeRow, type Models, plain } from './models.js';
 import type { OrderChange, OrderWriter } from './order-writer.js';
 import type { DisputeRecord } from './records.js';
@@ -39,9 +41,20 @@ export class DisputeStore {
   }
 
   /** Newest first; all of them, or those of one outcome. */
-  async list(o: { outcome?: DisputeOutcome; limit: number }): Promise<DisputeRecord[]> {
+  /** Newest first; `merchants`: of these merchants' orders alone (platform mode). */
+  async list(o: {
+    outcome?: DisputeOutcome;
+    merchants?: MerchantFilter | null;
+    limit: number;
+  }): Promise<DisputeRecord[]> {
+    const ofMerchants = o.merchants
+      ? literal(`(SELECT id FROM orders WHERE ${merchantSql(o.merchants, 'merchant_id')})`)
+      : null;
     const rows = await this.models.Dispute.findAll({
-      where: o.outcome ? { outcome: o.outcome } : {},
+      where: {
+        ...(o.outcome ? { outcome: o.outcome } : {}),
+        ...(ofMerchants ? { order_id: { [Op.in]: ofMerchants } } : {}),
+      },
       order: [
         ['opened_at', 'DESC'],
         ['id', 'DESC'],

@@ -2,20 +2,25 @@ import { Op, type WhereOptions } from 'sequelize';
 import type { MerchantFilter } from '../orders/order-merchant.js';
 
 /**
- * One merchant's orders as a condition on `orders` (issue 45): its id, or also no id at all when it is
- * the kit's first merchant (orders made before platform mode). MariaDB reads either through the
- * index on (merchant_id, created_at).
+ * A merchant filter (orders/order-merchant.ts) as a Sequelize condition on a `merchant_id` column:
+ * its ids, and the rows that name no merchant (the kit's first merchant's) when `unnamed`. A filter
+ * of nothing matches nothing.
  */
 export function merchantWhere(filter: MerchantFilter): WhereOptions {
-  return filter.withUnnamed
-    ? { [Op.or]: [{ merchant_id: filter.merchantId }, { merchant_id: null }] }
-    : { merchant_id: filter.merchantId };
+  const any: WhereOptions[] = [];
+  if (filter.ids.length > 0) any.push({ merchant_id: { [Op.in]: [...filter.ids] } });
+  if (filter.unnamed) any.push({ merchant_id: null });
+  return any.length === 0 ? { merchant_id: { [Op.in]: [] } } : { [Op.or]: any };
 }
 
-/** The same as SQL, for a subquery over `orders` (the audit's lines about one merchant's orders). */
-export function merchantSql(filter: MerchantFilter): string {
-  // An integer checked by the route's schema: written as a number, never as text from a request.
-  const id = Number(filter.merchantId);
-  if (!Number.isSafeInteger(id)) throw new Error(`not a merchant id: ${filter.merchantId}`);
-  return filter.withUnnamed ? `(merchant_id = ${id} OR merchant_id IS NULL)` : `merchant_id = ${id}`;
+/**
+ * The same as SQL text for a raw query (`column`: a qualified column name). The ids are whole
+ * numbers, checked here, so they stand in the text as they are.
+ */
+export function merchantSql(filter: MerchantFilter, column: string): string {
+  if (!filter.ids.every((id) => Number.isSafeInteger(id))) throw new Error('a merchant id is a whole number');
+  const any: string[] = [];
+  if (filter.ids.length > 0) any.push(`${column} IN (${filter.ids.join(', ')})`);
+  if (filter.unnamed) any.push(`${column} IS NULL`);
+  return any.length === 0 ? 'FALSE' : `(${any.join(' OR ')})`;
 }

@@ -59,7 +59,9 @@ export type DisputeRow = Row<
   'outcome' | 'charged_back_at' | 'closed_at' | 'closed_by' | 'note'
 >;
 export type ReversalRow = Row<ReversalRecord>;
-export type OperatorRow = Row<OperatorRecord, 'revoked_at' | 'revoked_by'>;
+/** The scope is kept as text (`1001,1004`), the record's list once read (store/operators.ts). */
+export type OperatorColumns = Omit<OperatorRecord, 'merchant_ids'> & { merchant_ids: string | null };
+export type OperatorRow = Row<OperatorColumns, 'revoked_at' | 'revoked_by' | 'merchant_ids'>;
 export type AuditRow = Row<AuditRecord, 'id'>;
 /** The sealed vault token and its digest stay in the store (saved-cards.ts). */
 export interface VaultTokenColumns {
@@ -68,10 +70,10 @@ export interface VaultTokenColumns {
 }
 export type SavedCardRow = Row<
   SavedCardRecord & VaultTokenColumns,
-  'saved_by_order_id' | 'revoked_at' | 'revoked_by'
+  'saved_by_order_id' | 'revoked_at' | 'revoked_by' | 'merchant_id'
 >;
-/** When the kit last had the gateway's list of a customer's saved cards. */
-export type SavedCardSyncRow = Row<{ customer_id: string; synced_at: Date }>;
+/** When the kit last had the gateway's list of a customer's saved cards (merchant 0: none named). */
+export type SavedCardSyncRow = Row<{ customer_id: string; merchant_id: number; synced_at: Date }>;
 /** An Idempotency-Key of POST /orders and the order it made (store/order-requests.ts). */
 export interface OrderRequestColumns {
   key_digest: string;
@@ -254,6 +256,7 @@ export function defineModels(sequelize: Sequelize): Models {
       id: id(),
       name: str(64, false),
       role: str(16, false),
+      merchant_ids: str(255),
       token_hash: { type: DataTypes.CHAR(64), allowNull: false },
       active_name: str(64),
       created_at: when(),
@@ -287,6 +290,7 @@ export function defineModels(sequelize: Sequelize): Models {
     {
       id: id(),
       customer_id: str(255, false),
+      merchant_id: { type: DataTypes.INTEGER, allowNull: true },
       token_hash: { type: DataTypes.CHAR(64), allowNull: false, unique: true },
       token_sealed: str(512, false),
       brand: str(16, false),
@@ -304,7 +308,11 @@ export function defineModels(sequelize: Sequelize): Models {
   );
   const SavedCardSync = sequelize.define<SavedCardSyncRow>(
     'SavedCardSync',
-    { customer_id: { type: DataTypes.STRING(255), primaryKey: true }, synced_at: when() },
+    {
+      customer_id: { type: DataTypes.STRING(255), primaryKey: true },
+      merchant_id: { type: DataTypes.INTEGER, primaryKey: true, allowNull: false },
+      synced_at: when(),
+    },
     options('saved_card_syncs'),
   );
   const OrderRequest = sequelize.define<OrderRequestRow>(

@@ -5,7 +5,7 @@ import { type RandomSource, randomId } from '../../shared/ids.js';
 import type { Actor, OperatorRole } from '../operators/roles.js';
 import { looksLikeOperatorToken, newOperatorToken, sameHash, tokenHash } from '../operators/tokens.js';
 import type { AuditStore } from './audit.js';
-import { type Models, plain } from './models.js';
+import { type Models, type OperatorRow, plain } from './models.js';
 import type { OperatorRecord } from './records.js';
 
 /** `cli operator add` for a name that has a live token already. */
@@ -27,8 +27,17 @@ export class OperatorStore {
     private readonly random: RandomSource,
   ) {}
 
-  /** A new operator and their token (the only time it exists outside the caller's hands). */
-  async add(input: { name: string; role: OperatorRole; by: Actor }): Promise<{
+  /**
+   * A new operator and their token (the only time it exists outside the caller's hands). `merchants`:
+   * the merchants it is scoped to (checked by the caller against those the kit serves); left out,
+   * every merchant.
+   */
+  async add(input: {
+    name: string;
+    role: OperatorRole;
+    merchants?: readonly number[] | null;
+    by: Actor;
+  }): Promise<{
     operator: OperatorRecord;
     token: string;
   }> {
@@ -40,6 +49,7 @@ export class OperatorStore {
             id: randomId('opr_', this.random),
             name: input.name,
             role: input.role,
+            merchant_ids: input.merchants ? input.merchants.join(',') : null,
             token_hash: tokenHash(token),
             active_name: input.name,
             created_at: new Date(this.clock.now()),
@@ -52,11 +62,11 @@ export class OperatorStore {
             actor: input.by,
             action: 'operator.add',
             subjectId: row.id,
-            detail: `${input.name} as ${input.role}`,
+            detail: `${input.name} as ${input.role}${input.merchants ? ` for merchants ${input.merchants.join(', ')}` : ''}`,
           },
           tx,
         );
-        return plain(row);
+        return operatorRecord(row);
       });
       return { operator, token };
     } catch (error) {
@@ -75,7 +85,7 @@ export class OperatorStore {
         ['id', 'DESC'],
       ],
     });
-    return rows.map(plain);
+    return rows.map(operatorRecord);
   }
 
   /**
@@ -97,7 +107,7 @@ export class OperatorStore {
         { actor: by, action: 'operator.revoke', subjectId: row.id, detail: `${row.name} (${row.role})` },
         tx,
       );
-      return plain(row);
+      return operatorRecord(row);
     });
   }
 
@@ -108,12 +118,18 @@ export class OperatorStore {
     const row = await this.models.Operator.findOne({ where: { token_hash: hash, revoked_at: null } });
     // The lookup is by the digest, which tells an attacker nothing of a token; compared again in
     // constant time all the same.
-    return row && sameHash(row.token_hash, hash) ? plain(row) : null;
+    return row && sameHash(row.token_hash, hash) ? operatorRecord(row) : null;
   }
 
   /** The live operator of an id (a signed-in session names one); null once revoked. */
   async activeById(id: string): Promise<OperatorRecord | null> {
     const row = await this.models.Operator.findOne({ where: { id, revoked_at: null } });
-    return row && plain(row);
+    return row && operatorRecord(row);
   }
+}
+
+/** A row as the record: its scope a list of merchant ids (null: every merchant). */
+function operatorRecord(row: OperatorRow): OperatorRecord {
+  const { merchant_ids, ...rest } = plain(row);
+  return { ...rest, merchant_ids: merchant_ids === null ? null : merchant_ids.split(',').map(Number) };
 }

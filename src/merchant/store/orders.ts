@@ -7,11 +7,13 @@ import { countsTowardCap, TooManyAttempts } from '../orders/attempt-cap.js';
 import { clientSecretHash, newClientSecret, secretMatches } from '../orders/client-secret.js';
 import { INITIAL_PAYMENT } from '../orders/decide.js';
 import type { DisputeBook } from '../orders/disputes.js';
+import type { MerchantFilter } from '../orders/order-merchant.js';
 import { wasResolved, withReason } from '../orders/review.js';
 import { statusOnNewAttempt } from '../orders/status.js';
 import type { Statement } from './batch-writes.js';
 import { bookOf } from './dispute-writes.js';
 import type { HistoryEntry } from './history.js';
+import { merchantWhere } from './merchant-where.js';
 import { type Models, orderRecord } from './models.js';
 import {
   type LockTurn,
@@ -301,12 +303,22 @@ export class OrderStore {
 
   /**
    * The ids of the orders whose customer is `customerId` (the indexed `customer_id`), after `after`,
-   * in id order: an erased order names nobody, and is not among them.
+   * in id order: an erased order names nobody, and is not among them. `merchant`: that merchant's
+   * customer's alone (platform mode: a customer id names a customer of one merchant).
    */
-  async idsOfCustomer(customerId: string, after: string, limit: number): Promise<string[]> {
+  async idsOfCustomer(
+    customerId: string,
+    after: string,
+    limit: number,
+    merchant?: MerchantFilter,
+  ): Promise<string[]> {
     const rows = await this.models.Order.findAll({
       attributes: ['id'],
-      where: { customer_id: customerId, id: { [Op.gt]: after } },
+      where: {
+        ...(merchant ? merchantWhere(merchant) : {}),
+        customer_id: customerId,
+        id: { [Op.gt]: after },
+      },
       order: [['id', 'ASC']],
       limit,
     });

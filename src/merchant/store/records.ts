@@ -156,6 +156,11 @@ export interface OperatorRecord {
   id: string;
   name: string;
   role: OperatorRole;
+  /**
+   * The merchants the token is scoped to (issue 45, part 2): it sees their orders and customers
+   * alone. Null: every merchant the kit serves.
+   */
+  merchant_ids: number[] | null;
   token_hash: string;
   /** The name while the token is live; null once revoked (one live token per name). */
   active_name: string | null;
@@ -172,6 +177,11 @@ export interface OperatorRecord {
 export interface SavedCardRecord {
   id: string;
   customer_id: string;
+  /**
+   * The merchant whose customer it is (issue 45): a customer id names a customer of one merchant.
+   * Null: saved before platform mode, or for a key whose merchant id is unknown: the kit's first.
+   */
+  merchant_id: number | null;
   brand: string;
   last4: string;
   exp_month: number;

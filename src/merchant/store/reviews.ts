@@ -16,8 +16,6 @@ export interface OrderListQuery {
   needsReview?: boolean;
   statuses?: readonly OrderStatus[];
   currency?: string;
-  /** One merchant's orders (platform mode). */
-  merchant?: MerchantFilter;
   /** The order that carries this reference: at most one. */
   reference?: string;
   /** Created from here (inclusive) to there (exclusive). */
@@ -25,6 +23,8 @@ export interface OrderListQuery {
   createdTo?: Date;
   /** The position after which the page starts: the last order of the page before. */
   after?: ListPosition | null;
+  /** These merchants' orders alone (platform mode: a query's `merchant_id`, a credential's scope). */
+  merchants?: MerchantFilter | null;
   limit: number;
 }
 
@@ -68,10 +68,10 @@ export class ReviewStore {
     if (q.needsReview !== undefined) where.push({ needs_review: q.needsReview });
     if (q.statuses && q.statuses.length > 0) where.push({ status: { [Op.in]: [...q.statuses] } });
     if (q.currency) where.push({ currency: q.currency });
-    if (q.merchant) where.push(merchantWhere(q.merchant) as WhereOptions<OrderRecord>);
     if (q.reference !== undefined) where.push({ reference: q.reference });
     if (q.createdFrom) where.push({ created_at: { [Op.gte]: q.createdFrom } });
     if (q.createdTo) where.push({ created_at: { [Op.lt]: q.createdTo } });
+    if (q.merchants) where.push(merchantWhere(q.merchants) as WhereOptions<OrderRecord>);
     if (q.after)
       where.push({
         [Op.or]: [

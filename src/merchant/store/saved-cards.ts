@@ -6,7 +6,9 @@ import { type RandomSource, randomId } from '../../shared/ids.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import type { CardFacts } from '../customers/saved-card.js';
 import type { Actor } from '../operators/roles.js';
+import { type MerchantFilter, writtenMerchant } from '../orders/order-merchant.js';
 import type { AuditStore } from './audit.js';
+import { merchantSql, merchantWhere } from './merchant-where.js';
 import { type Models, plain, type SavedCardRow } from './models.js';
 import type { SavedCardRecord } from './records.js';
 import { type Resealed, resealColumn } from './reseal.js';
@@ -42,15 +44,30 @@ const record = (row: SavedCardRow): SavedCardRecord => {
   const { token_hash: _hash, token_sealed: _sealed, ...card } = plain(row);
   return card;
 };
+/** Whether a row's merchant is the filter's. */
+const inFilter = (merchantId: number | null, f: MerchantFilter) =>
+  merchantId === null ? f.unnamed : f.ids.includes(merchantId);
 const NEWEST_FIRST: [string, string][] = [
   ['created_at', 'DESC'],
   ['id', 'DESC'],
 ];
 
+/** A customer's rows: of one merchant's (`merchant`, orders/order-merchant.ts oneMerchant), or any's when left out. */
+const ofMerchant = (merchant: MerchantFilter | undefined) => (merchant ? merchantWhere(merchant) : {});
+
+/** Whose sync row: the merchant's id, 0 for none named (the key's own account). */
+const syncKey = (merchant: MerchantFilter | undefined) =>
+  merchant === undefined ? 0 : (writtenMerchant(merchant) ?? 0);
+
 /**
  * Customers' saved cards (issue 21): the kit's `card_...` id for each vault token the gateway keeps.
  * The token is sealed to its row (AAD `saved-card:<id>`) and found again by its SHA-256, so the same
  * instrument seen twice (saved again, listed by the gateway) keeps one row and one id.
+ *
+ * A customer id names a customer of one merchant (issue 45, platform mode): each method takes the
+ * merchant (`merchant`, a one-merchant filter: its id, and the rows from before platform mode when
+ * it is the kit's first), so that merchant A's `cus-1` and merchant B's `cus-1` never see each
+ * other's cards. Left out: any merchant's (the command line's and a single shop's reads).
  */
 export class SavedCardStore {
   constructor(
@@ -77,9 +94,12 @@ export class SavedCardStore {
     currency: string;
     actor: Actor;
     bound: DailyBound;
+    merchant?: MerchantFilter;
   }): Promise<{ kind: 'vouched' } | ({ kind: 'bounded' } & DailySpent)> {
+    // One merchant's customer: the bound is theirs, their cards' payments counted alone.
+    const mine = p.merchant ? ` AND ${merchantSql(p.merchant, 'c.merchant_id')}` : '';
     return transaction(this.sequelize, async (tx) => {
-      await this.sequelize.query('SELECT id FROM saved_cards WHERE customer_id = ? FOR UPDATE', {
+      await this.sequelize.query(`SELECT id FROM saved_cards c WHERE customer_id = ?${mine} FOR UPDATE`, {
         replacements: [p.customerId],
         transaction: tx,
       });
@@ -90,7 +110,7 @@ export class SavedCardStore {
       }>(
         `SELECT COUNT(*) AS payments, SUM(CASE WHEN l.currency = ? THEN l.amount_minor ELSE 0 END) AS amount
            FROM audit_log l JOIN saved_cards c ON c.id = l.subject_id
-          WHERE l.action = 'card.pay' AND l.at > ? AND c.customer_id = ?`,
+          WHERE l.action = 'card.pay' AND l.at > ? AND c.customer_id = ?${mine}`,
         { replacements: [p.currency, since, p.customerId], type: QueryTypes.SELECT, transaction: tx },
       );
       const payments = Number(spent?.payments ?? 0);
@@ -127,6 +147,7 @@ export class SavedCardStore {
     instrument: KnownInstrument,
     savedByOrderId: string | null = null,
     unlessRevokedSince?: Date,
+    merchant?: MerchantFilter,
   ): Promise<SavedCardRecord | null> {
     const hash = tokenHash(instrument.vaultToken);
     const facts = {
@@ -151,8 +172,10 @@ export class SavedCardStore {
           });
           const now = new Date(this.clock.now());
           if (existing) {
-            // A token names one customer's instrument at the gateway: never moved to another customer.
+            // A token names one customer's instrument at the gateway: never moved to another customer,
+            // nor to another merchant's customer of the same id.
             if (existing.customer_id !== customerId) return record(existing);
+            if (merchant && !inFilter(existing.merchant_id, merchant)) return record(existing);
             const revokedAt = existing.revoked_at;
             if (unlessRevokedSince && revokedAt !== null && revokedAt >= unlessRevokedSince)
               return record(existing);
@@ -171,6 +194,7 @@ export class SavedCardStore {
             {
               id,
               customer_id: customerId,
+              merchant_id: merchant ? writtenMerchant(merchant) : null,
               token_hash: hash,
               token_sealed: this.box.seal(instrument.vaultToken, `saved-card:${id}`),
               ...facts,
@@ -201,14 +225,16 @@ export class SavedCardStore {
     customerId: string,
     listed: readonly KnownInstrument[],
     listedAt: Date,
+    merchant?: MerchantFilter,
   ): Promise<SavedCardRecord[]> {
     const kept = new Set<string>();
     for (const instrument of listed) {
-      const card = await this.remember(customerId, instrument, null, listedAt);
+      const card = await this.remember(customerId, instrument, null, listedAt, merchant);
       if (card?.status === 'active') kept.add(card.id);
     }
     const gone = await this.models.SavedCard.findAll({
       where: {
+        ...ofMerchant(merchant),
         customer_id: customerId,
         status: 'active',
         id: { [Op.notIn]: [...kept, ''] },
@@ -220,31 +246,43 @@ export class SavedCardStore {
       await row.update({ status: 'revoked', revoked_at: now, revoked_by: 'gateway', updated_at: now });
     // The list's time, kept unless a newer list was kept meanwhile (two lists at once).
     await this.sequelize.query(
-      `INSERT INTO saved_card_syncs (customer_id, synced_at) VALUES (?, ?)
+      `INSERT INTO saved_card_syncs (customer_id, merchant_id, synced_at) VALUES (?, ?, ?)
        ON DUPLICATE KEY UPDATE synced_at = GREATEST(synced_at, VALUES(synced_at))`,
-      { replacements: [customerId, sqlTime(listedAt)] },
+      { replacements: [customerId, syncKey(merchant), sqlTime(listedAt)] },
     );
-    return this.list(customerId);
+    return this.list(customerId, merchant);
   }
 
-  /** When the kit asked the gateway for the list it last brought this customer's rows in line with; null: never. */
-  async syncedAt(customerId: string): Promise<Date | null> {
-    const row = await this.models.SavedCardSync.findByPk(customerId);
+  /**
+   * When the kit asked the gateway for the list it last brought this customer's rows in line with;
+   * null: never. Without a merchant: the latest list of any merchant's customer of this id.
+   */
+  async syncedAt(customerId: string, merchant?: MerchantFilter): Promise<Date | null> {
+    const row = await this.models.SavedCardSync.findOne({
+      where: { customer_id: customerId, ...(merchant ? { merchant_id: syncKey(merchant) } : {}) },
+      order: [['synced_at', 'DESC']],
+    });
     return row?.synced_at ?? null;
   }
 
   /** A customer's active cards, newest first. */
-  async list(customerId: string): Promise<SavedCardRecord[]> {
+  async list(customerId: string, merchant?: MerchantFilter): Promise<SavedCardRecord[]> {
     const rows = await this.models.SavedCard.findAll({
-      where: { customer_id: customerId, status: 'active' },
+      where: { ...ofMerchant(merchant), customer_id: customerId, status: 'active' },
       order: NEWEST_FIRST,
     });
     return rows.map(record);
   }
 
-  /** A card of this customer's (active or revoked); null for an unknown id or another customer's. */
-  async ofCustomer(customerId: string, id: string): Promise<SavedCardRecord | null> {
-    const row = await this.models.SavedCard.findOne({ where: { id, customer_id: customerId } });
+  /** A card of this customer's (active or revoked); null for an unknown id, another customer's, another merchant's. */
+  async ofCustomer(
+    customerId: string,
+    id: string,
+    merchant?: MerchantFilter,
+  ): Promise<SavedCardRecord | null> {
+    const row = await this.models.SavedCard.findOne({
+      where: { ...ofMerchant(merchant), id, customer_id: customerId },
+    });
     return row && record(row);
   }
 
@@ -290,10 +328,15 @@ export class SavedCardStore {
    * same transaction. The gateway is told first, by the caller: a card the kit shows revoked is one
    * no payment can use.
    */
-  async revoke(customerId: string, id: string, by: { actor: Actor } | { name: string }): Promise<Revocation> {
+  async revoke(
+    customerId: string,
+    id: string,
+    by: { actor: Actor } | { name: string },
+    merchant?: MerchantFilter,
+  ): Promise<Revocation> {
     return transaction(this.sequelize, async (tx) => {
       const row = await this.models.SavedCard.findOne({
-        where: { id, customer_id: customerId },
+        where: { ...ofMerchant(merchant), id, customer_id: customerId },
         transaction: tx,
         lock: tx.LOCK.UPDATE,
       });
@@ -315,10 +358,10 @@ export class SavedCardStore {
   }
 
   /** The vault tokens of a customer's active cards, opened to revoke them at the gateway (an erasure). */
-  async activeTokens(customerId: string): Promise<string[]> {
+  async activeTokens(customerId: string, merchant?: MerchantFilter): Promise<string[]> {
     const rows = await this.models.SavedCard.findAll({
       attributes: ['id', 'token_sealed'],
-      where: { customer_id: customerId, status: 'active' },
+      where: { ...ofMerchant(merchant), customer_id: customerId, status: 'active' },
     });
     return rows.map((r) => this.box.open(r.token_sealed, `saved-card:${r.id}`));
   }
@@ -327,13 +370,16 @@ export class SavedCardStore {
    * Every row the kit keeps of a customer's saved cards, active or revoked, and when it last listed
    * them, deleted (an erasure, issue 43 part 4: the gateway revoked them first). Answers the cards removed.
    */
-  async forget(customerId: string): Promise<number> {
+  async forget(customerId: string, merchant?: MerchantFilter): Promise<number> {
     return transaction(this.sequelize, async (tx) => {
       const removed = await this.models.SavedCard.destroy({
-        where: { customer_id: customerId },
+        where: { ...ofMerchant(merchant), customer_id: customerId },
         transaction: tx,
       });
-      await this.models.SavedCardSync.destroy({ where: { customer_id: customerId }, transaction: tx });
+      await this.models.SavedCardSync.destroy({
+        where: { customer_id: customerId, ...(merchant ? { merchant_id: syncKey(merchant) } : {}) },
+        transaction: tx,
+      });
       return removed;
     });
   }

@@ -83,7 +83,10 @@ export const rateLimited = (which: string) => ({
   ),
 });
 export const orderNotFound = {
-  404: jsonAnswer('`NOT_FOUND`: no order has this id.', failure(['NOT_FOUND'])),
+  404: jsonAnswer(
+    "`NOT_FOUND`: no order has this id; to a token scoped to merchants (platform mode), none of its merchants' has: another merchant's order gets the very same answer.",
+    failure(['NOT_FOUND']),
+  ),
 };
 /** What `token_failures_per_address` counts: the 429 of every route that takes an operator's bearer token. */
 export const WRONG_TOKENS =
@@ -93,7 +96,7 @@ export const wrongTokens = rateLimited(WRONG_TOKENS);
 
 /** The 404 of an order's shopper routes: a missing or wrong client secret reads as no order at all. */
 export const SHOPPER_NOT_FOUND =
-  "`NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token. The answer is the same either way: it says nothing more.";
+  "`NOT_FOUND`: no order has this id, or the request shows neither the order's client secret nor an operator's or the storefront's token, or a token scoped to other merchants (platform mode). The answer is the same either way: it says nothing more.";
 export const shopperOrderNotFound = {
   404: jsonAnswer(SHOPPER_NOT_FOUND, failure(['NOT_FOUND'])),
 };
@@ -119,7 +122,7 @@ export const unauthorized = {
 /** A route some roles may not use: the roles that may are in its description and in the 403. */
 export const forbidden = {
   403: jsonAnswer(
-    "`FORBIDDEN`: the token is good, but its role may not do this; `data` the token's role and the roles that may.",
+    "`FORBIDDEN`: the token is good, but its role may not do this (`data` the token's role and the roles that may); or it is scoped to some merchants (platform mode) and this reads or acts across every merchant, or names a merchant outside its scope (`data.merchant_ids` its merchants; `errors.merchant_id` when the request named one).",
     failure(['FORBIDDEN'], forbiddenSchema),
   ),
 };

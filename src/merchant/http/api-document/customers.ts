@@ -9,7 +9,11 @@ import {
   savedCardSchema,
   success,
 } from '../response-schemas.js';
-import { chargeSchema, customerTokenSchema as customerTokenRequestSchema } from '../schemas.js';
+import {
+  chargeSchema,
+  customerQuerySchema,
+  customerTokenSchema as customerTokenRequestSchema,
+} from '../schemas.js';
 import {
   cardNotFound,
   customerUnauthorized,
@@ -28,6 +32,10 @@ import {
 } from './common.js';
 
 const CUSTOMER_OR_OPS: Record<string, string[]>[] = [{ customerToken: [] }, { opsToken: [] }];
+
+/** Platform mode (issue 45): what each customer route says of `merchant_id`. */
+const PER_MERCHANT =
+  " In platform mode a customer id names a customer of one merchant: `merchant_id` says which (required when the kit acts for several, unless the token is scoped to one; a 403 naming it outside the token's scope), and another merchant's customer of the same id is never reached.";
 const customerPath = z.object({
   id: z.string().meta({ description: "The shop's own id for the customer (`merchant_customer_id`)." }),
 });
@@ -47,7 +55,8 @@ export const customerRoutes: ApiRoute[] = [
     operationId: 'createCustomerToken',
     summary: "A customer's token, for their browser",
     description:
-      "The shop's server vouches for the customer it signed in, for an hour. Without a body, the token lets that customer's browser save cards (with a card payment), list and remove them, and pay nothing. With `order_id` (an order of this customer's), it also pays that one order with a saved card, within the customer's daily bound (`SAVED_CARD_DAILY_PAYMENTS`, `SAVED_CARD_DAILY_AMOUNT`). Each token minted leaves an audit line naming the credential, the customer and the order; a credential mints at most `LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL`. Roles: storefront, admin.",
+      "The shop's server vouches for the customer it signed in, for an hour. Without a body, the token lets that customer's browser save cards (with a card payment), list and remove them, and pay nothing. With `order_id` (an order of this customer's), it also pays that one order with a saved card, within the customer's daily bound (`SAVED_CARD_DAILY_PAYMENTS`, `SAVED_CARD_DAILY_AMOUNT`). Each token minted leaves an audit line naming the credential, the customer and the order; a credential mints at most `LIMIT_CUSTOMER_TOKENS_PER_CREDENTIAL`. Roles: storefront, admin." +
+      PER_MERCHANT,
     tags: ['Customers'],
     security: OPS,
     requestParams: { path: customerPath },
@@ -69,10 +78,11 @@ export const customerRoutes: ApiRoute[] = [
     operationId: 'listSavedCards',
     summary: "A customer's saved cards",
     description:
-      "The customer's active saved cards, newest first, as the gateway listed them at `synced_at` (`synced: true`) and as the kit changed them since: the kit asks the gateway again once its last list is older than `SAVED_CARDS_SYNC_WINDOW_MS` (30 s), and answers from its own rows within it. When the gateway cannot answer, as the kit last knew them (`synced: false`; `synced_at` its last list, or null). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403). Limited per client address (`card_lists_per_address`, counted first) and per customer (`card_lists_per_customer`, counted once the caller is known).",
+      "The customer's active saved cards, newest first, as the gateway listed them at `synced_at` (`synced: true`) and as the kit changed them since: the kit asks the gateway again once its last list is older than `SAVED_CARDS_SYNC_WINDOW_MS` (30 s), and answers from its own rows within it. When the gateway cannot answer, as the kit last knew them (`synced: false`; `synced_at` its last list, or null). Brand, last four and expiry: never a number. The customer's `Customer-Token`, or an operator's token (roles: operator, finance, viewer, admin; a `storefront` token is a 403). Limited per client address (`card_lists_per_address`, counted first) and per customer (`card_lists_per_customer`, counted once the caller is known)." +
+      PER_MERCHANT,
     tags: ['Customers'],
     security: CUSTOMER_OR_OPS,
-    requestParams: { path: customerPath },
+    requestParams: { path: customerPath, query: customerQuerySchema },
     responses: {
       200: jsonAnswer(
         'The cards.',
@@ -109,10 +119,11 @@ export const customerRoutes: ApiRoute[] = [
     operationId: 'removeSavedCard',
     summary: 'Remove a saved card',
     description:
-      "Revoked at the gateway first, then here: no payment can use it after. Removing one already removed answers the same. The customer's `Customer-Token`, or an operator's token (roles: operator, admin; the audit log gets a line).",
+      "Revoked at the gateway first, then here: no payment can use it after. Removing one already removed answers the same. The customer's `Customer-Token`, or an operator's token (roles: operator, admin; the audit log gets a line)." +
+      PER_MERCHANT,
     tags: ['Customers'],
     security: CUSTOMER_OR_OPS,
-    requestParams: { path: savedCardPath },
+    requestParams: { path: savedCardPath, query: customerQuerySchema },
     responses: {
       200: jsonAnswer('Removed.', success(z.object({ card: savedCardSchema }))),
       ...customerUnauthorized,
@@ -130,10 +141,11 @@ export const customerRoutes: ApiRoute[] = [
     operationId: 'eraseCustomer',
     summary: "Forget a customer's personal data",
     description:
-      "A data-protection erasure: on every order of theirs `customer` becomes `{erased: true, erased_at}` (names, email, phone, address, IP address and the shop's id for them gone), in the order, in the bodies of its order events, and in the gateway payloads the kit kept, each order in one transaction; then the customer's saved cards are revoked at the gateway (the kit's and any the gateway lists for them) and deleted here; a card payment waiting on a 3DS challenge, or whose gateway answer is on its way, keeps its card, not their details, and is not saved for them (a card the gateway saved is revoked there); audit lines that named their id name their reference. Every money fact stays (amounts, statuses, ids, references, disputes, history): the report's totals do not move, later webhooks and polls still apply, and the orders still take refunds. The same request again answers zeros. An erasure that stops part-way (503: the gateway did not answer; 500) leaves each order erased whole or untouched: send it again, and it finishes. The audit log gets a line naming the reference (`cer_...`), never the id. Role: admin (the bootstrap token; `cli customers erase` too).",
+      "A data-protection erasure: on every order of theirs `customer` becomes `{erased: true, erased_at}` (names, email, phone, address, IP address and the shop's id for them gone), in the order, in the bodies of its order events, and in the gateway payloads the kit kept, each order in one transaction; then the customer's saved cards are revoked at the gateway (the kit's and any the gateway lists for them) and deleted here; a card payment waiting on a 3DS challenge, or whose gateway answer is on its way, keeps its card, not their details, and is not saved for them (a card the gateway saved is revoked there); audit lines that named their id name their reference. Every money fact stays (amounts, statuses, ids, references, disputes, history): the report's totals do not move, later webhooks and polls still apply, and the orders still take refunds. The same request again answers zeros. An erasure that stops part-way (503: the gateway did not answer; 500) leaves each order erased whole or untouched: send it again, and it finishes. The audit log gets a line naming the reference (`cer_...`), never the id. Role: admin (the bootstrap token; `cli customers erase` too)." +
+      PER_MERCHANT,
     tags: ['Customers'],
     security: OPS,
-    requestParams: { path: customerPath },
+    requestParams: { path: customerPath, query: customerQuerySchema },
     responses: {
       200: jsonAnswer(
         'Erased: what was found and changed (zeros when nothing was left).',
@@ -154,7 +166,8 @@ export const customerRoutes: ApiRoute[] = [
     operationId: 'chargeSavedCard',
     summary: 'Charge a saved card (merchant-initiated)',
     description:
-      "A subscription's renewal or a top-up: a new order for the customer, paid at once with their saved card. `Idempotency-Key` is required and stored before the gateway hears of the charge: the same key again answers the same order (200), however often and after whatever crash, and never charges twice. Roles: operator, admin; the audit log gets a line per request.",
+      "A subscription's renewal or a top-up: a new order for the customer, paid at once with their saved card. `Idempotency-Key` is required and stored before the gateway hears of the charge: the same key again answers the same order (200), however often and after whatever crash, and never charges twice. Roles: operator, admin; the audit log gets a line per request." +
+      PER_MERCHANT,
     tags: ['Customers'],
     security: OPS,
     requestParams: {

@@ -177,7 +177,7 @@ export const reviewQueueRoutes: ApiRoute[] = [
     operationId: 'listOrders',
     summary: 'Orders, and the review queue',
     description:
-      'Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `merchant_id` (the orders of one merchant, platform mode; those of the first merchant include the orders made before it), `reference` (the one order that carries it: what a 409 `DUPLICATE_REFERENCE` is about), `created_from` (inclusive) and `created_to` (exclusive). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).',
+      "Orders newest first (by creation, then id), a page at a time: `next_cursor` is the `cursor` of the next page, and orders created meanwhile neither repeat nor skip a row. `needs_review=true` is the review queue: orders whose money does not add up, with `review_reason`. Filters combine: `status` (one or more, comma-separated), `currency`, `reference` (the one order that carries it: what a 409 `DUPLICATE_REFERENCE` is about), `created_from` (inclusive) and `created_to` (exclusive), and, in platform mode, `merchant_id` (one merchant's orders; those of the first merchant include the orders made before platform mode). A token scoped to some merchants sees theirs alone (another merchant named is a 403). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).",
     tags: ['Operator'],
     security: OPS,
     requestParams: { query: orderListQuerySchema },

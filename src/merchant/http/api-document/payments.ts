@@ -13,6 +13,7 @@ import { methodsQuerySchema, payCardSchema, payRedirectSchema, paySavedSchema } 
 import {
   cardNotFound,
   customerUnauthorized,
+  forbidden,
   gatewayFailed,
   internal,
   invalidInput,
@@ -24,6 +25,7 @@ import {
   SHOPPER,
   SHOPPER_NOT_FOUND,
   shopperOrderNotFound,
+  unauthorized,
   unreadable,
   WRONG_TOKENS,
 } from './common.js';
@@ -212,12 +214,14 @@ export const paymentRoutes: ApiRoute[] = [
     operationId: 'listPaymentMethods',
     summary: 'Redirect methods the gateway offers',
     description:
-      "The gateway's advisory list; with `country` or `currency`, each says whether it is available. Platform mode: `merchant_id` names whose methods (each merchant has its own; one the kit does not act for is a 422).",
+      "The gateway's advisory list; with `country` or `currency`, each says whether it is available. In platform mode, a merchant's: `merchant_id` (required when the kit acts for several, unless a token scoped to one is sent). Anyone may ask; a token that is sent must be good, and its scope must hold the merchant.",
     tags: ['Payments'],
     security: [],
     requestParams: { query: methodsQuerySchema },
     responses: {
       200: jsonAnswer('The list.', success(paymentMethodsSchema)),
+      ...unauthorized,
+      ...forbidden,
       422: invalidInput,
       ...rateLimited(
         'too many lists asked for from this client address (`payment_methods_per_address`): each asks the gateway',
