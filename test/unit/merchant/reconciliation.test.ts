@@ -315,8 +315,8 @@ describe('merchant: the reconciliation report (classify, rows, totals)', () => {
       );
       expect(merchantOf(null, [])).to.equal(null);
       expect(merchantOf(1004, [1001])).to.equal(1004);
-      expect(merchantFilter(1001, [1001, 1004])).to.deep.equal({ merchantId: 1001, withUnnamed: true });
-      expect(merchantFilter(1004, [1001, 1004])).to.deep.equal({ merchantId: 1004, withUnnamed: false });
+      expect(merchantFilter(1001, [1001, 1004])).to.deep.equal({ ids: [1001], unnamed: true });
+      expect(merchantFilter(1004, [1001, 1004])).to.deep.equal({ ids: [1004], unnamed: false });
     });
 
     it('totals per merchant and currency, by merchant then currency; their sums are the totals per currency', () => {
