@@ -1463,6 +1463,13 @@ export interface components {
             /** @description MAX_FAILED_ATTEMPTS_PER_ORDER. */
             limit: number;
         };
+        MerchantKeyProblem: {
+            merchant_id: number;
+            /** @enum {string} */
+            operation: "3D Secure" | "capture" | "refund" | "void";
+            gateway_status?: number;
+            gateway_code?: string;
+        };
         SavedCardLimit: {
             /** @description Payments made with the shopper there in the 24 hours before. */
             payments: number;
@@ -2852,7 +2859,7 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `ORDER_CLOSED`: the order ended (`closed`: cancelled, or expired by `ORDER_TTL`) and takes no payment again: a new order is needed; `data` the reason and the order. */
+            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `ORDER_CLOSED`: the order ended (`closed`: cancelled, or expired by `ORDER_TTL`) and takes no payment again: a new order is needed; `data` the reason and the order. A card payment: `MERCHANT_KEY_MISSING` (platform mode: the order's merchant has no merchant key of its own in the kit, and the gateway lets only merchant keys verify 3D Secure, capture, refund and void; nothing was sent or stored; `data` the merchant and the operation) or `MERCHANT_KEY_REFUSED` (its key was refused by the gateway, 401 or 403: nothing was done there, and the same request succeeds once the key is right; `data` adds the gateway's status and code). */
             409: {
                 headers: {
                     /** @description With `PAYMENT_IN_PROGRESS`: seconds to wait before asking again. */
@@ -2865,8 +2872,8 @@ export interface operations {
                         success: false;
                         message: string;
                         /** @enum {string} */
-                        code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS" | "ORDER_CLOSED";
-                        data: components["schemas"]["OrderClosedState"] | components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
+                        code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS" | "ORDER_CLOSED" | "MERCHANT_KEY_MISSING" | "MERCHANT_KEY_REFUSED";
+                        data: components["schemas"]["OrderClosedState"] | components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"] | components["schemas"]["MerchantKeyProblem"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -3162,7 +3169,7 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `ORDER_CLOSED`: the order ended (`closed`: cancelled, or expired by `ORDER_TTL`) and takes no payment again: a new order is needed; `data` the reason and the order. `SAVED_CARD_LIMIT`: the customer's saved cards have paid `SAVED_CARD_DAILY_PAYMENTS` times, or this would take them past `SAVED_CARD_DAILY_AMOUNT` in this currency, in the last 24 hours: nothing was charged, and an operator must charge it (`POST /customers/{id}/charges`); `data` what was paid and the bounds. */
+            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `ORDER_CLOSED`: the order ended (`closed`: cancelled, or expired by `ORDER_TTL`) and takes no payment again: a new order is needed; `data` the reason and the order. A card payment: `MERCHANT_KEY_MISSING` (platform mode: the order's merchant has no merchant key of its own in the kit, and the gateway lets only merchant keys verify 3D Secure, capture, refund and void; nothing was sent or stored; `data` the merchant and the operation) or `MERCHANT_KEY_REFUSED` (its key was refused by the gateway, 401 or 403: nothing was done there, and the same request succeeds once the key is right; `data` adds the gateway's status and code). `SAVED_CARD_LIMIT`: the customer's saved cards have paid `SAVED_CARD_DAILY_PAYMENTS` times, or this would take them past `SAVED_CARD_DAILY_AMOUNT` in this currency, in the last 24 hours: nothing was charged, and an operator must charge it (`POST /customers/{id}/charges`); `data` what was paid and the bounds. */
             409: {
                 headers: {
                     /** @description With `PAYMENT_IN_PROGRESS`: seconds to wait before asking again. */
@@ -3175,8 +3182,8 @@ export interface operations {
                         success: false;
                         message: string;
                         /** @enum {string} */
-                        code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS" | "ORDER_CLOSED" | "SAVED_CARD_LIMIT";
-                        data: components["schemas"]["OrderClosedState"] | components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"] | components["schemas"]["SavedCardLimit"];
+                        code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS" | "ORDER_CLOSED" | "MERCHANT_KEY_MISSING" | "MERCHANT_KEY_REFUSED" | "SAVED_CARD_LIMIT";
+                        data: components["schemas"]["OrderClosedState"] | components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"] | components["schemas"]["MerchantKeyProblem"] | components["schemas"]["SavedCardLimit"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -3451,7 +3458,7 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `ORDER_CLOSED`: the order ended (`closed`: cancelled, or expired by `ORDER_TTL`) and takes no payment again: a new order is needed; `data` the reason and the order. */
+            /** @description `INVALID_STATE`: the order is past paying for (paid, refunded, ...; `data` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). `PAYMENT_IN_PROGRESS`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's `ERR_DUPLICATE`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); `data` the order, still `pending` or `requires_action`, never `failed`. Try again after `Retry-After` seconds, or show the order: the webhook and the poller settle it. `TOO_MANY_ATTEMPTS`: the order has had `MAX_FAILED_ATTEMPTS_PER_ORDER` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; `data` the count and the cap. `ORDER_CLOSED`: the order ended (`closed`: cancelled, or expired by `ORDER_TTL`) and takes no payment again: a new order is needed; `data` the reason and the order. A card payment: `MERCHANT_KEY_MISSING` (platform mode: the order's merchant has no merchant key of its own in the kit, and the gateway lets only merchant keys verify 3D Secure, capture, refund and void; nothing was sent or stored; `data` the merchant and the operation) or `MERCHANT_KEY_REFUSED` (its key was refused by the gateway, 401 or 403: nothing was done there, and the same request succeeds once the key is right; `data` adds the gateway's status and code). */
             409: {
                 headers: {
                     /** @description With `PAYMENT_IN_PROGRESS`: seconds to wait before asking again. */
@@ -3464,8 +3471,8 @@ export interface operations {
                         success: false;
                         message: string;
                         /** @enum {string} */
-                        code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS" | "ORDER_CLOSED";
-                        data: components["schemas"]["OrderClosedState"] | components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"];
+                        code: "INVALID_STATE" | "PAYMENT_IN_PROGRESS" | "TOO_MANY_ATTEMPTS" | "ORDER_CLOSED" | "MERCHANT_KEY_MISSING" | "MERCHANT_KEY_REFUSED";
+                        data: components["schemas"]["OrderClosedState"] | components["schemas"]["PaymentInvalidState"] | components["schemas"]["PublicPaymentAnswer"] | components["schemas"]["TooManyAttempts"] | components["schemas"]["MerchantKeyProblem"];
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -3888,7 +3895,7 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            /** @description `INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `EARLIER_REQUEST_SETTLED` (an earlier request of this kind under another key had no answer: it was settled first with its own key and this one not made; `data` the order and that operation; send this again if you mean another), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation). */
+            /** @description `INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `EARLIER_REQUEST_SETTLED` (an earlier request of this kind under another key had no answer: it was settled first with its own key and this one not made; `data` the order and that operation; send this again if you mean another), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), `MERCHANT_KEY_MISSING` (platform mode: the order's merchant has no merchant key of its own in the kit, and the gateway lets only merchant keys verify 3D Secure, capture, refund and void; nothing was sent or stored; `data` the merchant and the operation) or `MERCHANT_KEY_REFUSED` (its key was refused by the gateway, 401 or 403: nothing was done there, and the same request succeeds once the key is right; `data` adds the gateway's status and code). Or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3899,7 +3906,7 @@ export interface operations {
                         success: false;
                         message: string;
                         code: string;
-                        data: components["schemas"]["InvalidState"] | components["schemas"]["OperationAnswer"] | components["schemas"]["Disputed"] | null;
+                        data: components["schemas"]["InvalidState"] | components["schemas"]["OperationAnswer"] | components["schemas"]["Disputed"] | components["schemas"]["MerchantKeyProblem"] | null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -4140,7 +4147,7 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            /** @description `INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `EARLIER_REQUEST_SETTLED` (an earlier request of this kind under another key had no answer: it was settled first with its own key and this one not made; `data` the order and that operation; send this again if you mean another), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation). */
+            /** @description `INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `EARLIER_REQUEST_SETTLED` (an earlier request of this kind under another key had no answer: it was settled first with its own key and this one not made; `data` the order and that operation; send this again if you mean another), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), `MERCHANT_KEY_MISSING` (platform mode: the order's merchant has no merchant key of its own in the kit, and the gateway lets only merchant keys verify 3D Secure, capture, refund and void; nothing was sent or stored; `data` the merchant and the operation) or `MERCHANT_KEY_REFUSED` (its key was refused by the gateway, 401 or 403: nothing was done there, and the same request succeeds once the key is right; `data` adds the gateway's status and code). Or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4151,7 +4158,7 @@ export interface operations {
                         success: false;
                         message: string;
                         code: string;
-                        data: components["schemas"]["InvalidState"] | components["schemas"]["OperationAnswer"] | components["schemas"]["Disputed"] | null;
+                        data: components["schemas"]["InvalidState"] | components["schemas"]["OperationAnswer"] | components["schemas"]["Disputed"] | components["schemas"]["MerchantKeyProblem"] | null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;
@@ -4389,7 +4396,7 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            /** @description `INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `EARLIER_REQUEST_SETTLED` (an earlier request of this kind under another key had no answer: it was settled first with its own key and this one not made; `data` the order and that operation; send this again if you mean another), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation). */
+            /** @description `INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `EARLIER_REQUEST_SETTLED` (an earlier request of this kind under another key had no answer: it was settled first with its own key and this one not made; `data` the order and that operation; send this again if you mean another), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), `MERCHANT_KEY_MISSING` (platform mode: the order's merchant has no merchant key of its own in the kit, and the gateway lets only merchant keys verify 3D Secure, capture, refund and void; nothing was sent or stored; `data` the merchant and the operation) or `MERCHANT_KEY_REFUSED` (its key was refused by the gateway, 401 or 403: nothing was done there, and the same request succeeds once the key is right; `data` adds the gateway's status and code). Or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4400,7 +4407,7 @@ export interface operations {
                         success: false;
                         message: string;
                         code: string;
-                        data: components["schemas"]["InvalidState"] | components["schemas"]["OperationAnswer"] | components["schemas"]["Disputed"] | null;
+                        data: components["schemas"]["InvalidState"] | components["schemas"]["OperationAnswer"] | components["schemas"]["Disputed"] | components["schemas"]["MerchantKeyProblem"] | null;
                         errors?: components["schemas"]["FieldErrors"];
                         /** @description The X-Request-Id of the request: what an operator searches the logs for. */
                         request_id?: string | null;

@@ -130,3 +130,17 @@ export const forbidden = {
 /** `by`, as every operator's decision takes it. */
 export const BY =
   " `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.";
+
+/** A merchant-only call for a linked merchant without a usable key of its own (platform mode, issue 45). */
+export const merchantKeySchema = z
+  .object({
+    merchant_id: z.number().int(),
+    operation: z.enum(['3D Secure', 'capture', 'refund', 'void']),
+    gateway_status: z.number().int().optional(),
+    gateway_code: z.string().optional(),
+  })
+  .meta({ id: 'MerchantKeyProblem' });
+
+/** What a 409 says of a merchant key (platform mode). */
+export const MERCHANT_KEY_TEXT =
+  "`MERCHANT_KEY_MISSING` (platform mode: the order's merchant has no merchant key of its own in the kit, and the gateway lets only merchant keys verify 3D Secure, capture, refund and void; nothing was sent or stored; `data` the merchant and the operation) or `MERCHANT_KEY_REFUSED` (its key was refused by the gateway, 401 or 403: nothing was done there, and the same request succeeds once the key is right; `data` adds the gateway's status and code).";

@@ -8,6 +8,8 @@ import {
   forbidden,
   internal,
   json,
+  MERCHANT_KEY_TEXT,
+  merchantKeySchema,
   OPS,
   orderNotFound,
   orderPath,
@@ -57,8 +59,12 @@ function operation(
       ...forbidden,
       ...orderNotFound,
       409: jsonAnswer(
-        "`INVALID_STATE` (the order's status does not allow it; `data` the status and those allowed), `IDEMPOTENCY_CONFLICT` (the key was used for another request), `EARLIER_REQUEST_SETTLED` (an earlier request of this kind under another key had no answer: it was settled first with its own key and this one not made; `data` the order and that operation; send this again if you mean another), `REFUND_NOT_SUPPORTED` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), `ORDER_DISPUTED` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; `data` the status and the disputed amount), or the gateway's refusal (`ERR_INVALID_TRANSACTION`, ...; `data` the order and the operation).",
-        failure('gateway', z.union([invalidStateSchema, operationAnswerSchema, disputedSchema, z.null()])),
+        `\`INVALID_STATE\` (the order's status does not allow it; \`data\` the status and those allowed), \`IDEMPOTENCY_CONFLICT\` (the key was used for another request), \`EARLIER_REQUEST_SETTLED\` (an earlier request of this kind under another key had no answer: it was settled first with its own key and this one not made; \`data\` the order and that operation; send this again if you mean another), \`REFUND_NOT_SUPPORTED\` (the payment's method takes no refunds: nothing was refunded, the order is unchanged, its history says so), \`ORDER_DISPUTED\` (a refund of a charged-back payment: the bank took the money back already, so nothing was refunded; \`data\` the status and the disputed amount), ` +
+          `${MERCHANT_KEY_TEXT} Or the gateway's refusal (\`ERR_INVALID_TRANSACTION\`, ...; \`data\` the order and the operation).`,
+        failure(
+          'gateway',
+          z.union([invalidStateSchema, operationAnswerSchema, disputedSchema, merchantKeySchema, z.null()]),
+        ),
       ),
       422: jsonAnswer(
         `\`VALIDATION_FAILED\`${keyRequired ? ' (a missing `Idempotency-Key` too)' : ''}, or \`ERR_ADAPTER_INVALID_AMOUNT\` from the gateway (\`data\` the order and the operation).`,

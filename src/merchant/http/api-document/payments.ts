@@ -18,6 +18,8 @@ import {
   internal,
   invalidInput,
   json,
+  MERCHANT_KEY_TEXT,
+  merchantKeySchema,
   orderPath,
   orderSecretHeader,
   rateLimited,
@@ -109,14 +111,23 @@ function payment(
 function payConflict(also?: { text: string; codes: string[]; data: z.ZodType }) {
   return {
     409: jsonAnswer(
-      `\`INVALID_STATE\`: the order is past paying for (paid, refunded, ...; \`data\` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). \`PAYMENT_IN_PROGRESS\`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's \`ERR_DUPLICATE\`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); \`data\` the order, still \`pending\` or \`requires_action\`, never \`failed\`. Try again after \`Retry-After\` seconds, or show the order: the webhook and the poller settle it. \`TOO_MANY_ATTEMPTS\`: the order has had \`MAX_FAILED_ATTEMPTS_PER_ORDER\` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; \`data\` the count and the cap. \`ORDER_CLOSED\`: the order ended (\`closed\`: cancelled, or expired by \`ORDER_TTL\`) and takes no payment again: a new order is needed; \`data\` the reason and the order.${also ? ` ${also.text}` : ''}`,
+      `\`INVALID_STATE\`: the order is past paying for (paid, refunded, ...; \`data\` the status, those allowed and the order as it stands: a second press of Pay finds the first one's payment). \`PAYMENT_IN_PROGRESS\`: the gateway holds a payment for this order that is still pending, or whose status it could not tell now (a payment whose answer was lost, met again as the gateway's \`ERR_DUPLICATE\`), or another payment of this order has been under way for 20 s (a second press of Pay waits for the first; nothing was started); \`data\` the order, still \`pending\` or \`requires_action\`, never \`failed\`. Try again after \`Retry-After\` seconds, or show the order: the webhook and the poller settle it. \`TOO_MANY_ATTEMPTS\`: the order has had \`MAX_FAILED_ATTEMPTS_PER_ORDER\` failed payment attempts (declines; a gateway that was down or busy does not count) and takes no more: a new order is needed; \`data\` the count and the cap. \`ORDER_CLOSED\`: the order ended (\`closed\`: cancelled, or expired by \`ORDER_TTL\`) and takes no payment again: a new order is needed; \`data\` the reason and the order. A card payment: ${MERCHANT_KEY_TEXT}${also ? ` ${also.text}` : ''}`,
       failure(
-        ['INVALID_STATE', 'PAYMENT_IN_PROGRESS', 'TOO_MANY_ATTEMPTS', 'ORDER_CLOSED', ...(also?.codes ?? [])],
+        [
+          'INVALID_STATE',
+          'PAYMENT_IN_PROGRESS',
+          'TOO_MANY_ATTEMPTS',
+          'ORDER_CLOSED',
+          'MERCHANT_KEY_MISSING',
+          'MERCHANT_KEY_REFUSED',
+          ...(also?.codes ?? []),
+        ],
         z.union([
           orderClosedStateSchema,
           paymentInvalidStateSchema,
           publicPaymentAnswerSchema,
           tooManyAttemptsSchema,
+          merchantKeySchema,
           ...(also ? [also.data] : []),
         ]),
       ),
