@@ -6,6 +6,7 @@ import { reportCsv } from '../reports/csv.js';
 import { reconciliationReport, reportRows, unmatchedOf } from '../reports/generate.js';
 import { ok, parseQuery } from './errors.js';
 import type { OpsAuth } from './ops-auth.js';
+import { listMerchants } from './order-access.js';
 import { isoTime, merchantFilterQuery } from './schemas.js';
 
 export const reportQuerySchema = z.object({
@@ -29,12 +30,15 @@ export function reportRange(query: Record<string, unknown>) {
 /** merchant.md, HTTP interface: GET /reports/reconciliation (finance; the ops token). */
 export function reportRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth }): void {
   router.get('/reports/reconciliation', async (ctx) => {
-    await deps.ops.require(ctx, 'reports.read');
+    const who = await deps.ops.require(ctx, 'reports.read');
     const q = reportRange(ctx.query);
+    // A credential scoped to some merchants (platform mode) reads theirs alone: one it names, or all of them.
+    const scoped = who.merchants ? listMerchants(deps, who, q.merchant_id) : null;
     const range = {
       from: q.from,
       to: q.to,
       ...(q.merchant_id === undefined ? {} : { merchantId: q.merchant_id }),
+      ...(scoped ? { merchants: scoped } : {}),
     };
     if (q.format === 'csv') {
       // Streamed: a month of orders never sits in memory. A refresh asks the gateway first.

@@ -70,11 +70,16 @@ export function reviewRoutes(router: Router, deps: MerchantDeps & { ops: OpsAuth
   });
 
   router.get('/audit', async (ctx) => {
-    await deps.ops.require(ctx, 'audit.read');
+    const who = await deps.ops.require(ctx, 'audit.read');
     const q = parseQuery(auditQuerySchema, ctx.query);
     if (q.to.getTime() <= q.from.getTime()) throw invalid({ to: ['must be after from'] });
     const served = deps.gateways.merchants;
-    const merchant = q.merchant_id === undefined ? null : merchantFilter(q.merchant_id, served);
+    // A credential scoped to some merchants (platform mode) reads the lines about theirs alone.
+    const merchant = who.merchants
+      ? listMerchants(deps, who, q.merchant_id)
+      : q.merchant_id === undefined
+        ? null
+        : merchantFilter(q.merchant_id, served);
     const lines = deps.store.audit.between(q.from, q.to, { merchant });
     if (q.format === 'csv') {
       // Streamed a page at a time: a year of acts never sits in memory.

@@ -22,6 +22,8 @@ export interface ReportRange {
    * id: one the kit no longer acts for still has its orders reported.
    */
   merchantId?: number;
+  /** Several merchants' orders (a credential scoped to them); wins over `merchantId`. */
+  merchants?: MerchantFilter;
 }
 
 export interface Report extends ReportRange {
@@ -61,6 +63,7 @@ const DEFAULT_WARNING_MS = 48 * 3_600_000;
 
 /** The merchant the range asks for, as the store reads its orders; null: every merchant's. */
 function merchantOfRange(deps: Pick<ReportDeps, 'gateways'>, range: ReportRange): MerchantFilter | null {
+  if (range.merchants) return range.merchants;
   return range.merchantId === undefined ? null : merchantFilter(range.merchantId, deps.gateways.merchants);
 }
 
@@ -118,7 +121,7 @@ export async function unmatchedOf(
   deps: { store: Pick<Store, 'unmatched'> },
   range: ReportRange,
 ): Promise<UnmatchedSection> {
-  if (range.merchantId !== undefined) return { rows: [], totals: [] };
+  if (range.merchantId !== undefined || range.merchants) return { rows: [], totals: [] };
   return unmatchedSection(deps.store, range);
 }
 

@@ -179,17 +179,49 @@ describe('merchant: credentials and customers per merchant (issue 45, part 2)', 
     expect(await newOrder(1001, undefined, { token: token['group-ops'] })).to.match(/^ord_/);
   });
 
-  it('routes across every merchant are refused to a scoped credential (403), as the role table says', async () => {
-    for (const [who, path] of [
-      ['outlet-finance', '/reports/reconciliation?from=2026-01-01&to=2026-02-01'],
-      ['outlet-finance', '/audit?from=2026-01-01&to=2026-02-01'],
-      ['outlet-viewer', '/unmatched-money'],
-    ] as const) {
-      const res = await t.call('GET', path, { token: token[who] });
-      expect(res.status, `${path}: ${res.text}`).to.be.oneOf([401, 403]);
-      if (res.status === 403) expect(res.body.data.merchant_ids, path).to.deep.equal([1004]);
-      documented.check(res, 'GET', path.split('?')[0]!);
+  it("a scoped credential's report and audit export hold its merchants' orders alone; money with no order is refused (403)", async () => {
+    const day = new Date().toISOString().slice(0, 10);
+    const next = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const range = `from=${day}&to=${next}`;
+    const report = await t.call('GET', `/reports/reconciliation?${range}`, {
+      token: token['outlet-finance'],
+    });
+    expect(report.status, report.text).to.equal(200);
+    const merchants = new Set(report.body.data.rows.map((r: { merchant_id: number }) => r.merchant_id));
+    expect([...merchants], "1004's rows alone").to.deep.equal([1004]);
+    expect(report.body.data.rows.map((r: { order_id: string }) => r.order_id)).to.include(order[1004]);
+    expect(report.body.data.unmatched_money.rows, "nobody's money: left out").to.deep.equal([]);
+    documented.check(report, 'GET', '/reports/reconciliation');
+    const every = await t.call('GET', `/reports/reconciliation?${range}`, { ops: true });
+    expect(every.body.data.rows.map((r: { order_id: string }) => r.order_id)).to.include(order[1001]);
+    const other = await t.call('GET', `/reports/reconciliation?${range}&merchant_id=1001`, {
+      token: token['outlet-finance'],
+    });
+    expect(other.status, other.text).to.equal(403);
+    expect(other.body.data.merchant_ids).to.deep.equal([1004]);
+
+    const audit = await t.call('GET', `/audit?${range}&format=json`, { token: token['outlet-finance'] });
+    expect(audit.status, audit.text).to.equal(200);
+    // Acts about each merchant's orders: a cancel writes an audit line (order.cancel).
+    for (const merchant of [1001, 1004]) {
+      const id = await newOrder(merchant);
+      const cancel = await t.call('POST', `/orders/${id}/cancel`, { ops: true, body: { reason: 'test' } });
+      expect(cancel.status, cancel.text).to.equal(200);
     }
+    const whose = (answer: typeof audit) =>
+      new Set((answer.body.data.entries as { merchant_id: number | null }[]).map((e) => e.merchant_id));
+    const everyLine = await t.call('GET', `/audit?${range}&format=json`, { ops: true });
+    expect([...whose(everyLine)], 'the bootstrap token reads both merchants').to.include.members([
+      1001, 1004,
+    ]);
+    const scoped = await t.call('GET', `/audit?${range}&format=json`, { token: token['outlet-finance'] });
+    expect([...whose(scoped)], "lines about 1004's orders alone").to.deep.equal([1004]);
+    documented.check(audit, 'GET', '/audit');
+
+    const unmatched = await t.call('GET', '/unmatched-money', { token: token['outlet-viewer'] });
+    expect(unmatched.status, unmatched.text).to.equal(403);
+    expect(unmatched.body.data.merchant_ids).to.deep.equal([1004]);
+    documented.check(unmatched, 'GET', '/unmatched-money');
   });
 
   it('GET /payment-methods names its merchant where the kit serves several', async () => {
