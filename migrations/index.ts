@@ -31,6 +31,7 @@ import * as orderEventMerchant from './2026-12-03-30-order-event-merchant.js';
 import * as merchantScopes from './2026-12-03-31-merchant-scopes.js';
 import * as merchantKeys from './2026-12-03-32-merchant-keys.js';
 import * as webhookMerchant from './2026-12-03-33-webhook-merchant.js';
+import * as unmatchedMerchant from './2026-12-03-34-unmatched-merchant.js';
 
 /** Every migration, in order. A static list: it runs the same under tsx and compiled. */
 export const MIGRATIONS = [
@@ -67,4 +68,5 @@ export const MIGRATIONS = [
   { name: '2026-12-03-31-merchant-scopes', ...merchantScopes },
   { name: '2026-12-03-32-merchant-keys', ...merchantKeys },
   { name: '2026-12-03-33-webhook-merchant', ...webhookMerchant },
+  { name: '2026-12-03-34-unmatched-merchant', ...unmatchedMerchant },
 ];

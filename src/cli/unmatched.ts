@@ -16,7 +16,12 @@ export function addUnmatched(program: Command): void {
     .description('newest first; JSON on stdout')
     .option('--resolution <resolution>', 'only open, attached or resolved money')
     .option('--limit <n>', 'at most this many (1 to 1000)', '100')
-    .action(kitAction(async (kit, o: { resolution?: string; limit: string }) => (await run()).list(kit, o)));
+    .option('--merchant <id>', "one merchant's money (platform mode): whose endpoint its event came to")
+    .action(
+      kitAction(async (kit, o: { resolution?: string; limit: string; merchant?: string }) =>
+        (await run()).list(kit, o),
+      ),
+    );
 
   unmatched
     .command('attach <id>')

@@ -13,8 +13,11 @@ export interface MetricSources {
   }>;
   /** Each webhook endpoint's last health: `merchant` names a merchant's endpoint in platform mode (issue 45). */
   webhookHealth(): Promise<{ status: string; consecutiveFailures: number; merchant?: number }[]>;
-  /** Gateway money with no order still open, by currency (issue 19). */
-  unmatchedOpen(): Promise<Record<string, number>>;
+  /**
+   * Gateway money with no order still open (issue 19), by currency and the merchant whose endpoint
+   * its event came to (null: the kit's first, or a kit that does not know its merchant's id).
+   */
+  unmatchedOpen(): Promise<{ merchant_id: number | null; currency: string; open: number }[]>;
   /**
    * Disputes not yet won or lost, by currency and the merchant whose order it is (null: an order that
    * names none, or a kit that does not know its merchant's id).
@@ -60,7 +63,7 @@ export class KitMetrics {
   readonly #recovery: Counter<'result'>;
   readonly #report: Gauge<'merchant' | 'currency' | 'classification'>;
   readonly #expiring: Gauge<'merchant'>;
-  readonly #unmatched: Counter<'currency'>;
+  readonly #unmatched: Counter<'merchant' | 'currency'>;
   readonly #orderEvents: Counter<'kind' | 'result'>;
   readonly #rateLimited: Counter<'limit'>;
   readonly #rateLimitFallbacks: Counter<'limit'>;
@@ -117,8 +120,8 @@ export class KitMetrics {
     });
     this.#unmatched = new Counter({
       name: 'kit_unmatched_money_total',
-      help: 'Gateway transactions naming money that no attempt holds, kept for an operator when first seen, by currency',
-      labelNames: ['currency'],
+      help: 'Gateway transactions naming money that no attempt holds, kept for an operator when first seen, by currency (and merchant, in platform mode)',
+      labelNames: ['merchant', 'currency'],
       registers,
     });
     this.#orderEvents = new Counter({
@@ -175,15 +178,15 @@ export class KitMetrics {
     });
     new Gauge({
       name: 'kit_unmatched_money_open',
-      help: 'Gateway money with no order that no operator has attached or resolved yet, by currency',
-      labelNames: ['currency'],
+      help: 'Gateway money with no order that no operator has attached or resolved yet, by currency (and merchant, in platform mode)',
+      labelNames: ['merchant', 'currency'],
       registers,
       async collect() {
         const open = await metrics.#read((s) => s.unmatchedOpen());
         if (open === null) return;
         // A currency whose last open row was settled must read 0, not its last count.
         this.reset();
-        for (const [currency, n] of Object.entries(open)) this.set({ currency }, n);
+        for (const { labels, n } of metrics.#perSeries(open)) this.set(labels, n);
       },
     });
     new Gauge({
@@ -195,16 +198,7 @@ export class KitMetrics {
         const open = await metrics.#read((s) => s.disputesOpen());
         if (open === null) return;
         this.reset();
-        // Summed per series: a single shop's per currency, a platform's per merchant and currency.
-        const sums = new Map<string, { labels: Record<string, string>; n: number }>();
-        for (const d of open) {
-          const labels = { ...metrics.#merchantLabel(d.merchant_id), currency: d.currency };
-          const key = JSON.stringify(labels);
-          const sum = sums.get(key) ?? { labels, n: 0 };
-          sum.n += d.open;
-          sums.set(key, sum);
-        }
-        for (const { labels, n } of sums.values()) this.set(labels, n);
+        for (const { labels, n } of metrics.#perSeries(open)) this.set(labels, n);
       },
     });
     new Gauge({
@@ -337,13 +331,16 @@ export class KitMetrics {
     this.#observations.inc({ source, outcome });
   }
 
-  /** A gateway transaction with no attempt, kept for the first time (reconciler/unmatched.ts). */
   orderEventTried(kind: 'endpoint' | 'handler', result: 'delivered' | 'failed' | 'given_up'): void {
     this.#orderEvents.inc({ kind, result });
   }
 
-  unmatchedMoney(currency: string): void {
-    this.#unmatched.inc({ currency });
+  /**
+   * A gateway transaction with no attempt, kept for the first time (reconciler/unmatched.ts).
+   * `merchantId`: whose endpoint its event came to (null: the kit's first); a label in platform mode only.
+   */
+  unmatchedMoney(currency: string, merchantId: number | null = null): void {
+    this.#unmatched.inc({ ...this.#merchantLabel(merchantId), currency });
   }
 
   polled(summary: { orders: number; changed: number; exhausted: number; failed: number }): void {
@@ -396,6 +393,22 @@ export class KitMetrics {
     if (!this.#merchants) return {};
     const merchant = merchantId ?? this.#merchants[0] ?? null;
     return merchant === null ? {} : { merchant: String(merchant) };
+  }
+
+  /**
+   * Counts per merchant and currency summed per series: a single shop's per currency (its rows may
+   * name no merchant or its one), a platform's per merchant and currency.
+   */
+  #perSeries(counts: readonly { merchant_id: number | null; currency: string; open: number }[]) {
+    const sums = new Map<string, { labels: Record<string, string>; n: number }>();
+    for (const c of counts) {
+      const labels = { ...this.#merchantLabel(c.merchant_id), currency: c.currency };
+      const key = JSON.stringify(labels);
+      const sum = sums.get(key) ?? { labels, n: 0 };
+      sum.n += c.open;
+      sums.set(key, sum);
+    }
+    return sums.values();
   }
 
   /** The Prometheus text of every metric. */

@@ -32,7 +32,7 @@ export function metricSources(a: Adapters, jobs: Jobs): MetricSources {
         remaining: await bounded('the budget', a.budget.lastRemaining()),
       };
     },
-    unmatchedOpen: () => bounded('gateway money with no order', a.store.unmatched.openByCurrency()),
+    unmatchedOpen: () => bounded('gateway money with no order', a.store.unmatched.openByMerchant()),
     disputesOpen: () => bounded('the disputes', a.store.disputes.openByMerchant()),
     orderEvents: async () => {
       const status = await bounded('the order events', a.store.outbox.status());

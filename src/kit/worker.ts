@@ -27,7 +27,7 @@ export function startWorker(a: Adapters, shutdown: Shutdown, concurrency: number
           },
           obs,
         );
-        if (kept.first) a.metrics.unmatchedMoney(kept.money.currency);
+        if (kept.first) a.metrics.unmatchedMoney(kept.money.currency, kept.money.merchant_id);
         return kept;
       },
       requeueAlone: (eventIds) => requeueAlone(queue, eventIds),

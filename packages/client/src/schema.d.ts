@@ -415,7 +415,7 @@ export interface paths {
         };
         /**
          * The reconciliation report
-         * @description One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight`, `mismatched` or `resolved` (a difference a person resolved the review of) with the reason and the order's `review`, and totals per currency in minor units, and per merchant and currency (`totals_by_merchant`: each row names its `merchant_id`, platform mode); beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency (captured, refunded, charged back and net after chargebacks, each payment read as an order's is). `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. `merchant_id`: one merchant's orders only, their totals and no `unmatched_money` (money with no order is not told by merchant). Roles: finance, admin.
+         * @description One row per order created in [`from`, `to`) beside what the gateway last said of its transaction, classified `matched`, `in_flight`, `mismatched` or `resolved` (a difference a person resolved the review of) with the reason and the order's `review`, and totals per currency in minor units, and per merchant and currency (`totals_by_merchant`: each row names its `merchant_id`, platform mode); beside them, `unmatched_money`: gateway money no payment attempt holds, first seen in the range, with its own totals per currency (captured, refunded, charged back and net after chargebacks, each payment read as an order's is). `format=csv`: the same rows as CSV, one header line; when the range has gateway money with no order, a blank line and a second table of it follow, with its own header line. `refresh=true` first asks the gateway about every row not matched, within the shared budget. `merchant_id`: one merchant's orders only and their totals, and that merchant's `unmatched_money` (the money whose events came to its webhook endpoint) and its totals; a token scoped to some merchants reads theirs alone. Roles: finance, admin.
          */
         get: operations["reconciliationReport"];
         put?: never;
@@ -499,7 +499,7 @@ export interface paths {
         };
         /**
          * Gateway money with no order
-         * @description Every gateway transaction naming money that no payment attempt of the kit holds, newest first (by first sight): kept when an event, a replay, recovery or a poll told of it, and the order carrying its reference flagged for review; each with the captured, refunded and charged-back amounts of its payment, read by the rules of an order (a reversed chargeback gives its amount back). `resolution=open` for what still waits for an operator. Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
+         * @description Every gateway transaction naming money that no payment attempt of the kit holds, newest first (by first sight): kept when an event, a replay, recovery or a poll told of it, and the order carrying its reference flagged for review; each with the captured, refunded and charged-back amounts of its payment, read by the rules of an order (a reversed chargeback gives its amount back). `resolution=open` for what still waits for an operator. Each row names its `merchant_id` (platform mode: the merchant whose webhook endpoint its event came to); `merchant_id` in the query keeps that merchant's money only, and a token scoped to some merchants sees theirs alone (another merchant named is a 403). Roles: operator, finance, viewer, admin (a `storefront` token is a 403).
          */
         get: operations["listUnmatchedMoney"];
         put?: never;
@@ -521,7 +521,7 @@ export interface paths {
         put?: never;
         /**
          * Attach gateway money to an order
-         * @description The payment goes to the order through the one apply path, as the gateway's news of it: its current attempt takes it (or a new attempt does, when the order has none or its last one ended), and the order shows it; an amount that is not the order's is flagged for review. A capture, refund or void goes to the order whose payment it belongs to. Roles: finance, admin; the audit log gets a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
+         * @description The payment goes to the order through the one apply path, as the gateway's news of it: its current attempt takes it (or a new attempt does, when the order has none or its last one ended), and the order shows it; an amount that is not the order's is flagged for review. A capture, refund or void goes to the order whose payment it belongs to. Platform mode: money goes to an order of its own merchant only (another merchant's order is a 422 naming `order_id`), and a token scoped to some merchants meets another merchant's money as unknown money (404) and another merchant's order as an unknown order (422). Roles: finance, admin; the audit log gets a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["attachUnmatchedMoney"];
         delete?: never;
@@ -541,7 +541,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve gateway money with a note
-         * @description What a person found (a test payment, money refunded at the gateway, another shop's payment), kept with the money: it leaves the open list and stays in the report. The note is required, at most 512 characters, with no card number. Roles: finance, admin; the audit log gets a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
+         * @description What a person found (a test payment, money refunded at the gateway, another shop's payment), kept with the money: it leaves the open list and stays in the report. The note is required, at most 512 characters, with no card number. A token scoped to some merchants resolves its merchants' money alone (another's is a 404, as unknown money). Roles: finance, admin; the audit log gets a line. `by` (optional): the caller's own name, as its token says (`admin` for OPS_API_TOKEN, the operator's name for their own token); a `by` naming anyone else is a 422: the records name who the token is.
          */
         post: operations["resolveUnmatchedMoney"];
         delete?: never;
@@ -1560,10 +1560,12 @@ export interface components {
             /** @description Per merchant and currency, by merchant then currency: the same figures as `totals`, split by whose orders (platform mode). A kit of one merchant has that merchant's lines only. */
             totals_by_merchant: components["schemas"]["MerchantTotals"][];
             rows: components["schemas"]["ReportRow"][];
-            /** @description Gateway money with no order first seen in the range, and its own totals per currency. Not told by merchant: a report of one merchant (`merchant_id`) leaves it out (empty); the report of every merchant has it. */
+            /** @description Gateway money with no order first seen in the range, and its own totals per currency and per merchant. Each row is the merchant's whose webhook endpoint its event came to: a report of one merchant (`merchant_id`), or of a token scoped to some, holds theirs alone; the report of every merchant has all of it. */
             unmatched_money: {
                 rows: components["schemas"]["UnmatchedMoney"][];
                 totals: components["schemas"]["UnmatchedTotals"][];
+                /** @description Per merchant and currency, by merchant then currency: the same figures as `totals`, split by whose money (platform mode). A kit of one merchant has that merchant's lines only. */
+                totals_by_merchant: components["schemas"]["MerchantUnmatchedTotals"][];
             };
         };
         CurrencyTotals: {
@@ -1717,8 +1719,38 @@ export interface components {
             resolved_note: string | null;
             resolved_by: string | null;
             resolved_at: string | null;
+            /**
+             * @description The gateway merchant whose webhook endpoint its event came to (platform mode); money kept before platform mode is the first of `GATEWAY_MERCHANTS`'s. Null: the kit does not know its key's own merchant id.
+             * @example 1001
+             */
+            merchant_id: number | null;
         };
         UnmatchedTotals: {
+            currency: string;
+            rows: number;
+            open: number;
+            attached: number;
+            resolved: number;
+            /** @description What sales and captures took, over the rows not attached. */
+            captured: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            captured_formatted: string;
+            /** @description Per payment, its running refunded total; over the rows not attached. */
+            refunded: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            refunded_formatted: string;
+            /** @description What chargebacks took back, of the payments charged back now; over the rows not attached. */
+            disputed: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            disputed_formatted: string;
+            /** @description Captured minus refunded minus disputed. */
+            net: number;
+            /** @description The amount in major units, as text: `12.34`. */
+            net_formatted: string;
+        };
+        MerchantUnmatchedTotals: {
+            /** @description Whose money: as the rows' `merchant_id`. */
+            merchant_id: number | null;
             currency: string;
             rows: number;
             open: number;
@@ -6428,6 +6460,8 @@ export interface operations {
         parameters: {
             query?: {
                 resolution?: "open" | "attached" | "resolved";
+                /** @description The gateway merchant (platform mode: one of `GATEWAY_MERCHANTS`, within the credential's scope). Required when the kit acts for several, unless the credential is scoped to one. */
+                merchant_id?: string;
                 limit?: string;
             };
             header?: never;
@@ -6686,7 +6720,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no gateway money with no order has this id (`errors.id`). */
+            /** @description `NOT_FOUND`: no gateway money with no order has this id (`errors.id`), or none of the token's merchants (platform mode: the same answer). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6744,7 +6778,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `VALIDATION_FAILED`: `errors` names the field: `order_id` when no order has it, the order is in another currency, or it does not hold the payment a capture, refund or void belongs to. */
+            /** @description `VALIDATION_FAILED`: `errors` names the field: `order_id` when no order has it (or none the token's merchants have), the order is in another currency or of another merchant than the money's, or it does not hold the payment a capture, refund or void belongs to. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6936,7 +6970,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND`: no gateway money with no order has this id (`errors.id`). */
+            /** @description `NOT_FOUND`: no gateway money with no order has this id (`errors.id`), or none of the token's merchants (platform mode: the same answer). */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -64,9 +64,8 @@ export async function report(
             `${t.orders} orders; ${money(t)}`,
           ])
         : []),
-      made.merchantId === undefined
-        ? ['gateway money with no order', made.unmatched.rows.length]
-        : ['gateway money with no order', 'not told by merchant: in the report of every merchant'],
+      // Of the report's merchants: the money whose events came to their webhook endpoints.
+      ['gateway money with no order', made.unmatched.rows.length],
       ...made.unmatched.totals.map((t): [string, string] => [
         `  ${t.currency}`,
         `${t.open} open; ${money(t)}`,

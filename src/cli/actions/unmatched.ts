@@ -1,19 +1,29 @@
+import { merchantFilter } from '../../merchant/orders/order-merchant.js';
 import { attachMoney, resolveMoney } from '../../merchant/reconciler/unmatched-actions.js';
 import { unmatchedRow } from '../../merchant/reports/unmatched.js';
 import { UNMATCHED_RESOLUTIONS, type UnmatchedResolution } from '../../merchant/store/records.js';
-import { cliActor, listLimit, noteOf } from '../input.js';
+import { cliActor, listLimit, merchantId, noteOf } from '../input.js';
 import type { KitSession } from '../kit-session.js';
 import { fail, print } from '../output.js';
 
 /** `unmatched list|attach|resolve` (registered in ../unmatched.ts). */
 
-export async function list(kit: KitSession, options: { resolution?: string; limit: string }) {
+export async function list(
+  kit: KitSession,
+  options: { resolution?: string; limit: string; merchant?: string },
+) {
   const resolution = options.resolution as UnmatchedResolution | undefined;
   if (resolution !== undefined && !UNMATCHED_RESOLUTIONS.includes(resolution))
     fail(`--resolution: must be open, attached or resolved (got "${options.resolution}")`);
   const limit = listLimit(options.limit);
-  const money = await (await kit.store()).unmatched.list({ resolution, limit });
-  print(money.map(unmatchedRow));
+  const served = kit.config.gateway.merchants;
+  // One merchant's money (platform mode): any merchant id, as the report's --merchant.
+  const merchants =
+    options.merchant === undefined
+      ? null
+      : merchantFilter(merchantId('--merchant', options.merchant), served);
+  const money = await (await kit.store()).unmatched.list({ resolution, merchants, limit });
+  print(money.map((m) => unmatchedRow(m, served)));
 }
 
 export async function attach(kit: KitSession, id: string, options: { order: string; by?: string }) {
@@ -23,7 +33,7 @@ export async function attach(kit: KitSession, id: string, options: { order: stri
   switch (outcome.kind) {
     case 'attached':
       print({
-        unmatched_money: unmatchedRow(outcome.money),
+        unmatched_money: unmatchedRow(outcome.money, kit.config.gateway.merchants),
         order: {
           id: outcome.order.id,
           status: outcome.order.status,
@@ -53,7 +63,7 @@ export async function resolve(kit: KitSession, id: string, options: { note: stri
   const outcome = await resolveMoney({ store: await kit.store() }, id, note, actor);
   switch (outcome.kind) {
     case 'resolved':
-      print({ unmatched_money: unmatchedRow(outcome.money) });
+      print({ unmatched_money: unmatchedRow(outcome.money, kit.config.gateway.merchants) });
       return;
     case 'not_found':
       return fail(`${id}: no gateway money with no order has this id`);

@@ -162,6 +162,15 @@ export const unmatchedMoneySchema = z
     resolved_note: z.string().nullable(),
     resolved_by: z.string().nullable(),
     resolved_at: timestamp.nullable(),
+    merchant_id: z
+      .number()
+      .int()
+      .nullable()
+      .meta({
+        description:
+          "The gateway merchant whose webhook endpoint its event came to (platform mode); money kept before platform mode is the first of `GATEWAY_MERCHANTS`'s. Null: the kit does not know its key's own merchant id.",
+        examples: [1001],
+      }),
   })
   .meta({
     id: 'UnmatchedMoney',
@@ -191,6 +200,18 @@ export const unmatchedTotalsSchema = z
   })
   .meta({ id: 'UnmatchedTotals' });
 
+/** One merchant's totals of money with no order in one currency (unmatched.ts, MerchantUnmatchedTotals). */
+export const merchantUnmatchedTotalsSchema = z
+  .object({
+    merchant_id: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "Whose money: as the rows' `merchant_id`." }),
+    ...unmatchedTotalsSchema.shape,
+  })
+  .meta({ id: 'MerchantUnmatchedTotals' });
+
 export const reportSchema = z
   .object({
     from: timestamp,
@@ -210,10 +231,17 @@ export const reportSchema = z
     }),
     rows: z.array(reportRowSchema),
     unmatched_money: z
-      .object({ rows: z.array(unmatchedMoneySchema), totals: z.array(unmatchedTotalsSchema) })
+      .object({
+        rows: z.array(unmatchedMoneySchema),
+        totals: z.array(unmatchedTotalsSchema),
+        totals_by_merchant: z.array(merchantUnmatchedTotalsSchema).meta({
+          description:
+            "Per merchant and currency, by merchant then currency: the same figures as `totals`, split by whose money (platform mode). A kit of one merchant has that merchant's lines only.",
+        }),
+      })
       .meta({
         description:
-          'Gateway money with no order first seen in the range, and its own totals per currency. Not told by merchant: a report of one merchant (`merchant_id`) leaves it out (empty); the report of every merchant has it.',
+          "Gateway money with no order first seen in the range, and its own totals per currency and per merchant. Each row is the merchant's whose webhook endpoint its event came to: a report of one merchant (`merchant_id`), or of a token scoped to some, holds theirs alone; the report of every merchant has all of it.",
       }),
   })
   .meta({ id: 'ReconciliationReport' });

@@ -11,7 +11,7 @@ import {
 } from '../orders/order-merchant.js';
 import { OrderNotFound, type Store } from '../store/index.js';
 import type { OrderRecord } from '../store/records.js';
-import { acrossMerchants, type OpsAuth, type Principal } from './ops-auth.js';
+import type { OpsAuth, Principal } from './ops-auth.js';
 
 /**
  * Credentials scoped to merchants (issue 45, part 2), checked here and nowhere else: every route
@@ -19,7 +19,8 @@ import { acrossMerchants, type OpsAuth, type Principal } from './ops-auth.js';
  * before a store call that reads it itself), every list filters by `listMerchants`, and every
  * request that names a merchant (`merchant_id`) is resolved by `requestMerchant`. An order of a
  * merchant outside the credential's scope is the same 404 as an unknown order's: the answer tells
- * the credential nothing of other merchants' orders, not even that one exists.
+ * the credential nothing of other merchants' orders, not even that one exists. Gateway money with no
+ * order is its merchant's alike (`seesMerchant` on its `merchant_id`: unmatched-routes.ts).
  */
 export interface ScopeDeps {
   store: Pick<Store, 'orders'>;
@@ -98,14 +99,6 @@ export function listMerchants(
   named: number | undefined,
 ): MerchantFilter | null {
   return answered(listFilter(deps.gateways.merchants, named, who.merchants ?? null), 'merchant_id', who);
-}
-
-/**
- * A route across every merchant that a permission held by scoped credentials reaches (GET
- * /unmatched-money: money with no order is nobody's yet): 403 for a scoped credential.
- */
-export function everyMerchant(who: Principal): void {
-  if (who.merchants) throw acrossMerchants(who, who.merchants);
 }
 
 /**

@@ -294,6 +294,8 @@ export const unmatchedListQuerySchema = z.object({
   resolution: z
     .enum(['open', 'attached', 'resolved'], { message: 'must be open, attached or resolved' })
     .optional(),
+  /** One merchant's money (platform mode); a scoped credential sees its merchants' alone. */
+  merchant_id: merchantIdQuery,
   limit: listLimit,
 });
 

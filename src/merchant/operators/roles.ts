@@ -68,10 +68,10 @@ export function may(role: Role, permission: Permission): boolean {
 
 /**
  * What a credential scoped to some merchants (issue 45, part 2) may still use of its role: the
- * permissions whose routes are per merchant, where it sees its merchants' orders and customers alone
- * (another's order is a 404, as an unknown one). The rest read or act across every merchant (the
- * reconciliation report, the audit export, money with no order, the queue board, metrics): refused to
- * it (403). The role table's `scoped` column says the same; a test checks one against the other.
+ * permissions whose routes are per merchant, where it sees its merchants' orders, customers and
+ * gateway money with no order alone (another's is a 404, as an unknown one). The rest read or act
+ * across every merchant (the queue board, metrics): refused to it (403). The role table's `scoped`
+ * column says the same; a test checks one against the other.
  */
 export const PER_MERCHANT = {
   read: true,
@@ -82,7 +82,7 @@ export const PER_MERCHANT = {
   'reports.read': true,
   'audit.read': true,
   'reviews.resolve': true,
-  'unmatched.decide': false,
+  'unmatched.decide': true,
   'disputes.decide': true,
   'queues.read': false,
   'queues.act': false,

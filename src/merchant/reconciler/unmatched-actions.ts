@@ -4,6 +4,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { Actor } from '../operators/roles.js';
 import { observeTransaction } from '../orders/from-gateway.js';
 import type { About, ObservationSource, TransactionObservation } from '../orders/observation.js';
+import { merchantOf, sameMerchantRule } from '../orders/order-merchant.js';
 import { type AttachPlan, attachPlan } from '../orders/unmatched-money.js';
 import type { Store } from '../store/index.js';
 import type { AttemptRecord, OrderRecord, UnmatchedMoneyRecord } from '../store/records.js';
@@ -36,6 +37,14 @@ export type AttachOutcome =
   /** The order changed between the check and the apply (another attempt took a payment): nothing was done. */
   | { kind: 'order_changed'; money: UnmatchedMoneyRecord };
 
+/**
+ * Whose money and orders the caller may see (a credential scoped to some merchants, issue 45): what
+ * it may not see is, to it, money or an order that does not exist. Left out: every merchant's.
+ */
+export type SeesMerchant = (merchantId: number | null) => boolean;
+
+const everyMerchant: SeesMerchant = () => true;
+
 export type ResolveOutcome =
   | { kind: 'resolved'; money: UnmatchedMoneyRecord }
   | { kind: 'not_found' }
@@ -48,18 +57,28 @@ export type ResolveOutcome =
  * names the transaction, as checkout adopts a payment it meets as ERR_DUPLICATE (About.adopt): decide
  * judges it like any news, flagging an amount that is not the order's. If that cannot happen, the
  * claim is undone and the money is open again.
+ *
+ * Platform mode (issue 45): money outside what `sees` lets the caller see is `not_found`, an order
+ * outside it `no_order`, as unknown ones; and money stays with its merchant (the one whose endpoint
+ * its event came to): an order of another merchant is refused, naming both.
  */
 export async function attachMoney(
   deps: UnmatchedActionDeps,
   id: string,
   orderId: string,
   actor: Actor,
+  sees: SeesMerchant = everyMerchant,
 ): Promise<AttachOutcome> {
   const money = await deps.store.unmatched.get(id);
-  if (!money) return { kind: 'not_found' };
+  if (!money || !sees(money.merchant_id)) return { kind: 'not_found' };
   if (money.resolution !== 'open') return { kind: 'not_open', money };
   const order = await deps.store.orders.find(orderId);
-  if (!order) return { kind: 'no_order' };
+  if (!order || !sees(order.merchant_id)) return { kind: 'no_order' };
+  const served = deps.gateways.merchants;
+  if (!sameMerchantRule(served)(order.merchant_id, money.merchant_id)) {
+    const message = `is an order of merchant ${merchantOf(order.merchant_id, served)}; this money is merchant ${merchantOf(money.merchant_id, served)}'s (its event came to that merchant's endpoint), and stays with it`;
+    return { kind: 'refused', status: 422, code: 'VALIDATION_FAILED', message, money };
+  }
   const current = order.current_attempt_id ? await deps.store.attempts.get(order.current_attempt_id) : null;
   const plan = attachPlan(
     {
@@ -136,9 +155,10 @@ export async function attachMoney(
  */
 async function askedAfterAttach(deps: UnmatchedActionDeps, money: UnmatchedMoneyRecord, about: About) {
   if (money.transaction_type !== 'sale' && money.transaction_type !== 'auth') return null;
-  const answer = await deps.gateways
-    .of(null)
-    .transactionStatus(money.transaction_id, 'operator')
+  // Asked through the money's merchant (platform mode: the order's, as attachMoney's rule makes it);
+  // one the kit no longer acts for (of() throws) is left to the poller as a gateway that does not answer.
+  const answer = await Promise.resolve()
+    .then(() => deps.gateways.of(money.merchant_id).transactionStatus(money.transaction_id, 'operator'))
     .catch(() => null);
   if (!answer) return null;
   const observed = observeTransaction(answer.data, 'api', `attach:${money.id}:status`, deps.clock.now(), {
@@ -149,15 +169,19 @@ async function askedAfterAttach(deps: UnmatchedActionDeps, money: UnmatchedMoney
   return applied.matched ? applied : null;
 }
 
-/** Resolves open money with an operator's note: it leaves the open list, and stays in the report. */
+/**
+ * Resolves open money with an operator's note: it leaves the open list, and stays in the report.
+ * Money outside what `sees` lets the caller see is `not_found`, as unknown money.
+ */
 export async function resolveMoney(
   deps: { store: Pick<UnmatchedActionDeps['store'], 'unmatched'> },
   id: string,
   note: string,
   actor: Actor,
+  sees: SeesMerchant = everyMerchant,
 ): Promise<ResolveOutcome> {
   const money = await deps.store.unmatched.get(id);
-  if (!money) return { kind: 'not_found' };
+  if (!money || !sees(money.merchant_id)) return { kind: 'not_found' };
   if (!(await deps.store.unmatched.resolve(id, { actor, note }))) {
     return { kind: 'not_open', money: (await deps.store.unmatched.get(id)) ?? money };
   }

@@ -49,6 +49,9 @@ export async function keepUnmatched(deps: KeepDeps, obs: TransactionObservation)
     source: obs.source,
     sourceId: obs.sourceId,
     orderId: order?.id ?? null,
+    // Whose endpoint the event came to (the inbox row's merchant; null: the first): its money, even
+    // when it names another merchant's order, which is not this money's (issue 45).
+    merchantId: obs.merchant ?? null,
   });
   if (order) await flagOrder(deps, order, obs);
   // One warning per transaction, when it is first kept; its later news is the same money seen again.

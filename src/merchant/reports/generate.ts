@@ -34,8 +34,8 @@ export interface Report extends ReportRange {
   /** Per merchant and currency (issue 45): the same figures as `totals`, split by whose orders. */
   totalsByMerchant: MerchantTotals[];
   /**
-   * Gateway money with no order first seen in the range, beside the orders (issue 19). Not told by
-   * merchant: the kit does not keep whose it is; a report of one merchant leaves it out (empty).
+   * Gateway money with no order first seen in the range, beside the orders (issue 19): of the
+   * merchants the report is of (issue 45: the merchant whose endpoint its event came to).
    */
   unmatched: UnmatchedSection;
 }
@@ -116,13 +116,15 @@ export async function reconciliationReport(
   };
 }
 
-/** The report's gateway money with no order: the range's, in a report of every merchant; else none. */
+/**
+ * The report's gateway money with no order: the range's, of the merchants the report is of (one, a
+ * scoped credential's, or every merchant's), filtered as the orders are.
+ */
 export async function unmatchedOf(
-  deps: { store: Pick<Store, 'unmatched'> },
+  deps: { store: Pick<Store, 'unmatched'> } & Pick<ReportDeps, 'gateways'>,
   range: ReportRange,
 ): Promise<UnmatchedSection> {
-  if (range.merchantId !== undefined || range.merchants) return { rows: [], totals: [] };
-  return unmatchedSection(deps.store, range);
+  return unmatchedSection(deps.store, range, merchantOfRange(deps, range), deps.gateways.merchants);
 }
 
 /** Polls, through the one apply path, every order of the range the report would not call matched. */

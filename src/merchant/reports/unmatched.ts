@@ -1,5 +1,6 @@
 import { type CurrencyCode, formatMinor, isCurrencyCode } from '../../shared/money.js';
 import { joinPayment, type PaymentState } from '../orders/decide.js';
+import { type MerchantFilter, merchantOf } from '../orders/order-merchant.js';
 import { keptPayment } from '../orders/unmatched-money.js';
 import type { UnmatchedMoneyRecord, UnmatchedResolution } from '../store/records.js';
 import type { UnmatchedMoneyStore } from '../store/unmatched.js';
@@ -38,6 +39,12 @@ export interface UnmatchedMoneyRow {
   resolved_note: string | null;
   resolved_by: string | null;
   resolved_at: string | null;
+  /**
+   * The merchant whose webhook endpoint its event came to (platform mode, issue 45); money kept
+   * before platform mode is the first of GATEWAY_MERCHANTS'. Null: the kit does not know its key's
+   * own merchant id.
+   */
+  merchant_id: number | null;
 }
 
 /** The CSV's second part: its columns, in order (docs/finance.md lists them). */
@@ -67,6 +74,7 @@ export const UNMATCHED_COLUMNS: readonly (keyof UnmatchedMoneyRow)[] = [
   'resolved_note',
   'resolved_by',
   'resolved_at',
+  'merchant_id',
 ];
 
 export interface UnmatchedTotals {
@@ -94,7 +102,11 @@ const format = (minor: number, currency: string) =>
 const formatOrNull = (minor: number | null, currency: string) =>
   minor === null ? null : format(minor, currency);
 
-export function unmatchedRow(m: UnmatchedMoneyRecord): UnmatchedMoneyRow {
+/**
+ * One row. `served`: the merchants the kit acts for (GATEWAY_MERCHANTS), whose first money that names
+ * none belongs to; left out, the row shows the record's own `merchant_id`.
+ */
+export function unmatchedRow(m: UnmatchedMoneyRecord, served: readonly number[] = []): UnmatchedMoneyRow {
   return {
     id: m.id,
     transaction_id: m.transaction_id,
@@ -121,6 +133,7 @@ export function unmatchedRow(m: UnmatchedMoneyRecord): UnmatchedMoneyRow {
     resolved_note: m.resolved_note,
     resolved_by: m.resolved_by,
     resolved_at: m.resolved_at?.toISOString() ?? null,
+    merchant_id: merchantOf(m.merchant_id, served),
   };
 }
 
@@ -183,16 +196,53 @@ export function unmatchedTotals(records: readonly UnmatchedMoneyRecord[]): Unmat
     });
 }
 
-/** The report's second part: the money first seen in the range, and its totals. */
+/** One merchant's totals in one currency: UnmatchedTotals, and whose. */
+export interface MerchantUnmatchedTotals extends UnmatchedTotals {
+  merchant_id: number | null;
+}
+
+/**
+ * Totals per merchant and currency (platform mode, issue 45): `unmatchedTotals` over each merchant's
+ * money (`served`: money naming none is the first's), by merchant, then currency. A payment's rows
+ * are one merchant's (its events came to one endpoint), so the lines add up to `unmatchedTotals`.
+ */
+export function unmatchedTotalsByMerchant(
+  records: readonly UnmatchedMoneyRecord[],
+  served: readonly number[] = [],
+): MerchantUnmatchedTotals[] {
+  const by = new Map<number | null, UnmatchedMoneyRecord[]>();
+  for (const m of records) {
+    const merchant = merchantOf(m.merchant_id, served);
+    const mine = by.get(merchant);
+    if (mine) mine.push(m);
+    else by.set(merchant, [m]);
+  }
+  return [...by.keys()]
+    .sort((a, b) => (a ?? 0) - (b ?? 0))
+    .flatMap((merchant) => unmatchedTotals(by.get(merchant)!).map((t) => ({ merchant_id: merchant, ...t })));
+}
+
+/** The report's second part: the money first seen in the range, its totals, and per merchant. */
 export interface UnmatchedSection {
   rows: UnmatchedMoneyRow[];
   totals: UnmatchedTotals[];
+  totals_by_merchant: MerchantUnmatchedTotals[];
 }
 
+/**
+ * The money first seen in the range: of every merchant, or of `merchants` (a report of one merchant,
+ * or of a credential scoped to some). `served`: the merchants the kit acts for.
+ */
 export async function unmatchedSection(
   store: { unmatched: Pick<UnmatchedMoneyStore, 'firstSeen'> },
   range: { from: Date; to: Date },
+  merchants: MerchantFilter | null = null,
+  served: readonly number[] = [],
 ): Promise<UnmatchedSection> {
-  const records = await store.unmatched.firstSeen(range.from, range.to);
-  return { rows: records.map(unmatchedRow), totals: unmatchedTotals(records) };
+  const records = await store.unmatched.firstSeen(range.from, range.to, merchants);
+  return {
+    rows: records.map((m) => unmatchedRow(m, served)),
+    totals: unmatchedTotals(records),
+    totals_by_merchant: unmatchedTotalsByMerchant(records, served),
+  };
 }

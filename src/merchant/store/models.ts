@@ -51,7 +51,13 @@ export type CheckpointRow = Row<CheckpointRecord>;
 export type UnmatchedMoneyColumns = Omit<UnmatchedMoneyRecord, 'reference'> & { reference: string };
 export type UnmatchedMoneyRow = Row<
   UnmatchedMoneyColumns,
-  'seen_count' | 'resolution' | 'resolved_note' | 'resolved_by' | 'resolved_at' | 'disputed_minor'
+  | 'seen_count'
+  | 'resolution'
+  | 'resolved_note'
+  | 'resolved_by'
+  | 'resolved_at'
+  | 'disputed_minor'
+  | 'merchant_id'
 >;
 
 export type DisputeRow = Row<
@@ -220,6 +226,7 @@ export function defineModels(sequelize: Sequelize): Models {
       resolved_note: str(512),
       resolved_by: str(64),
       resolved_at: when(true),
+      merchant_id: { type: DataTypes.INTEGER, allowNull: true },
     },
     options('unmatched_money'),
   );

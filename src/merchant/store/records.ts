@@ -149,6 +149,11 @@ export interface UnmatchedMoneyRecord {
   resolved_note: string | null;
   resolved_by: string | null;
   resolved_at: Date | null;
+  /**
+   * The merchant whose webhook endpoint the event that found it came to (issue 45, platform mode);
+   * null: the kit's first merchant (GATEWAY_MERCHANTS' first), or the key's own account in a kit of one.
+   */
+  merchant_id: number | null;
 }
 
 /** A named operator's token (issue, part 2): who, which role; only the token's SHA-256 is kept. */

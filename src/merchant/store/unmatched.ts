@@ -1,12 +1,14 @@
-import { Op, type Sequelize, UniqueConstraintError } from 'sequelize';
+import { Op, QueryTypes, type Sequelize, UniqueConstraintError, type WhereOptions } from 'sequelize';
 import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
 import type { Actor } from '../operators/roles.js';
 import { INITIAL_PAYMENT } from '../orders/decide.js';
 import type { TransactionFact } from '../orders/observation.js';
+import type { MerchantFilter } from '../orders/order-merchant.js';
 import { keptAfter, keptPayment, paymentColumns } from '../orders/unmatched-money.js';
 import type { AuditStore } from './audit.js';
+import { merchantWhere } from './merchant-where.js';
 import type { Models, UnmatchedMoneyRow } from './models.js';
 import { plain } from './models.js';
 import type { UnmatchedMoneyRecord, UnmatchedResolution } from './records.js';
@@ -19,6 +21,11 @@ export interface SeenMoney {
   sourceId: string;
   /** The order that carries its reference, if any. */
   orderId: string | null;
+  /**
+   * The merchant whose webhook endpoint the event came to (issue 45: the inbox row's); null or left
+   * out, the kit's first merchant. Kept with the row when first seen: a transaction is one merchant's.
+   */
+  merchantId?: number | null;
 }
 
 /** What keeping it did: the row as it now stands, and whether this was its first sight. */
@@ -91,6 +98,7 @@ export class UnmatchedMoneyStore {
             first_seen_at: now,
             last_seen_at: now,
             order_id: seen.orderId,
+            merchant_id: seen.merchantId ?? null,
           },
           { transaction: tx },
         );
@@ -120,10 +128,20 @@ export class UnmatchedMoneyStore {
     return row && record(row);
   }
 
-  /** Newest first (by first sight); all of them, or those of one resolution. */
-  async list(o: { resolution?: UnmatchedResolution; limit: number }): Promise<UnmatchedMoneyRecord[]> {
+  /**
+   * Newest first (by first sight); all of them, or those of one resolution; of every merchant, or of
+   * the merchants of `merchants` (platform mode, issue 45).
+   */
+  async list(o: {
+    resolution?: UnmatchedResolution;
+    merchants?: MerchantFilter | null;
+    limit: number;
+  }): Promise<UnmatchedMoneyRecord[]> {
+    const where: WhereOptions[] = [];
+    if (o.resolution) where.push({ resolution: o.resolution });
+    if (o.merchants) where.push(merchantWhere(o.merchants));
     const rows = await this.models.UnmatchedMoney.findAll({
-      where: o.resolution ? { resolution: o.resolution } : {},
+      where: where.length === 0 ? {} : { [Op.and]: where },
       order: [
         ['first_seen_at', 'DESC'],
         ['id', 'DESC'],
@@ -133,10 +151,18 @@ export class UnmatchedMoneyStore {
     return rows.map(record);
   }
 
-  /** First seen in [from, to), oldest first: the reconciliation report's second part. */
-  async firstSeen(from: Date, to: Date): Promise<UnmatchedMoneyRecord[]> {
+  /**
+   * First seen in [from, to), oldest first: the reconciliation report's second part; of every
+   * merchant, or of the merchants of `merchants` (a report of one merchant, or a scoped credential's).
+   */
+  async firstSeen(
+    from: Date,
+    to: Date,
+    merchants: MerchantFilter | null = null,
+  ): Promise<UnmatchedMoneyRecord[]> {
+    const seen: WhereOptions = { first_seen_at: { [Op.gte]: from, [Op.lt]: to } };
     const rows = await this.models.UnmatchedMoney.findAll({
-      where: { first_seen_at: { [Op.gte]: from, [Op.lt]: to } },
+      where: merchants ? { [Op.and]: [seen, merchantWhere(merchants)] } : seen,
       order: [
         ['first_seen_at', 'ASC'],
         ['id', 'ASC'],
@@ -145,15 +171,22 @@ export class UnmatchedMoneyStore {
     return rows.map(record);
   }
 
-  /** Rows still open, by currency (the gauge). */
-  async openByCurrency(): Promise<Record<string, number>> {
-    const rows = (await this.models.UnmatchedMoney.findAll({
-      attributes: ['currency', [this.sequelize.fn('COUNT', this.sequelize.col('id')), 'n']],
-      where: { resolution: 'open' },
-      group: ['currency'],
-      raw: true,
-    })) as unknown as { currency: string; n: number | string }[];
-    return Object.fromEntries(rows.map((r) => [r.currency, Number(r.n)]));
+  /** Rows still open, by merchant (null: the kit's first) and currency (the gauge). */
+  async openByMerchant(): Promise<{ merchant_id: number | null; currency: string; open: number }[]> {
+    const rows = await this.sequelize.query<{
+      merchant_id: number | null;
+      currency: string;
+      n: number | string;
+    }>(
+      `SELECT merchant_id, currency, COUNT(*) AS n FROM unmatched_money
+        WHERE resolution = 'open' GROUP BY merchant_id, currency`,
+      { type: QueryTypes.SELECT },
+    );
+    return rows.map((r) => ({
+      merchant_id: r.merchant_id === null ? null : Number(r.merchant_id),
+      currency: r.currency,
+      open: Number(r.n),
+    }));
   }
 
   /**

@@ -69,6 +69,7 @@ function keep(arrivals: readonly TransactionFact[]): UnmatchedMoneyRecord[] {
     resolved_note: null,
     resolved_by: null,
     resolved_at: null,
+    merchant_id: null,
   }));
 }
 

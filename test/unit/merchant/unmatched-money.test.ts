@@ -17,6 +17,7 @@ import {
   type UnmatchedMoneyRow,
   unmatchedRow,
   unmatchedTotals,
+  unmatchedTotalsByMerchant,
 } from '../../../src/merchant/reports/unmatched.js';
 import type { UnmatchedMoneyRecord } from '../../../src/merchant/store/records.js';
 
@@ -60,6 +61,7 @@ const record = (over: Partial<UnmatchedMoneyRecord> = {}): UnmatchedMoneyRecord 
   resolved_note: null,
   resolved_by: null,
   resolved_at: null,
+  merchant_id: null,
   ...over,
 });
 
@@ -289,15 +291,54 @@ describe('merchant: gateway money with no order', () => {
       const lines = money!.trimEnd().split('\n');
       expect(lines[0]).to.equal(UNMATCHED_COLUMNS.join(','));
       expect(lines[1]).to.equal(
-        'umn_1,100123,,shop-1,sale,captured,EUR,100,1.00,100,1.00,0,0.00,0,0.00,,webhook,evt_1,2026-11-25T08:00:00.000Z,2026-11-25T09:00:00.000Z,2,open,"a ""test"", really",,',
+        // The last column, merchant_id, is empty: a kit that does not know its key's merchant id.
+        'umn_1,100123,,shop-1,sale,captured,EUR,100,1.00,100,1.00,0,0.00,0,0.00,,webhook,evt_1,2026-11-25T08:00:00.000Z,2026-11-25T09:00:00.000Z,2,open,"a ""test"", really",,,',
       );
+    });
+
+    it("each row names its merchant (platform mode): the one it was kept for, or the kit's first when it names none", () => {
+      expect(UNMATCHED_COLUMNS.at(-1)).to.equal('merchant_id');
+      const served = [1001, 1004];
+      expect(unmatchedRow(record({ merchant_id: 1004 }), served).merchant_id).to.equal(1004);
+      expect(unmatchedRow(record({ merchant_id: null }), served).merchant_id).to.equal(1001);
+      // A single shop: the merchant it knows, or none.
+      expect(unmatchedRow(record({ merchant_id: null }), [1001]).merchant_id).to.equal(1001);
+      expect(unmatchedRow(record({ merchant_id: null })).merchant_id).to.equal(null);
+    });
+
+    it('totals per merchant and currency: each merchant’s money apart (none named: the first’s), adding up to the totals', () => {
+      const served = [1001, 1004];
+      const records = [
+        record({ id: 'a', transaction_id: '1', amount_minor: 1000, captured_minor: 1000, merchant_id: 1004 }),
+        record({ id: 'b', transaction_id: '2', amount_minor: 300, captured_minor: 300, merchant_id: null }),
+        record({ id: 'c', transaction_id: '3', amount_minor: 200, captured_minor: 200, merchant_id: 1001 }),
+        record({
+          id: 'd',
+          transaction_id: '4',
+          currency: 'USD',
+          amount_minor: 50,
+          captured_minor: 50,
+          merchant_id: 1004,
+        }),
+      ];
+      const by = unmatchedTotalsByMerchant(records, served);
+      expect(by.map((t) => [t.merchant_id, t.currency, t.rows, t.captured, t.net])).to.deep.equal([
+        [1001, 'EUR', 2, 500, 500],
+        [1004, 'EUR', 1, 1000, 1000],
+        [1004, 'USD', 1, 50, 50],
+      ]);
+      const { merchant_id: _, ...first } = by[0]!;
+      expect(first).to.deep.equal(unmatchedTotals(records.filter((r) => r.merchant_id !== 1004))[0]);
+      expect(unmatchedTotalsByMerchant([], served)).to.deep.equal([]);
     });
   });
 
   it('metrics: a counter of transactions first seen, and a gauge of open money read when scraped', async () => {
     const metrics = new KitMetrics();
     let open: Record<string, number> = { EUR: 2, USD: 1 };
-    metrics.watch({ unmatchedOpen: async () => open } as Partial<MetricSources> as MetricSources);
+    const counts = async () =>
+      Object.entries(open).map(([currency, n]) => ({ merchant_id: null, currency, open: n }));
+    metrics.watch({ unmatchedOpen: counts } as Partial<MetricSources> as MetricSources);
     metrics.unmatchedMoney('EUR');
     metrics.unmatchedMoney('EUR');
     let scrape = await metrics.text();
@@ -310,6 +351,24 @@ describe('merchant: gateway money with no order', () => {
     expect(scrape, 'a currency with nothing open any more is not stuck at its last count').to.not.contain(
       'kit_unmatched_money_open{currency="USD"}',
     );
+  });
+
+  it('metrics in platform mode: both carry the merchant whose endpoint the money came to (none named: the first)', async () => {
+    const metrics = new KitMetrics({ merchants: [1001, 1004] });
+    const open = [
+      { merchant_id: 1004, currency: 'EUR', open: 2 },
+      { merchant_id: null, currency: 'EUR', open: 1 },
+      { merchant_id: 1001, currency: 'EUR', open: 1 },
+    ];
+    metrics.watch({ unmatchedOpen: async () => open } as Partial<MetricSources> as MetricSources);
+    metrics.unmatchedMoney('EUR', 1004);
+    metrics.unmatchedMoney('EUR', null);
+    const scrape = await metrics.text();
+    expect(scrape).to.match(/^kit_unmatched_money_total\{merchant="1004",currency="EUR"\} 1$/m);
+    expect(scrape).to.match(/^kit_unmatched_money_total\{merchant="1001",currency="EUR"\} 1$/m);
+    // The money naming no merchant is the first's: summed into its series.
+    expect(scrape).to.match(/^kit_unmatched_money_open\{merchant="1001",currency="EUR"\} 2$/m);
+    expect(scrape).to.match(/^kit_unmatched_money_open\{merchant="1004",currency="EUR"\} 2$/m);
   });
 
   it('an event payload read for the reconciler carries what the row keeps', () => {
