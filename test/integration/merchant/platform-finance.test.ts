@@ -305,7 +305,7 @@ describe('merchant: finance and operations per merchant (platform mode)', functi
     };
     expect(await methods('?merchant_id=1004')).to.deep.equal({ status: 200, names: ['psc'] });
     expect((await methods('?merchant_id=1001')).names).to.include('ideal');
-    expect((await methods('')).names, 'left out: the first merchant’s').to.include('ideal');
+    expect((await methods('')).status, 'left out, with two merchants: required').to.equal(422);
     expect((await methods('?merchant_id=1002')).status).to.equal(422);
     // The outlet's own key sees the same list: the kit asked for 1004's.
     const own = await fetch(`${t.kit.gatewayUrl}/api/v1/payment-methods`, {
