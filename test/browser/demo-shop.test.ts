@@ -812,4 +812,32 @@ describe('browser: the demo shop of a platform (a merchant picker)', function ()
     expect(order).to.include({ merchant_id: 1004, status: 'paid' });
     expect(order.payment).to.include({ kind: 'redirect', payment_method: 'psc' });
   });
+
+  it("the signed-in customer's saved cards are each merchant's: a card saved at 1001 is listed there, and 1004's list is empty", async () => {
+    await page.goto(`${t.url}/`);
+    const saved = (count: number) =>
+      page.waitForFunction(
+        (n) => document.querySelector('#saved')?.getAttribute('data-count') === String(n),
+        count,
+      );
+    await page.selectOption('#merchant', '1001');
+    await saved(0);
+    await page.fill('#amount', '9.99');
+    await page.check('input[name="kind"][value="card"]');
+    await page.selectOption('#card', '4242424242424242');
+    await page.check('#save-card');
+    const [listed] = await Promise.all([
+      page.waitForRequest((r) => r.url().includes('/cards?merchant_id=1001') && r.method() === 'GET'),
+      page.click('#pay'),
+    ]);
+    expect(listed.url()).to.contain('/customers/demo-customer/cards?merchant_id=1001');
+    await saved(1);
+    expect(await page.locator('#saved tr[data-saved-card]').innerText()).to.contain('visa •••• 4242');
+    await screenshot('platform-saved-at-1001');
+    // The same customer id at 1004 is another customer: none of 1001's cards, and no error.
+    await page.selectOption('#merchant', '1004');
+    await saved(0);
+    expect(await page.locator('#saved-message').innerText()).to.not.match(/could not be read/);
+    await screenshot('platform-none-at-1004');
+  });
 });

@@ -61,6 +61,11 @@ export interface DemoCustomer {
   id: string;
   token: string;
   expiresAt: Date;
+  /**
+   * Platform mode: the same customer id is a customer of each merchant (issue 45), so a token for
+   * each, by merchant id; `token` is the first merchant's. Empty in a kit of one merchant.
+   */
+  tokens: Record<string, string>;
 }
 
 /**
@@ -68,9 +73,22 @@ export interface DemoCustomer {
  * hour, that the page sends with the customer's saved-card calls. Each rendering of the page makes a
  * new one, for this fixed customer only: no route hands out tokens for a customer a caller names.
  */
-export function demoCustomer(deps: Pick<MerchantDeps, 'customerTokens' | 'clock'>): DemoCustomer {
-  const { token, expiresAt } = deps.customerTokens.issue(DEMO_CUSTOMER_ID, deps.clock.now());
-  return { id: DEMO_CUSTOMER_ID, token, expiresAt };
+export function demoCustomer(
+  deps: Pick<MerchantDeps, 'customerTokens' | 'clock' | 'gateways'>,
+): DemoCustomer {
+  const now = deps.clock.now();
+  const { token, expiresAt } = deps.customerTokens.issue(DEMO_CUSTOMER_ID, now);
+  const served = deps.gateways.merchants;
+  const tokens: Record<string, string> = {};
+  if (served.length > 1)
+    for (const id of served)
+      tokens[id] = deps.customerTokens.issue(
+        DEMO_CUSTOMER_ID,
+        now,
+        undefined,
+        signedMerchant(id, served),
+      ).token;
+  return { id: DEMO_CUSTOMER_ID, token, expiresAt, tokens };
 }
 
 /** Where the page asks for a token that pays one of its orders with a saved card (outside production only). */
@@ -147,7 +165,12 @@ export function renderDemoShop(
     maxRefreshes: MAX_REFRESHES,
     queuePage: QUEUE_PAGE,
     resolutions: REVIEW_RESOLUTIONS,
-    customer: { id: customer.id, token: customer.token, expires_at: customer.expiresAt.toISOString() },
+    customer: {
+      id: customer.id,
+      token: customer.token,
+      tokens: customer.tokens,
+      expires_at: customer.expiresAt.toISOString(),
+    },
     tokenHeader: CUSTOMER_TOKEN_HEADER,
     secretHeader: ORDER_SECRET_HEADER,
   };

@@ -9,6 +9,7 @@ import { Script } from 'node:vm';
 import Router from '@koa/router';
 import { expect } from 'chai';
 import Koa from 'koa';
+import { ownAccount } from '../../../src/client/merchant-gateways.js';
 import { type Config, loadConfig } from '../../../src/config.js';
 import { testCard } from '../../../src/gateway/domain/cards.js';
 import { CustomerTokens } from '../../../src/merchant/customers/customer-token.js';
@@ -36,6 +37,7 @@ const customer: DemoCustomer = {
   id: DEMO_CUSTOMER_ID,
   token: 'ct1.1795000000.c2lnbmF0dXJl',
   expiresAt: new Date('2026-11-01T13:00:00Z'),
+  tokens: {},
 };
 const config = (env: Record<string, string>) => loadConfig(env, () => 'generated-token-0123456789');
 const SETTINGS_ELEMENT = '<script type="application/json" id="demo-settings">';
@@ -141,7 +143,12 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
     expect(html).to.contain('<code>GET /customers/demo-customer/cards</code>');
     expect(html).to.contain('<input type="checkbox" id="save-card"> Save this card for next time');
     expect(settingsOf(html)).to.deep.include({
-      customer: { id: 'demo-customer', token: customer.token, expires_at: '2026-11-01T13:00:00.000Z' },
+      customer: {
+        id: 'demo-customer',
+        token: customer.token,
+        tokens: {},
+        expires_at: '2026-11-01T13:00:00.000Z',
+      },
       tokenHeader: 'Customer-Token',
       secretHeader: 'Order-Secret',
     });
@@ -152,6 +159,7 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
       id: '</script><script>alert("id")</script><b>',
       token: 'ct1.</script><script>alert(1)</script><!--',
       expiresAt: new Date('2026-11-01T13:00:00Z'),
+      tokens: { 1004: 'ct1.</script><script>alert(2)</script>' },
     };
     const html = renderDemoShop(shop, hostile);
     expect(html).to.not.contain('<b>');
@@ -173,6 +181,7 @@ describe('merchant: the demo shop (renderDemoShop)', () => {
     expect(settingsOf(html).customer).to.deep.equal({
       id: hostile.id,
       token: hostile.token,
+      tokens: hostile.tokens,
       expires_at: '2026-11-01T13:00:00.000Z',
     });
   });
@@ -277,10 +286,18 @@ describe('merchant: where `/` is the demo shop', () => {
     let servers: Server[] = [];
     const serve = async (demoShop: LandingDeps['demoShop'], path = '/') => {
       const router = new Router();
-      // `/` uses nothing else of the landing's dependencies: the demo shop, a customer token for its customer.
+      // `/` uses nothing else of the landing's dependencies: the demo shop, a customer token for its
+      // customer (one merchant's: the gateways say which merchants there are).
       const customerTokens = new CustomerTokens(Buffer.alloc(32, 7));
       const clock = { now: () => Date.now() };
-      landingRoutes(router, { shopUrl: 'http://127.0.0.1/', demoShop, customerTokens, clock } as LandingDeps);
+      const gateways = ownAccount(null, 1001);
+      landingRoutes(router, {
+        shopUrl: 'http://127.0.0.1/',
+        demoShop,
+        customerTokens,
+        clock,
+        gateways,
+      } as unknown as LandingDeps);
       const app = new Koa();
       app.use(router.routes());
       const server = createServer(app.callback());

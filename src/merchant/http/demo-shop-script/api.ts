@@ -1,4 +1,4 @@
-import { $, CUSTOMER, el, SETTINGS } from './page.js';
+import { $, CUSTOMER, el, pickedMerchant, SETTINGS } from './page.js';
 import { secretOf } from './storage.js';
 
 /**
@@ -86,7 +86,10 @@ export const answerLost = (answer: Answer): boolean =>
 
 /** The headers of a call about the signed-in customer's cards: their token. */
 export function asCustomer(): Headers {
-  return { [SETTINGS.tokenHeader]: CUSTOMER.token };
+  // Platform mode: the token of the picked merchant's customer.
+  const merchant = pickedMerchant();
+  const token = merchant === null ? CUSTOMER.token : (CUSTOMER.tokens[merchant] ?? CUSTOMER.token);
+  return { [SETTINGS.tokenHeader]: token };
 }
 
 /** The headers of the shopper's call about an order: its secret (when this browser holds it), then headers. */

@@ -29,10 +29,11 @@ restoreChoices(
 $('pay-form').addEventListener('submit', placeAndPay);
 // Another amount or currency is another purchase: a new order.
 for (const id of ['amount', 'currency']) $(id).addEventListener('input', showPayLabel);
-// Platform mode: another merchant too, with payment methods of its own.
+// Platform mode: another merchant too, with payment methods of its own, and its own customer's cards.
 document.getElementById('merchant')?.addEventListener('change', () => {
   showPayLabel();
   loadMethods();
+  loadSavedCards();
 });
 $('capture').addEventListener('click', () => operate('capture'));
 $('void').addEventListener('click', () => operate('void'));

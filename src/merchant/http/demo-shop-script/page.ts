@@ -10,9 +10,19 @@ export const SETTINGS = JSON.parse(
   document.getElementById('demo-settings')?.textContent ?? 'null',
 ) as DemoShopScriptSettings;
 export const CUSTOMER = SETTINGS.customer;
-export const CARDS_PATH = `/customers/${encodeURIComponent(CUSTOMER.id)}/cards`;
+const CARDS_PATH = `/customers/${encodeURIComponent(CUSTOMER.id)}/cards`;
 /** Platform mode: the kit acts for several merchants, and the form has a picker (`#merchant`). */
 export const SEVERAL_MERCHANTS = SETTINGS.merchants.length > 1;
+
+/**
+ * The customer's saved cards (or one of them, `cardId`): in platform mode at the picked merchant,
+ * whose customer they are (the same id at another merchant is another customer).
+ */
+export function cardsPath(cardId?: string): string {
+  const path = cardId === undefined ? CARDS_PATH : `${CARDS_PATH}/${encodeURIComponent(cardId)}`;
+  const merchant = pickedMerchant();
+  return merchant === null ? path : `${path}?merchant_id=${merchant}`;
+}
 
 /** The merchant picked for the next order (platform mode); null without a picker. */
 export function pickedMerchant(): number | null {

@@ -1,6 +1,6 @@
 import type { PublicPaymentAnswer, SavedCard } from '@merchant-kit/client';
 import { api, asCustomer, asShopper, problem } from './api.js';
-import { $, CARDS_PATH, el, fieldValue, SETTINGS, say } from './page.js';
+import { $, cardsPath, el, fieldValue, SETTINGS, say } from './page.js';
 import { followPayment, orderToPay } from './payment.js';
 
 /** The signed-in customer's saved cards: listed, paid with, removed (with the customer's token). */
@@ -13,7 +13,7 @@ interface CardList {
 let savedBusy = false;
 
 export async function loadSavedCards(): Promise<void> {
-  const answer = await api<CardList>('GET', CARDS_PATH, undefined, asCustomer());
+  const answer = await api<CardList>('GET', cardsPath(), undefined, asCustomer());
   const box = $('saved');
   // The page's token lapsed (an hour): the list stays as it was, and what was said stays, with how to go on.
   if (answer.body.code === 'CUSTOMER_TOKEN_INVALID') {
@@ -113,12 +113,7 @@ async function payWithSaved(card: SavedCard, label: string): Promise<void> {
 async function removeSaved(card: SavedCard, label: string): Promise<void> {
   if (!savedWorking(true)) return;
   try {
-    const answer = await api(
-      'DELETE',
-      `${CARDS_PATH}/${encodeURIComponent(card.id)}`,
-      undefined,
-      asCustomer(),
-    );
+    const answer = await api('DELETE', cardsPath(card.id), undefined, asCustomer());
     if (answer.status === 200) say('saved-message', `${label} is removed.`, 'ok');
     else say('saved-message', `${label} could not be removed: ${problem(answer)}`, 'err');
   } finally {

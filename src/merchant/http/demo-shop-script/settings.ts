@@ -17,7 +17,13 @@ export interface DemoShopScriptSettings {
   /** What a person may say of a flagged order (POST /orders/{id}/review). */
   resolutions: readonly string[];
   /** The signed-in customer the page acts for, with the token the shop's server made for it. */
-  customer: { id: string; token: string; expires_at: string };
+  customer: {
+    id: string;
+    token: string;
+    /** Platform mode: the customer's token at each merchant (merchant id to token); empty otherwise. */
+    tokens: Readonly<Record<string, string>>;
+    expires_at: string;
+  };
   /** The header the customer's token goes in. */
   tokenHeader: string;
   /** The header an order's client secret goes in (its reads and payments as the shopper). */
