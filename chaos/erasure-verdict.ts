@@ -132,7 +132,7 @@ export async function checkErasure(o: {
       c !== null && c.erased === true && Object.keys(c).every((k) => k === 'erased' || k === 'erased_at'),
   ).length;
   const active = await o.reader
-    .activeInstruments(customers.erased.merchant_customer_id!)
+    .activeInstruments(customers.erased.merchant_customer_id!, customers.merchant)
     .then((tokens) => tokens.length)
     .catch(() => null);
   return {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { landingStatus, pressButton } from '../test/support/kit.js';
 import { delay } from '../test/support/process.js';
 import type { Snapshot } from './erasure-verdict.js';
+import type { OrderMerchants } from './merchants.js';
 import { fetchReport } from './money.js';
 import { between, type Random } from './random.js';
 import type { Answer, Customer, CustomerClaim, KitApi, OrderCustomers } from './stream.js';
@@ -75,6 +76,9 @@ export const personalValues = (c: Customer): string[] =>
 /**
  * Who the storm's orders are for: now and then the customer it erases (until the erasure starts,
  * and at most ERASED_ORDERS of the mix), now and then one of the customers who stay, mostly nobody.
+ * In platform mode the customer erased is one merchant's (picked at random): each of their orders is
+ * that merchant's, and each request about them names it (`merchant_id`). The customers who stay
+ * have orders at any merchant.
  */
 export class StormCustomers implements OrderCustomers {
   readonly erased = person('erased', 0);
@@ -91,8 +95,25 @@ export class StormCustomers implements OrderCustomers {
   #creating = 0;
   readonly #running = new Set<Promise<unknown>>();
   readonly #authOpen: (() => boolean)[] = [];
+  /** The merchant whose customer the erased one is; undefined: the kit's one merchant. */
+  readonly merchant: number | undefined;
 
-  constructor(private readonly random: Random) {}
+  constructor(
+    private readonly random: Random,
+    private readonly merchants?: OrderMerchants,
+  ) {
+    this.merchant = merchants?.pick();
+  }
+
+  /** `merchant_id` for a body about the erased customer, in platform mode. */
+  #named(): { merchant_id?: number } {
+    return this.merchant === undefined ? {} : { merchant_id: this.merchant };
+  }
+
+  /** `?merchant_id=` for a path about the erased customer, in platform mode ('' without). */
+  query(): string {
+    return this.merchant === undefined ? '' : `?merchant_id=${this.merchant}`;
+  }
 
   claim(): CustomerClaim | null {
     const r = this.random();
@@ -113,6 +134,7 @@ export class StormCustomers implements OrderCustomers {
     this.#creating += 1;
     return {
       customer: this.erased,
+      merchant: this.merchant,
       made: (orderId, story, authOpen) => {
         this.#creating -= 1;
         this.erasedOrders.add(orderId);
@@ -159,21 +181,27 @@ export class StormCustomers implements OrderCustomers {
       amount: euros(amount),
       currency: 'EUR',
       customer: this.erased,
+      ...this.#named(),
     });
     if (created.status !== 201) return null;
     const id = created.body.data.order.id as string;
     this.erasedOrders.add(id);
+    if (this.merchant !== undefined) this.merchants?.made(id, this.merchant);
     return { id, amount };
   }
 
   /**
    * Before the storm: the shop's server vouches for the customer (a customer token, an audit line
-   * naming their id), and their first order is paid with `save_card`, as docs/saved-cards.md shows.
-   * Answers what went wrong, or null.
+   * naming their id), and their first order is paid with `save_card`, as docs/saved-cards.md shows;
+   * then the gateway lists the cards it holds for them at their merchant. Answers what went wrong, or
+   * null.
    */
-  async saveCard(api: KitApi, activeCards: (id: string) => Promise<string[]>): Promise<string | null> {
+  async saveCard(
+    api: KitApi,
+    activeCards: (id: string, merchant?: number) => Promise<string[]>,
+  ): Promise<string | null> {
     const id = this.erased.merchant_customer_id!;
-    const vouched = await api.call('POST', `/customers/${id}/tokens`, {}, api.operator);
+    const vouched = await api.call('POST', `/customers/${id}/tokens`, this.#named(), api.operator);
     if (vouched.status !== 201) return `the customer's token: ${said(vouched)}`;
     const order = await this.order(api);
     if (order === null) return 'the order that saves the card was not made';
@@ -182,7 +210,7 @@ export class StormCustomers implements OrderCustomers {
     const paid = await api.call('POST', `/orders/${order.id}/pay/card`, body, headers);
     if (paid.status !== 200 || paid.body.data.order.status !== 'paid')
       return `the payment that saves the card: ${said(paid)}`;
-    this.savedCards = (await activeCards(id)).length;
+    this.savedCards = (await activeCards(id, this.merchant)).length;
     return this.savedCards > 0 ? null : 'the gateway lists no card saved for the customer';
   }
 }
@@ -235,7 +263,8 @@ export async function eraseMidStorm(o: {
   let tries = 0;
   while (Date.now() - started < ERASE_WITHIN_MS) {
     tries += 1;
-    answer = await api.call('POST', `/customers/${encodeURIComponent(id)}/erase`, undefined, api.operator);
+    const path = `/customers/${encodeURIComponent(id)}/erase${customers.query()}`;
+    answer = await api.call('POST', path, undefined, api.operator);
     if (answer.status !== 0 && answer.status < 500) break;
     await delay(ERASE_AGAIN_MS);
   }

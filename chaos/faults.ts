@@ -3,6 +3,7 @@ import { waitFor } from '../test/support/process.js';
 import type { Duplicates } from './duplicates.js';
 import type { GatewayReader } from './gateway.js';
 import type { KitProcesses } from './kit.js';
+import type { Random } from './random.js';
 import type { RedisLossTimes } from './redis-loss.js';
 import { type MariaDb, type PrivateRedis, restart } from './services.js';
 import type { KitTables } from './tables.js';
@@ -21,6 +22,12 @@ export interface FaultDeps {
   duplicates: Duplicates;
   /** How long after each Redis fault the events it held unapplied took to be applied (issue 44). */
   redisLoss: RedisLossTimes;
+  /** The merchants the kit acts for (one: a kit of one merchant). */
+  merchants: readonly number[];
+  /** The run's seeded random (which merchant's secret is rotated). */
+  random: Random;
+  /** The merchants whose secret the rotation fault rotated, in order. */
+  rotated: number[];
 }
 
 export interface Fault {
@@ -82,12 +89,22 @@ const restartMariaDb: Fault = {
   },
 };
 
+/**
+ * One merchant's signing secret rotated (the only one of a kit of one merchant; in platform mode one
+ * picked at random): its copies are signed with the new one from then on, the others' as before.
+ */
 const rotateSecret: Fault = {
   name: 'webhook secret rotated mid-stream',
-  run: async ({ kit, tables, duplicates }) => {
-    await kit.rotateSecret();
-    duplicates.useSecret(await tables.signingSecret(kit.encryptionKey));
-    return '`npm run cli -- webhook rotate`; copies signed with the new secret from now on';
+  run: async ({ kit, tables, duplicates, merchants, random, rotated }) => {
+    const merchant = merchants[Math.floor(random() * merchants.length)]!;
+    const several = merchants.length > 1;
+    await kit.rotateSecret(several ? merchant : undefined);
+    rotated.push(merchant);
+    const served = { merchant, served: merchants };
+    duplicates.useSecret(merchant, await tables.signingSecret(kit.encryptionKey, served));
+    return several
+      ? `\`npm run cli -- webhook rotate --merchant ${merchant}\`; ${merchant}'s copies signed with its new secret from now on, the other merchants' as before`
+      : '`npm run cli -- webhook rotate`; copies signed with the new secret from now on';
   },
 };
 

@@ -4,18 +4,37 @@ import type { PaymentRecord } from '../test/support/truth-rules.js';
 
 /**
  * The run's view of the sandbox gateway, over its HTTP API like any client: the gateway's truth
- * (event history, payloads, transactions, sessions) read with the partner key, whose rate window is
- * its own, so the run's reads never slow the kit's key down; the sandbox controls with the merchant key.
+ * (event history, payloads, transactions, sessions) read with a partner key whose rate window is its
+ * own, so the run's reads never slow the kit's key down, for the merchants the kit acts for; the
+ * sandbox controls with a key that sees them all.
  */
 
 const PARTNER_KEY = 'sk_test_partner_9001';
 const MERCHANT_ID = 1001;
+
+/** Whose gateway the run reads, and with which keys. */
+export interface ReaderSettings {
+  /** The merchants whose events and instruments the run lists; default the first seeded one (1001). */
+  merchants?: readonly number[];
+  /**
+   * The partner key the run reads with, linked to every one of `merchants`, and not the kit's (its
+   * rate window is its own); default the seed's partner key, sk_test_partner_9001.
+   */
+  readKey?: string;
+  /**
+   * The key of the sandbox controls (chargebacks, settling a session, the outage, the clock): one that
+   * sees every one of `merchants`; default the first merchant's own key.
+   */
+  controlKey?: string;
+}
 const CALL_MS = 30_000;
 /** A request its key's rate window refuses (429) is tried again, this many times in all. */
 const RATE_LIMITED_TRIES = 5;
 
 export interface EventRow {
   id: string;
+  /** The merchant whose events listed it (the endpoint it is delivered to). */
+  merchant_id: number;
   event_type: string;
   transaction_id: number;
   status: string;
@@ -25,6 +44,8 @@ export interface EventRow {
 
 export interface EventPayload {
   id: string;
+  /** The merchant whose event it is: the one whose events listed it (the payload does not say). */
+  merchantId: number;
   body: string;
   type: string;
   createdAtMs: number;
@@ -34,6 +55,8 @@ export interface EventPayload {
 /** A transaction as the gateway records it (gateway-api.md, Transaction record), as much as the run reads. */
 export interface GatewayRecord {
   id: number;
+  /** The merchant whose transaction it is. */
+  merchantId: number;
   relatedId: number | null;
   type: string;
   status: string;
@@ -56,7 +79,19 @@ export interface GatewayRecord {
 type Envelope = { success: boolean; message: string; code: string; data: any };
 
 export class GatewayReader {
-  constructor(private readonly url: string) {}
+  readonly merchants: readonly number[];
+  readonly #readKey: string;
+  readonly #controlKey: string;
+
+  constructor(
+    private readonly url: string,
+    settings: ReaderSettings = {},
+  ) {
+    this.merchants = settings.merchants ?? [MERCHANT_ID];
+    if (this.merchants.length === 0) throw new Error('the gateway reader needs a merchant');
+    this.#readKey = settings.readKey ?? PARTNER_KEY;
+    this.#controlKey = settings.controlKey ?? SANDBOX_MERCHANT_KEY;
+  }
 
   /** One request; a 429 (refused before anything was done) is tried again after its Retry-After. */
   async #send(method: string, path: string, key: string, body?: unknown) {
@@ -79,40 +114,55 @@ export class GatewayReader {
     return envelope;
   }
 
-  #read = (path: string) => this.#call('GET', path, PARTNER_KEY);
+  #read = (path: string) => this.#call('GET', path, this.#readKey);
 
-  /** Every event the gateway recorded for the merchant created at or after `from` (all of them without). */
+  /**
+   * Every event the gateway recorded for each merchant created at or after `from` (all of them
+   * without), each row tagged with its merchant, oldest first.
+   */
   async events(from?: string): Promise<EventRow[]> {
+    const found: EventRow[] = [];
+    for (const merchant of this.merchants) found.push(...(await this.#eventsOf(merchant, from)));
+    return found.sort((a, b) => a.created_at.localeCompare(b.created_at));
+  }
+
+  async #eventsOf(merchant: number, from?: string): Promise<EventRow[]> {
     const found: EventRow[] = [];
     for (let page = 1; ; page++) {
       const query = new URLSearchParams({
-        merchant_id: String(MERCHANT_ID),
+        merchant_id: String(merchant),
         per_page: '100',
         page: String(page),
       });
       if (from) query.set('from', from);
       const { data } = await this.#read(`/api/v1/webhook/events?${query}`);
-      found.push(...(data.events as EventRow[]));
+      found.push(
+        ...(data.events as Omit<EventRow, 'merchant_id'>[]).map((e) => ({ ...e, merchant_id: merchant })),
+      );
       if (page >= data.pagination.last_page) return found;
     }
   }
 
-  /** The event's payload, as the gateway signed and sent it. */
-  async payload(eventId: string): Promise<EventPayload> {
-    const { data } = await this.#read(`/api/v1/webhook/events/${eventId}?merchant_id=${MERCHANT_ID}`);
-    const body = JSON.stringify(data.payload);
+  /**
+   * The payload of the event `row` lists, as the gateway signed and sent it (read by id: the gateway
+   * checks whose it is).
+   */
+  async payload(row: Pick<EventRow, 'id' | 'merchant_id'>): Promise<EventPayload> {
+    const { data } = await this.#read(`/api/v1/webhook/events/${row.id}`);
     return {
       id: data.id,
-      body,
+      merchantId: row.merchant_id,
+      body: JSON.stringify(data.payload),
       type: data.event_type,
       createdAtMs: Date.parse(data.created_at),
       transaction: data.payload.data.transaction,
     };
   }
 
-  async transaction(id: number): Promise<Omit<PaymentRecord, 'captureAmount'>> {
-    const { data } = await this.#read(`/api/v1/transactions/${id}/status?merchant_id=${MERCHANT_ID}`);
+  async transaction(id: number): Promise<Omit<PaymentRecord, 'captureAmount'> & { merchantId: number }> {
+    const { data } = await this.#read(`/api/v1/transactions/${id}/status`);
     return {
+      merchantId: Number(data.merchant_id),
       type: data.transaction_type,
       status: data.status,
       amount: data.amount,
@@ -124,13 +174,14 @@ export class GatewayReader {
 
   /** The transaction with this id, or null when the gateway has none. */
   async record(id: number): Promise<GatewayRecord | null> {
-    const path = `/api/v1/transactions/${id}/status?merchant_id=${MERCHANT_ID}`;
-    const { status, envelope } = await this.#send('GET', path, PARTNER_KEY);
+    const path = `/api/v1/transactions/${id}/status`;
+    const { status, envelope } = await this.#send('GET', path, this.#readKey);
     if (status === 404) return null;
     if (status !== 200) throw new Error(`GET ${path}: ${status} ${envelope.code} ${envelope.message}`);
     const t = envelope.data.transaction ?? envelope.data;
     return {
       id: t.id,
+      merchantId: Number(t.merchant_id),
       relatedId: t.related_trans_id,
       type: t.transaction_type,
       status: t.status,
@@ -144,7 +195,7 @@ export class GatewayReader {
   }
 
   async session(id: string): Promise<{ status: string; transactionId: number }> {
-    const { data } = await this.#read(`/api/v1/payment-sessions/${id}?merchant_id=${MERCHANT_ID}`);
+    const { data } = await this.#read(`/api/v1/payment-sessions/${id}`);
     return { status: data.payment_session.status, transactionId: data.payment_session.transaction_id };
   }
 
@@ -152,18 +203,25 @@ export class GatewayReader {
   async payment(
     attempt: { gateway_transaction_id: string | null; payment_session_id: string | null },
     captures: ReadonlyMap<number, number>,
-  ): Promise<{ payment: PaymentRecord; sessionStatus?: string } | null> {
+  ): Promise<{ payment: PaymentRecord; merchantId: number; sessionStatus?: string } | null> {
     const session = attempt.payment_session_id ? await this.session(attempt.payment_session_id) : undefined;
     const id = session?.transactionId ?? Number(attempt.gateway_transaction_id);
     if (!Number.isInteger(id) || id <= 0) return null;
-    const t = await this.transaction(id);
-    return { payment: { ...t, captureAmount: captures.get(id) ?? null }, sessionStatus: session?.status };
+    const { merchantId, ...t } = await this.transaction(id);
+    return {
+      payment: { ...t, captureAmount: captures.get(id) ?? null },
+      merchantId,
+      sessionStatus: session?.status,
+    };
   }
 
-  /** The vault tokens of the customer's saved cards the gateway holds active (sandbox.md section 11). */
-  async activeInstruments(merchantCustomerId: string): Promise<string[]> {
+  /**
+   * The vault tokens of the customer's saved cards the gateway holds active for `merchant` (default
+   * the first one) (sandbox.md section 11).
+   */
+  async activeInstruments(merchantCustomerId: string, merchant = this.merchants[0]!): Promise<string[]> {
     const query = new URLSearchParams({
-      merchant_id: String(MERCHANT_ID),
+      merchant_id: String(merchant),
       merchant_customer_id: merchantCustomerId,
       per_page: '100',
     });
@@ -173,15 +231,27 @@ export class GatewayReader {
 
   /** sandbox.md section 10: the sandbox's clock moved on by `seconds`; returns its reading after (ms). */
   async advanceClock(seconds: number): Promise<number> {
-    const { data } = await this.#call('POST', '/sandbox/clock/advance', SANDBOX_MERCHANT_KEY, { seconds });
+    const { data } = await this.#call('POST', '/sandbox/clock/advance', this.#controlKey, { seconds });
     return Date.parse(data.now);
   }
 
-  /** sandbox.md section 10: every delivery fails with connection_refused for `seconds` of sandbox clock. */
+  /**
+   * sandbox.md section 10: every delivery to each merchant's endpoint fails with connection_refused
+   * for `seconds` of sandbox clock, the merchants cut off one after the other; the window covers them all.
+   */
   async outage(seconds: number): Promise<{ from: number; until: number }> {
-    const { data } = await this.#call('POST', '/sandbox/webhook/outage', SANDBOX_MERCHANT_KEY, { seconds });
-    const until = Date.parse(data.until);
-    return { from: until - seconds * 1000, until };
+    let window: { from: number; until: number } | null = null;
+    for (const merchant of this.merchants) {
+      const body = { seconds, merchant_id: merchant };
+      const { data } = await this.#call('POST', '/sandbox/webhook/outage', this.#controlKey, body);
+      const until = Date.parse(data.until);
+      const from = until - seconds * 1000;
+      window =
+        window === null
+          ? { from, until }
+          : { from: Math.min(window.from, from), until: Math.max(window.until, until) };
+    }
+    return window!;
   }
 
   /**
@@ -190,20 +260,16 @@ export class GatewayReader {
    */
   async chargeback(transactionId: number, amount?: string): Promise<void> {
     const body = amount === undefined ? undefined : { amount };
-    await this.#call('POST', `/sandbox/transactions/${transactionId}/chargeback`, SANDBOX_MERCHANT_KEY, body);
+    await this.#call('POST', `/sandbox/transactions/${transactionId}/chargeback`, this.#controlKey, body);
   }
 
   /** sandbox.md section 11: the merchant won the dispute; the payment is captured again. */
   async reverseChargeback(transactionId: number): Promise<void> {
-    await this.#call(
-      'POST',
-      `/sandbox/transactions/${transactionId}/chargeback/reverse`,
-      SANDBOX_MERCHANT_KEY,
-    );
+    await this.#call('POST', `/sandbox/transactions/${transactionId}/chargeback/reverse`, this.#controlKey);
   }
 
   async settle(sessionId: string, outcome: 'paid' | 'failed' | 'cancelled'): Promise<void> {
-    await this.#call('POST', `/sandbox/payment-sessions/${sessionId}/settle`, SANDBOX_MERCHANT_KEY, {
+    await this.#call('POST', `/sandbox/payment-sessions/${sessionId}/settle`, this.#controlKey, {
       outcome,
     });
   }

@@ -50,6 +50,23 @@ export interface KitSettings {
   workerInApi?: boolean;
   /** More of the kit's settings, for every process (SHOP_WEBHOOK_URLS, GATEWAY_SANDBOX_STATE, ...). */
   env?: Record<string, string>;
+  /** Told at once when a process exits that the run did not stop or kill. */
+  onDeath?: (line: string) => void;
+  /**
+   * Platform mode (issue 45, docs/platform.md): the kit acts for a partner key's linked merchants;
+   * unset, for the seed's first merchant with its own key, as a single shop does.
+   */
+  platform?: PlatformSettings;
+}
+
+/** A partner key and the merchants the kit acts for with it, each with its own key. */
+export interface PlatformSettings {
+  /** GATEWAY_API_KEY: the partner's key. */
+  partnerKey: string;
+  /** GATEWAY_MERCHANTS, in order (the first is the one orders made before platform mode belong to). */
+  merchants: readonly number[];
+  /** GATEWAY_MERCHANT_KEYS: each merchant's own key, for 3D Secure, capture, refund and void. */
+  merchantKeys: Readonly<Record<number, string>>;
 }
 
 /** A gateway the kit reaches over the network, not one it runs (the crash points' standalone sandbox). */
@@ -120,16 +137,38 @@ export class KitProcesses {
   #track(p: Proc, role: string): Proc {
     this.#processes.push(p);
     this.#roles.set(p, role);
+    const { onDeath } = this.settings;
+    if (onDeath)
+      void p.exited.then(({ code, signal }) => {
+        if (!this.#ended.has(p))
+          onDeath(`the ${role} process (pid ${p.child.pid}) exited on its own: ${signal ?? `code ${code}`}`);
+      });
     return p;
   }
 
-  /** How `who` reaches the gateway: the outside one at its own base URL, or the api's embedded sandbox. */
+  /**
+   * How `who` reaches the gateway: the outside one at its own base URL, or the api's embedded sandbox;
+   * with the kit's key (the partner's and its merchants' in platform mode).
+   */
   #gatewayEnv(who: string): Record<string, string> {
     const outside = this.settings.gateway;
     return {
       GATEWAY_BASE_URL: outside ? outside.baseUrlFor(who) : this.gatewayUrl,
-      GATEWAY_API_KEY: SANDBOX_MERCHANT_KEY,
+      ...this.#keyEnv(),
       ...(outside ? { PUBLIC_BASE_URL: outside.publicUrl } : {}),
+    };
+  }
+
+  /** The kit's gateway key: the first merchant's own, or the partner's with its merchants and their keys. */
+  #keyEnv(): Record<string, string> {
+    const { platform } = this.settings;
+    if (!platform) return { GATEWAY_API_KEY: SANDBOX_MERCHANT_KEY };
+    return {
+      GATEWAY_API_KEY: platform.partnerKey,
+      GATEWAY_MERCHANTS: platform.merchants.join(','),
+      GATEWAY_MERCHANT_KEYS: Object.entries(platform.merchantKeys)
+        .map(([id, key]) => `${id}=${key}`)
+        .join(','),
     };
   }
 
@@ -145,7 +184,7 @@ export class KitProcesses {
       ...this.#env(),
       ROLES: this.settings.workerInApi ? 'api,worker' : 'api',
       PORT: String(this.port),
-      ...(this.settings.gateway ? this.#gatewayEnv('api') : this.#sandboxEnv()),
+      ...(this.settings.gateway ? this.#gatewayEnv('api') : { ...this.#sandboxEnv(), ...this.#keyEnv() }),
     };
     this.#api = this.#track(start('src/main.ts', [], env), 'api');
     await healthy(this.#api, this.apiUrl, READY_MS);
@@ -190,12 +229,18 @@ export class KitProcesses {
     await exitWithin(worker, STOP_MS);
   }
 
-  /** `npm run cli -- webhook rotate` beside the running kit; fails unless it exits 0. */
-  async rotateSecret(): Promise<void> {
+  /**
+   * `npm run cli -- webhook rotate` beside the running kit (`--merchant <id>`: that merchant's endpoint,
+   * in platform mode); fails unless it exits 0.
+   */
+  async rotateSecret(merchant?: number): Promise<void> {
     // Without GATEWAY_BASE_URL the CLI attaches to the running kit's sandbox on GATEWAY_PORT, and
-    // stores the new secret under the embedded sandbox's label, retiring the one it replaces.
-    const env = { ...this.#env(), GATEWAY_PORT: String(this.gatewayPort) };
-    const cli = this.#track(startNpm(['run', '-s', 'cli', '--', 'webhook', 'rotate'], env), 'cli');
+    // stores the new secret under the embedded sandbox's label, retiring the one it replaces (the
+    // merchant's only).
+    const env = { ...this.#env(), ...this.#keyEnv(), GATEWAY_PORT: String(this.gatewayPort) };
+    const args = ['run', '-s', 'cli', '--', 'webhook', 'rotate'];
+    if (merchant !== undefined) args.push('--merchant', String(merchant));
+    const cli = this.#track(startNpm(args, env), 'cli');
     this.#ended.add(cli);
     const { code } = await exitWithin(cli, READY_MS);
     if (code !== 0) throw new Error(`webhook rotate exited ${code}: ${cli.stderr()}`);

@@ -28,12 +28,26 @@ export interface Look {
   recovered: number;
   /** Gateway events the kit never stored, or stored and never applied. */
   lost: string[];
+  /**
+   * Gateway events the inbox keeps as another merchant's than the one whose endpoint the gateway
+   * delivers them to (platform mode), one line each.
+   */
+  misfiled: string[];
   appliedTwice: string[];
   /** One line per order that differs from the gateway's truth or waits for review; null: not checked. */
   untrue: string[] | null;
   /** Orders compared with a gateway record. */
   checked: number;
   orders: number;
+  /** Per merchant the orders name (`-`: none), the same counts; empty until the truth is checked. */
+  merchants: Record<string, MerchantCounts>;
+}
+
+/** One merchant's orders: how many, how many compared with a gateway record, how many untrue. */
+export interface MerchantCounts {
+  orders: number;
+  checked: number;
+  untrue: number;
 }
 
 /** Events, inbox and history: cheap, and enough to know whether a truth check is worth its calls. */
@@ -47,6 +61,13 @@ export async function lookAtEvents(tables: KitTables, reader: GatewayReader): Pr
   const ids = new Set(events.map((e) => e.id));
   const ours = inbox.filter((row) => ids.has(row.event_id));
   const applied = new Set(ours.filter((row) => Number(row.processed) === 1).map((row) => row.event_id));
+  const kept = new Map(ours.map((row) => [row.event_id, row.merchant_id]));
+  const misfiled = events.flatMap((e) => {
+    const as = kept.get(e.id);
+    return as === undefined || as === null || Number(as) === e.merchant_id
+      ? []
+      : [`event ${e.id} (${e.event_type}) of merchant ${e.merchant_id} kept as merchant ${as}'s`];
+  });
   return {
     events,
     stored: ours.length,
@@ -54,24 +75,34 @@ export async function lookAtEvents(tables: KitTables, reader: GatewayReader): Pr
     changed: ours.filter((row) => row.outcome === 'applied').length,
     recovered: ours.filter((row) => row.source === 'recovery').length,
     lost: events.filter((e) => !applied.has(e.id)).map((e) => e.id),
+    misfiled,
     appliedTwice: appliedTwice(history),
     untrue: null,
     checked: 0,
     orders: orders.length,
+    merchants: {},
   };
 }
 
 /**
  * Every order with a payment at the gateway (or only those of `only`), compared with the gateway's
- * record of it.
+ * record of it; the counts per merchant the orders name too.
  */
 export async function untrueOrders(
   tables: KitTables,
   reader: GatewayReader,
   captures: ReadonlyMap<number, number>,
   only?: ReadonlySet<string>,
-): Promise<{ untrue: string[]; checked: number }> {
-  const orders = (await tables.orders()).filter((o) => o.kind !== null && (!only || only.has(o.id)));
+): Promise<{ untrue: string[]; checked: number; merchants: Record<string, MerchantCounts> }> {
+  const all = (await tables.orders()).filter((o) => !only || only.has(o.id));
+  const merchants: Record<string, MerchantCounts> = {};
+  const countsOf = (o: OrderRow) => {
+    const key = o.merchant_id === null ? '-' : String(o.merchant_id);
+    merchants[key] ??= { orders: 0, checked: 0, untrue: 0 };
+    return merchants[key];
+  };
+  for (const o of all) countsOf(o).orders += 1;
+  const orders = all.filter((o) => o.kind !== null);
   const untrue: string[] = [];
   let checked = 0;
   let next = 0;
@@ -81,14 +112,20 @@ export async function untrueOrders(
       const problem = await orderProblem(order, reader, captures);
       if (problem === undefined) continue;
       checked += 1;
-      if (problem !== null) untrue.push(problem);
+      countsOf(order).checked += 1;
+      if (problem === null) continue;
+      untrue.push(problem);
+      countsOf(order).untrue += 1;
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, checker));
-  return { untrue, checked };
+  return { untrue, checked, merchants };
 }
 
-/** What is wrong with the order (null: nothing); undefined: nothing of it at the gateway to compare. */
+/**
+ * What is wrong with the order (null: nothing); undefined: nothing of it at the gateway to compare.
+ * An order that names a merchant must have its payment at that merchant.
+ */
 async function orderProblem(
   order: OrderRow,
   reader: GatewayReader,
@@ -96,6 +133,8 @@ async function orderProblem(
 ): Promise<string | null | undefined> {
   const found = await reader.payment(order, captures);
   if (!found) return undefined;
+  if (order.merchant_id !== null && Number(order.merchant_id) !== found.merchantId)
+    return `order ${order.id} (${order.reference}) is merchant ${order.merchant_id}'s, its payment merchant ${found.merchantId}'s at the gateway`;
   const { got, want } = comparison(order, truthOfPayment(order.kind!, found.payment, found.sessionStatus));
   if (!sameTruth(got, want))
     return `order ${order.id} (${order.reference}): ${JSON.stringify(got)}, the gateway: ${JSON.stringify(want)}`;

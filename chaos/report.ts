@@ -44,6 +44,42 @@ export interface Result {
   closed: { cancelled: number; expired: number } | null;
   /** The customer erased in the middle of the traffic (chaos/erasure.ts); null: it did not run. */
   erasure: ErasureVerdict | null;
+  /**
+   * Platform mode (issue 45): a line per merchant, and what holds the kit to each merchant; null: a
+   * kit of one merchant.
+   */
+  platform?: PlatformVerdict | null;
+}
+
+/** The storm of a kit acting for several merchants, merchant by merchant. */
+export interface PlatformVerdict {
+  lines: MerchantLine[];
+  /** Orders the kit keeps as another merchant's than the run asked for (must be 0). */
+  wrongMerchant: number;
+  /** Gateway events the inbox keeps as another merchant's than the gateway's (must be 0). */
+  misfiled: number;
+  /** Copies of a merchant's events posted to another merchant's URL, signed with its secret. */
+  forged: { posted: number; answers: Record<string, number> };
+  /** The merchants whose webhook secret the storm rotated, in order. */
+  rotated: number[];
+}
+
+/** One merchant's part of the storm. */
+export interface MerchantLine {
+  merchant: number;
+  /** Events the gateway recorded for it, and those the kit never stored or applied (must be 0). */
+  events: number;
+  lost: number;
+  /** Orders the run asked the kit to make for it. */
+  asked: number;
+  /** The kit's orders that name it. */
+  orders: number;
+  /** Of those, compared with the gateway's record of their payment, and those that differ. */
+  checked: number;
+  untrue: number;
+  /** Its lines of `totals_by_merchant` (one per currency) and those that differ; null: not checked. */
+  currencies: number | null;
+  differing: number | null;
 }
 
 /** The money check in figures (chaos/money.ts). */
@@ -51,6 +87,8 @@ export interface MoneyVerdict {
   currencies: number;
   /** Currencies where a compared total differs. */
   differing: number;
+  /** Lines per merchant and currency, and those that differ; null: the report has none. */
+  merchantLines?: { lines: number; differing: number } | null;
   compared: string[];
   /** Orders the report covers (it must cover every order). */
   reportOrders: number;
@@ -87,6 +125,7 @@ export function table(r: Result): string {
     ],
     ...erasureRows(r.erasure),
     ["report totals equal to the gateway's records (must be every currency)", moneyCell(r)],
+    ...platformRows(r),
     [
       'seconds to converge after the last fault',
       r.convergeSeconds === null ? 'did not converge' : r.convergeSeconds.toFixed(1),
@@ -99,6 +138,42 @@ export function table(r: Result): string {
   ];
   const lines = ['| measure | value |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)];
   return lines.join('\n');
+}
+
+/** A line per merchant, and the checks of a kit acting for several. */
+function platformRows(r: Result): [string, string][] {
+  const p = r.platform;
+  if (!p) return [];
+  const perMerchant = p.lines.map((l): [string, string] => [
+    `merchant ${l.merchant}: orders, equal to the gateway's truth; its events, lost; report totals equal to its records`,
+    `${n(l.orders)} orders (${n(l.asked)} asked for it), ${n(l.checked - l.untrue)} of ${n(l.checked)} with a ` +
+      `payment at the gateway equal to it; ${n(l.events)} events, ${n(l.lost)} lost; ` +
+      (l.currencies === null
+        ? 'report totals per merchant not checked'
+        : `report totals equal in ${n(l.currencies - l.differing!)} of ${n(l.currencies)} currencies`),
+  ]);
+  const m = r.money?.merchantLines;
+  const forged = p.forged;
+  return [
+    ...perMerchant,
+    [
+      "report totals per merchant equal to the gateway's records by merchant (must be every line)",
+      m === undefined || m === null
+        ? 'not checked'
+        : `${n(m.lines - m.differing)} of ${n(m.lines)} merchant and currency lines`,
+    ],
+    ['orders the kit keeps as another merchant than asked (must be 0)', n(p.wrongMerchant)],
+    ["gateway events kept as another merchant's (must be 0)", n(p.misfiled)],
+    [
+      "forged copies: a merchant's event at another merchant's URL, signed with that one's secret",
+      `${n(forged.posted)} posted, the receiver's answers ${JSON.stringify(forged.answers)}; ` +
+        'none may change an order (the orders above equal the truth)',
+    ],
+    [
+      'webhook secret rotated',
+      p.rotated.length === 0 ? 'none' : `${p.rotated.map((m) => `merchant ${m}'s`).join(', ')} only`,
+    ],
+  ];
 }
 
 function lapseCell(r: Result): string {
@@ -114,6 +189,28 @@ function moneyCell(r: Result): string {
     `${n(m.currencies - m.differing)} of ${n(m.currencies)} currencies (${m.compared.join(', ')}; ` +
     `${n(m.reportOrders)} of ${n(r.orders)} orders in the report)`
   );
+}
+
+/** Why a kit acting for several merchants fails the storm, merchant by merchant. */
+function platformFailures(r: Result): string[] {
+  const p = r.platform;
+  if (!p) return [];
+  const out: string[] = [];
+  for (const l of p.lines) {
+    if (l.orders === 0 || l.checked === 0) out.push(`merchant ${l.merchant} had no order with a payment`);
+    if (l.untrue > 0) out.push(`${l.untrue} orders of merchant ${l.merchant} not equal to the truth`);
+    if (l.differing !== null && l.differing > 0)
+      out.push(`${l.differing} currencies of merchant ${l.merchant} where the report's totals differ`);
+  }
+  const m = r.money?.merchantLines;
+  if (r.money && !m) out.push('the report has no totals per merchant');
+  if (m && m.differing > 0)
+    out.push(
+      `${m.differing} merchant and currency lines where the report's totals differ from the gateway's`,
+    );
+  if (p.wrongMerchant > 0) out.push(`${p.wrongMerchant} orders kept as another merchant's than asked`);
+  if (p.misfiled > 0) out.push(`${p.misfiled} gateway events kept as another merchant's`);
+  return out;
 }
 
 /** Why the run fails; empty when it passes. */
@@ -134,6 +231,7 @@ export function failures(r: Result): string[] {
     if (r.money.reportOrders !== r.orders)
       out.push(`the report covers ${r.money.reportOrders} of ${r.orders} orders`);
   }
+  out.push(...platformFailures(r));
   out.push(...erasureFailures(r.erasure));
   return out;
 }

@@ -10,13 +10,21 @@ import { type ErasureRun, eraseMidStorm, StormCustomers } from './erasure.js';
 import { checkErasure, erasureDetails } from './erasure-verdict.js';
 import { FAULTS, type Fault, type FaultDeps, outage } from './faults.js';
 import { GatewayReader } from './gateway.js';
-import { KitProcesses } from './kit.js';
+import { KitProcesses, type PlatformSettings } from './kit.js';
 import { type Convergence, converge, type Look, settledLook } from './measure.js';
+import { OrderMerchants } from './merchants.js';
 import { checkMoney, type MoneyCheck, moneyTable } from './money.js';
 import { OUTBOX_SCALES, outboxPart } from './outbox.js';
 import { type Random, seeded } from './random.js';
 import { RedisLossTimes } from './redis-loss.js';
-import { failures, type MoneyVerdict, type Result, table } from './report.js';
+import {
+  failures,
+  type MerchantLine,
+  type MoneyVerdict,
+  type PlatformVerdict,
+  type Result,
+  table,
+} from './report.js';
 import { type MariaDb, type PrivateRedis, privateMariaDb, privateRedis, removeFolder } from './services.js';
 import { KitApi, type StreamResult, startStream } from './stream.js';
 import { KitTables } from './tables.js';
@@ -26,14 +34,19 @@ import { KitTables } from './tables.js';
  * outbox, on one private MariaDB and Redis.
  *
  * The storm: payments and shuffled duplicate events through the kit's processes while the run kills
- * the worker, flushes and restarts Redis, restarts MariaDB, rotates the webhook secret and cuts the
+ * the worker, flushes and restarts Redis, restarts MariaDB, rotates a webhook secret and cuts the
  * receiver off, while the shop cancels orders and ORDER_TTL (a minute, here) ends the unpaid ones,
  * and, halfway through the payments, the shop's admin erases a customer some of them name
- * (chaos/erasure.ts); then it waits for the kit to converge and prints the table. It passes only
- * when nothing was lost or applied twice, every order equals the gateway's truth in time (a closed
- * one: a payment without money), the kit's reconciliation report totals, in every currency, what
- * the gateway's own records add up to, and nothing of the erased customer is left in the kit's
- * database while their orders' money is as it was (chaos/erasure-verdict.ts).
+ * (chaos/erasure.ts); then it waits for the kit to converge and prints the table. The kit runs in
+ * platform mode (issue 45): a partner key acting for merchants 1001 and 1002, each with its own key,
+ * each order one merchant's (half each), each event posted to its merchant's receiver URL signed with
+ * its secret (and now and then, forged, to the other's), the secret rotated one merchant's, the
+ * outage every merchant's, the erased customer one merchant's. It passes only when nothing was lost
+ * or applied twice, every order equals the gateway's truth in time (a closed one: a payment without
+ * money) and is the merchant it was made for there and in the kit, every event is kept as its
+ * merchant's, the kit's reconciliation report totals, in every currency and per merchant and
+ * currency, what the gateway's own records add up to, and nothing of the erased customer is left in
+ * the kit's database while their orders' money is as it was (chaos/erasure-verdict.ts).
  *
  * The crash points (chaos/crash-points.ts): the api SIGKILLed in the middle of each kind of payment
  * and operation, the shopper or operator trying again; a table row per case.
@@ -92,6 +105,24 @@ const LAPSE_TICK_MS = 2000;
 const FAULT_TIME_MS = 20_000;
 const DATABASE = 'merchant_chaos';
 const COPIES = 4;
+/** The share of events of which one more copy is forged to the other merchant's URL. */
+const FORGED_SHARE = 0.1;
+
+/**
+ * The storm's kit in platform mode (docs/platform.md): the default seed's partner key acting for its
+ * two linked merchants, each with its own key, so that every story can happen for either.
+ */
+const PLATFORM: PlatformSettings = {
+  partnerKey: 'sk_test_partner_9001',
+  merchants: [1001, 1002],
+  merchantKeys: { 1001: 'sk_test_merchant_1001', 1002: 'sk_test_merchant_1002' },
+};
+/**
+ * The run's own partner key, linked to the same merchants, added to the storm's seed: the run reads
+ * the gateway's truth and works its controls with it, and its reads have a rate window of their own,
+ * so they never slow the kit's partner key down.
+ */
+const RUN_PARTNER = { id: 9901, key: 'sk_test_partner_chaos_run' };
 
 const runStarted = Date.now();
 const log = (line: string) =>
@@ -209,8 +240,27 @@ async function chaos(scale: Scale, seed: number, services: Services, cleanup: Cl
   const random = seeded(seed);
   const startedAt = new Date();
   const parts = await setUp(services, cleanup, random, scale);
-  const customers = new StormCustomers(random);
-  const { lastFaultAt, stream, erasure } = await storm(scale, parts, random, customers, startedAt);
+  try {
+    return await stormAndVerdict(scale, parts, random, startedAt);
+  } catch (error) {
+    // Whatever broke the run off, a kit process that died on its own is likely why: say which, and how.
+    const died = parts.kit.crashed();
+    if (died.length > 0) log(`kit processes that died on their own:\n  ${died.join('\n  ')}`);
+    throw error;
+  }
+}
+
+/** The storm on the kit `parts` holds, then its verdict; true when it passed. */
+async function stormAndVerdict(
+  scale: Scale,
+  parts: FaultDeps,
+  random: Random,
+  startedAt: Date,
+): Promise<boolean> {
+  const merchants = new OrderMerchants(PLATFORM.merchants, random);
+  const customers = new StormCustomers(random, merchants);
+  log(`the erased customer is merchant ${customers.merchant}'s`);
+  const { lastFaultAt, stream, erasure } = await storm(scale, parts, random, customers, merchants, startedAt);
   // Convergence is timed while the copies still flow; the verdict is read once every copy was sent.
   const { tables, reader, duplicates, kit } = parts;
   const sides = { tables, reader, duplicates, withinMs: scale.convergeMs, log };
@@ -219,7 +269,9 @@ async function chaos(scale: Scale, seed: number, services: Services, cleanup: Cl
   const unsent = await duplicates.finish(120_000);
   const answers = JSON.stringify(Object.fromEntries(duplicates.answers));
   log(
-    `duplicates done: ${duplicates.posted} posted (${unsent} never sent), the receiver's answers ${answers}`,
+    `duplicates done: ${duplicates.posted} posted (${unsent} never sent), the receiver's answers ${answers}; ` +
+      `${duplicates.forged} of them forged to another merchant's URL, answered ` +
+      JSON.stringify(Object.fromEntries(duplicates.forgedAnswers)),
   );
   const look = await settledLook({ tables, reader, duplicates });
   const money = await checkMoney({
@@ -243,7 +295,9 @@ async function chaos(scale: Scale, seed: number, services: Services, cleanup: Cl
     closed,
     erasure: erased,
   });
-  explain(look, kit.crashed(), erasureDetails(erased));
+  const wrongMerchant = await ordersOfAnotherMerchant(tables, merchants);
+  result.platform = platformVerdict(look, money, merchants, wrongMerchant.length, duplicates, parts.rotated);
+  explain(look, kit.crashed(), erasureDetails(erased), wrongMerchant);
   if (money && money.notes.length > 0)
     log(`gateway money the report may not hold (${money.notes.length}):\n  ${money.notes.join('\n  ')}`);
   result.redisLoss = parts.redisLoss.times;
@@ -272,31 +326,68 @@ async function setUp(
       // Orders end in the middle of the traffic (issue 43): the unpaid ones a minute old, every 10 s.
       env: { ORDER_TTL: '1m' },
       jobSchedules: 'expiry=*/10 * * * * *',
+      platform: PLATFORM,
+      onDeath: log,
     },
     cleanup,
   );
-  log(`kit up: api ${kit.apiUrl} (sandbox ${kit.gatewayUrl}), a worker, a scheduler`);
+  log(
+    `kit up: api ${kit.apiUrl} (sandbox ${kit.gatewayUrl}), a worker, a scheduler; ` +
+      `partner key for merchants ${PLATFORM.merchants.join(' and ')}`,
+  );
   const tables = new KitTables(db.url(DATABASE));
   cleanup.add('close the table reader', () => tables.close());
-  const reader = new GatewayReader(kit.gatewayUrl);
+  const reader = new GatewayReader(kit.gatewayUrl, {
+    merchants: PLATFORM.merchants,
+    readKey: RUN_PARTNER.key,
+    controlKey: RUN_PARTNER.key,
+  });
+  const secrets = new Map<number, string>();
+  for (const merchant of PLATFORM.merchants)
+    secrets.set(
+      merchant,
+      await tables.signingSecret(kit.encryptionKey, { merchant, served: PLATFORM.merchants }),
+    );
   const duplicates = new Duplicates({
     reader,
-    receiverUrl: `${kit.apiUrl}/webhooks/gateway`,
+    receiverUrl: (merchant) => `${kit.apiUrl}/webhooks/gateway/${merchant}`,
     random,
     copies: COPIES,
-    secret: await tables.signingSecret(kit.encryptionKey),
+    secrets,
+    forgedShare: FORGED_SHARE,
     stored: (ids) => tables.stored(ids),
     log,
   });
-  return { kit, db, redis, tables, reader, duplicates, redisLoss: new RedisLossTimes() };
+  return {
+    kit,
+    db,
+    redis,
+    tables,
+    reader,
+    duplicates,
+    redisLoss: new RedisLossTimes(),
+    merchants: PLATFORM.merchants,
+    random,
+    rotated: [],
+  };
 }
 
-/** The kit's sandbox seed with auths that lapse after `seconds`, in a folder of its own removed at the end. */
+/**
+ * The kit's sandbox seed with auths that lapse after `seconds`, and the run's own partner key, in a
+ * folder of its own removed at the end.
+ */
 async function seedWithAuthLifetime(cleanup: Cleanup, seconds: number): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'kit-chaos-seed-'));
   cleanup.add('remove the seed folder', () => removeFolder(dir));
   const seed = JSON.parse(await readFile('config/gateway-seed.json', 'utf8'));
   seed.settings = { ...seed.settings, auth_lifetime_s: seconds };
+  seed.partners.push({ id: RUN_PARTNER.id, merchant_ids: [...PLATFORM.merchants] });
+  seed.api_keys.push({
+    key: RUN_PARTNER.key,
+    partner_id: RUN_PARTNER.id,
+    scopes: ['webhooks:manage'],
+    active: true,
+  });
   const file = join(dir, 'gateway-seed.json');
   await writeFile(file, JSON.stringify(seed, null, 2));
   return file;
@@ -311,12 +402,15 @@ async function storm(
   parts: FaultDeps,
   random: Random,
   customers: StormCustomers,
+  merchants: OrderMerchants,
   from: Date,
 ): Promise<{ lastFaultAt: number; stream: StreamResult; erasure: ErasureRun | null }> {
   const faults = [...FAULTS, outage(scale.outageSeconds)];
   const streamMs = (faults.length + 1) * scale.gapMs + FAULT_TIME_MS + scale.outageSeconds * 1000;
   const api = new KitApi(parts.kit.apiUrl, parts.kit.opsToken);
-  const unsaved = await customers.saveCard(api, (id) => parts.reader.activeInstruments(id));
+  const unsaved = await customers.saveCard(api, (id, merchant) =>
+    parts.reader.activeInstruments(id, merchant),
+  );
   if (unsaved) log(`the card of the customer to be erased was not saved: ${unsaved}`);
   const stream = startStream({
     api: { url: parts.kit.apiUrl, opsToken: parts.kit.opsToken },
@@ -325,6 +419,7 @@ async function storm(
     everyMs: streamMs / scale.orders,
     concurrency: 16,
     customers,
+    merchants,
   });
   parts.duplicates.start();
   // Halfway through the payments, beside whichever fault is under way then.
@@ -409,8 +504,57 @@ function moneyVerdict(m: MoneyCheck): MoneyVerdict {
   return {
     currencies: m.rows.length,
     differing: m.rows.filter((r) => !r.equal).length,
+    merchantLines: m.merchantRows && {
+      lines: m.merchantRows.length,
+      differing: m.merchantRows.filter((r) => !r.equal).length,
+    },
     compared: m.compared,
     reportOrders: m.reportOrders,
+  };
+}
+
+/** The orders the kit keeps as another merchant's than the run asked for, a line each. */
+async function ordersOfAnotherMerchant(tables: KitTables, merchants: OrderMerchants): Promise<string[]> {
+  const kept = new Map((await tables.orders()).map((o) => [o.id, o.merchant_id]));
+  return [...merchants.ofOrder].flatMap(([id, asked]) => {
+    const is = kept.get(id);
+    if (is === undefined) return [`order ${id}, made for merchant ${asked}: not in the kit's tables`];
+    return Number(is) === asked ? [] : [`order ${id}, made for merchant ${asked}: the kit's merchant ${is}`];
+  });
+}
+
+/** The storm merchant by merchant: each one's orders, truth and report totals, and the checks across them. */
+function platformVerdict(
+  look: Look,
+  money: MoneyCheck | null,
+  merchants: OrderMerchants,
+  wrongMerchant: number,
+  duplicates: Duplicates,
+  rotated: readonly number[],
+): PlatformVerdict {
+  const asked = new Map<number, number>();
+  for (const merchant of merchants.ofOrder.values()) asked.set(merchant, (asked.get(merchant) ?? 0) + 1);
+  const lost = new Set(look.lost);
+  const lines = PLATFORM.merchants.map((merchant): MerchantLine => {
+    const events = look.events.filter((e) => e.merchant_id === merchant);
+    const counts = look.merchants[String(merchant)] ?? { orders: 0, checked: 0, untrue: 0 };
+    const rows = money?.merchantRows?.filter((r) => r.merchant === merchant);
+    return {
+      merchant,
+      events: events.length,
+      lost: events.filter((e) => lost.has(e.id)).length,
+      asked: asked.get(merchant) ?? 0,
+      ...counts,
+      currencies: rows?.length ?? null,
+      differing: rows?.filter((r) => !r.equal).length ?? null,
+    };
+  });
+  return {
+    lines,
+    wrongMerchant,
+    misfiled: look.misfiled.length,
+    forged: { posted: duplicates.forged, answers: Object.fromEntries(duplicates.forgedAnswers) },
+    rotated: [...rotated],
   };
 }
 
@@ -427,14 +571,17 @@ async function runFaults(faults: Fault[], deps: FaultDeps, gapMs: number): Promi
 
 /** The details behind a failing count: the first few of each. */
 function explain(
-  look: { lost: string[]; appliedTwice: string[]; untrue: string[] | null },
+  look: { lost: string[]; misfiled: string[]; appliedTwice: string[]; untrue: string[] | null },
   crashed: string[],
   erasure: string[],
+  wrongMerchant: string[],
 ): void {
   const first = (what: string, lines: string[]) => {
     if (lines.length > 0) log(`${what} (${lines.length}):\n  ${lines.slice(0, 10).join('\n  ')}`);
   };
   first('lost events', look.lost);
+  first("events kept as another merchant's", look.misfiled);
+  first("orders kept as another merchant's than asked", wrongMerchant);
   first('applied twice', look.appliedTwice);
   first('orders not equal to the truth', look.untrue ?? []);
   first('kit processes that died', crashed);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { keepSecret, withSecret } from '../test/support/order-secrets.js';
 import { delay } from '../test/support/process.js';
 import type { GatewayReader } from './gateway.js';
+import type { OrderMerchants } from './merchants.js';
 import { between, type Random, weighted } from './random.js';
 
 /**
@@ -383,6 +384,11 @@ export interface StreamOptions {
   eachStoryFirst?: boolean;
   /** Who each order is for (the storm's customers, one of whom it erases); unset: nobody. */
   customers?: OrderCustomers;
+  /**
+   * Platform mode: each order names a merchant (`merchant_id`), its customer's or one picked at
+   * random; unset: the orders name none (the kit's one merchant).
+   */
+  merchants?: OrderMerchants;
 }
 
 /**
@@ -396,6 +402,8 @@ export interface OrderCustomers {
 
 export interface CustomerClaim {
   customer: Customer;
+  /** The merchant whose customer it is, when it is one merchant's: the order is that merchant's. */
+  merchant?: number;
   /**
    * The order was made; `story` settles when its story ends, and `authOpen` says, while the story
    * runs or after, whether an auth it made is still open (neither captured, voided nor lapsed).
@@ -457,10 +465,12 @@ async function tell(
   const amount = between(o.random, 500, 50_000);
   const claim = o.customers?.claim() ?? null;
   const customer = claim?.customer ?? null;
+  const merchant = claim?.merchant ?? o.merchants?.pick();
   const created = await api.call('POST', '/orders', {
     amount: major(amount, currency),
     currency,
     ...(customer === null ? {} : { customer }),
+    ...(merchant === undefined ? {} : { merchant_id: merchant }),
   });
   if (created.status !== 201) {
     claim?.notMade();
@@ -470,6 +480,7 @@ async function tell(
   result.orders += 1;
   result.told[name] = (result.told[name] ?? 0) + 1;
   const id = created.body.data.order.id as string;
+  if (merchant !== undefined) o.merchants?.made(id, merchant);
   const shopper = new Shopper(api, o.gateway, o.random, { id, currency, amount, customer });
   const told = story(shopper).catch(() => false);
   claim?.made(id, told, () => shopper.lapsesAt !== null && shopper.lapsesAt > Date.now());

@@ -1,6 +1,7 @@
 import mysql from 'mysql2/promise';
 import { createSequelize } from '../src/infra/database.js';
 import { createStore } from '../src/merchant/store/index.js';
+import { secretOwner } from '../src/merchant/store/secrets.js';
 import { systemClock } from '../src/shared/clock.js';
 import { cryptoRandom } from '../src/shared/ids.js';
 import { SecretBox } from '../src/shared/secret-box.js';
@@ -15,13 +16,15 @@ const QUERY_MS = 30_000;
 
 /** The orders with their current attempts; `disputed_minor` where the kit's schema has it. */
 const ordersSql = (disputed: boolean) =>
-  `SELECT o.id, o.reference, o.status, o.captured_minor, o.refunded_minor, o.needs_review, o.review_reason,
+  `SELECT o.id, o.reference, o.merchant_id, o.status, o.captured_minor, o.refunded_minor, o.needs_review, o.review_reason,
         ${disputed ? 'o.disputed_minor, ' : ''}a.kind, a.gateway_transaction_id, a.payment_session_id
    FROM orders o LEFT JOIN payment_attempts a ON a.id = o.current_attempt_id`;
 
 export interface OrderRow extends OrderColumns {
   id: string;
   reference: string;
+  /** The merchant whose order it is (platform mode); null: the kit's one merchant, or one made before. */
+  merchant_id: number | null;
   needs_review: number;
   review_reason: string | null;
   kind: string | null;
@@ -31,6 +34,8 @@ export interface OrderRow extends OrderColumns {
 
 export interface InboxRow {
   event_id: string;
+  /** The merchant whose endpoint it came to (platform mode); null: the kit's one merchant. */
+  merchant_id: number | null;
   source: string;
   processed: number;
   outcome: string | null;
@@ -125,7 +130,7 @@ export class KitTables {
 
   inbox(): Promise<InboxRow[]> {
     return this.#select<InboxRow>(
-      'SELECT event_id, source, processed_at IS NOT NULL AS processed, outcome FROM webhook_inbox',
+      'SELECT event_id, merchant_id, source, processed_at IS NOT NULL AS processed, outcome FROM webhook_inbox',
     );
   }
 
@@ -243,8 +248,14 @@ export class KitTables {
     return new Set(rows.map((r) => r.event_id as string));
   }
 
-  /** The secret the gateway signs with now: the newest active one the kit stored. */
-  async signingSecret(encryptionKey: string): Promise<string> {
+  /**
+   * The secret the gateway signs with now: the newest active one the kit stored (in platform mode,
+   * for `merchant` among the merchants `served`: that merchant's endpoint's).
+   */
+  async signingSecret(
+    encryptionKey: string,
+    whose?: { merchant: number; served: readonly number[] },
+  ): Promise<string> {
     const sequelize = createSequelize(this.databaseUrl);
     try {
       const box = new SecretBox(Buffer.from(encryptionKey, 'base64'), cryptoRandom);
@@ -256,8 +267,12 @@ export class KitTables {
         random: cryptoRandom,
         box,
       });
-      const [newest] = await store.secrets.active();
-      if (!newest) throw new Error('the kit has stored no signing secret');
+      const owner = whose && secretOwner(whose.served, whose.merchant);
+      const [newest] = await store.secrets.active([], owner);
+      if (!newest)
+        throw new Error(
+          `the kit has stored no signing secret${whose ? ` for merchant ${whose.merchant}` : ''}`,
+        );
       return newest;
     } finally {
       await sequelize.close();

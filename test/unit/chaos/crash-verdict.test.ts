@@ -15,6 +15,7 @@ import type { OrderRow } from '../../../chaos/tables.js';
 describe('chaos: the crash points’ verdict', () => {
   const record = (over: Partial<GatewayRecord>): GatewayRecord => ({
     id: 100000,
+    merchantId: 1001,
     relatedId: null,
     type: 'sale',
     status: 'captured',
@@ -37,6 +38,7 @@ describe('chaos: the crash points’ verdict', () => {
   const order = (over: Partial<OrderRow>): OrderRow => ({
     id: 'ord_1',
     reference: 'ord-1',
+    merchant_id: null,
     status: 'paid',
     captured_minor: 1200,
     refunded_minor: 0,

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import type { GatewayRecord } from '../../../chaos/gateway.js';
-import { gatewaySums } from '../../../chaos/money.js';
+import { gatewaySums, merchantCurrency } from '../../../chaos/money.js';
 
 /** The storm's money check adds these up: a harness that misreads the gateway would blame the kit wrongly. */
 describe('chaos: the money check’s sums over the gateway’s records', () => {
   const record = (over: Partial<GatewayRecord>): GatewayRecord => ({
     id: 100000,
+    merchantId: 1001,
     relatedId: null,
     type: 'sale',
     status: 'captured',
@@ -70,5 +71,45 @@ describe('chaos: the money check’s sums over the gateway’s records', () => {
   it('takes a reversed chargeback as captured again, with nothing disputed', () => {
     const { sums } = gatewaySums([record({ id: 1, refunded: 100, chargeback: 0 })], [order('ord-1', '1')]);
     expect(sums.get('EUR')).to.deep.equal({ captured: 1000, refunded: 100, disputed: 0, net: 900 });
+  });
+
+  it('adds the same per merchant and currency, by the merchant each gateway record is', () => {
+    const { sums, byMerchant } = gatewaySums(
+      [
+        record({ id: 1, refunded: 200 }),
+        record({ id: 2, merchantId: 1002, reference: 'ord-2', amount: 3000 }),
+        record({ id: 3, merchantId: 1002, reference: 'ord-3', type: 'auth', amount: 5000 }),
+        record({ id: 4, merchantId: 1002, reference: 'ord-3', relatedId: 3, type: 'capture', amount: 4000 }),
+        record({
+          id: 5,
+          merchantId: 1002,
+          reference: 'ord-4',
+          currency: 'USD',
+          status: 'chargeback',
+          chargeback: 600,
+        }),
+      ],
+      [order('ord-1', '1'), order('ord-2', '2'), order('ord-3', '3'), order('ord-4', '5')],
+    );
+    expect(sums.get('EUR')).to.deep.equal({ captured: 8000, refunded: 200, disputed: 0, net: 7800 });
+    expect(byMerchant.get(merchantCurrency(1001, 'EUR'))).to.deep.equal({
+      captured: 1000,
+      refunded: 200,
+      disputed: 0,
+      net: 800,
+    });
+    expect(byMerchant.get(merchantCurrency(1002, 'EUR'))).to.deep.equal({
+      captured: 7000,
+      refunded: 0,
+      disputed: 0,
+      net: 7000,
+    });
+    expect(byMerchant.get(merchantCurrency(1002, 'USD'))).to.deep.equal({
+      captured: 1000,
+      refunded: 0,
+      disputed: 600,
+      net: 400,
+    });
+    expect([...byMerchant.keys()].sort()).to.deep.equal(['1001 EUR', '1002 EUR', '1002 USD']);
   });
 });
