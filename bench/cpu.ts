@@ -37,3 +37,16 @@ export function pidOf(...names: string[]): number | null {
   }
   return null;
 }
+
+/**
+ * The pid a server wrote to its pid file (MySQL's `@@pid_file`), when the file is there and names a
+ * running process: the very server the bench talks to, where a machine may run more than one.
+ */
+export function pidFromFile(path: string): number | null {
+  try {
+    const pid = Number(readFileSync(path, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 && cpuUs(pid) !== null ? pid : null;
+  } catch {
+    return null;
+  }
+}

@@ -23,6 +23,9 @@
  *    (3) alternating rounds of three sides: the reconciler a merchant writes by hand (one process,
  *    bull with 8 jobs at once, one transaction an event: bench/handwritten-reconciler.mjs, its events
  *    stored and queued by the hand-written receiver), then the kit with one worker process, then two.
+ *    BENCH_BASELINE (a directory): another version of the kit, built there (`npm run build`), drains
+ *    in the same rounds with one worker process and two, after the kit's: a change of the worker
+ *    measured against the code before it in one run, where runs on a shared machine differ by a third.
  * 4. The CLI's start: `npm run cli -- --help`, `operator list` and `order-events status` to their
  *    exit, each a child process, beside `node -e 0`, BENCH_CLI_ROUNDS (7) alternating rounds
  *    (bench/cli.ts). Run first, before the kit's processes start: it needs only the database.
@@ -40,7 +43,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
 import { cliSection } from './cli.js';
-import { cpuUs, pidOf } from './cpu.js';
+import { cpuUs, pidFromFile, pidOf } from './cpu.js';
 import type { LoadResult } from './load.js';
 import { seedOrders } from './orders.js';
 import { type Child, freePort, runToEnd, spawnChild, waitUntil } from './processes.js';
@@ -64,6 +67,8 @@ const KIT_COMMAND = [
   ...(env.BENCH_KIT === 'tsx' ? ['--import', 'tsx', 'src/main.ts'] : ['dist/src/main.js']),
 ];
 const CLI_ROUNDS = Number(env.BENCH_CLI_ROUNDS ?? 7);
+/** Another build of the kit whose workers drain beside this one's (its dist/src/main.js). */
+const BASELINE = env.BENCH_BASELINE ? join(env.BENCH_BASELINE, 'dist/src/main.js') : null;
 const ONLY = new Set((env.BENCH_ONLY ?? 'cli,receiver,latency,reconciler').split(','));
 /** The sections that run the kit's processes (the compiled build, an API). */
 const KIT_SECTIONS = ['receiver', 'latency', 'reconciler'].filter((s) => ONLY.has(s));
@@ -76,6 +81,8 @@ const SECRET = `whsec_${randomBytes(32).toString('base64url')}`;
 const BENCH_KEY = randomBytes(32).toString('base64');
 const BENCH_OPS_TOKEN = randomBytes(24).toString('base64url');
 const work = mkdtempSync(join(tmpdir(), 'bench-'));
+/** The MySQL server's process, when it runs on this machine: its CPU an event is counted too. */
+let mysqlServer: number | null = null;
 
 /** The settings of every kit process: production, this bench's database, Redis prefix and secret. */
 const kitEnv = (roles: string, extra: Record<string, string> = {}) => ({
@@ -134,8 +141,9 @@ async function startApi(extra: Record<string, string> = {}): Promise<{ child: Ch
  * its start-up, which the latency run is not about. Each kit process runs the embedded sandbox, on a
  * port of its own.
  */
-async function startWorker(): Promise<Child> {
-  const child = spawnChild('node', KIT_COMMAND, kitEnv('worker', { GATEWAY_PORT: String(await freePort()) }));
+async function startWorker(main?: string): Promise<Child> {
+  const command = main ? [...KIT_COMMAND.slice(0, -1), main] : KIT_COMMAND;
+  const child = spawnChild('node', command, kitEnv('worker', { GATEWAY_PORT: String(await freePort()) }));
   await child.said('"msg":"started"');
   return child;
 }
@@ -189,7 +197,7 @@ async function receiverSection(api: { url: string; child: Child }, databaseUrl: 
   });
   const hand = await startHandwrittenReceiver(databaseUrl, `${PREFIX}handreceiver`);
   // MySQL's and Redis's servers, when they run on this machine: their CPU an event is counted too.
-  const servers = { mysql: pidOf('mariadbd', 'mysqld'), redis: pidOf('redis-server') };
+  const servers = { mysql: mysqlServer, redis: pidOf('redis-server') };
   try {
     const sides = { bare, floor, hand, kit: api };
     type Side = keyof typeof sides;
@@ -281,7 +289,7 @@ async function latencyAt(db: mysql.Connection, apiUrl: string, rate: number): Pr
   const file = await targetsFile(db, name, count);
   const warmUp = { name: `warm${rate}`, count: rate * WARM_UP_SECONDS };
   const warmUpFile = await targetsFile(db, warmUp.name, warmUp.count);
-  const workers = await Promise.all(Array.from({ length: LATENCY_WORKERS }, startWorker));
+  const workers = await Promise.all(Array.from({ length: LATENCY_WORKERS }, () => startWorker()));
   // A rate the workers cannot keep up with leaves a backlog: allow for draining it at 100/s.
   const allPaid = (what: { name: string; count: number }) =>
     waitUntil(
@@ -352,12 +360,20 @@ async function drainRate(db: mysql.Connection, referencePrefix: string): Promise
   return BACKLOG / (Number(rows[0]!.us) / 1e6);
 }
 
-type Drainer = 'hand' | 1 | 2;
+/** The hand-written reconciler, the kit with one or two worker processes, the baseline build's. */
+type Drainer = 'hand' | 1 | 2 | 'baseline 1' | 'baseline 2';
+
+/** A drain's rate, and the CPU an event cost its processes and MySQL's server (µs; null: unread). */
+interface Drained {
+  rate: number;
+  cpu: { process: number | null; mysql: number | null };
+}
 
 /**
  * One round of one side: a backlog of BACKLOG orders' capture events stored and queued with nothing
  * draining it (as after an outage of the workers), then drained. The hand-written side's events go
- * through the hand-written receiver onto its own queue, the kit's through the kit's API.
+ * through the hand-written receiver onto its own queue, the kit's through the kit's API. The CPU is
+ * read from the processes' start (the kit's workers: once they take jobs) to the last event paid.
  */
 async function drain(
   db: mysql.Connection,
@@ -365,8 +381,8 @@ async function drain(
   round: number,
   apiUrl: string,
   hand: { url: string; prefix: string },
-): Promise<number> {
-  const name = `drain${round}${side === 'hand' ? 'h' : `w${side}`}`;
+): Promise<Drained> {
+  const name = `drain${round}${side === 'hand' ? 'h' : `w${String(side).replace('baseline ', 'b')}`}`;
   const file = await targetsFile(db, name, BACKLOG);
   const sent = await load(side === 'hand' ? hand.url : apiUrl, { connections: 32, targets: file });
   if (sent.non2xx + sent.errors > 0)
@@ -380,53 +396,76 @@ async function drain(
             REDIS_PREFIX: hand.prefix,
           }),
         ]
-      : await Promise.all(Array.from({ length: side }, startWorker));
+      : typeof side === 'number'
+        ? await Promise.all(Array.from({ length: side }, () => startWorker()))
+        : await Promise.all(Array.from({ length: Number(side.slice(-1)) }, () => startWorker(BASELINE!)));
+  const mysqld = mysqlServer;
+  const spent = (pids: (number | undefined)[]) => {
+    const us = pids.map(cpuUs);
+    return us.some((u) => u === null) ? null : us.reduce((a, b) => a! + b!, 0)!;
+  };
+  const pids = children.map((c) => c.process.pid);
+  let before: (number | null)[] = [];
+  let after: (number | null)[] = [];
   try {
     // The hand-written reconciler says when it processes: a crash at start is reported here.
     if (side === 'hand') await children[0]!.firstLine();
+    before = [spent(pids), cpuUs(mysqld)];
     await waitUntil(
       'the backlog paid',
       async () => (await paidCount(db, `${PREFIX}${name}`)) === BACKLOG,
       300_000,
       children[0]!,
     );
+    after = [spent(pids), cpuUs(mysqld)];
   } finally {
     await Promise.all(children.map((c) => c.stop()));
   }
+  const perEvent = (i: number) =>
+    before[i] == null || after[i] == null ? null : (after[i]! - before[i]!) / BACKLOG;
   // The processes' start-up is not counted.
-  return drainRate(db, `${PREFIX}${name}`);
+  return { rate: await drainRate(db, `${PREFIX}${name}`), cpu: { process: perEvent(0), mysql: perEvent(1) } };
 }
 
 async function reconcilerSection(db: mysql.Connection, apiUrl: string): Promise<string[]> {
   const prefix = `${PREFIX}handreconciler`;
   const receiver = await startHandwrittenReceiver(`${ADMIN_URL}/${DATABASE}`, prefix);
-  const rates: Record<Drainer, number[]> = { hand: [], 1: [], 2: [] };
+  const runs: Record<Drainer, Drained[]> = { hand: [], 1: [], 2: [], 'baseline 1': [], 'baseline 2': [] };
   const label: Record<Drainer, string> = {
     hand: 'hand-written reconciler, 1 process',
     1: 'kit, 1 worker process',
     2: 'kit, 2 worker processes',
+    'baseline 1': 'baseline kit (BENCH_BASELINE), 1 worker process',
+    'baseline 2': 'baseline kit (BENCH_BASELINE), 2 worker processes',
   };
+  const sides: Drainer[] = ['hand', 1, 2, ...(BASELINE ? (['baseline 1', 'baseline 2'] as const) : [])];
   try {
     for (let round = 1; round <= DRAIN_ROUNDS; round++) {
-      for (const side of ['hand', 1, 2] as const) {
-        rates[side].push(await drain(db, side, round, apiUrl, { url: receiver.url, prefix }));
-        console.error(`  round ${round}, ${label[side]}: ${f0(rates[side].at(-1)!)} events applied/s`);
+      for (const side of sides) {
+        const run = await drain(db, side, round, apiUrl, { url: receiver.url, prefix });
+        runs[side].push(run);
+        const cpu = (us: number | null) => (us === null ? '-' : f0(us));
+        console.error(
+          `  round ${round}, ${label[side]}: ${f0(run.rate)} events applied/s, CPU an event ${cpu(run.cpu.process)} µs, MySQL ${cpu(run.cpu.mysql)} µs`,
+        );
       }
     }
   } finally {
     await receiver.child.stop();
   }
-  const hand = median(rates.hand);
+  const rate = (side: Drainer) => median(runs[side].map((r) => r.rate));
+  const cpu = (side: Drainer, key: keyof Drained['cpu']) => {
+    const values = runs[side].map((r) => r.cpu[key]).filter((v): v is number => v !== null);
+    return values.length === 0 ? '-' : f0(median(values));
+  };
   const row = (side: Drainer) =>
-    `| ${label[side]} | ${f0(median(rates[side]))} | ${(median(rates[side]) / hand).toFixed(2)} |`;
+    `| ${label[side]} | ${f0(rate(side))} | ${(rate(side) / rate('hand')).toFixed(2)} | ${runs[side].map((r) => f0(r.rate)).join(', ')} | ${cpu(side, 'process')} | ${cpu(side, 'mysql')} |`;
   return [
-    `Reconciler throughput: a backlog of ${f0(BACKLOG)} stored events drained (median of ${DRAIN_ROUNDS} alternating rounds; the hand-written side holds 8 jobs at once, each its own transaction; the kit 256, applied in batches):`,
+    `Reconciler throughput: a backlog of ${f0(BACKLOG)} stored events drained (median of ${DRAIN_ROUNDS} alternating rounds; the hand-written side holds 8 jobs at once, each its own transaction; the kit 256, applied in batches; CPU an event in µs, medians, from /proc: its processes, and MySQL's server with whatever else it served meanwhile):`,
     '',
-    '| side | events applied/s | against hand-written |',
-    '|---|---:|---:|',
-    row('hand'),
-    row(1),
-    row(2),
+    '| side | events applied/s | against hand-written | the rounds | its processes, CPU µs/event | MySQL, CPU µs/event |',
+    '|---|---:|---:|---|---:|---:|',
+    ...sides.map(row),
   ];
 }
 
@@ -438,6 +477,9 @@ async function main(): Promise<void> {
   const admin = await mysql.createConnection(ADMIN_URL);
   await admin.query(`CREATE DATABASE \`${DATABASE}\``);
   const db = await mysql.createConnection(`${ADMIN_URL}/${DATABASE}`);
+  // The server the bench talks to, by its pid file: a machine may run more than one.
+  const [[server]] = await db.query<mysql.RowDataPacket[]>('SELECT @@pid_file AS file');
+  mysqlServer = pidFromFile(String(server?.file)) ?? pidOf('mariadbd', 'mysqld');
   const report = [
     `npm run bench, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${(await import('node:os')).cpus().length} CPUs`,
   ];

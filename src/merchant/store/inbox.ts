@@ -29,20 +29,28 @@ export interface InboxEvent {
 }
 
 /**
- * The statements that mark events processed, each with what it came to: one per outcome. The orders'
- * transition runs them in its own transaction (store/order-writer.ts), so an event is never applied without
- * its mark nor marked without being applied.
+ * The statement that marks events processed, each with what it came to (null: no event). The orders'
+ * transition runs it in its own transaction (store/order-writer.ts), so an event is never applied
+ * without its mark nor marked without being applied. One statement whatever the outcomes: when they
+ * differ, the inbox joined to a table of the events' ids and outcomes (as store/batch-writes.ts
+ * updates rows).
  */
 export function processedMarks(
   marks: readonly { eventId: string; outcome: string }[],
   now: Date,
-): Statement[] {
-  const byOutcome = new Map<string, string[]>();
-  for (const m of marks) byOutcome.set(m.outcome, [...(byOutcome.get(m.outcome) ?? []), m.eventId]);
-  return [...byOutcome].map(([outcome, eventIds]) => ({
-    sql: 'UPDATE webhook_inbox SET processed_at = ?, outcome = ?, last_error = NULL WHERE event_id IN (?)',
-    values: [now, outcome, eventIds],
-  }));
+): Statement | null {
+  if (marks.length === 0) return null;
+  const outcome = marks[0]!.outcome;
+  if (marks.every((m) => m.outcome === outcome))
+    return {
+      sql: 'UPDATE webhook_inbox SET processed_at = ?, outcome = ?, last_error = NULL WHERE event_id IN (?)',
+      values: [now, outcome, marks.map((m) => m.eventId)],
+    };
+  return {
+    sql: `UPDATE webhook_inbox i JOIN (WITH n (event_id, outcome) AS (VALUES ?) SELECT * FROM n) n
+      ON i.event_id = n.event_id SET i.processed_at = ?, i.outcome = n.outcome, i.last_error = NULL`,
+    values: [marks.map((m) => [m.eventId, m.outcome]), now],
+  };
 }
 
 /**
@@ -195,7 +203,7 @@ export class InboxStore {
   }
 
   async markProcessed(eventId: string, outcome: string, now: Date): Promise<void> {
-    const [mark] = processedMarks([{ eventId, outcome }], now);
+    const mark = processedMarks([{ eventId, outcome }], now);
     await this.pool.query(mark!.sql, mark!.values);
   }
 

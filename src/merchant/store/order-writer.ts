@@ -5,7 +5,7 @@ import { type RandomSource, randomId } from '../../shared/ids.js';
 import type { DisputePlan } from '../orders/disputes.js';
 import { orderEventsOf } from '../orders/order-events.js';
 import { orderEventPayload } from '../orders/order-view.js';
-import { BatchWrites, type Statement } from './batch-writes.js';
+import { BatchWrites, isStaleRow, StaleRow, type Statement } from './batch-writes.js';
 import { disputeFrom, disputesRead, planWrites, reversalsRead } from './dispute-writes.js';
 import { type HistoryEntry, historyRow } from './history.js';
 import { processedMarks } from './inbox.js';
@@ -250,8 +250,9 @@ export class OrderWriter {
       try {
         return await this.#batch(steps, turn);
       } catch (error) {
-        // A deadlock or lock wait with another batch: the batch is run again.
-        if (lockConflict(error) && tries < 3) continue;
+        // A deadlock or lock wait with another batch, or an order changed since it was read: the
+        // batch is run again, from its read.
+        if ((lockConflict(error) || error instanceof StaleRow) && tries < 3) continue;
         if (steps.length === 1) throw error;
         const alone: (Written<T> | null | Error)[] = [];
         for (const step of steps)
@@ -313,13 +314,17 @@ export class OrderWriter {
         const done = change ? this.#changeWrites(writes, rows, locked, change, now) : locked;
         return { result: planned.result, order: done.order, attempt: done.attempt };
       });
-      for (const mark of processedMarks(marks, now)) writes.last(mark);
-      // A statement that fails stops the ones after it, COMMIT included: the catch rolls back.
+      const mark = processedMarks(marks, now);
+      if (mark) writes.last(mark);
+      // A statement that fails stops the ones after it, COMMIT included: the catch rolls back. An order
+      // whose version is not the one read fails its statement (batch-writes.ts updatesOf): under the
+      // lock nothing changes it, but should anything, it is read again, not overwritten.
       const all = writes.text('COMMIT');
       await db.query(all.sql, all.values);
       return answers;
     } catch (error) {
       await db.rollback().catch(() => {});
+      if (isStaleRow(error, ORDERS)) throw new StaleRow('an order changed since its batch read it');
       throw error;
     } finally {
       db.release();
@@ -342,7 +347,7 @@ export class OrderWriter {
     let letGo: readonly string[] = change.letGoHolds ? locked.holding : [];
     if (change.started) {
       attempt = change.started;
-      writes.statement({ sql: 'INSERT INTO payment_attempts SET ?', values: [attempt] });
+      writes.create(ATTEMPTS, attempt);
       letGo = locked.holding.filter((id) => id !== attempt!.id);
       rows.started(attempt);
     }
@@ -360,13 +365,14 @@ export class OrderWriter {
         for (const other of rows.attemptsOf(before.id))
           if (other.id !== attempt.id && other[column as keyof AttemptRecord] === id) {
             const released = { ...other, [column]: null };
-            writes.update(ATTEMPTS, released, { [column]: null });
+            writes.update(ATTEMPTS, other, released, { [column]: null });
             rows.setAttempt(released);
           }
       const attemptChange = change.attempt ?? {};
       if (Object.keys(attemptChange).length > 0) {
+        const was = attempt;
         attempt = { ...attempt, ...attemptChange, updated_at: now };
-        writes.update(ATTEMPTS, attempt, { ...attemptChange, updated_at: now });
+        writes.update(ATTEMPTS, was, attempt, { ...attemptChange, updated_at: now });
         rows.setAttempt(attempt);
       }
     }
@@ -387,7 +393,7 @@ export class OrderWriter {
         ...(changed.length > 0 ? { updated_at: now } : {}),
       };
       after = { ...before, ...columns } as OrderRecord;
-      writes.update(ORDERS, after, columns);
+      writes.update(ORDERS, before, after, columns);
       rows.setOrder(after);
     }
     if (erased)

@@ -31,6 +31,8 @@ export class Column<T = unknown, Omittable extends boolean = boolean, Hidden ext
     readonly defaultValue: T | undefined,
     /** A unique index on this column alone: a row's write must not take another row's value. */
     readonly uniqueIndex: boolean = false,
+    /** Counts the row's changes: a batch's write checks it still holds what the batch read. */
+    readonly version: boolean = false,
   ) {}
 
   static of<T>(
@@ -75,6 +77,14 @@ export class Column<T = unknown, Omittable extends boolean = boolean, Hidden ext
     return this.#with({ uniqueIndex: true });
   }
 
+  /**
+   * The row's version: what a batch's write checks is still the value it read, so that a row changed
+   * by someone else since is not overwritten (store/batch-writes.ts).
+   */
+  counts(): Column<T, Omittable, Hidden> {
+    return this.#with({ version: true });
+  }
+
   /** Stays out of the record: only its own store (a raw read or the model) reads it. */
   hide(): Column<T, Omittable, true> {
     return this.#with({ hidden: true });
@@ -102,6 +112,7 @@ export class Column<T = unknown, Omittable extends boolean = boolean, Hidden ext
       c.primaryKey,
       c.defaultValue,
       c.uniqueIndex,
+      c.version,
     );
   }
 }
@@ -142,6 +153,8 @@ export interface Table<C extends Columns = Columns> {
   readonly requiredColumns: readonly string[];
   /** The columns with a unique index of their own, the key apart. */
   readonly uniqueColumns: readonly string[];
+  /** The column that counts the row's changes (a batch's write checks it), if any. */
+  readonly version: string | null;
 }
 
 function table<C extends Columns>(name: string, columns: C): Table<C> {
@@ -154,6 +167,7 @@ function table<C extends Columns>(name: string, columns: C): Table<C> {
     key: names.find((n) => columns[n]!.primaryKey)!,
     requiredColumns: names.filter((n) => !columns[n]!.omittable),
     uniqueColumns: names.filter((n) => columns[n]!.uniqueIndex),
+    version: names.find((n) => columns[n]!.version) ?? null,
   };
 }
 
@@ -203,7 +217,7 @@ export const ORDERS = table('orders', {
   review_resolved_by: varchar(96).nullable(),
   review_resolved_at: datetime().nullable(),
   current_attempt_id: varchar(32).nullable(),
-  version: integer().default(0),
+  version: integer().default(0).counts(),
   /** When the poller next asks the gateway about it; null: nothing to ask (final, or nothing at the gateway). */
   next_poll_at: datetime().nullable(),
   /**

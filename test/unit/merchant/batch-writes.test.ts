@@ -3,7 +3,7 @@ import { BatchWrites } from '../../../src/merchant/store/batch-writes.js';
 import { ATTEMPTS, ORDERS } from '../../../src/merchant/store/tables.js';
 
 /** The row as the batch holds it: only the columns these statements may read. */
-const order = (id: string, status: string) => ({
+const order = (id: string, status: string, version = 1) => ({
   id,
   reference: `ref-${id}`,
   amount_minor: 500,
@@ -11,65 +11,149 @@ const order = (id: string, status: string) => ({
   status,
   created_at: new Date(0),
   updated_at: new Date(1000),
-  version: 1,
+  version,
 });
 
+/** The statements of a text, and the rows of values of its first. */
+function written(w: BatchWrites) {
+  const { sql, values } = w.text('COMMIT');
+  return { statements: sql.split(';\n'), rows: values[0] as unknown[][], values };
+}
+
 describe('store: the writes of a batch of transitions', () => {
-  it('rows that changed the same columns are one upsert of those columns, naming what an INSERT must', () => {
+  it('the rows of a table are one UPDATE, whatever columns each changed: each column set on the rows that change it alone', () => {
     const w = new BatchWrites();
-    w.update(ORDERS, order('o1', 'paid'), { status: 'paid', version: 2 });
-    w.update(ORDERS, order('o2', 'refunded'), { version: 3, status: 'refunded' });
-    w.update(ORDERS, order('o3', 'paid'), { needs_review: true });
-    const { sql, values } = w.text('COMMIT');
-    const statements = sql.split(';\n');
-    expect(statements).to.deep.equal([
-      'INSERT INTO orders (id, reference, amount_minor, currency, status, created_at, updated_at, version) VALUES ? ON DUPLICATE KEY UPDATE status = VALUES(status), version = VALUES(version)',
-      'INSERT INTO orders (id, reference, amount_minor, currency, status, created_at, updated_at, needs_review) VALUES ? ON DUPLICATE KEY UPDATE needs_review = VALUES(needs_review)',
-      'COMMIT',
-    ]);
-    expect(values[0]).to.deep.equal([
-      ['o1', 'ref-o1', 500, 'EUR', 'paid', new Date(0), new Date(1000), 2],
-      ['o2', 'ref-o2', 500, 'EUR', 'refunded', new Date(0), new Date(1000), 3],
-    ]);
-    expect(values[1]).to.deep.equal([
-      ['o3', 'ref-o3', 500, 'EUR', 'paid', new Date(0), new Date(1000), true],
+    w.update(ORDERS, order('o1', 'authorized'), order('o1', 'paid', 2), { status: 'paid', version: 2 });
+    w.update(ORDERS, order('o2', 'paid', 2), order('o2', 'refunded', 3), { version: 3, status: 'refunded' });
+    w.update(ORDERS, order('o3', 'paid', 5), order('o3', 'paid', 6), { needs_review: true, version: 6 });
+    const { statements, rows } = written(w);
+    expect(statements).to.have.length(2);
+    expect(statements[0]).to.match(
+      /^UPDATE orders t JOIN \(WITH n \(id, batch_read, batch_set, status, version, needs_review\) AS \(VALUES \?\)/,
+    );
+    expect(statements[0]).to.include('t.status = IF(n.batch_set & 1, n.status, t.status)');
+    expect(statements[0]).to.include('t.needs_review = IF(n.batch_set & 4, n.needs_review, t.needs_review)');
+    expect(statements[1]).to.equal('COMMIT');
+    // Its key, the version read, which columns it sets (status 1, version 2, needs_review 4), their values.
+    expect(rows).to.deep.equal([
+      ['o1', 1, 3, 'paid', 2, null],
+      ['o2', 2, 3, 'refunded', 3, null],
+      ['o3', 5, 6, null, 6, true],
     ]);
   });
 
-  it('a row changed twice is written once, with both changes', () => {
+  it('the version is checked before anything is set: a row whose version is not the one read fails the statement', () => {
     const w = new BatchWrites();
-    w.update(ORDERS, order('o1', 'authorized'), { status: 'authorized' });
-    w.update(ORDERS, order('o1', 'paid'), { status: 'paid', version: 3 });
-    const { sql, values } = w.text('COMMIT');
-    expect(sql.split(';\n')).to.have.length(2);
-    expect(values[0]).to.deep.equal([['o1', 'ref-o1', 500, 'EUR', 'paid', new Date(0), new Date(1000), 3]]);
-  });
-
-  it('a row that changes a column with a unique index of its own is an UPDATE of its own, before the upserts', () => {
-    const w = new BatchWrites();
-    const attempt = { id: 'a1', order_id: 'o1', kind: 'redirect', status: 'paid' };
-    w.update(ATTEMPTS, { ...attempt, id: 'a0' }, { status: 'paid' });
-    w.update(ATTEMPTS, attempt, { payment_session_id: 'ps_1', status: 'paid' });
-    const { sql } = w.text('COMMIT');
-    expect(sql.split(';\n')[0]).to.equal('UPDATE payment_attempts SET ? WHERE id = ?');
-    expect(sql.split(';\n')[1]).to.match(
-      /^INSERT INTO payment_attempts .* ON DUPLICATE KEY UPDATE status = /,
+    w.update(ORDERS, order('o1', 'authorized'), order('o1', 'paid', 2), { status: 'paid', version: 2 });
+    const { statements } = written(w);
+    expect(statements[0]).to.match(
+      /SET t\.version = IF\(t\.version = n\.batch_read, IF\(n\.batch_set & 2, n\.version, t\.version\), NULL\), t\.status = /,
     );
   });
 
-  it('a unique value passed between rows: the row letting it go is written before the one taking it, whichever the batch changed first', () => {
+  it('a row changed twice is written once, with both changes, checked against the version first read', () => {
     const w = new BatchWrites();
-    const taker = { id: 'a2', order_id: 'o1', kind: 'redirect', status: 'pending' };
-    // The taker changed first (an earlier event of the batch), then the session id is passed to it.
-    w.update(ATTEMPTS, taker, { status: 'pending' });
-    w.update(ATTEMPTS, { ...taker, id: 'a1', payment_session_id: null }, { payment_session_id: null });
-    w.update(ATTEMPTS, { ...taker, payment_session_id: 'ps_1' }, { payment_session_id: 'ps_1' });
-    const { sql, values } = w.text('COMMIT');
-    expect(sql.split(';\n').slice(0, 2)).to.deep.equal([
-      'UPDATE payment_attempts SET ? WHERE id = ?',
-      'UPDATE payment_attempts SET ? WHERE id = ?',
+    w.update(ORDERS, order('o1', 'pending', 1), order('o1', 'authorized', 2), {
+      status: 'authorized',
+      version: 2,
+    });
+    w.update(ORDERS, order('o1', 'authorized', 2), order('o1', 'paid', 3), { status: 'paid', version: 3 });
+    const { statements, rows } = written(w);
+    expect(statements).to.have.length(2);
+    expect(rows).to.deep.equal([['o1', 1, 3, 'paid', 3]]);
+  });
+
+  it('a table without a version column is updated without a check', () => {
+    const w = new BatchWrites();
+    const attempt = { id: 'a1', order_id: 'o1', kind: 'card', status: 'pending' };
+    w.update(ATTEMPTS, attempt, { ...attempt, status: 'paid' }, { status: 'paid' });
+    const { statements, rows } = written(w);
+    expect(statements[0]).to.match(/^UPDATE payment_attempts t JOIN \(WITH n \(id, batch_set, status\)/);
+    expect(statements[0]).not.to.include('batch_read');
+    expect(rows).to.deep.equal([['a1', 1, 'paid']]);
+  });
+
+  it('a row that takes a unique value is in the same UPDATE as the others', () => {
+    const w = new BatchWrites();
+    const attempt = { id: 'a1', order_id: 'o1', kind: 'redirect', status: 'pending' };
+    w.update(
+      ATTEMPTS,
+      { ...attempt, id: 'a0' },
+      { ...attempt, id: 'a0', status: 'paid' },
+      { status: 'paid' },
+    );
+    w.update(
+      ATTEMPTS,
+      attempt,
+      { ...attempt, payment_session_id: 'ps_1', status: 'paid' },
+      {
+        payment_session_id: 'ps_1',
+        status: 'paid',
+      },
+    );
+    const { statements, rows } = written(w);
+    expect(statements).to.have.length(2);
+    expect(rows).to.deep.equal([
+      ['a0', 1, 'paid', null],
+      ['a1', 3, 'paid', 'ps_1'],
     ]);
-    expect([values[1], values[3]]).to.deep.equal(['a1', 'a2']);
-    expect(values[2]).to.deep.equal({ status: 'pending', payment_session_id: 'ps_1' });
+  });
+
+  it('a unique value passed between rows: the rows letting it go are written before the one taking it, whichever the batch changed first', () => {
+    const w = new BatchWrites();
+    const taker = { id: 'a2', order_id: 'o1', kind: 'redirect', status: 'pending', payment_session_id: null };
+    const giver = { ...taker, id: 'a1', payment_session_id: 'ps_1' };
+    // The taker changed first (an earlier event of the batch), then the session id is passed to it.
+    w.update(ATTEMPTS, taker, taker, { status: 'pending' });
+    w.update(ATTEMPTS, giver, { ...giver, payment_session_id: null }, { payment_session_id: null });
+    w.update(ATTEMPTS, taker, { ...taker, payment_session_id: 'ps_1' }, { payment_session_id: 'ps_1' });
+    const { sql, values } = w.text('COMMIT');
+    const [release, take] = sql.split(';\n');
+    expect(release).to.match(
+      /^UPDATE payment_attempts t JOIN \(WITH n \(id, batch_set, payment_session_id\)/,
+    );
+    expect(take).to.match(
+      /^UPDATE payment_attempts t JOIN \(WITH n \(id, batch_set, status, payment_session_id\)/,
+    );
+    expect(values).to.deep.equal([[['a1', 1, null]], [['a2', 3, 'pending', 'ps_1']]]);
+  });
+
+  it('a row the batch creates is inserted first, with the changes made to it after', () => {
+    const w = new BatchWrites();
+    const attempt = { id: 'a1', order_id: 'o1', kind: 'card', status: 'pending' };
+    w.create(ATTEMPTS, { ...attempt });
+    w.update(ATTEMPTS, attempt, { ...attempt, status: 'paid' }, { status: 'paid' });
+    const { statements, rows } = written(w);
+    expect(statements).to.deep.equal([
+      'INSERT INTO payment_attempts (id, order_id, kind, status) VALUES ?',
+      'COMMIT',
+    ]);
+    expect(rows).to.deep.equal([['a1', 'o1', 'card', 'paid']]);
+  });
+
+  it('the history lines and the order events are one INSERT each, after the updates', () => {
+    const w = new BatchWrites();
+    w.insert('order_history', { order_id: 'o1', outcome: 'applied' });
+    w.update(ORDERS, order('o1', 'pending'), order('o1', 'paid', 2), { status: 'paid', version: 2 });
+    w.insert('order_events', { id: 'oev_1', order_id: 'o1' });
+    w.insert('order_history', { order_id: 'o2', outcome: 'duplicate' });
+    w.insert('order_events', { id: 'oev_2', order_id: 'o2' });
+    const { sql, values } = w.text('COMMIT');
+    expect(sql.split(';\n').map((s) => s.split(' (')[0])).to.deep.equal([
+      'UPDATE orders t JOIN',
+      'INSERT INTO order_history',
+      'INSERT INTO order_events',
+      'COMMIT',
+    ]);
+    expect(values.slice(1)).to.deep.equal([
+      [
+        ['o1', 'applied'],
+        ['o2', 'duplicate'],
+      ],
+      [
+        ['oev_1', 'o1'],
+        ['oev_2', 'o2'],
+      ],
+    ]);
   });
 });
