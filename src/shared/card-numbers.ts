@@ -93,6 +93,16 @@ export function jsonHasCardNumber(text: string, json: unknown): boolean {
 /** Where JSON's values can read other than its bytes: a \ escape, or a number's exponent. */
 export const ESCAPE_OR_EXPONENT = /\\|\d[eE]/;
 
+const DIGITS_OR_ESCAPE = new RegExp(`${THIRTEEN_DIGITS.source}|${ESCAPE_OR_EXPONENT.source}`);
+
+/**
+ * mayHoldCardNumber(text) || ESCAPE_OR_EXPONENT.test(text), in one scan: false for most JSON, whose
+ * bytes then hold no card number and whose values read as its bytes (a receiver reads every event so).
+ */
+export function mayHoldCardNumberOrEscape(text: string): boolean {
+  return DIGITS_OR_ESCAPE.test(text);
+}
+
 /**
  * Every key, string and number of a JSON value, one a line (so that none runs into the next), walked
  * without recursion: a payload may nest deeper than the stack.
