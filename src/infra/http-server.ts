@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { failureEnvelope } from '../shared/envelope.js';
@@ -96,6 +96,11 @@ export interface CutRequest {
   ms: number;
 }
 
+/** An answer that knows when its request came: made as Node reads the request's head. */
+class TimedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+  readonly askedAt = performance.now();
+}
+
 /** A request in hand as its log line would name it; the app's request context set the id on `res`. */
 function cutRequest(res: ServerResponse, since: number): CutRequest {
   const id = res.getHeader('x-request-id');
@@ -124,9 +129,10 @@ export async function bindHttpServer(
   let draining = false;
   /** Each open connection and the answers in hand on it (several when requests are pipelined). */
   const connections = new Map<Socket, Set<ServerResponse>>();
-  /** When each answer in hand was asked for. */
-  const asked = new WeakMap<ServerResponse, number>();
   const server = createServer({
+    // Each answer knows when it was asked for (for cutOff's log): a field, where an entry a request in
+    // a WeakMap cost its insertion and the collector's work on it.
+    ServerResponse: TimedResponse,
     // A request not complete (headers and body) in time is answered 408 and its socket closed
     // (HTTP_REQUEST_TIMEOUT_MS); the headers alone get at most 10 s. Node checks for both every
     // `connectionsCheckingInterval` (its default, 30 s, would let a 1 s timeout run 30 s).
@@ -163,20 +169,21 @@ export async function bindHttpServer(
     if (socket.writable && !begun) socket.write(clientErrorAnswer(error.code, headers));
     socket.destroy(error);
   });
+  /** An answer is done with (its `close`, which comes once): one function for every answer, no closure each. */
+  function answered(this: ServerResponse) {
+    const socket = this.req.socket;
+    connections.get(socket)?.delete(this);
+    // Node keeps a keep-alive connection open after its answer even when the server is closing, and
+    // a next request may have begun on it: the next turn, once Node has done with this answer.
+    if (draining) setImmediate(() => closeUnlessAnswering(socket));
+  }
   server.on('request', (req, res) => {
-    const socket = req.socket;
-    const answers = connections.get(socket);
-    answers?.add(res);
-    asked.set(res, performance.now());
-    res.once('close', () => {
-      answers?.delete(res);
-      // Node keeps a keep-alive connection open after its answer even when the server is closing, and
-      // a next request may have begun on it: the next turn, once Node has done with this answer.
-      if (draining) setImmediate(() => closeUnlessAnswering(socket));
-    });
+    connections.get(req.socket)?.add(res);
+    res.on('close', answered);
     if (draining) {
       res.setHeader('connection', 'close');
       // A request begun during the drain is kept only if it is already whole (its body parsed by then).
+      const socket = req.socket;
       setImmediate(() => closeUnlessAnswering(socket));
     }
     handler(req, res);
@@ -203,7 +210,8 @@ export async function bindHttpServer(
     cutOff: () => {
       const cut: CutRequest[] = [];
       for (const answers of connections.values())
-        for (const res of answers) if (!res.writableEnded) cut.push(cutRequest(res, asked.get(res)!));
+        for (const res of answers)
+          if (!res.writableEnded) cut.push(cutRequest(res, (res as TimedResponse).askedAt));
       server.closeAllConnections();
       return cut;
     },

@@ -4,13 +4,14 @@ import { extraSecretsOf } from '../gateway-merchants.js';
 import { RedisEndedSessions } from '../infra/ended-sessions.js';
 import type { HttpServer } from '../infra/http-server.js';
 import { type Limits, RedisLimits } from '../infra/rate-limits.js';
-import { securityHeaderList } from '../infra/security-headers.js';
+import { jsonSecurityHeaderList } from '../infra/security-headers.js';
 import { createMerchantApp } from '../merchant/http/app.js';
 import type { DemoShop } from '../merchant/http/demo-shop.js';
 import type { MetricsEndpoint } from '../merchant/http/metrics-route.js';
+import { prepareEventShape } from '../merchant/orders/event-shape.js';
 import { enqueueEvents } from '../merchant/reconciler/queue.js';
 import { secretOwner } from '../merchant/store/secrets.js';
-import { deliveryListener, deliveryRoute, isDelivery } from '../merchant/webhooks/delivery-endpoint.js';
+import { deliveryListener, deliveryRoute } from '../merchant/webhooks/delivery-endpoint.js';
 import { inboxIntake } from '../merchant/webhooks/intake.js';
 import type { ReceiverDeps, ReceiverEndpoint } from '../merchant/webhooks/receiver.js';
 import { SecretCache } from '../merchant/webhooks/secret-cache.js';
@@ -65,11 +66,15 @@ export function startApi(
     ],
   });
   const koa = app.callback();
-  const deliveries = deliveryListener({
-    ...receiver,
-    securityHeaders: securityHeaderList({ publicUrl: a.checkout.publicBaseUrl }),
-  });
-  server.ready((req, res) => (isDelivery(req) ? deliveries(req, res) : koa(req, res)));
+  // The receiver's compiled event check, made before the first delivery rather than during it.
+  prepareEventShape();
+  // A delivery's answer is JSON, and carries the headers that matter to JSON: not the pages' policy.
+  server.ready(
+    deliveryListener(
+      { ...receiver, securityHeaders: jsonSecurityHeaderList({ publicUrl: a.checkout.publicBaseUrl }) },
+      koa,
+    ),
+  );
   logger.info(
     { url: localUrl(config.host, server.port), publicBaseUrl: a.checkout.publicBaseUrl, roles: config.roles },
     'merchant API listening',

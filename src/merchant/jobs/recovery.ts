@@ -198,7 +198,7 @@ async function recoverOne(
   await deps.store.inbox.store({
     id: event.id,
     type: event.type,
-    transactionId: event.transaction.id,
+    transactionId: event.transactionId,
     source: 'recovery',
     payload: event.kept,
     masked: event.masked,

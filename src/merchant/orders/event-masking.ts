@@ -4,6 +4,7 @@ import {
   hasCardNumber,
   longDigitStretches,
   mayHoldCardNumber,
+  mayHoldCardNumberOrEscape,
   truncateCardNumbers,
 } from '../../shared/card-numbers.js';
 
@@ -79,6 +80,8 @@ interface Place {
  * alone (no event: refused).
  */
 export function maskEvent(text: string, json: unknown): MaskedEvent | null {
+  // One scan settles most events; the two questions apart only for the rest.
+  if (!mayHoldCardNumberOrEscape(text)) return null;
   const longDigits = mayHoldCardNumber(text);
   const escaped = ESCAPE_OR_EXPONENT.test(text);
   if (!longDigits && !escaped) return null;

@@ -1,9 +1,11 @@
 import {
-  eventPayloadSchema,
+  type GatewayEventPayload,
   type GatewayPaymentSession,
   type GatewayTransaction,
+  transactionSchema,
 } from '../../client/schemas.js';
 import { maskEvent } from './event-masking.js';
+import { hasEventShape } from './event-shape.js';
 import type { About, AttemptObservation, ObservationSource, TransactionObservation } from './observation.js';
 
 /** A gateway event, read: an observation to apply, a ping to answer, or a typed refusal. */
@@ -17,7 +19,8 @@ export type CheckedEvent =
       kind: 'event';
       id: string;
       type: string;
-      transaction: GatewayTransaction;
+      /** The transaction's id, as a string whatever JSON type it came as (gateway-api.md, Versioning). */
+      transactionId: string;
       /** What the inbox keeps: the bytes as they came, or, card numbers truncated, the event written again. */
       kept: string;
       /** Where a card number was truncated (event-masking.ts); empty for most events. */
@@ -53,10 +56,13 @@ export function parseEvent(
   now: number,
   masked: readonly string[] = NONE,
 ): ParsedEvent {
-  const event = checkEvent(text);
+  const event = readEvent(text);
   if (event.kind !== 'event') return event;
+  // The shape is checked (readEvent): zod reads the transaction for its output, the ids as strings.
+  const transaction = transactionSchema.safeParse(event.json.data.transaction);
+  if (!transaction.success) return BAD_SHAPE;
   const observation = {
-    ...observeTransaction(event.transaction, source, event.id, now),
+    ...observeTransaction(transaction.data, source, event.id, now),
     eventType: event.type,
   };
   const where = event.masked.length === 0 ? masked : [...masked, ...event.masked];
@@ -69,40 +75,70 @@ export function parseEvent(
  * refuse it (the worker reads the observation when it applies it).
  */
 export function checkEvent(text: string): CheckedEvent {
+  const event = readEvent(text);
+  if (event.kind !== 'event') return event;
+  const { json: _, ...checked } = event;
+  return checked;
+}
+
+const NOT_JSON = Object.freeze({
+  kind: 'rejected',
+  reason: 'not_json',
+  message: 'The body is not JSON.',
+} as const);
+const BAD_SHAPE = Object.freeze({
+  kind: 'rejected',
+  reason: 'bad_shape',
+  message: 'The event does not have the documented shape.',
+} as const);
+const BAD_ID = Object.freeze({
+  kind: 'rejected',
+  reason: 'bad_id',
+  message: 'The event id, type and transaction id must be 1 to 64 printable ASCII characters.',
+} as const);
+const NO_TRANSACTION = Object.freeze({
+  kind: 'rejected',
+  reason: 'no_transaction',
+  message: 'The event carries no transaction.',
+} as const);
+
+/** An event's JSON once its shape is checked: `data.transaction` may be absent (a ping). */
+type ShapedEvent = Omit<GatewayEventPayload, 'data'> & {
+  data: { transaction?: Record<string, unknown> & { id: string | number } };
+};
+
+/** The one reading: JSON, card numbers truncated, the documented shape, the ids; the JSON read beside. */
+function readEvent(
+  text: string,
+):
+  | Exclude<CheckedEvent, { kind: 'event' }>
+  | (Extract<CheckedEvent, { kind: 'event' }> & { json: ShapedEvent }) {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    return { kind: 'rejected', reason: 'not_json', message: 'The body is not JSON.' };
+    return NOT_JSON;
   }
   // gateway-api.md: the payload is "free of card data". What reads as a card number outside the ids is
   // truncated before anything reads the event (event-masking.ts): what is kept is what is applied.
   const masking = maskEvent(text, json);
-  const parsed = eventPayloadSchema.safeParse(json);
-  if (!parsed.success)
-    return {
-      kind: 'rejected',
-      reason: 'bad_shape',
-      message: 'The event does not have the documented shape.',
-    };
-  const event = parsed.data;
-  const transactionId = event.data.transaction?.id;
-  if (![event.id, event.type, transactionId ?? 'none'].every((v) => KEPT_ID.test(v)))
-    return {
-      kind: 'rejected',
-      reason: 'bad_id',
-      message: 'The event id, type and transaction id must be 1 to 64 printable ASCII characters.',
-    };
+  if (!hasEventShape(json)) return BAD_SHAPE;
+  const event = json as ShapedEvent;
+  const transaction = event.data.transaction;
+  // As zod's schema reads it: an id is a string, whatever JSON type it came as.
+  const transactionId = transaction === undefined ? undefined : String(transaction.id);
+  if (!KEPT_ID.test(event.id) || !KEPT_ID.test(event.type) || !KEPT_ID.test(transactionId ?? 'none'))
+    return BAD_ID;
   if (event.type === 'webhook.ping') return { kind: 'ping', id: event.id };
-  if (!event.data.transaction)
-    return { kind: 'rejected', reason: 'no_transaction', message: 'The event carries no transaction.' };
+  if (transactionId === undefined) return NO_TRANSACTION;
   return {
     kind: 'event',
     id: event.id,
     type: event.type,
-    transaction: event.data.transaction,
+    transactionId,
     kept: masking?.text ?? text,
     masked: masking?.masked ?? NONE,
+    json: event,
   };
 }
 

@@ -62,6 +62,8 @@ export interface ReceiverAnswer {
   body: string;
   /** Beside the JSON content type: Retry-After, Connection. */
   headers: Record<string, string>;
+  /** The same object answers every delivery it answers (the 200s, made once): what is made of it may be kept. */
+  fixed?: true;
 }
 
 /** A 200: the envelope with no `request_id`, as the app's successes have none; built once (below). */
@@ -70,6 +72,7 @@ const accepted = (outcome: ReceiverOutcome, message: string): ReceiverAnswer => 
   status: 200,
   body: JSON.stringify(successEnvelope(null, message)),
   headers: {},
+  fixed: true,
 });
 
 /** An error: the envelope with the request's id, as every error body of the app carries it. */
@@ -114,6 +117,15 @@ export const unknownMerchant = (requestId: string, id: string): ReceiverAnswer =
     /^\d{1,10}$/.test(id) ? `This kit has no webhook endpoint for merchant ${id}.` : 'Not found.',
   );
 
+/** The delivery's signature against these secrets, within the default tolerance. */
+const checkSignature = (
+  payload: Buffer,
+  header: string | undefined,
+  secrets: readonly string[],
+  nowSeconds: number,
+): VerifyResult =>
+  verify({ payload, header, secrets, nowSeconds, toleranceSeconds: DEFAULT_TOLERANCE_SECONDS });
+
 /** The endpoint of `POST /webhooks/gateway`: the one merchant's, or (platform mode) the first merchant's. */
 export const defaultEndpoint = (deps: ReceiverDeps): ReceiverEndpoint => ({
   merchantId: deps.merchantId ?? null,
@@ -143,26 +155,19 @@ export async function receive(
     if ((error as { type?: string }).type === 'entity.too.large') return tooLarge(requestId);
     throw error; // aborted, or not readable: the caller answers it as the app does (errorAnswer)
   }
-  const header = req.headers['x-service-signature'];
+  const sent = req.headers['x-service-signature'];
+  const header = typeof sent === 'string' ? sent : undefined;
   const nowSeconds = unixSeconds(deps.clock.now());
-  const check = (secrets: readonly string[]) =>
-    verify({
-      payload: raw,
-      header: typeof header === 'string' ? header : undefined,
-      secrets,
-      nowSeconds,
-      toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
-    });
   let verdict: VerifyResult;
   try {
     const cache = endpoint.secrets;
     let secrets = cache.current() ?? (await cache.get());
-    verdict = check(secrets);
+    verdict = checkSignature(raw, header, secrets, nowSeconds);
     // A miss may be a secret rotated by another process: re-read the secrets once and try again.
     if (!verdict.ok && verdict.reason === 'signature_mismatch') {
       await cache.refresh();
       secrets = await cache.get();
-      verdict = check(secrets);
+      verdict = checkSignature(raw, header, secrets, nowSeconds);
     }
     if (verdict.ok) cache.matched(secrets[verdict.secretIndex]!);
   } catch (error) {
@@ -210,7 +215,7 @@ export async function receive(
     intake = await deps.intake({
       id: event.id,
       type: event.type,
-      transactionId: event.transaction.id,
+      transactionId: event.transactionId,
       source,
       payload: event.kept,
       masked: event.masked,

@@ -327,15 +327,16 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
       });
     });
 
-    it("answers as the app's routes do: their security headers, X-Request-Id (the caller's plain one, else a new one), JSON; a query string too", async () => {
+    it("answers as the app's routes do: their security headers that matter to JSON (not the pages' policy), X-Request-Id (the caller's plain one, else a new one), JSON; a query string too", async () => {
       const health = await fetch(`${t.url}/healthz`);
       const security = [
-        'content-security-policy',
         'x-frame-options',
         'x-content-type-options',
         'referrer-policy',
-        'cross-origin-opener-policy',
+        'cross-origin-resource-policy',
       ];
+      // A delivery's answer is JSON: what governs a page (its policy, its window's isolation) is not sent.
+      const pageOnly = ['content-security-policy', 'cross-origin-opener-policy'];
       const order = await paidOrder(t);
       const e = event('transaction.refunded', wire(await refundAtGateway(t, order.sale.id, 1)));
       const signed = (body: string) => ({
@@ -354,6 +355,11 @@ describe('merchant: the webhook receiver (POST /webhooks/gateway)', () => {
         expect(health.headers.get(name), name).to.be.a('string');
         expect(plain.headers.get(name), name).to.equal(health.headers.get(name));
       }
+      for (const name of pageOnly) {
+        expect(health.headers.get(name), name).to.be.a('string');
+        expect(plain.headers.get(name), name).to.equal(null);
+      }
+      expect(plain.headers.get('cache-control')).to.equal('no-store');
       expect(plain.headers.get('x-request-id')).to.match(/^req_[A-Za-z0-9]{20}$/);
 
       const again = await fetch(`${t.url}/webhooks/gateway?from=lb`, {

@@ -2,7 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import Koa from 'koa';
-import { type SecurityHeadersOptions, securityHeaders } from '../../../src/infra/security-headers.js';
+import {
+  jsonSecurityHeaderList,
+  type SecurityHeadersOptions,
+  securityHeaderList,
+  securityHeaders,
+} from '../../../src/infra/security-headers.js';
 import { cspOf } from '../../support/security-headers.js';
 
 /** The middleware alone, before routes that answer, fail with an HttpError-like error, or throw. */
@@ -60,6 +65,40 @@ describe('infra: securityHeaders', () => {
     const { headers } = await serve({ formAction: 'anywhere' }, page);
     expect(cspOf(headers)).to.not.have.property('form-action');
     expect(cspOf(headers)['frame-ancestors']).to.deep.equal(["'none'"]);
+  });
+
+  it("a JSON answer (the receiver's): nosniff, CORP, DENY, no-referrer, no-store and HSTS as the pages; not the page policy", () => {
+    for (const publicUrl of [null, 'https://pay.shop.example']) {
+      const page = new Map(
+        securityHeaderList({ publicUrl }).map(([name, value]) => [name.toLowerCase(), value]),
+      );
+      const json = new Map(
+        jsonSecurityHeaderList({ publicUrl }).map(([name, value]) => [name.toLowerCase(), value]),
+      );
+      const same = [
+        'x-content-type-options',
+        'cross-origin-resource-policy',
+        'x-frame-options',
+        'referrer-policy',
+      ];
+      for (const name of same) expect(json.get(name), name).to.equal(page.get(name)).and.be.a('string');
+      expect(json.get('x-content-type-options')).to.equal('nosniff');
+      expect(json.get('strict-transport-security')).to.equal(page.get('strict-transport-security'));
+      expect(json.has('strict-transport-security')).to.equal(publicUrl !== null);
+      expect(json.get('cache-control')).to.equal('no-store');
+      for (const name of [
+        'content-security-policy',
+        'cross-origin-opener-policy',
+        'origin-agent-cluster',
+        'x-xss-protection',
+        'x-dns-prefetch-control',
+        'x-download-options',
+        'x-permitted-cross-domain-policies',
+      ]) {
+        expect(page.has(name), name).to.equal(true);
+        expect(json.has(name), name).to.equal(false);
+      }
+    }
   });
 
   it("keeps them on koa's own error answer, which removes every header first, with the error's own", async () => {
