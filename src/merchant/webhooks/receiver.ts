@@ -157,7 +157,9 @@ export async function receive(
   }
   const sent = req.headers['x-service-signature'];
   const header = typeof sent === 'string' ? sent : undefined;
-  const nowSeconds = unixSeconds(deps.clock.now());
+  // One reading of the clock: the signature's time window, and the time the event was received.
+  const nowMs = deps.clock.now();
+  const nowSeconds = unixSeconds(nowMs);
   let verdict: VerifyResult;
   try {
     const cache = endpoint.secrets;
@@ -220,7 +222,7 @@ export async function receive(
       payload: event.kept,
       masked: event.masked,
       merchantId: endpoint.merchantId,
-      now: new Date(deps.clock.now()),
+      now: new Date(nowMs),
     });
   } catch (error) {
     deps.logger.error(
