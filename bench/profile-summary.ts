@@ -4,10 +4,12 @@
  * entries, each as a share of the busy time (the idle and program samples left out) and, given the
  * events the process served, in µs an event. With `window`, a function's name, only the samples from
  * the first whose stack holds that function to the last: the load, without the start-up (module
- * loading, migrations) or the shutdown.
+ * loading, migrations) or the shutdown; with `from`, a number of seconds, only the samples after that
+ * many seconds of the profile (the bench's warm-up left out: `node bench/profile-summary.ts` prints
+ * the busy milliseconds of each second with `timeline` as `top`).
  *
- *   node --import tsx bench/profile-summary.ts prof/CPU....cpuprofile [events] [top] [window]
- *   (e.g. `... 19696 15 receive`)
+ *   node --import tsx bench/profile-summary.ts prof/CPU....cpuprofile [events] [top] [window] [from]
+ *   (e.g. `... 19696 15 receive 30`)
  */
 import { readFileSync } from 'node:fs';
 
@@ -22,11 +24,24 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const [file, eventsArg, topArg, window] = process.argv.slice(2);
+const [file, eventsArg, topArg, window, fromArg] = process.argv.slice(2);
 if (!file) throw new Error('usage: profile-summary.ts <file.cpuprofile> [events] [top]');
 const events = Number(eventsArg ?? 0);
-const top = Number(topArg ?? 15);
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+/** When each sample was taken, µs from the profile's start. */
+const at: number[] = [];
+profile.timeDeltas.reduce((t, delta, i) => (at[i] = t + delta), 0);
+if (topArg === 'timeline') {
+  const busy = new Map<number, number>();
+  profile.samples.forEach((id, i) => {
+    const name = profile.nodes.find((n) => n.id === id)!.callFrame.functionName;
+    if (name !== '(idle)')
+      busy.set(Math.floor(at[i]! / 1e6), (busy.get(Math.floor(at[i]! / 1e6)) ?? 0) + profile.timeDeltas[i]!);
+  });
+  console.log([...busy].map(([second, us]) => `${second}s:${Math.round(us / 1000)}ms`).join(' '));
+  process.exit(0);
+}
+const top = Number(topArg ?? 15);
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parentOf = new Map<number, number>();
@@ -36,10 +51,14 @@ const holds = (id: number, name: string) => {
     if (byId.get(at)!.callFrame.functionName === name) return true;
   return false;
 };
-let first = 0;
+const from = Number(fromArg ?? 0) * 1e6;
+let first = Math.max(
+  0,
+  at.findIndex((t) => t >= from),
+);
 let last = profile.samples.length - 1;
 if (window) {
-  first = profile.samples.findIndex((id) => holds(id, window));
+  first = profile.samples.findIndex((id, i) => i >= first && holds(id, window));
   last = profile.samples.findLastIndex((id) => holds(id, window));
   if (first < 0) throw new Error(`no sample holds ${window}`);
 }
@@ -92,7 +111,7 @@ const table = (title: string, rows: Map<string, number>) => {
     );
 };
 console.log(
-  `${file}${window ? ` (from the first sample in ${window} to the last)` : ''}: busy ${(busy / 1000).toFixed(0)} ms, (program) ${(program / 1000).toFixed(0)} ms, idle ${(idle / 1000).toFixed(0)} ms${
+  `${file}${window ? ` (from the first sample in ${window}${from ? ` after ${from / 1e6} s` : ''} to the last)` : ''}: busy ${(busy / 1000).toFixed(0)} ms, (program) ${(program / 1000).toFixed(0)} ms, idle ${(idle / 1000).toFixed(0)} ms${
     events
       ? `; ${events} events: ${(busy / events).toFixed(1)} µs busy an event, ${(program / events).toFixed(1)} µs (program)`
       : ''
