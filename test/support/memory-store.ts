@@ -1,6 +1,7 @@
 import type { CheckoutStore } from '../../src/merchant/checkout/deps.js';
 import { bookAfter, type DisputeBook, EMPTY_BOOK } from '../../src/merchant/orders/disputes.js';
 import type { ApplyStore } from '../../src/merchant/reconciler/apply.js';
+import { beforeAttempt, newAttempt } from '../../src/merchant/store/attempt-rows.js';
 import type {
   AttemptRecord,
   Change,
@@ -10,7 +11,7 @@ import type {
   TransitionTarget,
 } from '../../src/merchant/store/index.js';
 import { OrderNotFound } from '../../src/merchant/store/index.js';
-import { beforeAttempt, newAttempt, type Plan } from '../../src/merchant/store/orders.js';
+import type { Plan } from '../../src/merchant/store/orders.js';
 
 /**
  * Orders and attempts in memory, with the store's contract for what checkout and apply use: a
