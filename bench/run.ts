@@ -33,7 +33,11 @@
  * BENCH_ONLY=cli,receiver,latency,reconciler picks sections (BENCH_ONLY=cli: neither the build nor a
  * kit process is started); BENCH_KIT_NODE_ARGS (e.g.
  * `--cpu-prof --cpu-prof-dir=prof`) are node's arguments for the kit's processes: a profile under load;
- * BENCH_KIT=tsx runs the kit through the TypeScript loader (what `npm start` does) instead of the build. Needs MySQL and Redis, like the tests.
+ * BENCH_KIT=tsx runs the kit through the TypeScript loader (what `npm start` does) instead of the build.
+ * The sandbox gateway runs in a process of its own (the build's dist/src/gateway/main.js), as the
+ * compose file and production have the gateway elsewhere, so that a kit process holds only the kit;
+ * BENCH_GATEWAY=embedded has every kit process embed a sandbox of its own instead, as bench runs did
+ * before 2026-11-28. Needs MySQL and Redis, like the tests.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -42,6 +46,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
+import { SANDBOX_MERCHANT_KEY } from '../src/config.js';
 import { cliSection } from './cli.js';
 import { cpuUs, pidFromFile, pidOf } from './cpu.js';
 import type { LoadResult } from './load.js';
@@ -69,6 +74,9 @@ const KIT_COMMAND = [
 const CLI_ROUNDS = Number(env.BENCH_CLI_ROUNDS ?? 7);
 /** Another build of the kit whose workers drain beside this one's (its dist/src/main.js). */
 const BASELINE = env.BENCH_BASELINE ? join(env.BENCH_BASELINE, 'dist/src/main.js') : null;
+/** `process`: one sandbox gateway process the kit's processes call; `embedded`: one inside each. */
+const GATEWAY = env.BENCH_GATEWAY ?? 'process';
+if (GATEWAY !== 'process' && GATEWAY !== 'embedded') throw new Error('BENCH_GATEWAY: process or embedded');
 const ONLY = new Set((env.BENCH_ONLY ?? 'cli,receiver,latency,reconciler').split(','));
 /** The sections that run the kit's processes (the compiled build, an API). */
 const KIT_SECTIONS = ['receiver', 'latency', 'reconciler'].filter((s) => ONLY.has(s));
@@ -83,6 +91,8 @@ const BENCH_OPS_TOKEN = randomBytes(24).toString('base64url');
 const work = mkdtempSync(join(tmpdir(), 'bench-'));
 /** The MySQL server's process, when it runs on this machine: its CPU an event is counted too. */
 let mysqlServer: number | null = null;
+/** The sandbox gateway's own process and URL (BENCH_GATEWAY=process), once started. */
+let gateway: { child: Child; url: string } | null = null;
 
 /** The settings of every kit process: production, this bench's database, Redis prefix and secret. */
 const kitEnv = (roles: string, extra: Record<string, string> = {}) => ({
@@ -91,8 +101,9 @@ const kitEnv = (roles: string, extra: Record<string, string> = {}) => ({
   DATABASE_URL: `${ADMIN_URL}/${DATABASE}`,
   REDIS_URL,
   REDIS_PREFIX: PREFIX,
-  GATEWAY_BASE_URL: 'embedded',
-  GATEWAY_SANDBOX_STATE: 'memory',
+  ...(gateway
+    ? { GATEWAY_BASE_URL: gateway.url, GATEWAY_API_KEY: SANDBOX_MERCHANT_KEY }
+    : { GATEWAY_BASE_URL: 'embedded', GATEWAY_SANDBOX_STATE: 'memory' }),
   GATEWAY_WEBHOOK_SECRETS: SECRET,
   APP_ENCRYPTION_KEY: BENCH_KEY,
   OPS_API_TOKEN: BENCH_OPS_TOKEN,
@@ -146,6 +157,30 @@ async function startWorker(main?: string): Promise<Child> {
   const child = spawnChild('node', command, kitEnv('worker', { GATEWAY_PORT: String(await freePort()) }));
   await child.said('"msg":"started"');
   return child;
+}
+
+/**
+ * The sandbox gateway in a process of its own, as the compose file runs it: its state in memory, the
+ * seed's merchant key the kit's. It answers the kit's start-up and nothing else; the load generator
+ * signs the events it would send.
+ */
+async function startGateway(): Promise<{ child: Child; url: string }> {
+  const port = await freePort();
+  const child = spawnChild('node', ['dist/src/gateway/main.js'], {
+    NODE_ENV: 'production',
+    GATEWAY_PORT: String(port),
+    GATEWAY_SANDBOX_STATE: 'memory',
+    APP_ENCRYPTION_KEY: BENCH_KEY,
+    LOG_LEVEL: 'warn',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntil(
+    'the sandbox gateway answering',
+    async () => (await fetch(`${url}/`).catch(() => null)) !== null,
+    60_000,
+    child,
+  );
+  return { child, url };
 }
 
 /** A yardstick process of the bench (bare route, durable floor): started, and its URL. */
@@ -503,6 +538,7 @@ async function main(): Promise<void> {
       });
       report.push('', ...(await cliSection(CLI_ROUNDS, cliEnv)));
     }
+    if (KIT_SECTIONS.length > 0 && GATEWAY === 'process') gateway = await startGateway();
     if (KIT_SECTIONS.length > 0) api = await startApi();
     if (ONLY.has('receiver')) {
       console.error('receiver beside a bare route, the durable floor and a hand-written receiver');
@@ -529,6 +565,7 @@ async function main(): Promise<void> {
     console.log(report.join('\n'));
   } finally {
     await api?.child.stop();
+    await gateway?.child.stop();
     await db.end();
     await admin.query(`DROP DATABASE IF EXISTS \`${DATABASE}\``);
     await admin.query(`DROP DATABASE IF EXISTS \`${DATABASE}_receiver\``);
