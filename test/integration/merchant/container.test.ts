@@ -242,6 +242,21 @@ describe('merchant: the container as it will run (the build, with plain node, NO
       expect(res.text).to.not.contain('whsec_');
     });
 
+    it('runs on Node 24 LTS (issue 41): the process says so in /metrics, and the image and engines ask for it', async () => {
+      // What npm scripts (and so this test's `node`) resolve after npm ci is the registry's Node 24,
+      // even on a machine whose own Node is older: Node 20 reached its end of life on 2026-04-30.
+      const res = await call(url, 'GET', '/metrics', undefined, {
+        authorization: `Bearer ${env.METRICS_TOKEN}`,
+      });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.text).to.match(/^nodejs_version_info\{version="v24\.\d+\.\d+",major="24",/m);
+      const stages = readFileSync(join(ROOT, 'Dockerfile'), 'utf8').match(/^FROM \S+/gm);
+      expect(stages, 'the build and run stages').to.deep.equal(['FROM node:24-slim', 'FROM node:24-slim']);
+      const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+      expect(manifest.engines.node).to.equal('>=22.12');
+      expect(manifest.devDependencies.node).to.match(/^\^24\./);
+    });
+
     it('SIGTERM: exits 0 with `stopped` as its last log line', async () => {
       kit.child.kill('SIGTERM');
       const { code, signal } = await exitWithin(kit, 15_000);

@@ -98,6 +98,36 @@ describe('merchant: the real entry points as processes', function () {
       expect(await databaseExists(database), 'nothing started: no database created').to.equal(false);
     });
 
+    it('production refuses weak secrets (issue 41): a token of one character 32 times, the development key without its padding', async () => {
+      const database = databaseName('proc', 'weak');
+      databases.push(database);
+      // The development key (32 bytes of 7) as base64 without its '=': the same bytes, other text.
+      const unpadded = Buffer.alloc(32, 7).toString('base64').replace(/=+$/, '');
+      const p = track(
+        start('src/main.ts', [], {
+          NODE_ENV: 'production',
+          PORT: String(await freePort()),
+          GATEWAY_PORT: String(await freePort()),
+          DATABASE_URL: `${ADMIN_URL}/${database}`,
+          GATEWAY_BASE_URL: 'embedded',
+          METRICS_TOKEN: 'a-metrics-token-of-its-own-0123456789',
+          OPS_API_TOKEN: 'x'.repeat(32),
+          APP_ENCRYPTION_KEY: unpadded,
+        }),
+      );
+      const { code } = await exitWithin(p, 15_000);
+      expect(code, p.stderr()).to.equal(1);
+      const errLines = lines(p.stderr());
+      expect(
+        errLines.map((l) => /^configuration: ([A-Z_]+): /.exec(l)?.[1]),
+        p.stderr(),
+      ).to.deep.equal(['APP_ENCRYPTION_KEY', 'OPS_API_TOKEN']);
+      expect(errLines[0]).to.contain('is the development key');
+      expect(errLines[1]).to.contain('at least 16 different characters');
+      expect(p.stderr(), 'no secret echoed').to.not.contain('x'.repeat(32));
+      expect(await databaseExists(database), 'nothing started: no database created').to.equal(false);
+    });
+
     it('a Redis that answers and refuses REDIS_URL: one line naming it, before anything is created', async () => {
       const database = databaseName('proc', 'redis');
       databases.push(database);
