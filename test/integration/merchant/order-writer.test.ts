@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import type { Pool } from 'mysql2/promise';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createSequelize, migrate } from '../../../src/infra/database.js';
+import { erasedCustomer } from '../../../src/merchant/customers/erasure.js';
 import type { Actor } from '../../../src/merchant/operators/roles.js';
 import type { Change, Store } from '../../../src/merchant/store/index.js';
 import { ManualClock } from '../../../src/shared/clock.js';
@@ -25,11 +26,15 @@ interface Snapshot {
 /** A kind of change the kit makes, what it needs first, and what it must leave. */
 interface Kind {
   name: string;
+  /** The order's customer, where the change needs one. */
+  customer?: Record<string, unknown>;
   /** Makes the order (and whatever the change needs) and answers what the change is given. */
   setup: (store: Store, orderId: string) => Promise<Record<string, string>>;
   change: (store: Store, orderId: string, ctx: Record<string, string>) => Promise<unknown>;
   /** 1: the order's row changes (its version bumped once); 0: only what is recorded beside it. */
   version: 0 | 1;
+  /** Its row changes but not the payment's age (`updated_at`): an erasure. */
+  keepsUpdatedAt?: true;
   /** The history line it writes; null: none (an attempt withdrawn leaves none, and erases its own). */
   line: { source: string; outcome: string; detail: RegExp } | null;
   /** The order events the rule names for it, in order. */
@@ -324,6 +329,29 @@ const KINDS: Kind[] = [
     failAt: ['order_history', 'order_events', 'audit_log'],
   },
   {
+    name: 'a customer erased (their fields replaced by the marker, the money kept)',
+    customer: { merchant_customer_id: 'cus-writer', email: 'ada@example.com', name: 'Ada Lovelace' },
+    setup: async () => ({}),
+    change: (store, id) =>
+      store.orders.eraseCustomer(id, erasedCustomer(new Date('2026-11-20T12:00:00Z')), {
+        sourceId: 'erase:x',
+        detail: 'customer erased by ada (finance)',
+      }),
+    version: 1,
+    keepsUpdatedAt: true,
+    line: { source: 'api', outcome: 'applied', detail: /^customer erased by ada \(finance\)$/ },
+    events: [],
+    also: (b, a) => {
+      expect(b.order.customer).to.include({ email: 'ada@example.com' });
+      expect(a.order.customer).to.deep.equal({
+        erased: true,
+        erased_at: '2026-11-20T12:00:00.000Z',
+      });
+      expect(a.order).to.include({ status: b.order.status, amount_minor: b.order.amount_minor });
+    },
+    failAt: ['order_history'],
+  },
+  {
     name: 'a dispute closed lost by an operator',
     setup: chargedBack,
     change: (store, _id, ctx) => store.disputes.lose(ctx.dispute!, { actor: ada, note: 'no evidence' }),
@@ -403,7 +431,11 @@ describe('merchant: every change of an order, through the one writer', () => {
   for (const kind of KINDS)
     it(`${kind.name}: version ${kind.version ? 'bumped once' : 'kept'}, ${kind.line ? 'one history line' : 'no line'}, ${kind.events.length > 0 ? kind.events.join(', ') : 'no event'}; all or nothing`, async () => {
       clock.advance(60_000);
-      const { order } = await store.orders.create({ amountMinor: 1500, currency: 'EUR' });
+      const { order } = await store.orders.create({
+        amountMinor: 1500,
+        currency: 'EUR',
+        customer: kind.customer ?? null,
+      });
       const ctx = await kind.setup(store, order.id);
       clock.advance(1_000);
       const before = await snapshot(order.id);
@@ -417,7 +449,10 @@ describe('merchant: every change of an order, through the one writer', () => {
       await kind.change(store, order.id, ctx);
       const after = await snapshot(order.id);
       expect(after.order.version, 'version').to.equal((before.order.version as number) + kind.version);
-      if (kind.version === 1) expect((after.order.updated_at as Date).getTime()).to.equal(clock.now());
+      if (kind.version === 1)
+        expect((after.order.updated_at as Date).getTime(), 'updated_at').to.equal(
+          kind.keepsUpdatedAt ? (before.order.updated_at as Date).getTime() : clock.now(),
+        );
       else expect(after.order.updated_at).to.deep.equal(before.order.updated_at);
       const lines = after.history.filter((h) => !before.history.some((b) => b.id === h.id));
       if (kind.line) {
