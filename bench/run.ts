@@ -33,6 +33,7 @@
  * BENCH_ONLY=cli,receiver,latency,reconciler picks sections (BENCH_ONLY=cli: neither the build nor a
  * kit process is started); BENCH_KIT_NODE_ARGS (e.g.
  * `--cpu-prof --cpu-prof-dir=prof`) are node's arguments for the kit's processes: a profile under load;
+ * BENCH_YARDSTICK_NODE_ARGS: the same for the yardsticks (the bare route, the floor, the hand-written receiver);
  * BENCH_KIT=tsx runs the kit through the TypeScript loader (what `npm start` does) instead of the build.
  * The sandbox gateway runs in a process of its own (the build's dist/src/gateway/main.js), as the
  * compose file and production have the gateway elsewhere, so that a kit process holds only the kit;
@@ -71,6 +72,8 @@ const KIT_COMMAND = [
   ...(env.BENCH_KIT_NODE_ARGS ?? '').split(' ').filter(Boolean),
   ...(env.BENCH_KIT === 'tsx' ? ['--import', 'tsx', 'src/main.ts'] : ['dist/src/main.js']),
 ];
+/** node's arguments for the yardsticks' processes (the bare route, the floor, the hand-written receiver). */
+const YARDSTICK_NODE_ARGS = (env.BENCH_YARDSTICK_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const CLI_ROUNDS = Number(env.BENCH_CLI_ROUNDS ?? 7);
 /** Another build of the kit whose workers drain beside this one's (its dist/src/main.js). */
 const BASELINE = env.BENCH_BASELINE ? join(env.BENCH_BASELINE, 'dist/src/main.js') : null;
@@ -188,7 +191,10 @@ async function startYardstick(
   script: string,
   env: Record<string, string> = {},
 ): Promise<{ child: Child; url: string }> {
-  const child = spawnChild('node', [script], { PORT: String(await freePort()), ...env });
+  const child = spawnChild('node', [...YARDSTICK_NODE_ARGS, script], {
+    PORT: String(await freePort()),
+    ...env,
+  });
   const port = JSON.parse(await child.firstLine()).port as number;
   return { child, url: `http://127.0.0.1:${port}` };
 }
