@@ -333,10 +333,14 @@ const KINDS: Kind[] = [
     customer: { merchant_customer_id: 'cus-writer', email: 'ada@example.com', name: 'Ada Lovelace' },
     setup: async () => ({}),
     change: (store, id) =>
-      store.orders.eraseCustomer(id, erasedCustomer(new Date('2026-11-20T12:00:00Z')), {
-        sourceId: 'erase:x',
-        detail: 'customer erased by ada (finance)',
-      }),
+      store.orders.eraseCustomer(
+        id,
+        { ...erasedCustomer(new Date('2026-11-20T12:00:00Z')) },
+        {
+          sourceId: 'erase:x',
+          detail: 'customer erased by ada (finance)',
+        },
+      ),
     version: 1,
     keepsUpdatedAt: true,
     line: { source: 'api', outcome: 'applied', detail: /^customer erased by ada \(finance\)$/ },
