@@ -152,8 +152,8 @@ async function startApi(extra: Record<string, string> = {}): Promise<{ child: Ch
 
 /**
  * A worker process, once it takes jobs (its `started` log line): events sent before would wait for
- * its start-up, which the latency run is not about. Each kit process runs the embedded sandbox, on a
- * port of its own.
+ * its start-up, which the latency run is not about. With BENCH_GATEWAY=embedded each kit process runs
+ * a sandbox of its own, on a port of its own (GATEWAY_PORT; unused otherwise).
  */
 async function startWorker(main?: string): Promise<Child> {
   const command = main ? [...KIT_COMMAND.slice(0, -1), main] : KIT_COMMAND;
