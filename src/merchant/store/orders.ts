@@ -32,7 +32,7 @@ import {
 import type { AttemptRecord, OrderRecord } from './records.js';
 
 export type { AttemptStart, AttemptStarted, LockTurn, OrderBeforeAttempt };
-export { beforeAttempt, newAttempt, OrderNotFound };
+export { OrderNotFound };
 
 export class DuplicateReference extends Error {
   override name = 'DuplicateReference';
