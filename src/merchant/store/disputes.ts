@@ -1,9 +1,9 @@
-import { literal, Op, QueryTypes, type Sequelize } from 'sequelize';
+import { literal, Op, type Sequelize } from 'sequelize';
 import { type Actor, actorLabel } from '../operators/roles.js';
 import type { DisputeOutcome } from '../orders/disputes.js';
 import type { MerchantFilter } from '../orders/order-merchant.js';
 import { auditStatement } from './audit.js';
-import { merchantSql } from './merchant-where.js';
+import { merchantSql, type OpenByMerchant, openByMerchant } from './merchant-where.js';
 import { type DisputeRow, type Models, plain } from './models.js';
 import type { OrderChange, OrderWriter } from './order-writer.js';
 import type { DisputeRecord } from './records.js';
@@ -81,21 +81,12 @@ export class DisputeStore {
    * Open disputes by the merchant of their order and currency (the gauge, issue 45): `merchant_id` as
    * the order has it (null: it names none).
    */
-  async openByMerchant(): Promise<{ merchant_id: number | null; currency: string; open: number }[]> {
-    const rows = await this.sequelize.query<{
-      merchant_id: number | null;
-      currency: string;
-      n: number | string;
-    }>(
+  openByMerchant(): Promise<OpenByMerchant[]> {
+    return openByMerchant(
+      this.sequelize,
       `SELECT o.merchant_id, d.currency, COUNT(*) AS n FROM disputes d JOIN orders o ON o.id = d.order_id
         WHERE d.outcome = 'open' GROUP BY o.merchant_id, d.currency`,
-      { type: QueryTypes.SELECT },
     );
-    return rows.map((r) => ({
-      merchant_id: r.merchant_id === null ? null : Number(r.merchant_id),
-      currency: r.currency,
-      open: Number(r.n),
-    }));
   }
 
   /**

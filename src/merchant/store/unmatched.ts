@@ -1,4 +1,4 @@
-import { Op, QueryTypes, type Sequelize, UniqueConstraintError, type WhereOptions } from 'sequelize';
+import { Op, type Sequelize, UniqueConstraintError, type WhereOptions } from 'sequelize';
 import { transaction } from '../../infra/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { type RandomSource, randomId } from '../../shared/ids.js';
@@ -8,7 +8,7 @@ import type { TransactionFact } from '../orders/observation.js';
 import type { MerchantFilter } from '../orders/order-merchant.js';
 import { keptAfter, keptPayment, paymentColumns } from '../orders/unmatched-money.js';
 import type { AuditStore } from './audit.js';
-import { merchantWhere } from './merchant-where.js';
+import { merchantWhere, type OpenByMerchant, openByMerchant } from './merchant-where.js';
 import type { Models, UnmatchedMoneyRow } from './models.js';
 import { plain } from './models.js';
 import type { UnmatchedMoneyRecord, UnmatchedResolution } from './records.js';
@@ -172,21 +172,12 @@ export class UnmatchedMoneyStore {
   }
 
   /** Rows still open, by merchant (null: the kit's first) and currency (the gauge). */
-  async openByMerchant(): Promise<{ merchant_id: number | null; currency: string; open: number }[]> {
-    const rows = await this.sequelize.query<{
-      merchant_id: number | null;
-      currency: string;
-      n: number | string;
-    }>(
+  openByMerchant(): Promise<OpenByMerchant[]> {
+    return openByMerchant(
+      this.sequelize,
       `SELECT merchant_id, currency, COUNT(*) AS n FROM unmatched_money
         WHERE resolution = 'open' GROUP BY merchant_id, currency`,
-      { type: QueryTypes.SELECT },
     );
-    return rows.map((r) => ({
-      merchant_id: r.merchant_id === null ? null : Number(r.merchant_id),
-      currency: r.currency,
-      open: Number(r.n),
-    }));
   }
 
   /**
