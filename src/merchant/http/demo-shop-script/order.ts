@@ -199,21 +199,21 @@ function renderOrder(order: ShownOrder, waiting: boolean): HTMLElement {
     'data-order-id': order.id,
     'data-merchant-id': merchant === null ? null : String(merchant),
   };
-  if (!whole)
-    return el(
-      'div',
-      shown,
-      status,
-      again,
-      resume,
-      dl,
-      el(
-        'p',
-        { class: 'hint', id: 'order-whole-hint' },
-        "Who pays, the payment's ids and the history are for operators: type a token under Operator actions to see them.",
-      ),
-      json,
-    );
+  // The public view ends with a hint; an operator's, with the order's history.
+  const rest = whole
+    ? historyParts(whole)
+    : [
+        el(
+          'p',
+          { class: 'hint', id: 'order-whole-hint' },
+          "Who pays, the payment's ids and the history are for operators: type a token under Operator actions to see them.",
+        ),
+      ];
+  return el('div', shown, status, again, resume, dl, ...rest, json);
+}
+
+/** An operator's view of the order ends with its history: a heading and the table. */
+function historyParts(whole: OrderWithHistory): HTMLElement[] {
   const history = el('tbody');
   for (const h of whole.history) {
     history.append(
@@ -233,19 +233,12 @@ function renderOrder(order: ShownOrder, waiting: boolean): HTMLElement {
     );
   }
   const heads = ['Time', 'Source', 'Status', 'Outcome', 'Detail'].map((name) => el('th', {}, name));
-  return el(
-    'div',
-    shown,
-    status,
-    again,
-    resume,
-    dl,
+  return [
     el('h3', {}, 'History'),
     el(
       'div',
       { class: 'scroll' },
       el('table', { class: 'history' }, el('thead', {}, el('tr', {}, ...heads)), history),
     ),
-    json,
-  );
+  ];
 }
