@@ -3,8 +3,9 @@ import { type Actor, actorLabel } from '../operators/roles.js';
 import type { DisputeOutcome } from '../orders/disputes.js';
 import type { MerchantFilter } from '../orders/order-merchant.js';
 import { auditStatement } from './audit.js';
-import { merchantSql, type OpenByMerchant, openByMerchant } from './merchant-where.js';
+import { merchantSql } from './merchant-where.js';
 import { type DisputeRow, type Models, plain } from './models.js';
+import { type OpenByMerchant, openByMerchant } from './open-by-merchant.js';
 import type { OrderChange, OrderWriter } from './order-writer.js';
 import type { DisputeRecord } from './records.js';
 

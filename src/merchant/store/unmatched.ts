@@ -8,9 +8,10 @@ import type { TransactionFact } from '../orders/observation.js';
 import type { MerchantFilter } from '../orders/order-merchant.js';
 import { keptAfter, keptPayment, paymentColumns } from '../orders/unmatched-money.js';
 import type { AuditStore } from './audit.js';
-import { merchantWhere, type OpenByMerchant, openByMerchant } from './merchant-where.js';
+import { merchantWhere } from './merchant-where.js';
 import type { Models, UnmatchedMoneyRow } from './models.js';
 import { plain } from './models.js';
+import { type OpenByMerchant, openByMerchant } from './open-by-merchant.js';
 import type { UnmatchedMoneyRecord, UnmatchedResolution } from './records.js';
 
 /** One observation of money no attempt holds, as the reconciler keeps it. */
