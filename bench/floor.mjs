@@ -13,13 +13,12 @@
  *   DATABASE_URL=... REDIS_URL=... REDIS_PREFIX=... WEBHOOK_SECRET=... PORT=0 node bench/floor.mjs
  */
 import { createServer } from 'node:http';
-import getRawBody from 'raw-body';
 import { createPool } from '../dist/src/infra/database.js';
 import { BATCHES } from '../dist/src/kit/adapters.js';
 import { closeQueue, createObservationQueue, enqueueEvents } from '../dist/src/merchant/reconciler/queue.js';
 import { InboxStore } from '../dist/src/merchant/store/inbox.js';
 import { inboxIntake } from '../dist/src/merchant/webhooks/intake.js';
-import { verify } from '../dist/src/shared/signature.js';
+import { floorReceiver } from './floor-path.mjs';
 
 const env = process.env;
 const pool = createPool(env.DATABASE_URL);
@@ -30,36 +29,7 @@ const queue = createObservationQueue(env.REDIS_URL, env.REDIS_PREFIX);
 const silent = { warn: () => {} };
 const intake = inboxIntake({ inbox, enqueue: (ids) => enqueueEvents(queue, ids), logger: silent }, BATCHES);
 
-const answer = (res, status, body) => {
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-  });
-  res.end(body);
-};
-const RECEIVED = JSON.stringify({ success: true, message: 'Received.', code: '', data: null });
-
-async function receive(req, res) {
-  const raw = await getRawBody(req, { limit: 256 * 1024 });
-  const verdict = verify({
-    payload: raw,
-    header: req.headers['x-service-signature'],
-    secrets: [env.WEBHOOK_SECRET],
-    nowSeconds: Math.floor(Date.now() / 1000),
-  });
-  if (!verdict.ok) return answer(res, 401, '{}');
-  const text = raw.toString('utf8');
-  const event = JSON.parse(text);
-  await intake({
-    id: event.id,
-    type: event.type,
-    transactionId: event.data.transaction.id,
-    source: 'webhook',
-    payload: text,
-    now: new Date(),
-  });
-  answer(res, 200, RECEIVED);
-}
+const receive = floorReceiver({ secret: env.WEBHOOK_SECRET, intake });
 const server = createServer((req, res) => void receive(req, res));
 server.listen(Number(env.PORT ?? 0), '127.0.0.1', () => {
   console.log(JSON.stringify({ port: server.address().port }));

@@ -13,13 +13,13 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { pino } from 'pino';
-import getRawBody from 'raw-body';
 import { KitMetrics } from '../dist/src/infra/metrics.js';
 import { jsonSecurityHeaderList } from '../dist/src/infra/security-headers.js';
 import { prepareEventShape } from '../dist/src/merchant/orders/event-shape.js';
 import { deliveryListener } from '../dist/src/merchant/webhooks/delivery-endpoint.js';
 import { SecretCache } from '../dist/src/merchant/webhooks/secret-cache.js';
-import { sign, verify } from '../dist/src/shared/signature.js';
+import { sign } from '../dist/src/shared/signature.js';
+import { floorReceiver } from './floor-path.mjs';
 
 const ROUNDS = Number(process.argv[2] ?? 7);
 const DELIVERIES = Number(process.argv[3] ?? 20_000);
@@ -58,34 +58,8 @@ const deliveries = Array.from({ length: 1000 }, (_, n) => {
 });
 
 const intake = async () => 'queued';
-const RECEIVED = JSON.stringify({ success: true, message: 'Received.', code: '', data: null });
-
-/** bench/floor.mjs's receive, its intake the same promise. */
-async function floor(req, res) {
-  const raw = await getRawBody(req, { limit: 256 * 1024 });
-  const verdict = verify({
-    payload: raw,
-    header: req.headers['x-service-signature'],
-    secrets: [SECRET],
-    nowSeconds: Math.floor(Date.now() / 1000),
-  });
-  if (!verdict.ok) throw new Error('the floor refused a signed delivery');
-  const text = raw.toString('utf8');
-  const event = JSON.parse(text);
-  await intake({
-    id: event.id,
-    type: event.type,
-    transactionId: event.data.transaction.id,
-    source: 'webhook',
-    payload: text,
-    now: new Date(),
-  });
-  res.writeHead(200, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(RECEIVED),
-  });
-  res.end(RECEIVED);
-}
+/** bench/floor.mjs's path, its intake the same promise. */
+const floor = floorReceiver({ secret: SECRET, intake });
 
 prepareEventShape();
 const metrics = new KitMetrics();
